@@ -1,0 +1,1 @@
+"""Benchmarks: `python -m benchmarks` prints the figures the issues ask for."""

@@ -1,0 +1,1 @@
+"""gitkrm.agent: see docs/architecture.md."""

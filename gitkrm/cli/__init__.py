@@ -1,0 +1,1 @@
+"""gitkrm.cli: see docs/architecture.md."""

@@ -1,0 +1,1 @@
+"""gitkrm.controllers: see docs/architecture.md."""

@@ -1,0 +1,1 @@
+"""gitkrm.health: see docs/architecture.md."""

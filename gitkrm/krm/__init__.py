@@ -1,0 +1,6 @@
+"""The KRM object model: refs, names, selectors, quantities and YAML in and out."""
+
+from gitkrm.krm.refs import GVK, GVR, GroupKind, ObjectRef, join_api_version, split_api_version
+from gitkrm.krm.types import Obj
+
+__all__ = ["GVK", "GVR", "GroupKind", "ObjectRef", "Obj", "join_api_version", "split_api_version"]

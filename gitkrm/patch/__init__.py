@@ -1,0 +1,1 @@
+"""gitkrm.patch: see docs/architecture.md."""

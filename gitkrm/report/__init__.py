@@ -1,0 +1,1 @@
+"""gitkrm.report: see docs/architecture.md."""

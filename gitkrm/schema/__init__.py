@@ -1,0 +1,1 @@
+"""gitkrm.schema: see docs/architecture.md."""

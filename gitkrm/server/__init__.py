@@ -1,0 +1,1 @@
+"""gitkrm.server: see docs/architecture.md."""

@@ -1,0 +1,1 @@
+"""gitkrm.source: see docs/architecture.md."""

@@ -1,0 +1,1 @@
+"""gitkrm.store: see docs/architecture.md."""

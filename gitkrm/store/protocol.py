@@ -1,0 +1,194 @@
+"""The Store protocol: the one interface every gitkrm component talks through.
+
+Two implementations exist behind `open_store(url)`: the embedded SQLite store and the
+cluster target over httpx. Objects are plain dicts (KRM objects); errors are
+`gitkrm.errors` classes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
+
+from gitkrm.krm import GVK, ObjectRef, Obj
+
+PatchType: TypeAlias = Literal["json", "merge", "strategic", "apply"]
+
+
+class FieldValidation(StrEnum):
+    """What a write does with fields the schema does not know (as `fieldValidation=`)."""
+
+    STRICT = "Strict"
+    WARN = "Warn"
+    IGNORE = "Ignore"
+
+
+class Propagation(StrEnum):
+    """DeleteOptions.propagationPolicy."""
+
+    BACKGROUND = "Background"
+    FOREGROUND = "Foreground"
+    ORPHAN = "Orphan"
+
+
+class EventType(StrEnum):
+    ADDED = "ADDED"
+    MODIFIED = "MODIFIED"
+    DELETED = "DELETED"
+    BOOKMARK = "BOOKMARK"
+    ERROR = "ERROR"
+
+
+@dataclass(frozen=True, slots=True)
+class Preconditions:
+    """DeleteOptions.preconditions: the delete only happens if these still hold."""
+
+    uid: str | None = None
+    resource_version: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WriteOptions:
+    """Options every write takes (the query parameters of a Kubernetes write)."""
+
+    dry_run: bool = False
+    field_manager: str | None = None
+    force: bool = False
+    field_validation: FieldValidation = FieldValidation.STRICT
+
+
+class BatchOpKind(StrEnum):
+    CREATE = "create"
+    UPDATE = "update"
+    UPDATE_STATUS = "update_status"
+    PATCH = "patch"
+    DELETE = "delete"
+
+
+@dataclass(frozen=True, slots=True)
+class BatchOp:
+    """One write in a batch. `obj` for create/update/update_status; `ref` (and `patch`,
+    `patch_type`) for patch; `ref` (and `propagation`, `preconditions`) for delete."""
+
+    op: BatchOpKind
+    obj: Obj | None = None
+    ref: ObjectRef | None = None
+    patch: Any = None
+    patch_type: PatchType = "strategic"
+    propagation: Propagation | None = None
+    preconditions: Preconditions | None = None
+
+
+@dataclass(slots=True)
+class WatchEvent:
+    """One watch event. `raw` is the serialized `{"type":..,"object":..}` line, built once
+    and shared by every watcher (the HTTP API writes it as is). Treat `obj` as read-only:
+    it is shared too."""
+
+    type: EventType
+    obj: Obj
+    raw: bytes = b""
+    warnings: Sequence[str] = field(default_factory=tuple)
+
+    def __iter__(self) -> Any:
+        # `async for type_, obj in store.watch(...)` (DESIGN.md 4.2: iterator of (type, obj)).
+        yield self.type
+        yield self.obj
+
+
+@runtime_checkable
+class Store(Protocol):
+    """A Kubernetes-semantics object store (DESIGN.md 4.2)."""
+
+    async def get(self, ref: ObjectRef) -> Obj: ...
+
+    async def list(
+        self,
+        gvk: GVK,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+        resource_version: str | None = None,
+    ) -> Obj: ...
+
+    async def create(
+        self,
+        obj: Obj,
+        *,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        force: bool = False,
+        field_validation: FieldValidation | str = FieldValidation.STRICT,
+    ) -> Obj: ...
+
+    async def update(
+        self,
+        obj: Obj,
+        *,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        force: bool = False,
+        field_validation: FieldValidation | str = FieldValidation.STRICT,
+    ) -> Obj: ...
+
+    async def update_status(
+        self,
+        obj: Obj,
+        *,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        force: bool = False,
+        field_validation: FieldValidation | str = FieldValidation.STRICT,
+    ) -> Obj: ...
+
+    async def patch(
+        self,
+        ref: ObjectRef,
+        patch: Any,
+        patch_type: PatchType,
+        *,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        force: bool = False,
+        field_validation: FieldValidation | str = FieldValidation.STRICT,
+    ) -> Obj: ...
+
+    async def delete(
+        self,
+        ref: ObjectRef,
+        *,
+        propagation: Propagation | str | None = None,
+        preconditions: Preconditions | None = None,
+        dry_run: bool = False,
+    ) -> Obj: ...
+
+    def watch(
+        self,
+        gvk: GVK,
+        namespace: str | None = None,
+        resource_version: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        allow_bookmarks: bool = False,
+    ) -> AsyncIterator[WatchEvent]: ...
+
+    async def batch(
+        self,
+        ops: Sequence[BatchOp],
+        *,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        field_validation: FieldValidation | str = FieldValidation.STRICT,
+    ) -> list[Obj]: ...
+
+    async def close(self) -> None: ...
+
+
+def meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The metadata of a raw object (empty when missing)."""
+    m = obj.get("metadata")
+    return m if isinstance(m, Mapping) else {}

@@ -1,0 +1,1 @@
+"""gitkrm.sync: see docs/architecture.md."""
