@@ -3,4 +3,4 @@
 from gitkrm.krm.refs import GVK, GVR, GroupKind, ObjectRef, join_api_version, split_api_version
 from gitkrm.krm.types import Obj
 
-__all__ = ["GVK", "GVR", "GroupKind", "ObjectRef", "Obj", "join_api_version", "split_api_version"]
+__all__ = ["GVK", "GVR", "GroupKind", "Obj", "ObjectRef", "join_api_version", "split_api_version"]

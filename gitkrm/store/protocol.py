@@ -7,12 +7,13 @@ cluster target over httpx. Objects are plain dicts (KRM objects); errors are
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
-from gitkrm.krm import GVK, ObjectRef, Obj
+from gitkrm.krm import GVK, Obj, ObjectRef
 
 PatchType: TypeAlias = Literal["json", "merge", "strategic", "apply"]
 
@@ -183,7 +184,7 @@ class Store(Protocol):
         dry_run: bool = False,
         field_manager: str | None = None,
         field_validation: FieldValidation | str = FieldValidation.STRICT,
-    ) -> list[Obj]: ...
+    ) -> builtins.list[Obj]: ...
 
     async def close(self) -> None: ...
 
