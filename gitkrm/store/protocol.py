@@ -13,17 +13,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
-from gitkrm.krm import GVK, Obj, ObjectRef
+from gitkrm.krm import GVK, FieldValidation, Obj, ObjectRef
 
 PatchType: TypeAlias = Literal["json", "merge", "strategic", "apply"]
-
-
-class FieldValidation(StrEnum):
-    """What a write does with fields the schema does not know (as `fieldValidation=`)."""
-
-    STRICT = "Strict"
-    WARN = "Warn"
-    IGNORE = "Ignore"
 
 
 class Propagation(StrEnum):
