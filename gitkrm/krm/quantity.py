@@ -75,4 +75,4 @@ def quantities_equal(a: object, b: object) -> bool:
         return True
     if not (is_quantity(a) and is_quantity(b)):
         return False
-    return parse_quantity(a) == parse_quantity(b)  # type: ignore[arg-type]
+    return parse_quantity(a) == parse_quantity(b)
