@@ -8,8 +8,13 @@ because users search for them.
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Mapping
 from enum import StrEnum
+from typing import Any
+
+from gitkrm.errors import Cause
 
 DNS1123_LABEL_MAX_LENGTH = 63
 DNS1123_SUBDOMAIN_MAX_LENGTH = 253
@@ -167,3 +172,214 @@ def validate_name(value: str, rule: NameRule) -> list[str]:
     if rule is NameRule.DNS1035_LABEL:
         return is_dns1035_label(value)
     return is_path_segment_name(value)
+
+
+def _mask_trailing_dash(name: str) -> str:
+    # A generateName prefix may end in '-': the generated suffix makes it valid.
+    return name[:-1] + "a" if len(name) > 1 and name.endswith("-") else name
+
+
+def validate_name_prefix(value: str, rule: NameRule) -> list[str]:
+    """Check a `generateName` prefix (apimachinery's name functions with prefix=true)."""
+    if rule is NameRule.PATH_SEGMENT:
+        return [f"may not contain '{bad}'" for bad in ("/", "%") if bad in value]
+    return validate_name(_mask_trailing_dash(value), rule)
+
+
+# ---- ObjectMeta (apimachinery's ValidateObjectMetaAccessor) ----
+
+TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
+_FINALIZER_ORPHAN = "orphan"
+_FINALIZER_FOREGROUND = "foregroundDeletion"
+
+
+def _show(value: Any) -> str:
+    """A bad value as field.Error prints it (%q for strings)."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float) or value is None:
+        return "null" if value is None else str(value)
+    return json.dumps(value, default=str, ensure_ascii=False)
+
+
+def invalid(field: str, value: Any, detail: str) -> Cause:
+    return Cause(
+        type="FieldValueInvalid", message=f"Invalid value: {_show(value)}: {detail}", field=field
+    )
+
+
+def required(field: str, detail: str = "") -> Cause:
+    msg = f"Required value: {detail}" if detail else "Required value"
+    return Cause(type="FieldValueRequired", message=msg, field=field)
+
+
+def forbidden(field: str, detail: str) -> Cause:
+    return Cause(type="FieldValueForbidden", message=f"Forbidden: {detail}", field=field)
+
+
+def too_long(field: str, limit: int) -> Cause:
+    return Cause(
+        type="FieldValueTooLong", message=f"Too long: must have at most {limit} bytes", field=field
+    )
+
+
+def _string_map(value: Any, field: str, causes: list[Cause]) -> Mapping[str, str]:
+    """A labels/annotations map, reporting non-string keys or values instead of raising."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        causes.append(invalid(field, value, "must be a map of string keys to string values"))
+        return {}
+    good: dict[str, str] = {}
+    for k, v in value.items():
+        if not isinstance(k, str) or not isinstance(v, str):
+            causes.append(invalid(f"{field}[{k}]", v, "must be a string"))
+        else:
+            good[k] = v
+    return good
+
+
+def _validate_labels(value: Any, causes: list[Cause]) -> None:
+    field = "metadata.labels"
+    for k, v in _string_map(value, field, causes).items():
+        causes.extend(invalid(field, k, m) for m in is_qualified_name(k))
+        causes.extend(invalid(field, v, m) for m in is_valid_label_value(v))
+
+
+def _validate_annotations(value: Any, causes: list[Cause]) -> None:
+    field = "metadata.annotations"
+    annotations = _string_map(value, field, causes)
+    size = 0
+    for k, v in annotations.items():
+        # Keys are qualified names compared case-insensitively.
+        causes.extend(invalid(field, k, m) for m in is_qualified_name(k.lower()))
+        size += _byte_len(k) + _byte_len(v)
+    if size > TOTAL_ANNOTATION_SIZE_LIMIT:
+        causes.append(too_long(field, TOTAL_ANNOTATION_SIZE_LIMIT))
+
+
+def _validate_owner_references(value: Any, causes: list[Cause]) -> None:
+    field = "metadata.ownerReferences"
+    if value is None:
+        return
+    if not isinstance(value, list):
+        causes.append(invalid(field, value, "must be a list"))
+        return
+    first_controller = ""
+    for ref in value:
+        if not isinstance(ref, Mapping):
+            causes.append(invalid(field, ref, "must be an object"))
+            continue
+        api_version = ref.get("apiVersion") or ""
+        kind = ref.get("kind") or ""
+        version = str(api_version).rpartition("/")[2]
+        if not version:
+            causes.append(invalid(f"{field}.apiVersion", api_version, "version must not be empty"))
+        if not kind:
+            causes.append(invalid(f"{field}.kind", kind, "kind must not be empty"))
+        if not ref.get("name"):
+            causes.append(invalid(f"{field}.name", ref.get("name") or "", "name must not be empty"))
+        if not ref.get("uid"):
+            causes.append(invalid(f"{field}.uid", ref.get("uid") or "", "uid must not be empty"))
+        if api_version == "v1" and kind == "Event":
+            causes.append(
+                invalid(field, dict(ref), "/v1, Kind=Event is disallowed from being an owner")
+            )
+        if ref.get("controller") is True:
+            current = f"{kind}/{ref.get('name') or ''}"
+            if first_controller:
+                causes.append(
+                    invalid(
+                        field,
+                        f"{first_controller}, {current}",
+                        "Only one reference can have Controller set to true. "
+                        f'Found "true" in references for {first_controller} and {current}',
+                    )
+                )
+            else:
+                first_controller = current
+
+
+def _validate_finalizers(value: Any, causes: list[Cause]) -> None:
+    field = "metadata.finalizers"
+    if value is None:
+        return
+    if not isinstance(value, list):
+        causes.append(invalid(field, value, "must be a list of strings"))
+        return
+    for f in value:
+        if not isinstance(f, str):
+            causes.append(invalid(field, f, "must be a string"))
+            continue
+        causes.extend(invalid(field, f, m) for m in is_qualified_name(f))
+    if _FINALIZER_ORPHAN in value and _FINALIZER_FOREGROUND in value:
+        causes.append(
+            invalid(
+                field,
+                value,
+                f"finalizer {_FINALIZER_ORPHAN} and {_FINALIZER_FOREGROUND} cannot be both set",
+            )
+        )
+
+
+def _validate_name_fields(meta: Mapping[str, Any], rule: NameRule, causes: list[Cause]) -> None:
+    name = meta.get("name")
+    generate_name = meta.get("generateName")
+    if generate_name is not None and not isinstance(generate_name, str):
+        causes.append(invalid("metadata.generateName", generate_name, "must be a string"))
+        generate_name = None
+    if generate_name:
+        causes.extend(
+            invalid("metadata.generateName", generate_name, m)
+            for m in validate_name_prefix(generate_name, rule)
+        )
+    if name is not None and not isinstance(name, str):
+        causes.append(invalid("metadata.name", name, "must be a string"))
+    elif not name:
+        # With generateName the server generates the name before validating it.
+        if not generate_name:
+            causes.append(required("metadata.name", "name or generateName is required"))
+    else:
+        causes.extend(invalid("metadata.name", name, m) for m in validate_name(name, rule))
+
+
+def validate_object_meta(
+    obj: Mapping[str, Any], *, namespaced: bool, name_rule: NameRule
+) -> list[Cause]:
+    """Every ObjectMeta problem of `obj`, as causes of an `Invalid` error (empty = valid).
+
+    Same checks and messages as apimachinery's ValidateObjectMetaAccessor: name (or
+    generateName), namespace presence and syntax, labels, annotations (keys and 256 KiB
+    total), ownerReferences, finalizers and generation.
+    """
+    meta = obj.get("metadata")
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, Mapping):
+        return [invalid("metadata", meta, "must be an object")]
+    causes: list[Cause] = []
+    _validate_name_fields(meta, name_rule, causes)
+    namespace = meta.get("namespace")
+    if namespace is not None and not isinstance(namespace, str):
+        causes.append(invalid("metadata.namespace", namespace, "must be a string"))
+    elif namespaced:
+        if not namespace:
+            causes.append(required("metadata.namespace"))
+        else:
+            causes.extend(
+                invalid("metadata.namespace", namespace, m) for m in is_dns1123_label(namespace)
+            )
+    elif namespace:
+        causes.append(forbidden("metadata.namespace", "not allowed on this type"))
+    generation = meta.get("generation")
+    if isinstance(generation, int) and not isinstance(generation, bool) and generation < 0:
+        causes.append(
+            invalid("metadata.generation", generation, "must be greater than or equal to 0")
+        )
+    _validate_labels(meta.get("labels"), causes)
+    _validate_annotations(meta.get("annotations"), causes)
+    _validate_owner_references(meta.get("ownerReferences"), causes)
+    _validate_finalizers(meta.get("finalizers"), causes)
+    return causes
