@@ -1,1 +1,6 @@
-"""gitkrm.schema: see docs/architecture.md."""
+"""gitkrm.schema: the resource table, built-in schemas, CRDs and admission of writes."""
+
+from gitkrm.schema.openapi import RELEASE
+from gitkrm.schema.registry import Registry, ResourceInfo
+
+__all__ = ["RELEASE", "Registry", "ResourceInfo"]

@@ -1,0 +1,175 @@
+"""Fields that may not change on update, as the API server's ValidateXUpdate functions say.
+
+Each check compares the new object with the stored one and reports
+`<path>: Invalid value: <new>: field is immutable`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from gitkrm.errors import Cause
+from gitkrm.krm.types import Obj
+from gitkrm.schema import fielderrors as fe
+
+UpdateRule = Callable[[Obj, Obj], list[Cause]]
+_MISSING: Any = object()
+
+
+def _get(obj: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def _same(new: Obj, old: Obj, *path: str, out: list[Cause]) -> None:
+    a, b = _get(new, *path), _get(old, *path)
+    if a != b:
+        out.append(fe.immutable(".".join(path), a))
+
+
+def metadata_update(new: Obj, old: Obj) -> list[Cause]:
+    """ValidateObjectMetaUpdate: name and namespace never change; uid when both set it."""
+    out: list[Cause] = []
+    _same(new, old, "metadata", "name", out=out)
+    _same(new, old, "metadata", "namespace", out=out)
+    new_uid, old_uid = _get(new, "metadata", "uid"), _get(old, "metadata", "uid")
+    if new_uid and old_uid and new_uid != old_uid:
+        out.append(fe.immutable("metadata.uid", new_uid))
+    return out
+
+
+def _selector(new: Obj, old: Obj) -> list[Cause]:
+    out: list[Cause] = []
+    _same(new, old, "spec", "selector", out=out)
+    return out
+
+
+def _job(new: Obj, old: Obj) -> list[Cause]:
+    out: list[Cause] = []
+    _same(new, old, "spec", "selector", out=out)
+    # Kubernetes lets a suspended job that never started change its scheduling directives;
+    # everything else of the pod template is fixed at creation.
+    a, b = _get(new, "spec", "template"), _get(old, "spec", "template")
+    if a != b and not _only_scheduling_changed(new, old):
+        out.append(fe.immutable("spec.template", a))
+    _same(new, old, "spec", "completionMode", out=out)
+    return out
+
+
+_SCHEDULING = ("nodeSelector", "affinity", "tolerations", "schedulingGates")
+
+
+def _only_scheduling_changed(new: Obj, old: Obj) -> bool:
+    if not _get(old, "spec", "suspend") or _get(old, "status", "startTime"):
+        return False
+    a, b = _get(new, "spec", "template"), _get(old, "spec", "template")
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return False
+    a_spec, b_spec = a.get("spec") or {}, b.get("spec") or {}
+    if not isinstance(a_spec, dict) or not isinstance(b_spec, dict):
+        return False
+    strip_a = {k: v for k, v in a_spec.items() if k not in _SCHEDULING}
+    strip_b = {k: v for k, v in b_spec.items() if k not in _SCHEDULING}
+    a_meta, b_meta = a.get("metadata") or {}, b.get("metadata") or {}
+    same_meta = {k: v for k, v in a_meta.items() if k not in ("labels", "annotations")} == {
+        k: v for k, v in b_meta.items() if k not in ("labels", "annotations")
+    }
+    return strip_a == strip_b and same_meta
+
+
+def _service(new: Obj, old: Obj) -> list[Cause]:
+    """clusterIP(s) may not change once allocated; ExternalName services may drop them."""
+    out: list[Cause] = []
+    if _get(new, "spec", "type") == "ExternalName":
+        return out
+    old_ip, new_ip = _get(old, "spec", "clusterIP"), _get(new, "spec", "clusterIP")
+    if old_ip and _get(old, "spec", "type") != "ExternalName" and new_ip != old_ip:
+        out.append(fe.immutable("spec.clusterIP", new_ip))
+    old_ips, new_ips = _get(old, "spec", "clusterIPs"), _get(new, "spec", "clusterIPs")
+    if (
+        isinstance(old_ips, list)
+        and old_ips
+        and isinstance(new_ips, list)
+        and new_ips
+        and new_ips[0] != old_ips[0]
+    ):
+        out.append(fe.immutable("spec.clusterIPs[0]", new_ips[0]))
+    return out
+
+
+def _pvc(new: Obj, old: Obj) -> list[Cause]:
+    """A bound claim's spec is fixed, except its storage request (volume expansion)."""
+    out: list[Cause] = []
+    if not _get(old, "spec", "volumeName") and _get(old, "status", "phase") != "Bound":
+        return out
+    a, b = _get(new, "spec"), _get(old, "spec")
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return out
+    if _without_storage_request(a) != _without_storage_request(b):
+        out.append(
+            fe.forbidden(
+                "spec",
+                "spec is immutable after creation except resources.requests and "
+                "volumeAttributesClassName for bound claims",
+            )
+        )
+    return out
+
+
+def _without_storage_request(spec: Obj) -> Obj:
+    out = {k: v for k, v in spec.items() if k not in ("resources", "volumeAttributesClassName")}
+    resources = spec.get("resources")
+    if isinstance(resources, dict):
+        rest = {k: v for k, v in resources.items() if k != "requests"}
+        if rest:
+            out["resources"] = rest
+    return out
+
+
+def _immutable_data(new: Obj, old: Obj, sections: tuple[str, ...]) -> list[Cause]:
+    out: list[Cause] = []
+    if old.get("immutable") is not True:
+        return out
+    if new.get("immutable") is not True:
+        out.append(fe.forbidden("immutable", "field is immutable when `immutable` is set"))
+    for section in sections:
+        if (new.get(section) or {}) != (old.get(section) or {}):
+            out.append(fe.forbidden(section, "field is immutable when `immutable` is set"))
+    return out
+
+
+def _config_map(new: Obj, old: Obj) -> list[Cause]:
+    return _immutable_data(new, old, ("data", "binaryData"))
+
+
+def _secret(new: Obj, old: Obj) -> list[Cause]:
+    out = _immutable_data(new, old, ("data",))
+    if new.get("type") != old.get("type"):
+        out.append(fe.immutable("type", new.get("type")))
+    return out
+
+
+UPDATE_RULES: dict[tuple[str, str], UpdateRule] = {
+    ("apps", "Deployment"): _selector,
+    ("apps", "ReplicaSet"): _selector,
+    ("apps", "StatefulSet"): _selector,
+    ("apps", "DaemonSet"): _selector,
+    ("batch", "Job"): _job,
+    ("", "Service"): _service,
+    ("", "PersistentVolumeClaim"): _pvc,
+    ("", "ConfigMap"): _config_map,
+    ("", "Secret"): _secret,
+}
+
+
+def validate_update(new: Obj, old: Obj, *, group: str, kind: str) -> list[Cause]:
+    """Every immutable-field violation of an update from `old` to `new`."""
+    out = metadata_update(new, old)
+    rule = UPDATE_RULES.get((group, kind))
+    if rule is not None:
+        out.extend(rule(new, old))
+    return out

@@ -1,0 +1,172 @@
+"""The schema Registry: which kinds exist, and admission (default, prune, validate) of writes.
+
+One Registry per store. Built-in kinds come from the shared resource table and schemas of
+the pinned release (loaded once per process); custom kinds are added by registering CRDs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from gitkrm.errors import BadRequest, Cause, Invalid, NotFound
+from gitkrm.krm.names import validate_object_meta
+from gitkrm.krm.refs import GVK, GroupKind
+from gitkrm.krm.types import FieldValidation, Obj
+from gitkrm.schema import fielderrors as fe
+from gitkrm.schema.defaults import apply_defaults
+from gitkrm.schema.immutable import validate_update
+from gitkrm.schema.openapi import definition_name
+from gitkrm.schema.resources import ResourceInfo, builtin_resources
+from gitkrm.schema.rules import validate_rules
+from gitkrm.schema.secrets import merge_string_data
+from gitkrm.schema.validation import PathT, check
+
+__all__ = ["Registry", "ResourceInfo", "unknown_field_error", "version_priority"]
+
+
+def version_priority(version: str) -> tuple[int, int, int, str]:
+    """Kubernetes' version order (v2 > v1 > v1beta2 > v1beta1 > v1alpha1 > others, by name)."""
+    m = re.fullmatch(r"v([0-9]+)(?:(alpha|beta)([0-9]+))?", version)
+    if not m:
+        return (3, 0, 0, version)
+    major = int(m.group(1))
+    stage = {None: 0, "beta": 1, "alpha": 2}[m.group(2)]
+    minor = int(m.group(3) or 0)
+    return (stage, -major, -minor, version)
+
+
+def unknown_field_error(paths: Iterable[str]) -> BadRequest:
+    """Kube's Strict-mode refusal: `strict decoding error: unknown field "spec.foo", ...`."""
+    listed = ", ".join(f'unknown field "{p}"' for p in paths)
+    return BadRequest(f"strict decoding error: {listed}")
+
+
+def _delete_path(obj: Obj, path: PathT) -> None:
+    node: object = obj
+    for key in path[:-1]:
+        if isinstance(node, dict) and isinstance(key, str):
+            node = node.get(key)
+        elif isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
+            node = node[key]
+        else:
+            return
+    if isinstance(node, dict):
+        node.pop(path[-1], None)
+
+
+class Registry:
+    """Served kinds (built-in and custom) and admission of objects of those kinds."""
+
+    def __init__(self, resources: Iterable[ResourceInfo] = ()) -> None:
+        self._by_gvk: dict[GVK, ResourceInfo] = {}
+        self._by_name: dict[tuple[str, str, str], ResourceInfo] = {}
+        for info in resources:
+            self._add(info)
+
+    @classmethod
+    def builtin(cls) -> Registry:
+        """A new registry holding the built-in kinds of the pinned release (Kubernetes 1.33).
+
+        Cheap to call repeatedly: the table and schemas are loaded once per process.
+        """
+        return cls(builtin_resources())
+
+    # ---- the resource table ----
+
+    def _add(self, info: ResourceInfo) -> None:
+        self._by_gvk[info.gvk] = info
+        for name in (info.plural, info.singular, *info.short_names):
+            self._by_name.setdefault((info.group, info.version, name.lower()), info)
+
+    def _remove(self, info: ResourceInfo) -> None:
+        self._by_gvk.pop(info.gvk, None)
+        for name in (info.plural, info.singular, *info.short_names):
+            key = (info.group, info.version, name.lower())
+            if self._by_name.get(key) is info:
+                del self._by_name[key]
+
+    def info(self, gvk: GVK) -> ResourceInfo:
+        info = self._by_gvk.get(gvk)
+        if info is None:
+            raise NotFound(f'no matches for kind "{gvk.kind}" in version "{gvk.api_version}"')
+        return info
+
+    def info_for_resource(self, *, group: str, version: str, resource: str) -> ResourceInfo:
+        """The kind served at a REST resource name (plural, singular or short name)."""
+        info = self._by_name.get((group, version, resource.lower()))
+        if info is None:
+            gv = f"{group}/{version}" if group else version
+            raise NotFound(f'the server doesn\'t have a resource type "{resource}" in "{gv}"')
+        return info
+
+    def infos(self) -> list[ResourceInfo]:
+        """All served kinds, built-in and custom."""
+        return list(self._by_gvk.values())
+
+    def versions_of(self, gk: GroupKind) -> list[ResourceInfo]:
+        """All served versions of a group/kind, the preferred one first."""
+        found = [i for i in self._by_gvk.values() if i.group == gk.group and i.kind == gk.kind]
+        return sorted(found, key=lambda i: version_priority(i.version))
+
+    # ---- admission ----
+
+    def admit(
+        self,
+        obj: Obj,
+        *,
+        old: Obj | None = None,
+        field_validation: FieldValidation = FieldValidation.STRICT,
+        subresource: str | None = None,
+    ) -> list[str]:
+        """Default, prune and validate `obj` in place for a create (old is None) or update.
+
+        Raises Invalid with every cause, or BadRequest for unknown fields under Strict;
+        returns warnings (unknown fields under Warn). Server-managed metadata is left to
+        the store.
+        """
+        gvk = GVK.of(obj)
+        info = self.info(gvk)
+        definition = definition_name(gvk)
+        if definition is None:
+            raise NotFound(f'no schema for kind "{gvk.kind}" in version "{gvk.api_version}"')
+        warnings: list[str] = []
+        causes: list[Cause] = []
+        if gvk.group == "" and gvk.kind == "Secret":
+            merge_string_data(obj)
+        report = check(definition, obj)
+        if report is not None:
+            if report.unknown:
+                warnings = self._unknown(obj, report.unknown, field_validation)
+            causes.extend(report.causes)
+        apply_defaults(obj, group=gvk.group, kind=gvk.kind, create=old is None)
+        causes.extend(
+            validate_object_meta(obj, namespaced=info.namespaced, name_rule=info.name_rule)
+        )
+        if subresource is None:
+            causes.extend(validate_rules(obj, group=gvk.group, kind=gvk.kind))
+        if old is not None:
+            causes.extend(validate_update(obj, old, group=gvk.group, kind=gvk.kind))
+        if causes:
+            raise _invalid(obj, gvk, causes)
+        return warnings
+
+    @staticmethod
+    def _unknown(obj: Obj, paths: list[PathT], mode: FieldValidation) -> list[str]:
+        shown = [fe.path_of(p) for p in paths]
+        if mode is FieldValidation.STRICT:
+            raise unknown_field_error(shown)
+        for p in paths:
+            _delete_path(obj, p)
+        if mode is FieldValidation.WARN:
+            return [f'unknown field "{s}"' for s in shown]
+        return []
+
+
+def _invalid(obj: Obj, gvk: GVK, causes: list[Cause]) -> Invalid:
+    meta = obj.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    unique = list(dict.fromkeys(causes))
+    return Invalid.for_object(
+        kind=gvk.kind, group=gvk.group, name=name if isinstance(name, str) else "", causes=unique
+    )
