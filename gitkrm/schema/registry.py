@@ -10,12 +10,20 @@ import re
 from collections.abc import Iterable
 
 from gitkrm.errors import BadRequest, Cause, Invalid, NotFound
-from gitkrm.krm.names import validate_object_meta
+from gitkrm.krm.names import NameRule, validate_object_meta
 from gitkrm.krm.refs import GVK, GroupKind
 from gitkrm.krm.types import FieldValidation, Obj
 from gitkrm.schema import fielderrors as fe
+from gitkrm.schema.crd import (
+    crd_name,
+    custom_versions,
+    names_conflict,
+    set_status,
+)
+from gitkrm.schema.crd_validation import validate_crd
+from gitkrm.schema.custom import CustomVersion
 from gitkrm.schema.defaults import apply_defaults
-from gitkrm.schema.immutable import validate_update
+from gitkrm.schema.immutable import metadata_update, validate_update
 from gitkrm.schema.openapi import definition_name
 from gitkrm.schema.resources import ResourceInfo, builtin_resources
 from gitkrm.schema.rules import validate_rules
@@ -61,6 +69,8 @@ class Registry:
     def __init__(self, resources: Iterable[ResourceInfo] = ()) -> None:
         self._by_gvk: dict[GVK, ResourceInfo] = {}
         self._by_name: dict[tuple[str, str, str], ResourceInfo] = {}
+        self._custom: dict[GVK, CustomVersion] = {}
+        self._crds: dict[str, list[GVK]] = {}
         for info in resources:
             self._add(info)
 
@@ -127,6 +137,9 @@ class Registry:
         """
         gvk = GVK.of(obj)
         info = self.info(gvk)
+        custom = self._custom.get(gvk)
+        if custom is not None:
+            return self._admit_custom(obj, custom, old=old, field_validation=field_validation)
         definition = definition_name(gvk)
         if definition is None:
             raise NotFound(f'no schema for kind "{gvk.kind}" in version "{gvk.api_version}"')
@@ -151,6 +164,68 @@ class Registry:
             raise _invalid(obj, gvk, causes)
         return warnings
 
+    def _admit_custom(
+        self, obj: Obj, custom: CustomVersion, *, old: Obj | None, field_validation: FieldValidation
+    ) -> list[str]:
+        """Prune, default, validate a custom resource as the apiextensions server does."""
+        warnings: list[str] = []
+        unknown = custom.prune(obj)
+        if unknown:
+            shown = [fe.path_of(p) for p in unknown]
+            if field_validation is FieldValidation.STRICT:
+                raise unknown_field_error(shown)
+            if field_validation is FieldValidation.WARN:
+                warnings = [f'unknown field "{s}"' for s in shown]
+        custom.default(obj)
+        info = custom.info
+        causes = validate_object_meta(
+            obj, namespaced=info.namespaced, name_rule=NameRule.DNS1123_SUBDOMAIN
+        )
+        causes.extend(custom.validate(obj))
+        if old is not None:
+            causes.extend(metadata_update(obj, old))
+        if causes:
+            raise _invalid(obj, info.gvk, causes)
+        return warnings
+
+    # ---- CustomResourceDefinitions ----
+
+    def register_crd(self, crd: Obj) -> None:
+        """Register the kinds of a CRD and set its status (acceptedNames, conditions).
+
+        Validates the CRD first (Invalid). On a name clash with another kind of the same
+        group, NamesAccepted is False and no kind is registered.
+        """
+        causes = validate_crd(crd)
+        if causes:
+            raise _invalid(crd, _CRD_GVK, causes)
+        name = crd_name(crd)
+        previous = self._crds.get(name, [])
+        others = [i for g, i in self._by_gvk.items() if g not in previous]
+        conflict = names_conflict(crd, others)
+        set_status(crd, conflict)
+        if conflict is not None:
+            return
+        self.unregister_crd(name)
+        versions = custom_versions(crd)
+        for cv in versions:
+            self._add(cv.info)
+            self._custom[cv.info.gvk] = cv
+        self._crds[name] = [cv.info.gvk for cv in versions]
+
+    def unregister_crd(self, name: str) -> None:
+        """Forget the kinds of a CRD (by its metadata.name, `<plural>.<group>`)."""
+        for gvk in self._crds.pop(name, ()):
+            info = self._by_gvk.get(gvk)
+            if info is not None:
+                self._remove(info)
+            self._custom.pop(gvk, None)
+
+    def custom_schema(self, gvk: GVK) -> dict[str, object] | None:
+        """The openAPIV3Schema of a served custom kind version (None for built-in kinds)."""
+        cv = self._custom.get(gvk)
+        return cv.schema if cv is not None else None
+
     @staticmethod
     def _unknown(obj: Obj, paths: list[PathT], mode: FieldValidation) -> list[str]:
         shown = [fe.path_of(p) for p in paths]
@@ -161,6 +236,9 @@ class Registry:
         if mode is FieldValidation.WARN:
             return [f'unknown field "{s}"' for s in shown]
         return []
+
+
+_CRD_GVK = GVK(group="apiextensions.k8s.io", version="v1", kind="CustomResourceDefinition")
 
 
 def _invalid(obj: Obj, gvk: GVK, causes: list[Cause]) -> Invalid:

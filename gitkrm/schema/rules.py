@@ -16,6 +16,7 @@ from gitkrm.krm.labels import label_selector_from_dict
 from gitkrm.krm.names import is_dns1123_label, is_dns1123_subdomain
 from gitkrm.krm.types import Obj
 from gitkrm.schema import fielderrors as fe
+from gitkrm.schema.crd_validation import validate_crd
 from gitkrm.schema.rules_pod import PORT_RANGE_MSG, port_name_errors, valid_port, validate_pod_spec
 
 Rule = Callable[[Obj], list[Cause]]
@@ -478,6 +479,7 @@ RULES: dict[tuple[str, str], Rule] = {
     ("", "ConfigMap"): _config_map,
     ("", "Secret"): _secret,
     ("", "Namespace"): _namespace,
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): validate_crd,
 }
 
 

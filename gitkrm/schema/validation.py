@@ -128,7 +128,9 @@ def cause_for(err: Any) -> Cause:
     if name == "MaxItems":
         return fe.too_many(path, int(limit or 0))
     if detail is not None:
-        return fe.invalid(path, value, f"{shown} in body " + detail.format(limit=limit, **info))
+        return fe.invalid(
+            path, value, f"{shown} in body " + detail.format_map({"limit": limit, **info})
+        )
     return fe.invalid(path, value, str(err.message))
 
 
