@@ -102,6 +102,30 @@ class BadRequest(GitkrmError):
     code = 400
 
 
+class ManifestError(BadRequest):
+    """A manifest file that cannot be read, located for the user: `path:line: [object: ]message`.
+
+    `path`, `line` (1-based, None when unknown) and `object` (`Kind namespace/name`, when
+    known) are kept as attributes so the CLI and reports can point at the exact spot.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str,
+        line: int | None = None,
+        object: str | None = None,
+    ) -> None:
+        where = f"{path}:{line}" if line is not None else path
+        prefix = f"{object}: " if object else ""
+        super().__init__(f"{where}: {prefix}{message}")
+        self.path = path
+        self.line = line
+        self.object = object
+        self.detail = message
+
+
 class Unauthorized(GitkrmError):
     reason = "Unauthorized"
     code = 401
