@@ -1,0 +1,364 @@
+"""A Git remote as a source: a bare cache repository under the state dir, fetched only when
+`ls-remote` says the tracked ref moved, with files listed and read from the object database.
+
+The cache keeps no credentials (the remote URL is passed on each command line without its
+user-info; secrets reach git through the environment of that one process), follows
+force-pushes, and is wiped and cloned again when it turns out to be damaged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+import git as gitpython
+
+from gitkrm.errors import BadRequest, GitkrmError, NotFound
+
+from .catfile import CatFile
+from .credentials import Auth, CredentialProvider
+from .errors import InvalidRevision, PathNotFound, UntrustedRevision
+from .gitcli import DEFAULT_TIMEOUT, CorruptCache, GitRunner
+from .ignore import DEFAULT_IGNORES, IGNORE_FILE, IgnoreRules
+from .redact import split_userinfo
+from .snapshot import MODE_SYMLINK, FileEntry, Snapshot
+from .tree import DEFAULT_MAX_FILE_SIZE, RawEntry, list_tree
+from .verify import CommitVerifier, VerifySpec
+
+_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+_TRACKED = "refs/gitkrm/tracked"
+_PINNED = "refs/gitkrm/snapshot"
+_MARKER = "gitkrm-source.json"
+
+
+class RefKind(StrEnum):
+    BRANCH = "branch"
+    TAG = "tag"
+    COMMIT = "commit"
+
+
+@dataclass(frozen=True, slots=True)
+class GitRef:
+    """What a source tracks: a branch, a tag or one commit (a full sha)."""
+
+    kind: RefKind
+    name: str
+
+    def __post_init__(self) -> None:
+        if not self.name or self.name.startswith("-") or any(c in self.name for c in " ~^:?*[\\"):
+            raise BadRequest(f"invalid {self.kind} name {self.name!r}")
+        if self.kind is RefKind.COMMIT and not _SHA.match(self.name):
+            raise BadRequest(f"commit {self.name!r} must be a full lowercase hex sha")
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.name!r}"
+
+    @property
+    def remote_ref(self) -> str:
+        prefix = {RefKind.BRANCH: "refs/heads/", RefKind.TAG: "refs/tags/", RefKind.COMMIT: ""}
+        return prefix[self.kind] + self.name
+
+
+@dataclass(frozen=True, slots=True)
+class GitSourceSpec:
+    """One Git source. `url` may carry user-info; it is stripped and used as credentials."""
+
+    name: str
+    url: str = field(repr=False)
+    ref: GitRef = GitRef(RefKind.BRANCH, "main")
+    path: str = ""
+    auth: Auth | None = None
+    ca_file: Path | None = None
+    verify: VerifySpec | None = None
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    timeout: float = DEFAULT_TIMEOUT
+    depth: int | None = 1
+    ignore_defaults: tuple[str, ...] = DEFAULT_IGNORES
+
+    @property
+    def safe_url(self) -> str:
+        """The URL without user-info: what messages and the cache may show."""
+        return split_userinfo(self.url).url
+
+
+def _clean_subpath(path: str) -> str:
+    parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise BadRequest(f"source path {path!r} must stay inside the repository")
+    return "/".join(parts)
+
+
+class GitSource:
+    """A `Source` over a Git remote; see the module docstring."""
+
+    def __init__(self, spec: GitSourceSpec, *, cache_dir: Path) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.cache_dir = cache_dir
+        self._subpath = _clean_subpath(spec.path)
+        parts = split_userinfo(spec.url)
+        self._url = parts.url
+        self._creds = CredentialProvider(
+            spec.auth,
+            url_username=parts.username,
+            url_password=parts.password,
+            ca_file=spec.ca_file,
+        )
+        self.git = GitRunner(git_dir=cache_dir, timeout=spec.timeout)
+        self._catfile = CatFile(cache_dir)
+        self._verifier = CommitVerifier(spec.verify) if spec.verify else None
+        self._lock = asyncio.Lock()
+        self._last: Snapshot | None = None
+        self._failed: tuple[str, GitkrmError] | None = None
+        self._rules: tuple[frozenset[tuple[str, str]], IgnoreRules] | None = None
+        self._ready = False
+        self._damaged = False
+
+    @property
+    def last(self) -> Snapshot | None:
+        return self._last
+
+    # -- remote ------------------------------------------------------------------------
+
+    async def poll(self) -> str | None:
+        """The commit the tracked ref points at on the remote (no fetch)."""
+        ref = self.spec.ref
+        if ref.kind is RefKind.COMMIT:
+            return ref.name
+        names = [ref.remote_ref] + ([ref.remote_ref + "^{}"] if ref.kind is RefKind.TAG else [])
+        res = await self.git.run(
+            "ls-remote",
+            "--end-of-options",
+            self._url,
+            *names,
+            auth=self._creds.env(),
+            remote=True,
+            what=f"ls-remote {self._url}",
+        )
+        found: dict[str, str] = {}
+        for line in res.stdout.decode("utf-8", "replace").splitlines():
+            oid, _, name = line.partition("\t")
+            found[name] = oid
+        peeled = found.get(ref.remote_ref + "^{}") or found.get(ref.remote_ref)
+        if peeled is None:
+            raise NotFound(f"{ref} not found in {self._url} (deleted on the remote?)")
+        return peeled
+
+    async def _fetch(self) -> str:
+        """Fetch the tracked ref into the cache; the commit it resolved to."""
+        ref = self.spec.ref
+        depth = [f"--depth={self.spec.depth}"] if self.spec.depth else []
+        common = ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--force", *depth]
+        what = f"fetch {ref} from {self._url}"
+        if ref.kind is not RefKind.COMMIT:
+            spec = f"+{ref.remote_ref}:{_TRACKED}"
+            await self._remote(*common, "--end-of-options", self._url, spec, what=what)
+            return await self._resolve(_TRACKED)
+        if not self._catfile.exists(ref.name + "^{commit}"):
+            try:
+                await self._remote(*common, "--end-of-options", self._url, ref.name, what=what)
+            except NotFound:
+                # The server won't hand out unadvertised commits: take every branch and tag.
+                await self._remote(
+                    "fetch",
+                    "--quiet",
+                    "--force",
+                    "--no-write-fetch-head",
+                    *(["--unshallow"] if (self.cache_dir / "shallow").exists() else []),
+                    "--end-of-options",
+                    self._url,
+                    "+refs/heads/*:refs/gitkrm/all/heads/*",
+                    "+refs/tags/*:refs/gitkrm/all/tags/*",
+                    what=what,
+                )
+            if not self._catfile.exists(ref.name + "^{commit}"):
+                raise NotFound(f"{ref} not found in {self._url}")
+        await self.git.run("update-ref", _TRACKED, ref.name)
+        return ref.name
+
+    async def _remote(self, *args: str, what: str) -> None:
+        await self.git.run(*args, auth=self._creds.env(), remote=True, what=what)
+
+    async def _resolve(self, name: str) -> str:
+        res = await self.git.run("rev-parse", "--verify", "--end-of-options", name + "^{commit}")
+        return res.stdout.decode().strip()
+
+    # -- cache -------------------------------------------------------------------------
+
+    def _marker(self) -> dict[str, str]:
+        return {"url": self._url}
+
+    def _cache_usable(self) -> bool:
+        try:
+            marker = json.loads((self.cache_dir / _MARKER).read_text())
+            repo = gitpython.Repo(self.cache_dir)
+        except (OSError, ValueError, gitpython.exc.InvalidGitRepositoryError):
+            return False
+        try:
+            return bool(repo.bare) and marker == self._marker()
+        finally:
+            repo.close()
+
+    def _reset_cache(self) -> None:
+        """Wipe the cache and start an empty bare repository (config holds no secrets)."""
+        self._catfile.close()
+        if self.cache_dir.is_symlink() or self.cache_dir.is_file():
+            self.cache_dir.unlink()
+        shutil.rmtree(self.cache_dir, ignore_errors=True)
+        self.cache_dir.mkdir(parents=True)
+        repo = gitpython.Repo.init(self.cache_dir, bare=True)
+        with repo.config_writer() as cw:
+            cw.set_value("gc", "autoDetach", "false")
+            cw.set_value("core", "logAllRefUpdates", "false")
+        repo.close()
+        (self.cache_dir / _MARKER).write_text(json.dumps(self._marker()))
+        self._rules = None
+
+    def _open_cache(self) -> None:
+        if self._damaged or not self._ready:
+            if self._damaged or not self._cache_usable():
+                self._reset_cache()
+            self._damaged = False
+            self._ready = True
+
+    # -- snapshot ----------------------------------------------------------------------
+
+    async def snapshot(self) -> Snapshot:
+        async with self._lock:
+            try:
+                return await self._snapshot()
+            except CorruptCache:
+                self._damaged = True
+                return await self._snapshot()
+
+    async def _snapshot(self) -> Snapshot:
+        repaired = self._damaged
+        self._open_cache()
+        remote_rev = await self.poll()
+        last = self._last
+        if last is not None and last.revision == remote_rev and not repaired:
+            return last
+        if self._failed is not None and self._failed[0] == remote_rev:
+            raise self._failed[1]
+        if remote_rev is not None and self._catfile.exists(remote_rev + "^{commit}"):
+            revision = remote_rev
+        else:
+            revision = await self._fetch()
+        if last is not None and last.revision == revision:
+            return last  # a repaired cache serves the same snapshot again
+        if self._failed is not None and self._failed[0] == revision:
+            raise self._failed[1]
+        try:
+            if self._verifier is not None:
+                await self._verifier.verify(self.git, revision)
+            snap = await self._list(revision)
+        except (InvalidRevision, UntrustedRevision, PathNotFound) as e:
+            self._failed = (revision, e)
+            raise
+        await self.git.run("update-ref", _PINNED, revision)
+        self._failed = None
+        self._last = snap
+        return snap
+
+    async def _list(self, revision: str) -> Snapshot:
+        """List the tree under the sub-path: files, symlinks, ignore files and bounds."""
+        sub = self._subpath
+        treeish = f"{revision}:{sub}" if sub else f"{revision}^{{tree}}"
+        kind = self._catfile.info_type(treeish)
+        if kind is None:
+            raise PathNotFound(revision=revision, path=sub)
+        if kind != "tree":
+            raise PathNotFound(revision=revision, path=sub, what="is a file, not a directory")
+        raw = await self._ls_tree(treeish)
+        prefix = sub + "/" if sub else ""
+        ignore_paths = [p for p in raw if p.rsplit("/", 1)[-1] == IGNORE_FILE]
+        above = [f"{d}/{IGNORE_FILE}" if d else IGNORE_FILE for d in _ancestors(sub)]
+        texts = self._catfile.read_objects(
+            [raw[p].ref for p in ignore_paths] + [f"{revision}:{a}" for a in above]
+        )
+        ignore_files: dict[str, str] = {}
+        for a in above:
+            data = texts[f"{revision}:{a}"]
+            if data is not None:
+                ignore_files[_dir(a)] = data.decode("utf-8", "replace")
+        for p in ignore_paths:
+            data = texts[raw[p].ref] or b""
+            ignore_files[_dir(prefix + p)] = data.decode("utf-8", "replace")
+        links = {p: e.ref for p, e in raw.items() if e.mode == MODE_SYMLINK}
+        blobs = self._catfile.read_blobs(links.values()) if links else {}
+        listing = list_tree(
+            raw,
+            link_targets={p: blobs[b].decode("utf-8", "surrogateescape") for p, b in links.items()},
+            rules=self._ignore_rules(ignore_files),
+            prefix=prefix,
+            max_file_size=self.spec.max_file_size,
+        )
+        if listing.causes:
+            raise InvalidRevision(revision=revision, causes=listing.causes)
+        entries = {p: FileEntry(p, e.ref, e.size, e.mode) for p, e in listing.files.items()}
+        return Snapshot(revision=revision, files=entries, reader=_Reader(self))
+
+    def _ignore_rules(self, files: dict[str, str]) -> IgnoreRules:
+        """The same rules object while the ignore files don't change: it remembers answers."""
+        key = frozenset(files.items())
+        if self._rules is None or self._rules[0] != key:
+            self._rules = (key, IgnoreRules(files, defaults=self.spec.ignore_defaults))
+        return self._rules[1]
+
+    async def _ls_tree(self, treeish: str) -> dict[str, RawEntry]:
+        res = await self.git.run("ls-tree", "-r", "-z", "--long", "--end-of-options", treeish)
+        out: dict[str, RawEntry] = {}
+        for record in res.stdout.split(b"\0"):
+            if not record:
+                continue
+            meta, _, path = record.partition(b"\t")
+            mode, kind, oid, size = meta.split()
+            if kind != b"blob":
+                continue  # submodules (commit entries) have no content here
+            name = path.decode("utf-8", "surrogateescape")
+            out[name] = RawEntry(mode=int(mode, 8), size=int(size), ref=oid.decode())
+        return out
+
+    def read_blobs(self, blob_ids: Iterable[str]) -> dict[str, bytes]:
+        """Blob contents from the cache; a damaged cache is flagged to be cloned again."""
+        try:
+            return self._catfile.read_blobs(blob_ids)
+        except (CorruptCache, NotFound):
+            self._damaged = True
+            raise
+
+    async def close(self) -> None:
+        self._catfile.close()
+        self._creds.close()
+        if self._verifier is not None:
+            self._verifier.close()
+
+
+class _Reader:
+    """A snapshot's view of the source's object database (weakly coupled: reads only)."""
+
+    __slots__ = ("_source",)
+
+    def __init__(self, source: GitSource) -> None:
+        self._source = source
+
+    def read_blobs(self, blob_ids: Iterable[str]) -> dict[str, bytes]:
+        return self._source.read_blobs(blob_ids)
+
+
+def _ancestors(sub: str) -> list[str]:
+    """Directories above the sub-path, root included ("" for a root source: none)."""
+    if not sub:
+        return []
+    parts = sub.split("/")
+    return ["/".join(parts[:i]) for i in range(len(parts))]
+
+
+def _dir(path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path else ""
