@@ -21,6 +21,7 @@ NOT_SUPPORTED = "FieldValueNotSupported"
 FORBIDDEN = "FieldValueForbidden"
 TOO_LONG = "FieldValueTooLong"
 TOO_MANY = "FieldValueTooMany"
+NOT_FOUND = "FieldValueNotFound"
 
 
 def show(value: Any) -> str:
@@ -95,3 +96,7 @@ def too_many(path: str, limit: int) -> Cause:
 def plain(value: Any) -> str:
     """A value without quotes (for lists of supported values, which `show` then quotes)."""
     return value if isinstance(value, str) else show(value)
+
+
+def not_found(path: str, value: Any) -> Cause:
+    return Cause(type=NOT_FOUND, message=f"Not found: {show(value)}", field=path)

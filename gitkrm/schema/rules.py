@@ -17,7 +17,15 @@ from gitkrm.krm.names import is_dns1123_label, is_dns1123_subdomain
 from gitkrm.krm.types import Obj
 from gitkrm.schema import fielderrors as fe
 from gitkrm.schema.crd_validation import validate_crd
-from gitkrm.schema.rules_pod import PORT_RANGE_MSG, port_name_errors, valid_port, validate_pod_spec
+from gitkrm.schema.rules_pod import (
+    PORT_RANGE_MSG,
+    PROTOCOLS,
+    port_name_errors,
+    valid_port,
+    validate_labels,
+    validate_pod_spec,
+    validate_pod_template,
+)
 
 Rule = Callable[[Obj], list[Cause]]
 
@@ -25,26 +33,33 @@ _CONFIG_KEY = re.compile(r"[-._a-zA-Z0-9]+", re.ASCII)
 _CONFIG_KEY_MSG = "a valid config key must consist of alphanumeric characters, '-', '_' or '.'"
 _NONNEG = "must be greater than or equal to 0"
 _MAX_CRONJOB_NAME = 52
+_PERCENT = re.compile(r"[0-9]+%", re.ASCII)
 
 
-def _nonneg(spec: Obj, key: str, path: str, out: list[Cause]) -> None:
-    value = spec.get(key)
-    if isinstance(value, int) and not isinstance(value, bool) and value < 0:
-        out.append(fe.invalid(f"{path}.{key}", value, _NONNEG))
+def _nonneg(spec: Obj, keys: tuple[str, ...], path: str, out: list[Cause]) -> None:
+    for key in keys:
+        value = spec.get(key)
+        if type(value) is int and value < 0:
+            out.append(fe.invalid(f"{path}.{key}", value, _NONNEG))
 
 
-def _selector_matches(selector: Obj, labels: Any) -> bool | None:
-    """Whether a structured selector matches `labels`; None when the selector is empty."""
+def _selector_matches(selector: Obj, labels: Any, path: str, out: list[Cause]) -> bool | None:
+    """Whether a structured selector matches `labels`; None when the selector is empty.
+
+    Also validates the selector (label syntax, operators) as ValidateLabelSelector does.
+    """
     match_labels = selector.get("matchLabels")
     if not selector.get("matchExpressions") and isinstance(match_labels, dict):
         if not match_labels:
             return None
+        validate_labels(match_labels, path + ".matchLabels", out)
         if not isinstance(labels, dict):
             return False
         return all(labels.get(k) == v for k, v in match_labels.items())
     try:
         compiled = label_selector_from_dict(selector)
-    except BadRequest:
+    except BadRequest as e:
+        out.append(fe.invalid(path, selector, e.message))
         return False
     if compiled.empty:
         return None
@@ -62,7 +77,7 @@ def _template_for_selector(
     if not isinstance(selector, dict):
         out.append(fe.required(path + ".selector"))
     else:
-        matched = _selector_matches(selector, labels)
+        matched = _selector_matches(selector, labels, path + ".selector", out)
         if matched is None:
             out.append(
                 fe.invalid(path + ".selector", selector, f"empty selector is invalid for {kind}")
@@ -78,8 +93,8 @@ def _template_for_selector(
     if not isinstance(template, dict):
         out.append(fe.required(path + ".template"))
         return
+    out.extend(validate_pod_template(template, path + ".template"))
     pod = template.get("spec")
-    out.extend(validate_pod_spec(pod, path + ".template.spec"))
     if isinstance(pod, dict):
         policy = pod.get("restartPolicy")
         if policy not in restart:
@@ -104,7 +119,7 @@ def _int_or_percent(value: Any, path: str, out: list[Cause]) -> int | None:
             out.append(fe.invalid(path, value, _NONNEG))
         return value
     if isinstance(value, str):
-        if not re.fullmatch(r"[0-9]+%", value):
+        if not _PERCENT.fullmatch(value):
             out.append(
                 fe.invalid(
                     path,
@@ -142,8 +157,12 @@ def _deployment(obj: Obj) -> list[Cause]:
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return [fe.required("spec")]
-    for key in ("replicas", "minReadySeconds", "revisionHistoryLimit", "progressDeadlineSeconds"):
-        _nonneg(spec, key, "spec", out)
+    _nonneg(
+        spec,
+        ("replicas", "minReadySeconds", "revisionHistoryLimit", "progressDeadlineSeconds"),
+        "spec",
+        out,
+    )
     _template_for_selector(spec, "spec", out, kind="deployment", restart=("Always",))
     strategy = spec.get("strategy")
     if isinstance(strategy, dict):
@@ -175,8 +194,7 @@ def _replica_set(obj: Obj) -> list[Cause]:
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return [fe.required("spec")]
-    for key in ("replicas", "minReadySeconds"):
-        _nonneg(spec, key, "spec", out)
+    _nonneg(spec, ("replicas", "minReadySeconds"), "spec", out)
     _template_for_selector(spec, "spec", out, kind="deployment", restart=("Always",))
     return out
 
@@ -186,8 +204,7 @@ def _stateful_set(obj: Obj) -> list[Cause]:
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return [fe.required("spec")]
-    for key in ("replicas", "minReadySeconds", "revisionHistoryLimit"):
-        _nonneg(spec, key, "spec", out)
+    _nonneg(spec, ("replicas", "minReadySeconds", "revisionHistoryLimit"), "spec", out)
     policy = spec.get("podManagementPolicy")
     if policy not in (None, "OrderedReady", "Parallel"):
         out.append(
@@ -202,8 +219,7 @@ def _daemon_set(obj: Obj) -> list[Cause]:
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return [fe.required("spec")]
-    for key in ("minReadySeconds", "revisionHistoryLimit"):
-        _nonneg(spec, key, "spec", out)
+    _nonneg(spec, ("minReadySeconds", "revisionHistoryLimit"), "spec", out)
     _template_for_selector(spec, "spec", out, kind="daemonset", restart=("Always",))
     strategy = spec.get("updateStrategy")
     if isinstance(strategy, dict) and strategy.get("type") == "RollingUpdate":
@@ -215,14 +231,18 @@ def _job_spec(spec: Any, path: str, out: list[Cause]) -> None:
     if not isinstance(spec, dict):
         out.append(fe.required(path))
         return
-    for key in (
-        "parallelism",
-        "completions",
-        "activeDeadlineSeconds",
-        "backoffLimit",
-        "ttlSecondsAfterFinished",
-    ):
-        _nonneg(spec, key, path, out)
+    _nonneg(
+        spec,
+        (
+            "parallelism",
+            "completions",
+            "activeDeadlineSeconds",
+            "backoffLimit",
+            "ttlSecondsAfterFinished",
+        ),
+        path,
+        out,
+    )
     if spec.get("manualSelector") is True or spec.get("selector") is not None:
         _template_for_selector(spec, path, out, kind="job", restart=("OnFailure", "Never"))
         return
@@ -231,7 +251,7 @@ def _job_spec(spec: Any, path: str, out: list[Cause]) -> None:
         out.append(fe.required(path + ".template"))
         return
     pod = template.get("spec")
-    out.extend(validate_pod_spec(pod, path + ".template.spec"))
+    out.extend(validate_pod_template(template, path + ".template"))
     if isinstance(pod, dict) and pod.get("restartPolicy") not in ("OnFailure", "Never"):
         out.append(
             fe.not_supported(
@@ -267,8 +287,12 @@ def _cron_job(obj: Obj) -> list[Cause]:
         out.append(
             fe.not_supported("spec.concurrencyPolicy", policy, ("Allow", "Forbid", "Replace"))
         )
-    for key in ("startingDeadlineSeconds", "successfulJobsHistoryLimit", "failedJobsHistoryLimit"):
-        _nonneg(spec, key, "spec", out)
+    _nonneg(
+        spec,
+        ("startingDeadlineSeconds", "successfulJobsHistoryLimit", "failedJobsHistoryLimit"),
+        "spec",
+        out,
+    )
     job_template = spec.get("jobTemplate")
     job_spec = job_template.get("spec") if isinstance(job_template, dict) else None
     _job_spec(job_spec, "spec.jobTemplate.spec", out)
@@ -283,7 +307,7 @@ def _pod_template(obj: Obj) -> list[Cause]:
     template = obj.get("template")
     if not isinstance(template, dict):
         return [fe.required("template")]
-    return validate_pod_spec(template.get("spec"), "template.spec")
+    return validate_pod_template(template, "template")
 
 
 def _replication_controller(obj: Obj) -> list[Cause]:
@@ -291,7 +315,7 @@ def _replication_controller(obj: Obj) -> list[Cause]:
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return [fe.required("spec")]
-    _nonneg(spec, "replicas", "spec", out)
+    _nonneg(spec, ("replicas",), "spec", out)
     selector = spec.get("selector")
     template = spec.get("template")
     if not selector:
@@ -313,7 +337,7 @@ def _replication_controller(obj: Obj) -> list[Cause]:
                 "`selector` does not match template `labels`",
             )
         )
-    out.extend(validate_pod_spec(template.get("spec"), "spec.template.spec"))
+    out.extend(validate_pod_template(template, "spec.template"))
     return out
 
 
@@ -367,8 +391,8 @@ def _service_ports(ports: list[Any], stype: Any, out: list[Cause]) -> None:
         if not valid_port(number):
             out.append(fe.invalid(p + ".port", number, PORT_RANGE_MSG))
         protocol = port.get("protocol")
-        if protocol and protocol not in ("SCTP", "TCP", "UDP"):
-            out.append(fe.not_supported(p + ".protocol", protocol, ("SCTP", "TCP", "UDP")))
+        if protocol and protocol not in PROTOCOLS:
+            out.append(fe.not_supported(p + ".protocol", protocol, PROTOCOLS))
         target = port.get("targetPort")
         if isinstance(target, int) and not isinstance(target, bool):
             if not valid_port(target):

@@ -2,32 +2,62 @@
 
 Messages and field paths follow pkg/apis/core/validation/validation.go (1.33):
 containers required and uniquely named (init containers included), DNS-1123 label
-container names, image required, IANA port names unique per container, ports in 1-65535,
-well-formed resource quantities with requests <= limits.
+container and volume names, image required, IANA port names unique per container, ports
+in 1-65535, well-formed resource quantities with requests <= limits, volume mounts naming
+a volume, template labels well formed.
+
+This runs on every write of every workload, so field paths are only built when a rule
+fails, and name checks are memoized (the same few names recur across objects).
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from gitkrm.errors import Cause
-from gitkrm.krm.names import is_dns1123_label
+from gitkrm.krm.names import is_dns1123_label, is_qualified_name, is_valid_label_value
 from gitkrm.krm.quantity import QuantityError, parse_quantity
 from gitkrm.schema import fielderrors as fe
 
 _PORT_NAME_CHARS = re.compile(r"[-a-z0-9]+", re.ASCII)
 _HAS_LETTER = re.compile(r".*[a-z]", re.ASCII)
-_PROTOCOLS = ("SCTP", "TCP", "UDP")
+PROTOCOLS = ("SCTP", "TCP", "UDP")
 _STANDARD_CONTAINER_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
 _RESTART_POLICIES = ("Always", "OnFailure", "Never")
 _DNS_POLICIES = ("ClusterFirst", "ClusterFirstWithHostNet", "Default", "None")
 _PULL_POLICIES = ("Always", "IfNotPresent", "Never")
 _TERMINATION_POLICIES = ("FallbackToLogsOnError", "File")
 PORT_RANGE_MSG = "must be between 1 and 65535, inclusive"
+NONNEG_MSG = "must be greater than or equal to 0"
 
 
-def port_name_errors(name: str) -> list[str]:
+@lru_cache(maxsize=8192)
+def dns_label_errors(name: str) -> tuple[str, ...]:
+    return tuple(is_dns1123_label(name))
+
+
+# apimachinery's label value syntax, used only to skip the (message-building) full check
+# for the common valid value; values are unique per object, so they are not memoized.
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?", re.ASCII)
+
+
+@lru_cache(maxsize=8192)
+def label_key_errors(key: str) -> tuple[str, ...]:
+    return tuple(is_qualified_name(key))
+
+
+def label_errors(key: str, value: str) -> list[tuple[str, str]]:
+    """(bad part, message) pairs of one label: key (a qualified name) and value."""
+    out = [(key, m) for m in label_key_errors(key)]
+    if len(value) > 63 or not _LABEL_VALUE.fullmatch(value):
+        out.extend((value, m) for m in is_valid_label_value(value))
+    return out
+
+
+@lru_cache(maxsize=4096)
+def port_name_errors(name: str) -> tuple[str, ...]:
     """apimachinery IsValidPortName (IANA_SVC_NAME)."""
     errs: list[str] = []
     if len(name) > 15:
@@ -40,112 +70,163 @@ def port_name_errors(name: str) -> list[str]:
         errs.append("must not contain consecutive hyphens")
     if name and (name[0] == "-" or name[-1] == "-"):
         errs.append("must not begin or end with a hyphen")
-    return errs
+    return tuple(errs)
 
 
 def valid_port(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 65535
+    return type(value) is int and 1 <= value <= 65535
 
 
-def _container_ports(ports: Any, path: str, out: list[Cause]) -> None:
-    if not isinstance(ports, list):
+def validate_labels(labels: Any, path: str, out: list[Cause]) -> None:
+    """ValidateLabels: keys are qualified names, values label values."""
+    if not isinstance(labels, dict):
         return
+    for key, value in labels.items():
+        if isinstance(key, str) and isinstance(value, str):
+            for bad, msg in label_errors(key, value):
+                out.append(fe.invalid(path, bad, msg))
+
+
+def _container_ports(ports: list[Any], path: str, out: list[Cause]) -> None:
     names: set[str] = set()
     for i, port in enumerate(ports):
         if not isinstance(port, dict):
             continue
-        p = f"{path}[{i}]"
         name = port.get("name")
-        if isinstance(name, str) and name:
+        if name and isinstance(name, str):
             msgs = port_name_errors(name)
             if msgs:
-                out.extend(fe.invalid(p + ".name", name, m) for m in msgs)
+                out.extend(fe.invalid(f"{path}[{i}].name", name, m) for m in msgs)
             elif name in names:
-                out.append(fe.duplicate(p + ".name", name))
+                out.append(fe.duplicate(f"{path}[{i}].name", name))
             else:
                 names.add(name)
         number = port.get("containerPort")
         if not number:
-            out.append(fe.required(p + ".containerPort"))
+            out.append(fe.required(f"{path}[{i}].containerPort"))
         elif not valid_port(number):
-            out.append(fe.invalid(p + ".containerPort", number, PORT_RANGE_MSG))
+            out.append(fe.invalid(f"{path}[{i}].containerPort", number, PORT_RANGE_MSG))
         host = port.get("hostPort")
         if host and not valid_port(host):
-            out.append(fe.invalid(p + ".hostPort", host, PORT_RANGE_MSG))
+            out.append(fe.invalid(f"{path}[{i}].hostPort", host, PORT_RANGE_MSG))
         protocol = port.get("protocol")
-        if protocol and protocol not in _PROTOCOLS:
-            out.append(fe.not_supported(p + ".protocol", protocol, _PROTOCOLS))
+        if protocol and protocol not in PROTOCOLS:
+            out.append(fe.not_supported(f"{path}[{i}].protocol", protocol, PROTOCOLS))
 
 
-def _quantities(values: Any, path: str, out: list[Cause]) -> dict[str, Any]:
+def _quantities(values: dict[str, Any], path: str, out: list[Cause]) -> dict[str, Any]:
     parsed: dict[str, Any] = {}
-    if not isinstance(values, dict):
-        return parsed
     for name, value in values.items():
-        p = f"{path}[{name}]"
         if not (
             name in _STANDARD_CONTAINER_RESOURCES or name.startswith("hugepages-") or "/" in name
         ):
-            out.append(fe.invalid(p, name, "must be a standard resource for containers"))
+            out.append(
+                fe.invalid(f"{path}[{name}]", name, "must be a standard resource for containers")
+            )
             continue
         try:
             q = parse_quantity(value)
         except (QuantityError, TypeError) as e:
-            out.append(fe.invalid(p, value, str(e)))
+            out.append(fe.invalid(f"{path}[{name}]", value, str(e)))
             continue
         if q < 0:
-            out.append(fe.invalid(p, value, "must be greater than or equal to 0"))
+            out.append(fe.invalid(f"{path}[{name}]", value, NONNEG_MSG))
             continue
         parsed[name] = q
     return parsed
 
 
-def _resources(resources: Any, path: str, out: list[Cause]) -> None:
-    if not isinstance(resources, dict):
+def _resources(resources: dict[str, Any], path: str, out: list[Cause]) -> None:
+    raw_limits = resources.get("limits")
+    raw_requests = resources.get("requests")
+    limits = _quantities(raw_limits, path + ".limits", out) if raw_limits else {}
+    requests = _quantities(raw_requests, path + ".requests", out) if raw_requests else {}
+    if not limits:
         return
-    limits = _quantities(resources.get("limits"), path + ".limits", out)
-    requests = _quantities(resources.get("requests"), path + ".requests", out)
     for name, request in requests.items():
         limit = limits.get(name)
         if limit is not None and request > limit:
             out.append(
                 fe.invalid(
                     f"{path}.requests[{name}]",
-                    resources["requests"][name],
-                    f"must be less than or equal to {name} limit of {resources['limits'][name]}",
+                    raw_requests[name],  # type: ignore[index]
+                    f"must be less than or equal to {name} limit of {raw_limits[name]}",  # type: ignore[index]
                 )
             )
 
 
-def _enum(
-    c: dict[str, Any], key: str, allowed: tuple[str, ...], path: str, out: list[Cause]
+def _container(
+    c: dict[str, Any], path: str, names: set[str], volumes: set[str] | None, out: list[Cause]
 ) -> None:
-    value = c.get(key)
-    if value and value not in allowed:
-        out.append(fe.not_supported(f"{path}.{key}", value, allowed))
-
-
-def _container(c: dict[str, Any], path: str, names: set[str], out: list[Cause]) -> None:
     name = c.get("name")
     if not name:
         out.append(fe.required(path + ".name"))
     elif isinstance(name, str):
-        msgs = is_dns1123_label(name)
-        out.extend(fe.invalid(path + ".name", name, m) for m in msgs)
+        msgs = dns_label_errors(name)
+        if msgs:
+            out.extend(fe.invalid(path + ".name", name, m) for m in msgs)
         if name in names:
             out.append(fe.duplicate(path + ".name", name))
         names.add(name)
     if not c.get("image"):
         out.append(fe.required(path + ".image"))
-    _container_ports(c.get("ports"), path + ".ports", out)
-    _resources(c.get("resources"), path + ".resources", out)
-    _enum(c, "imagePullPolicy", _PULL_POLICIES, path, out)
-    _enum(c, "terminationMessagePolicy", _TERMINATION_POLICIES, path, out)
-    env_names: Any = c.get("env")
-    if isinstance(env_names, list):
-        for i, env in enumerate(env_names):
-            if isinstance(env, dict) and not env.get("name"):
+    ports = c.get("ports")
+    if ports and isinstance(ports, list):
+        _container_ports(ports, path + ".ports", out)
+    resources = c.get("resources")
+    if resources and isinstance(resources, dict):
+        _resources(resources, path + ".resources", out)
+    policy = c.get("imagePullPolicy")
+    if policy and policy not in _PULL_POLICIES:
+        out.append(fe.not_supported(path + ".imagePullPolicy", policy, _PULL_POLICIES))
+    policy = c.get("terminationMessagePolicy")
+    if policy and policy not in _TERMINATION_POLICIES:
+        out.append(
+            fe.not_supported(path + ".terminationMessagePolicy", policy, _TERMINATION_POLICIES)
+        )
+    env = c.get("env")
+    if env and isinstance(env, list):
+        for i, var in enumerate(env):
+            if isinstance(var, dict) and not var.get("name"):
                 out.append(fe.required(f"{path}.env[{i}].name"))
+    mounts = c.get("volumeMounts")
+    if mounts and isinstance(mounts, list):
+        _mounts(mounts, path + ".volumeMounts", volumes or set(), out)
+
+
+def _mounts(mounts: list[Any], path: str, volumes: set[str], out: list[Cause]) -> None:
+    targets: set[str] = set()
+    for i, m in enumerate(mounts):
+        if not isinstance(m, dict):
+            continue
+        name = m.get("name")
+        if not name:
+            out.append(fe.required(f"{path}[{i}].name"))
+        elif name not in volumes:
+            out.append(fe.not_found(f"{path}[{i}].name", name))
+        target = m.get("mountPath")
+        if not target:
+            out.append(fe.required(f"{path}[{i}].mountPath"))
+        elif target in targets:
+            out.append(fe.invalid(f"{path}[{i}].mountPath", target, "must be unique"))
+        else:
+            targets.add(target)
+
+
+def _volumes(volumes: list[Any], path: str, out: list[Cause]) -> set[str]:
+    seen: set[str] = set()
+    for i, v in enumerate(volumes):
+        if not isinstance(v, dict):
+            continue
+        name = v.get("name")
+        if not name:
+            out.append(fe.required(f"{path}[{i}].name"))
+        elif isinstance(name, str):
+            out.extend(fe.invalid(f"{path}[{i}].name", name, m) for m in dns_label_errors(name))
+            if name in seen:
+                out.append(fe.duplicate(f"{path}[{i}].name", name))
+            seen.add(name)
+    return seen
 
 
 def validate_pod_spec(spec: Any, path: str) -> list[Cause]:
@@ -153,41 +234,46 @@ def validate_pod_spec(spec: Any, path: str) -> list[Cause]:
     out: list[Cause] = []
     if not isinstance(spec, dict):
         return out
+    raw_volumes = spec.get("volumes")
+    volumes = (
+        _volumes(raw_volumes, path + ".volumes", out)
+        if raw_volumes and isinstance(raw_volumes, list)
+        else None
+    )
     names: set[str] = set()
     init = spec.get("initContainers")
-    if isinstance(init, list):
+    if init and isinstance(init, list):
         for i, c in enumerate(init):
             if isinstance(c, dict):
-                _container(c, f"{path}.initContainers[{i}]", names, out)
+                _container(c, f"{path}.initContainers[{i}]", names, volumes, out)
     containers = spec.get("containers")
     if not containers:
         out.append(fe.required(path + ".containers"))
     elif isinstance(containers, list):
         for i, c in enumerate(containers):
             if isinstance(c, dict):
-                _container(c, f"{path}.containers[{i}]", names, out)
-    _enum(spec, "restartPolicy", _RESTART_POLICIES, path, out)
-    _enum(spec, "dnsPolicy", _DNS_POLICIES, path, out)
+                _container(c, f"{path}.containers[{i}]", names, volumes, out)
+    policy = spec.get("restartPolicy")
+    if policy and policy not in _RESTART_POLICIES:
+        out.append(fe.not_supported(path + ".restartPolicy", policy, _RESTART_POLICIES))
+    policy = spec.get("dnsPolicy")
+    if policy and policy not in _DNS_POLICIES:
+        out.append(fe.not_supported(path + ".dnsPolicy", policy, _DNS_POLICIES))
     grace = spec.get("terminationGracePeriodSeconds")
-    if isinstance(grace, int) and grace < 0:
-        out.append(
-            fe.invalid(
-                path + ".terminationGracePeriodSeconds", grace, "must be greater than or equal to 0"
-            )
-        )
-    volumes = spec.get("volumes")
-    if isinstance(volumes, list):
-        seen: set[str] = set()
-        for i, v in enumerate(volumes):
-            if not isinstance(v, dict):
-                continue
-            vname = v.get("name")
-            vpath = f"{path}.volumes[{i}].name"
-            if not vname:
-                out.append(fe.required(vpath))
-            elif isinstance(vname, str):
-                out.extend(fe.invalid(vpath, vname, m) for m in is_dns1123_label(vname))
-                if vname in seen:
-                    out.append(fe.duplicate(vpath, vname))
-                seen.add(vname)
+    if type(grace) is int and grace < 0:
+        out.append(fe.invalid(path + ".terminationGracePeriodSeconds", grace, NONNEG_MSG))
+    return out
+
+
+def validate_pod_template(template: Any, path: str) -> list[Cause]:
+    """ValidatePodTemplateSpec: template labels and annotations, then the pod spec."""
+    if not isinstance(template, dict):
+        return [fe.required(path)]
+    out: list[Cause] = []
+    meta = template.get("metadata")
+    if isinstance(meta, dict):
+        labels = meta.get("labels")
+        if labels:
+            validate_labels(labels, path + ".metadata.labels", out)
+    out.extend(validate_pod_spec(template.get("spec"), path + ".spec"))
     return out
