@@ -3,19 +3,17 @@
 kubectl reads YAML with sigs.k8s.io/yaml: go-yaml v2 into `interface{}`, then JSON. So a
 plain `yes` is `true`, `0x1F` is 31, but `2024-01-01` and `12:30` stay strings, integral
 floats such as `1e3` reach the server as the integer 1000, and map keys become strings.
-PyYAML's YAML 1.1 rules differ on all of these, so libyaml (`CSafeLoader`) only builds the
-node graph here and one small recursive builder turns nodes into plain dicts with the Go
-rules. Skipping PyYAML's generic generator-based constructor also pays for the extra
-checks (duplicate keys, alias bombs, line numbers) within the libyaml baseline.
+PyYAML's YAML 1.1 rules differ on all of these (see `goyaml`), so libyaml
+(`CSafeLoader`) only builds the node graph here and one small recursive builder turns
+nodes into plain dicts with the Go rules. Skipping PyYAML's generic generator-based
+constructor also pays for the extra checks (duplicate keys, alias bombs, line numbers)
+within the libyaml baseline.
 """
 
 from __future__ import annotations
 
 import base64
-import functools
 import math
-import re
-import struct
 from collections.abc import Iterator
 from typing import Any, Final
 
@@ -24,99 +22,24 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from gitkrm.errors import ManifestError
+from gitkrm.krm.goyaml import (
+    HINT_CHARS,
+    MERGE_KEY,
+    STR,
+    TAG,
+    float32_g,
+    json_float,
+    resolve_plain_scalar,
+)
 from gitkrm.krm.manifest import Manifest
 from gitkrm.krm.types import Obj
+from gitkrm.krm.yamlout import dump_yaml
+
+__all__ = ["DEFAULT_MAX_ALIASES", "DEFAULT_MAX_BYTES", "dump_yaml", "load_manifests"]
 
 DEFAULT_MAX_BYTES: Final = 8 * 1024 * 1024
 DEFAULT_MAX_ALIASES: Final = 100
-
-_TAG: Final = "tag:yaml.org,2002:"
-_STR: Final = _TAG + "str"
 _PLAIN: Final = "!gitkrm/plain"  # resolve() marks untagged plain scalars; the builder decides
-_MERGE_KEY: Final = "<<"
-
-# ---- go-yaml v2 scalar resolution, followed by JSON's view of the result ----
-
-_GO_MAP: Final[dict[str, Any]] = {
-    **dict.fromkeys(["y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE"], True),
-    **dict.fromkeys(["on", "On", "ON"], True),
-    **dict.fromkeys(["n", "N", "no", "No", "NO", "false", "False", "FALSE"], False),
-    **dict.fromkeys(["off", "Off", "OFF"], False),
-    **dict.fromkeys(["", "~", "null", "Null", "NULL"], None),
-    **dict.fromkeys([".nan", ".NaN", ".NAN"], math.nan),
-    **dict.fromkeys([".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"], math.inf),
-    **dict.fromkeys(["-.inf", "-.Inf", "-.INF"], -math.inf),
-}
-_HINT_CHARS: Final = frozenset("+-0123456789yYnNtTfFoO~.")
-_GO_INT_RE: Final = re.compile(
-    r"([-+]?)(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)", re.ASCII
-)
-_GO_FLOAT_RE: Final = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?", re.ASCII)
-_DOT_FLOAT_RE: Final = re.compile(r"\.[0-9]+([eE][-+]?[0-9]+)?", re.ASCII)
-_INT64_MIN, _INT64_MAX, _UINT64_MAX = -(2**63), 2**63 - 1, 2**64 - 1
-_RADIX: Final = {"x": 16, "X": 16, "o": 8, "O": 8, "b": 2, "B": 2}
-
-
-def _json_float(f: float) -> float | int:
-    """What a float becomes after Go's JSON encoding and the API server's decoding."""
-    if f.is_integer() and abs(f) < 1e21:
-        return int(f)
-    return f
-
-
-def _go_int(digits: str) -> int:
-    if len(digits) > 1 and digits[0] == "0":
-        radix = _RADIX.get(digits[1])
-        return int(digits[2:], radix) if radix else int(digits[1:], 8)
-    return int(digits)
-
-
-_NUMERIC_START: Final = frozenset("+-.0123456789")
-
-
-@functools.lru_cache(maxsize=8192)
-def _resolve_numeric(text: str) -> Any:
-    """go-yaml v2 `resolve("", text)` for text starting with a sign, digit or dot."""
-    if text in _GO_MAP:
-        return _GO_MAP[text]
-    if text[0] == ".":
-        return _json_float(float(text)) if _DOT_FLOAT_RE.fullmatch(text) else text
-    plain = text.replace("_", "")
-    m = _GO_INT_RE.fullmatch(plain)
-    too_big = False
-    if m:
-        sign, digits = m.groups()
-        n = _go_int(digits)
-        if sign == "-":
-            n = -n
-        if _INT64_MIN <= n <= _INT64_MAX or (not sign and n <= _UINT64_MAX):
-            return n
-        too_big = not sign  # ParseUint's range error: go-yaml then tries a big.Int
-    if _GO_FLOAT_RE.fullmatch(plain):
-        f = float(plain)
-        if not math.isinf(f):  # Go's ParseFloat fails on overflow
-            return _json_float(f)
-    if too_big and m:
-        return _go_int(m.group(2))
-    return text
-
-
-def resolve_plain_scalar(text: str) -> Any:
-    """The value kubectl gives a plain (unquoted, untagged) YAML scalar.
-
-    NaN and infinities are returned as floats; the loader rejects them, as JSON does.
-    """
-    if not text:
-        return None
-    c = text[0]
-    if c not in _HINT_CHARS:
-        return text
-    if c in _NUMERIC_START:
-        return _resolve_numeric(text)
-    return _GO_MAP.get(text, text)
-
-
-# ---- the loader ----
 
 
 class GoYamlLoader(yaml.CSafeLoader):
@@ -124,8 +47,8 @@ class GoYamlLoader(yaml.CSafeLoader):
 
     def resolve(self, kind: type[Node], value: Any, implicit: Any) -> str:
         if kind is ScalarNode:
-            return _PLAIN if implicit[0] else _STR
-        return _TAG + ("seq" if kind is SequenceNode else "map")
+            return _PLAIN if implicit[0] else STR
+        return TAG + ("seq" if kind is SequenceNode else "map")
 
 
 class _Failure(Exception):
@@ -150,22 +73,8 @@ def _key_string(key: Any, node: Node) -> str:
     if isinstance(key, int):
         return str(key)
     if isinstance(key, float):
-        return _float32_g(key)
+        return float32_g(key)
     raise _Failure(f"unsupported map key {key!r}", node)
-
-
-def _float32_g(f: float) -> str:
-    """Go's strconv.FormatFloat(f, 'g', -1, 32), which sigs.k8s.io/yaml uses for float keys."""
-    if math.isnan(f):
-        return ".nan"
-    if math.isinf(f):
-        return ".inf" if f > 0 else "-.inf"
-    target = struct.unpack("<f", struct.pack("<f", f))[0]
-    for digits in range(1, 10):
-        text = f"{f:.{digits}g}"
-        if struct.unpack("<f", struct.pack("<f", float(text)))[0] == target:
-            return text
-    return repr(f)
 
 
 class _Builder:
@@ -211,13 +120,13 @@ class _Builder:
             tag = node.tag
             if tag is _PLAIN:
                 v = node.value
-                if v and v[0] not in _HINT_CHARS:
+                if v and v[0] not in HINT_CHARS:
                     return v
                 v = resolve_plain_scalar(v)
                 if v.__class__ is float and not math.isfinite(v):
                     raise _Failure(f"unsupported value {node.value}: JSON has no NaN or Inf", node)
                 return v
-            if tag == _STR:
+            if tag == STR:
                 return node.value
             return self._tagged_scalar(node)
         if cls is MappingNode:
@@ -235,12 +144,12 @@ class _Builder:
         for key_node, value_node in node.value:
             if key_node.__class__ is ScalarNode and key_node.tag is _PLAIN:
                 k = key_node.value
-                if k == _MERGE_KEY:
+                if k == MERGE_KEY:
                     merges.append(value_node)
                     continue
-                if k and k[0] in _HINT_CHARS:
+                if k and k[0] in HINT_CHARS:
                     k = _key_string(self._build(key_node), key_node)
-            elif key_node.__class__ is ScalarNode and key_node.tag == _STR:
+            elif key_node.__class__ is ScalarNode and key_node.tag == STR:
                 k = key_node.value
             else:
                 k = _key_string(sub(key_node), key_node)
@@ -268,9 +177,9 @@ class _Builder:
         """Explicit `!!int 3`, `!!binary ...`; unknown tags keep the text, as go-yaml does."""
         tag: str = node.tag
         text: str = node.value
-        if not tag.startswith(_TAG):
+        if not tag.startswith(TAG):
             return text
-        short = tag[len(_TAG) :]
+        short = tag[len(TAG) :]
         if short in ("str", "timestamp", "merge"):
             return text
         if short == "binary":
@@ -448,7 +357,7 @@ def _json_numbers(value: Any) -> Any:
     if isinstance(value, list):
         return [_json_numbers(v) for v in value]
     if isinstance(value, float):
-        return _json_float(value)
+        return json_float(value)
     return value
 
 
@@ -465,129 +374,3 @@ def _load_json(data: bytes | str, *, path: str) -> list[Manifest]:
         desc = f"{obj['kind']} {name}" if isinstance(name, str) else obj["kind"]
     checked = _check_object(obj, path=path, line=1, what="document", desc=desc)
     return list(_expand(checked, None, path=path, line=1, index=0))
-
-
-# ---- output in kubectl's style ----
-
-
-def _go_key_less(a: str, b: str) -> bool:
-    """go-yaml v2's map key order (sorter.go): letters before digits, digit runs by value."""
-    for i in range(min(len(a), len(b))):
-        ca, cb = a[i], b[i]
-        if ca == cb:
-            continue
-        al, bl = ca.isalpha(), cb.isalpha()
-        if al and bl:
-            return ca < cb
-        if al or bl:
-            return bl
-        an = bn = 0
-        if ca == "0" or cb == "0":
-            j = i - 1
-            while j >= 0 and a[j].isdecimal():
-                if a[j] != "0":
-                    an = bn = 1
-                    break
-                j -= 1
-        ai = i
-        while ai < len(a) and a[ai].isdecimal():
-            an = an * 10 + ord(a[ai]) - 48
-            ai += 1
-        bi = i
-        while bi < len(b) and b[bi].isdecimal():
-            bn = bn * 10 + ord(b[bi]) - 48
-            bi += 1
-        if an != bn:
-            return an < bn
-        if ai != bi:
-            return ai < bi
-        return ca < cb
-    return len(a) < len(b)
-
-
-def _go_key_cmp(a: str, b: str) -> int:
-    return -1 if _go_key_less(a, b) else (1 if _go_key_less(b, a) else 0)
-
-
-_go_key: Final = functools.cmp_to_key(_go_key_cmp)
-_YAML11 = yaml.resolver.Resolver.yaml_implicit_resolvers
-
-
-def needs_quotes(text: str) -> bool:
-    """True when a plain `text` would read back as something else than this string.
-
-    Checked against kubectl's resolution (so `yes`, `1`, `0x1F`, `` stay strings) and
-    against YAML 1.1 (so `2024-01-01` and `12:30` stay strings for other tools too).
-    """
-    if text == _MERGE_KEY or not isinstance(resolve_plain_scalar(text), str):
-        return True
-    for _tag, regexp in _YAML11.get(text[0] if text else "", ()):
-        if _tag != _STR and regexp.match(text):
-            return True
-    return False
-
-
-def _dump_tag(text: str) -> str:
-    """The tag a plain `text` would be read back with; "ambiguous" strings must be quoted."""
-    value = resolve_plain_scalar(text)
-    if isinstance(value, str):
-        return _TAG + "ambiguous" if needs_quotes(text) else _STR
-    if value is None:
-        return _TAG + "null"
-    return _TAG + {bool: "bool", int: "int"}.get(type(value), "float")
-
-
-class KubectlDumper(yaml.CSafeDumper):
-    """Block style, keys in go-yaml's order, ambiguous strings double-quoted (as kubectl)."""
-
-    def resolve(self, kind: type[Node], value: Any, implicit: Any) -> str:
-        if kind is ScalarNode:
-            return _dump_tag(value) if implicit[0] else _STR
-        return _TAG + ("seq" if kind is SequenceNode else "map")
-
-
-def _represent_str(dumper: Any, data: str) -> Node:
-    style = "|" if "\n" in data else ('"' if needs_quotes(data) else None)
-    node: Node = dumper.represent_scalar(_STR, data, style=style)
-    return node
-
-
-def _represent_float(dumper: Any, data: float) -> Node:
-    if not math.isfinite(data):
-        raise ValueError(f"cannot write {data} as YAML for Kubernetes: JSON has no NaN or Inf")
-    value = _json_float(data)
-    if isinstance(value, int):
-        node: Node = dumper.represent_int(value)
-    else:
-        node = dumper.represent_scalar(_TAG + "float", repr(value))
-    return node
-
-
-def _represent_dict(dumper: Any, data: dict[Any, Any]) -> Node:
-    items = sorted(data.items(), key=lambda kv: _go_key(str(kv[0])))
-    node: Node = dumper.represent_mapping(_TAG + "map", items)
-    return node
-
-
-KubectlDumper.add_representer(str, _represent_str)
-KubectlDumper.add_representer(float, _represent_float)
-KubectlDumper.add_representer(dict, _represent_dict)
-
-
-def dump_yaml(obj_or_list: Obj | list[Obj]) -> str:
-    """YAML as `kubectl get -o yaml` writes it; a list gives documents joined by `---`.
-
-    Output read back with `load_manifests` gives the same values.
-    """
-    docs = obj_or_list if isinstance(obj_or_list, list) else [obj_or_list]
-    return "---\n".join(
-        yaml.dump(
-            doc,
-            Dumper=KubectlDumper,
-            default_flow_style=False,
-            allow_unicode=True,
-            sort_keys=False,
-            width=-1,
-        )
-        for doc in docs
-    )
