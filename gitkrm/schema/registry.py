@@ -193,9 +193,10 @@ class Registry:
     def register_crd(self, crd: Obj) -> None:
         """Register the kinds of a CRD and set its status (acceptedNames, conditions).
 
-        Validates the CRD first (Invalid). On a name clash with another kind of the same
-        group, NamesAccepted is False and no kind is registered.
+        Defaults (singular, listKind) and validates the CRD first (Invalid). On a name clash
+        with another kind of the same group, NamesAccepted is False and no kind is registered.
         """
+        apply_defaults(crd, group=_CRD_GVK.group, kind=_CRD_GVK.kind, create=False)
         causes = validate_crd(crd)
         if causes:
             raise _invalid(crd, _CRD_GVK, causes)

@@ -1,0 +1,184 @@
+"""Immutable fields: rejected as Invalid on update, as the API server does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from schema_objects import clone, deployment, service
+
+from gitkrm.errors import Invalid
+from gitkrm.schema import Registry
+
+
+def update_causes(registry: Registry, old: dict[str, Any], new: dict[str, Any]) -> dict[str, str]:
+    registry.admit(old)
+    with pytest.raises(Invalid) as e:
+        registry.admit(new, old=old)
+    return {c.field: c.message for c in e.value.causes}
+
+
+def test_metadata_name_namespace_uid(registry: Registry) -> None:
+    old = deployment()
+    old["metadata"]["uid"] = "u1"
+    new = clone(old)
+    new["metadata"].update(name="other", namespace="elsewhere", uid="u2")
+    new["spec"]["selector"]["matchLabels"] = {"app": "web"}
+    causes = update_causes(registry, old, new)
+    assert causes["metadata.name"] == 'Invalid value: "other": field is immutable'
+    assert "metadata.namespace" in causes
+    assert "metadata.uid" in causes
+
+
+def test_uid_only_compared_when_both_set(registry: Registry) -> None:
+    old = deployment()
+    old["metadata"]["uid"] = "u1"
+    registry.admit(old)
+    new = clone(old)
+    del new["metadata"]["uid"]
+    registry.admit(new, old=old)
+
+
+@pytest.mark.parametrize("kind", ["Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"])
+def test_workload_selector(registry: Registry, kind: str) -> None:
+    old = deployment()
+    old["kind"] = kind
+    if kind == "DaemonSet":
+        del old["spec"]["replicas"]
+    new = clone(old)
+    new["spec"]["selector"]["matchLabels"]["tier"] = "web"
+    new["spec"]["template"]["metadata"]["labels"]["tier"] = "web"
+    causes = update_causes(registry, old, new)
+    assert causes["spec.selector"].endswith("field is immutable")
+
+
+def test_changing_replicas_and_image_is_allowed(registry: Registry) -> None:
+    old = deployment()
+    registry.admit(old)
+    new = clone(old)
+    new["spec"]["replicas"] = 5
+    new["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:2"
+    registry.admit(new, old=old)
+
+
+def _job() -> dict[str, Any]:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "j", "namespace": "default"},
+        "spec": {
+            "selector": {"matchLabels": {"job": "j"}},
+            "manualSelector": True,
+            "template": {
+                "metadata": {"labels": {"job": "j"}},
+                "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "a:1"}]},
+            },
+        },
+    }
+
+
+def test_job_template_and_selector(registry: Registry) -> None:
+    old = _job()
+    new = clone(old)
+    new["spec"]["template"]["spec"]["containers"][0]["image"] = "a:2"
+    new["spec"]["selector"]["matchLabels"]["x"] = "y"
+    new["spec"]["template"]["metadata"]["labels"]["x"] = "y"
+    causes = update_causes(registry, old, new)
+    assert causes["spec.template"].endswith("field is immutable")
+    assert causes["spec.selector"].endswith("field is immutable")
+
+
+def test_service_cluster_ip(registry: Registry) -> None:
+    old = service(clusterIP="10.0.0.10", clusterIPs=["10.0.0.10"])
+    new = clone(old)
+    new["spec"]["clusterIP"] = "10.0.0.11"
+    new["spec"]["clusterIPs"] = ["10.0.0.11"]
+    causes = update_causes(registry, old, new)
+    assert causes["spec.clusterIP"] == 'Invalid value: "10.0.0.11": field is immutable'
+    assert "spec.clusterIPs[0]" in causes
+
+
+def test_service_cluster_ip_may_be_set_when_unset(registry: Registry) -> None:
+    old = service()
+    registry.admit(old)
+    new = clone(old)
+    new["spec"]["clusterIP"] = "10.0.0.10"
+    registry.admit(new, old=old)
+
+
+def _pvc(**spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "data", "namespace": "default"},
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": "1Gi"}},
+            **spec,
+        },
+    }
+
+
+def test_bound_pvc_spec_except_storage_request(registry: Registry) -> None:
+    old = _pvc(volumeName="pv-1")
+    grown = clone(old)
+    grown["spec"]["resources"]["requests"]["storage"] = "2Gi"
+    registry.admit(old)
+    registry.admit(grown, old=old)
+    changed = clone(old)
+    changed["spec"]["accessModes"] = ["ReadWriteMany"]
+    causes = update_causes(registry, old, changed)
+    assert causes["spec"].startswith("Forbidden: spec is immutable after creation")
+
+
+def test_unbound_pvc_may_change(registry: Registry) -> None:
+    old = _pvc()
+    registry.admit(old)
+    new = clone(old)
+    new["spec"]["accessModes"] = ["ReadWriteMany"]
+    registry.admit(new, old=old)
+
+
+def _config_map(**fields: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "cfg", "namespace": "default"},
+        "data": {"a": "1"},
+        **fields,
+    }
+
+
+def test_immutable_config_map(registry: Registry) -> None:
+    old = _config_map(immutable=True)
+    new = clone(old)
+    new["data"]["a"] = "2"
+    new["immutable"] = False
+    causes = update_causes(registry, old, new)
+    assert causes["data"] == "Forbidden: field is immutable when `immutable` is set"
+    assert causes["immutable"] == "Forbidden: field is immutable when `immutable` is set"
+
+
+def test_mutable_config_map_may_become_immutable(registry: Registry) -> None:
+    old = _config_map()
+    registry.admit(old)
+    new = clone(old)
+    new["immutable"] = True
+    new["data"]["a"] = "2"
+    registry.admit(new, old=old)
+
+
+def test_immutable_secret_and_its_type(registry: Registry) -> None:
+    old = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "s", "namespace": "default"},
+        "immutable": True,
+        "data": {"a": "YQ=="},
+    }
+    new = clone(old)
+    new["stringData"] = {"a": "changed"}
+    new["type"] = "kubernetes.io/basic-auth"
+    causes = update_causes(registry, old, new)
+    assert "data" in causes
+    assert causes["type"] == 'Invalid value: "kubernetes.io/basic-auth": field is immutable'
