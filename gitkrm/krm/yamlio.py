@@ -19,6 +19,7 @@ from typing import Any, Final
 
 import orjson
 import yaml
+from yaml.events import MappingEndEvent, MappingStartEvent, SequenceEndEvent, SequenceStartEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from gitkrm.errors import ManifestError
@@ -39,6 +40,10 @@ __all__ = ["DEFAULT_MAX_ALIASES", "DEFAULT_MAX_BYTES", "dump_yaml", "load_manife
 
 DEFAULT_MAX_BYTES: Final = 8 * 1024 * 1024
 DEFAULT_MAX_ALIASES: Final = 100
+MAX_NESTING: Final = 500
+# libyaml's Cython composer recurses in C and crashes the process near 30,000 levels, so
+# files that could nest deeper than this are scanned event by event first.
+_SCAN_ABOVE: Final = 5000
 _PLAIN: Final = "!gitkrm/plain"  # resolve() marks untagged plain scalars; the builder decides
 
 
@@ -287,6 +292,38 @@ def _byte_size(data: bytes | str) -> int:
     return len(data) if data.isascii() else len(data.encode("utf-8", "surrogatepass"))
 
 
+def _nesting_bound(data: bytes | str) -> int:
+    """An upper bound on nesting: every collection starts at one of these characters."""
+    if isinstance(data, bytes):
+        return sum(data.count(c) for c in (b"[", b"{", b"-", b"?", b":"))
+    return sum(data.count(c) for c in ("[", "{", "-", "?", ":"))
+
+
+def _check_nesting(data: bytes | str, *, path: str) -> None:
+    """Reject nesting deeper than MAX_NESTING before libyaml composes (and recurses)."""
+    loader = GoYamlLoader(data)
+    depth = 0
+    try:
+        while (event := loader.get_event()) is not None:
+            cls = event.__class__
+            if cls is MappingStartEvent or cls is SequenceStartEvent:
+                depth += 1
+                if depth > MAX_NESTING:
+                    mark = event.start_mark
+                    line = mark.line + 1 if mark is not None else None
+                    raise ManifestError(
+                        f"document is nested too deeply (more than {MAX_NESTING} levels)",
+                        path=path,
+                        line=line,
+                    )
+            elif cls is MappingEndEvent or cls is SequenceEndEvent:
+                depth -= 1
+    except yaml.YAMLError:
+        pass  # reported with its line by the real parse
+    finally:
+        loader.dispose()
+
+
 def load_manifests(
     data: bytes | str,
     *,
@@ -306,6 +343,8 @@ def load_manifests(
         )
     if path.endswith(".json"):
         return _load_json(data, path=path)
+    if _nesting_bound(data) > _SCAN_ABOVE:
+        _check_nesting(data, path=path)
     has_anchor = (b"&" in data) if isinstance(data, bytes) else ("&" in data)
     builder = _Builder(track=has_anchor, max_aliases=max_aliases)
     loader = GoYamlLoader(data)
