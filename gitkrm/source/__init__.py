@@ -1,1 +1,39 @@
-"""gitkrm.source: see docs/architecture.md."""
+"""gitkrm.source: revisioned trees of manifests, from a Git remote or a plain directory.
+
+See `protocol.Source` for the contract the sync engine uses.
+"""
+
+from .credentials import Auth, HttpsAuth, SecretRef, SshAuth
+from .errors import InvalidRevision, PathNotFound, UntrustedRevision
+from .gitsource import GitRef, GitSource, GitSourceSpec, RefKind
+from .ignore import DEFAULT_IGNORES, IGNORE_FILE
+from .local import LocalSource
+from .protocol import Source, WatchedSource
+from .snapshot import FileEntry, Snapshot, git_blob_id
+from .tree import DEFAULT_MAX_FILE_SIZE
+from .verify import VerifyMode, VerifySpec
+
+__all__ = [
+    "DEFAULT_IGNORES",
+    "DEFAULT_MAX_FILE_SIZE",
+    "IGNORE_FILE",
+    "Auth",
+    "FileEntry",
+    "GitRef",
+    "GitSource",
+    "GitSourceSpec",
+    "HttpsAuth",
+    "InvalidRevision",
+    "LocalSource",
+    "PathNotFound",
+    "RefKind",
+    "SecretRef",
+    "Snapshot",
+    "Source",
+    "SshAuth",
+    "UntrustedRevision",
+    "VerifyMode",
+    "VerifySpec",
+    "WatchedSource",
+    "git_blob_id",
+]

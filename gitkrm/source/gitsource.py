@@ -9,6 +9,7 @@ force-pushes, and is wiped and cloned again when it turns out to be damaged.
 from __future__ import annotations
 
 import asyncio
+import configparser
 import json
 import re
 import shutil
@@ -195,13 +196,16 @@ class GitSource:
         return {"url": self._url}
 
     def _cache_usable(self) -> bool:
+        """A cheap check at start: a bare repository made by us for this URL."""
         try:
             marker = json.loads((self.cache_dir / _MARKER).read_text())
             repo = gitpython.Repo(self.cache_dir)
-        except (OSError, ValueError, gitpython.exc.InvalidGitRepositoryError):
+        except (OSError, ValueError, configparser.Error, gitpython.exc.GitError):
             return False
         try:
             return bool(repo.bare) and marker == self._marker()
+        except (OSError, ValueError, configparser.Error, gitpython.exc.GitError):
+            return False
         finally:
             repo.close()
 

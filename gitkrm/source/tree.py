@@ -109,7 +109,8 @@ def list_tree(
     """Select, resolve and bound-check the raw tree of one revision.
 
     `entries` are relative to the source root; `prefix` is the root's path in the repository
-    (ignore files are in repository coordinates); `link_targets` holds each symlink's target.
+    (ignore files and the files that errors name are in repository coordinates);
+    `link_targets` holds each symlink's target.
     """
     out = Listing()
     res = _Resolver(entries, link_targets)
@@ -125,11 +126,17 @@ def list_tree(
             real = res.resolve(path)
         except _Escape:
             out.causes.append(
-                Cause("FieldValueForbidden", f"symlink to {target!r} leaves the source root", path)
+                Cause(
+                    "FieldValueForbidden",
+                    f"symlink to {target!r} leaves the source root",
+                    prefix + path,
+                )
             )
             continue
         except _Missing as e:
-            out.causes.append(Cause("FieldValueNotFound", f"symlink to {target!r}: {e}", path))
+            out.causes.append(
+                Cause("FieldValueNotFound", f"symlink to {target!r}: {e}", prefix + path)
+            )
             continue
         if real in entries:
             if entries[real].mode != MODE_SYMLINK:
@@ -149,7 +156,7 @@ def list_tree(
                 Cause(
                     "FieldValueTooLong",
                     f"file is {entry.size:,} bytes, over the limit of {max_file_size:,}",
-                    path,
+                    repo_path,
                 )
             )
             continue

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+
+from gitkrm.source import GitSource
 
 ENV = {
     **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
@@ -39,6 +42,7 @@ class RemoteRepo:
         self.bare = root / "remote.git"
         self.work = root / "work"
         self.branch = branch
+        root.mkdir(parents=True, exist_ok=True)
         git("init", "-q", "--bare", f"--initial-branch={branch}", str(self.bare), cwd=root)
         git("init", "-q", f"--initial-branch={branch}", str(self.work), cwd=root)
         git("remote", "add", "origin", str(self.bare), cwd=self.work)
@@ -101,3 +105,6 @@ class RemoteRepo:
 
     def delete_remote_ref(self, ref: str) -> None:
         git("push", "-q", "origin", f":{ref}", cwd=self.work)
+
+
+SourceFactory = Callable[..., GitSource]

@@ -1,0 +1,199 @@
+"""A plain directory (not a Git repository) as a source, for development.
+
+The revision is a hash of the listing (path, mode, blob id), so it moves exactly when a
+listed file's content does. Contents are read once per change (a stat cache, as Git's
+index, avoids re-reading untouched files) and kept in the snapshot, which stays frozen
+while the files change under it. `changes()` reports debounced bursts of edits through
+watchfiles, only when they move the revision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import watchfiles
+
+from gitkrm.errors import BadRequest, GitkrmError, NotFound
+
+from .errors import InvalidRevision
+from .ignore import DEFAULT_IGNORES, IGNORE_FILE, IgnoreRules
+from .snapshot import (
+    MODE_EXECUTABLE,
+    MODE_FILE,
+    MODE_SYMLINK,
+    FileEntry,
+    MemoryBlobs,
+    Snapshot,
+    git_blob_id,
+    listing_revision,
+)
+from .tree import DEFAULT_MAX_FILE_SIZE, RawEntry, list_tree
+
+
+@dataclass(frozen=True, slots=True)
+class _Cached:
+    stamp: tuple[int, int, int, int]
+    blob: str
+    content: bytes
+
+
+class LocalSource:
+    """A `WatchedSource` over the directory `root` (or its sub-directory `path`)."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        root: Path,
+        path: str = "",
+        max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+        debounce_ms: int = 300,
+        ignore_defaults: tuple[str, ...] = DEFAULT_IGNORES,
+    ) -> None:
+        parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
+        if ".." in parts:
+            raise BadRequest(f"source path {path!r} must stay inside {root}")
+        self.name = name
+        self.root = root / "/".join(parts) if parts else root
+        self.max_file_size = max_file_size
+        self.debounce_ms = debounce_ms
+        self._defaults = ignore_defaults
+        self._cache: dict[str, _Cached] = {}
+        self._last: Snapshot | None = None
+        self._stop = asyncio.Event()
+        self._lock = asyncio.Lock()
+
+    @property
+    def last(self) -> Snapshot | None:
+        return self._last
+
+    async def poll(self) -> str:
+        """The revision the directory is at now (a full stat walk; unchanged files aren't read)."""
+        return (await self.snapshot()).revision
+
+    async def snapshot(self) -> Snapshot:
+        async with self._lock:
+            revision, files, blobs = await asyncio.to_thread(self._scan)
+            if self._last is not None and self._last.revision == revision:
+                return self._last
+            self._last = Snapshot(revision=revision, files=files, reader=MemoryBlobs(blobs))
+            return self._last
+
+    async def changes(self) -> AsyncIterator[None]:
+        """Yield after each debounced burst of edits that moved the revision (or broke it)."""
+        seen = self._last.revision if self._last else None
+        async for _ in watchfiles.awatch(
+            self.root,
+            debounce=self.debounce_ms,
+            step=50,
+            stop_event=self._stop,
+            watch_filter=_not_vcs,
+            yield_on_timeout=False,
+        ):
+            try:
+                revision: str | None = await self.poll()
+            except GitkrmError:
+                revision = None
+            if revision is None or revision != seen:
+                seen = revision
+                yield None
+
+    async def close(self) -> None:
+        self._stop.set()
+
+    # -- scanning (in a worker thread) -------------------------------------------------
+
+    def _scan(self) -> tuple[str, dict[str, FileEntry], dict[str, bytes]]:
+        root = os.path.realpath(self.root)
+        if not os.path.isdir(root):
+            raise NotFound(f"source directory {self.root} does not exist")
+        entries: dict[str, RawEntry] = {}
+        targets: dict[str, str] = {}
+        ignore_files: dict[str, str] = {}
+        self._walk(root, "", entries, targets, ignore_files)
+        listing = list_tree(
+            entries,
+            link_targets=targets,
+            rules=IgnoreRules(ignore_files, defaults=self._defaults),
+            max_file_size=self.max_file_size,
+        )
+        if listing.causes:
+            raw = {p: FileEntry(p, e.ref, e.size, e.mode) for p, e in entries.items()}
+            raise InvalidRevision(revision=listing_revision(raw), causes=listing.causes)
+        files: dict[str, FileEntry] = {}
+        blobs: dict[str, bytes] = {}
+        seen: set[str] = set()
+        for path, entry in listing.files.items():
+            cached = self._read(root, entry.ref)
+            if cached is None:
+                continue  # deleted while scanning: the next scan sees the new state
+            seen.add(entry.ref)
+            files[path] = FileEntry(path, cached.blob, len(cached.content), entry.mode)
+            blobs[cached.blob] = cached.content
+        for stale in self._cache.keys() - seen:
+            del self._cache[stale]
+        return listing_revision(files), files, blobs
+
+    def _walk(
+        self,
+        root: str,
+        rel: str,
+        entries: dict[str, RawEntry],
+        targets: dict[str, str],
+        ignore_files: dict[str, str],
+    ) -> None:
+        try:
+            items = list(os.scandir(os.path.join(root, rel) if rel else root))
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        for item in items:
+            path = f"{rel}/{item.name}" if rel else item.name
+            st = item.stat(follow_symlinks=False)
+            if stat.S_ISLNK(st.st_mode):
+                entries[path] = RawEntry(mode=MODE_SYMLINK, size=0, ref=path)
+                targets[path] = _link_target(root, item.path)
+            elif stat.S_ISDIR(st.st_mode):
+                if item.name != ".git":
+                    self._walk(root, path, entries, targets, ignore_files)
+            elif stat.S_ISREG(st.st_mode):
+                mode = MODE_EXECUTABLE if st.st_mode & 0o111 else MODE_FILE
+                entries[path] = RawEntry(mode=mode, size=st.st_size, ref=path)
+                if item.name == IGNORE_FILE:
+                    with open(item.path, encoding="utf-8", errors="replace") as f:
+                        ignore_files[rel] = f.read()
+
+    def _read(self, root: str, rel: str) -> _Cached | None:
+        full = os.path.join(root, rel)
+        try:
+            st = os.stat(full)
+            stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+            cached = self._cache.get(rel)
+            if cached is not None and cached.stamp == stamp:
+                return cached
+            with open(full, "rb") as f:
+                content = f.read()
+        except FileNotFoundError:
+            return None
+        cached = _Cached(stamp, git_blob_id(content), content)
+        self._cache[rel] = cached
+        return cached
+
+
+def _link_target(root: str, link: str) -> str:
+    """The link's target, made relative when it is an absolute path inside the root."""
+    target = os.readlink(link)
+    if not os.path.isabs(target):
+        return target.replace(os.sep, "/")
+    real = os.path.realpath(target)
+    if os.path.commonpath([real, root]) != root:
+        return target
+    return os.path.relpath(real, os.path.dirname(link)).replace(os.sep, "/")
+
+
+def _not_vcs(change: watchfiles.Change, path: str) -> bool:
+    return f"{os.sep}.git{os.sep}" not in path and not path.endswith(f"{os.sep}.git")

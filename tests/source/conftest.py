@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from source_gitrepo import RemoteRepo, SourceFactory
+
+from gitkrm.source import GitSource, GitSourceSpec
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> RemoteRepo:
+    return RemoteRepo(tmp_path / "repo")
+
+
+@pytest.fixture
+async def make_source(tmp_path: Path) -> AsyncIterator[SourceFactory]:
+    """Build Git sources with their caches under tmp_path; all closed after the test."""
+    made: list[GitSource] = []
+
+    def make(url: str, *, cache: str = "cache", **spec: Any) -> GitSource:
+        spec.setdefault("name", "test")
+        src = GitSource(GitSourceSpec(url=url, **spec), cache_dir=tmp_path / cache)
+        made.append(src)
+        return src
+
+    yield make
+    for src in made:
+        await src.close()
+
+
+@pytest.fixture
+def free_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port

@@ -1,0 +1,417 @@
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from source_gitrepo import RemoteRepo, SourceFactory, git
+
+from gitkrm.errors import BadRequest, NotFound, ServiceUnavailable
+from gitkrm.source import GitRef, InvalidRevision, PathNotFound, RefKind, git_blob_id
+
+
+def seed(remote: RemoteRepo) -> str:
+    remote.write("namespaces.yaml", "kind: Namespace\n")
+    remote.write("apps/a.yaml", "kind: A\n")
+    remote.write("apps/b.yml", "kind: B\n")
+    remote.write("apps/c.json", "{}\n")
+    remote.write("README.md", "# docs\n")
+    remote.write(".github/workflows/ci.yaml", "on: push\n")
+    remote.write(".gitlab-ci.yml", "x: 1\n")
+    sha = remote.commit("seed")
+    remote.push()
+    return sha
+
+
+async def test_branch_snapshot_lists_manifests_and_reads_blobs(
+    remote: RemoteRepo, make_source: SourceFactory
+) -> None:
+    sha = seed(remote)
+    src = make_source(remote.url)
+    snap = await src.snapshot()
+    assert snap.revision == sha
+    assert sorted(snap.files) == ["apps/a.yaml", "apps/b.yml", "apps/c.json", "namespaces.yaml"]
+    assert snap.files["apps/a.yaml"].blob == git_blob_id(b"kind: A\n")
+    assert snap.files["apps/a.yaml"].size == len(b"kind: A\n")
+    assert snap.read("apps/b.yml") == b"kind: B\n"
+    assert snap.read_many(["apps/c.json", "namespaces.yaml"]) == {
+        "apps/c.json": b"{}\n",
+        "namespaces.yaml": b"kind: Namespace\n",
+    }
+    with pytest.raises(NotFound, match=r"README\.md"):
+        snap.read("README.md")
+    assert src.last is snap
+
+
+async def test_unchanged_remote_is_not_fetched_or_listed_again(
+    remote: RemoteRepo, make_source: SourceFactory
+) -> None:
+    seed(remote)
+    src = make_source(remote.url)
+    first = await src.snapshot()
+    calls = dict(src.git.calls)
+    assert await src.poll() == first.revision
+    again = await src.snapshot()
+    assert again is first
+    assert src.git.calls["fetch"] == calls["fetch"] == 1
+    assert src.git.calls["ls-tree"] == calls["ls-tree"] == 1
+    assert src.git.calls["ls-remote"] == calls["ls-remote"] + 2
+
+
+async def test_new_commit_is_fetched_and_changed_paths_by_blob(
+    remote: RemoteRepo, make_source: SourceFactory
+) -> None:
+    seed(remote)
+    src = make_source(remote.url)
+    first = await src.snapshot()
+    remote.write("apps/a.yaml", "kind: A2\n")
+    remote.remove("apps/b.yml")
+    remote.write("apps/d.yaml", "kind: D\n")
+    remote.write("README.md", "changed docs\n")
+    sha = remote.commit("second")
+    remote.push()
+    assert await src.poll() == sha
+    second = await src.snapshot()
+    assert second.revision == sha
+    assert second.changed_paths(first) == {"apps/a.yaml", "apps/b.yml", "apps/d.yaml"}
+    assert second.changed_paths(None) == set(second.files)
+    assert second.read("apps/a.yaml") == b"kind: A2\n"
+    # The older snapshot stays readable from the same cache.
+    assert first.read("apps/b.yml") == b"kind: B\n"
+
+
+async def test_tag_tracking_annotated_and_lightweight(
+    remote: RemoteRepo, make_source: SourceFactory
+) -> None:
+    first = seed(remote)
+    remote.tag("v1")
+    remote.tag("light", annotated=False)
+    remote.write("apps/a.yaml", "kind: later\n")
+    remote.commit("later")
+    remote.push()
+    for name in ("v1", "light"):
+        src = make_source(remote.url, ref=GitRef(RefKind.TAG, name), cache=f"cache-{name}")
+        assert await src.poll() == first
+        snap = await src.snapshot()
+        assert snap.revision == first
+        assert snap.read("apps/a.yaml") == b"kind: A\n"
+
+
+async def test_commit_tracking(remote: RemoteRepo, make_source: SourceFactory) -> None:
+    first = seed(remote)
+    remote.write("apps/a.yaml", "kind: later\n")
+    remote.commit("later")
+    remote.push()
+    src = make_source(remote.url, ref=GitRef(RefKind.COMMIT, first))
+    assert await src.poll() == first
+    snap = await src.snapshot()
+    assert snap.revision == first
+    assert snap.read("apps/a.yaml") == b"kind: A\n"
+    assert await src.snapshot() is snap
+    assert src.git.calls["ls-remote"] == 0
+
+    missing = make_source(remote.url, ref=GitRef(RefKind.COMMIT, "1" * 40), cache="other")
+    with pytest.raises(NotFound, match="1111111111"):
+        await missing.snapshot()
+
+
+def test_ref_names_are_checked() -> None:
+    with pytest.raises(BadRequest):
+        GitRef(RefKind.COMMIT, "abc123")
+    with pytest.raises(BadRequest):
+        GitRef(RefKind.BRANCH, "--upload-pack=evil")
+    with pytest.raises(BadRequest):
+        GitRef(RefKind.BRANCH, "a b")
+
+
+async def test_sub_path_is_the_root(remote: RemoteRepo, make_source: SourceFactory) -> None:
+    seed(remote)
+    remote.write("clusters/prod/app.yaml", "kind: P\n")
+    remote.write("clusters/prod/nested/x.yaml", "kind: X\n")
+    remote.commit()
+    remote.push()
+    src = make_source(remote.url, path="clusters/prod/")
+    snap = await src.snapshot()
+    assert sorted(snap.files) == ["app.yaml", "nested/x.yaml"]
+    assert snap.read("nested/x.yaml") == b"kind: X\n"
+
+
+async def test_missing_sub_path_is_not_found(
+    remote: RemoteRepo, make_source: SourceFactory
+) -> None:
+    sha = seed(remote)
+    src = make_source(remote.url, path="nowhere")
+    with pytest.raises(PathNotFound, match="'nowhere' does not exist") as err:
+        await src.snapshot()
+    assert err.value.revision == sha
+    ls_tree = src.git.calls["ls-tree"]
+    with pytest.raises(PathNotFound):
+        await src.snapshot()  # remembered for this revision: nothing fetched or listed
+    assert src.git.calls["fetch"] == 1
+    assert src.git.calls["ls-tree"] == ls_tree
+    with pytest.raises(BadRequest):
+        make_source(remote.url, path="../up")
+    file_path = make_source(remote.url, path="namespaces.yaml", cache="c2")
+    with pytest.raises(PathNotFound, match="is a file"):
+        await file_path.snapshot()
+
+
+async def test_force_push_is_followed(remote: RemoteRepo, make_source: SourceFactory) -> None:
+    seed(remote)
+    src = make_source(remote.url)
+    await src.snapshot()
+    git("checkout", "-q", "--orphan", "rewritten", cwd=remote.work)
+    git("rm", "-q", "-r", "--cached", ".", cwd=remote.work)
+    for p in list(remote.work.iterdir()):
+        if p.name != ".git":
+            shutil.rmtree(p) if p.is_dir() else p.unlink()
+    remote.write("only.yaml", "kind: Rewritten\n")
+    rewritten = remote.commit("history rewritten")
+    remote.push(force=True)
+    snap = await src.snapshot()
+    assert snap.revision == rewritten
+    assert sorted(snap.files) == ["only.yaml"]
+    assert snap.read("only.yaml") == b"kind: Rewritten\n"
+
+
+async def test_deleted_branch_is_an_error_and_last_snapshot_stays(
+    remote: RemoteRepo, make_source: SourceFactory
+) -> None:
+    seed(remote)
+    remote.push("HEAD:refs/heads/feature")
+    src = make_source(remote.url, ref=GitRef(RefKind.BRANCH, "feature"))
+    snap = await src.snapshot()
+    remote.delete_remote_ref("refs/heads/feature")
+    with pytest.raises(NotFound, match="branch 'feature' not found"):
+        await src.poll()
+    with pytest.raises(NotFound, match="branch 'feature' not found"):
+        await src.snapshot()
+    assert src.last is snap
+    assert snap.read("apps/a.yaml") == b"kind: A\n"
+
+
+async def test_deleted_tag_is_an_error(remote: RemoteRepo, make_source: SourceFactory) -> None:
+    seed(remote)
+    remote.tag("v1")
+    src = make_source(remote.url, ref=GitRef(RefKind.TAG, "v1"))
+    snap = await src.snapshot()
+    remote.delete_remote_ref("refs/tags/v1")
+    with pytest.raises(NotFound, match="tag 'v1' not found"):
+        await src.snapshot()
+    assert src.last is snap
+
+
+async def test_unreachable_remote(make_source: SourceFactory, free_port: int) -> None:
+    src = make_source(f"https://127.0.0.1:{free_port}/repo.git")
+    with pytest.raises(ServiceUnavailable, match="unreachable"):
+        await src.snapshot()
+    missing = make_source("/nonexistent/repo.git", cache="c2")
+    with pytest.raises(NotFound):
+        await missing.snapshot()
+
+
+async def test_gitkrmignore_and_defaults(remote: RemoteRepo, make_source: SourceFactory) -> None:
+    seed(remote)
+    remote.write(".gitkrmignore", "/apps/c.json\n!.gitlab-ci.yml\n")
+    remote.write("apps/.gitkrmignore", "*.yml\n")
+    remote.write("apps/drafts/x.yaml", "kind: Draft\n")
+    remote.write("apps/drafts/.gitkrmignore", "*\n!keep.yaml\n")
+    remote.write("apps/drafts/keep.yaml", "kind: Keep\n")
+    remote.write("package.json", "{}\n")
+    remote.write("kustomize/kustomization.yaml", "resources: []\n")
+    remote.write("kustomize/app.properties", "a=b\n")
+    remote.write("kustomize/base/readme.txt", "x\n")
+    remote.commit()
+    remote.push()
+    snap = await make_source(remote.url).snapshot()
+    assert sorted(snap.files) == [
+        ".gitlab-ci.yml",
+        "apps/a.yaml",
+        "apps/drafts/keep.yaml",
+        "kustomize/app.properties",
+        "kustomize/base/readme.txt",
+        "kustomize/kustomization.yaml",
+        "namespaces.yaml",
+    ]
+
+
+async def test_gitkrmignore_above_the_sub_path_applies(
+    remote: RemoteRepo, make_source: SourceFactory
+) -> None:
+    remote.write(".gitkrmignore", "secret-*.yaml\n")
+    remote.write("env/.gitkrmignore", "/prod/skip.yaml\n")
+    remote.write("env/prod/app.yaml", "kind: A\n")
+    remote.write("env/prod/skip.yaml", "kind: S\n")
+    remote.write("env/prod/secret-x.yaml", "kind: Secret\n")
+    remote.commit()
+    remote.push()
+    snap = await make_source(remote.url, path="env/prod").snapshot()
+    assert sorted(snap.files) == ["app.yaml"]
+
+
+async def test_symlinks_inside_are_resolved_and_escapes_refused(
+    remote: RemoteRepo, make_source: SourceFactory
+) -> None:
+    seed(remote)
+    remote.symlink("linked.yaml", "apps/a.yaml")
+    remote.symlink("shared", "apps")
+    remote.symlink("docs.md", "../../outside.md")  # not a manifest name: not followed
+    remote.commit()
+    remote.push()
+    src = make_source(remote.url)
+    snap = await src.snapshot()
+    assert snap.read("linked.yaml") == b"kind: A\n"
+    assert snap.files["linked.yaml"].blob == snap.files["apps/a.yaml"].blob
+    assert snap.read("shared/b.yml") == b"kind: B\n"
+    assert "docs.md" not in snap.files
+
+    remote.symlink("apps/evil.yaml", "../../../etc/passwd")
+    remote.symlink("abs.yaml", "/etc/hostname")
+    remote.symlink("dangling.yaml", "apps/nope.yaml")
+    bad = remote.commit("bad links")
+    remote.push()
+    with pytest.raises(InvalidRevision) as err:
+        await src.snapshot()
+    assert err.value.revision == bad
+    fields = {c.field: c.message for c in err.value.causes}
+    assert set(fields) == {"apps/evil.yaml", "abs.yaml", "dangling.yaml"}
+    assert "leaves the source root" in fields["apps/evil.yaml"]
+    assert "does not exist" in fields["dangling.yaml"]
+    assert "apps/evil.yaml" in err.value.message
+    assert src.last is snap
+
+
+async def test_symlink_out_of_the_sub_path_is_refused(
+    remote: RemoteRepo, make_source: SourceFactory
+) -> None:
+    remote.write("base/a.yaml", "kind: A\n")
+    remote.symlink("env/a.yaml", "../base/a.yaml")
+    remote.commit()
+    remote.push()
+    with pytest.raises(InvalidRevision, match=r"env/a\.yaml"):
+        await make_source(remote.url, path="env").snapshot()
+    whole = await make_source(remote.url, cache="c2").snapshot()
+    assert whole.read("env/a.yaml") == b"kind: A\n"
+
+
+async def test_huge_file_is_an_error_naming_it(
+    remote: RemoteRepo, make_source: SourceFactory
+) -> None:
+    seed(remote)
+    remote.write("apps/huge.yaml", b"x" * 2048)
+    remote.write("big.bin", b"x" * 4096)  # not listed, so not checked
+    sha = remote.commit()
+    remote.push()
+    src = make_source(remote.url, max_file_size=1024)
+    with pytest.raises(InvalidRevision, match=r"apps/huge\.yaml") as err:
+        await src.snapshot()
+    assert [c.field for c in err.value.causes] == ["apps/huge.yaml"]
+    assert "2,048 bytes" in err.value.message
+    assert err.value.revision == sha
+    fetches = src.git.calls["fetch"]
+    with pytest.raises(InvalidRevision):
+        await src.snapshot()
+    assert src.git.calls["fetch"] == fetches
+    remote.remove("apps/huge.yaml")
+    remote.commit("fix")
+    remote.push()
+    assert "apps/a.yaml" in (await src.snapshot()).files
+
+
+def _corrupt_objects(cache: Path) -> int:
+    """Truncate every object file (packs and loose objects) of a cache repository."""
+    count = 0
+    for dirpath, _, names in os.walk(cache / "objects"):
+        for name in names:
+            p = Path(dirpath) / name
+            if name.endswith((".pack", ".idx")) or len(Path(dirpath).name) == 2:
+                os.chmod(p, 0o644)
+                data = p.read_bytes()
+                p.write_bytes(data[: len(data) // 2])
+                count += 1
+    return count
+
+
+@pytest.mark.parametrize("packed", [False, True])
+async def test_corrupted_cache_is_recloned_on_restart(
+    remote: RemoteRepo, make_source: SourceFactory, tmp_path: Path, packed: bool
+) -> None:
+    seed(remote)
+    src = make_source(remote.url)
+    snap = await src.snapshot()
+    await src.close()
+    if packed:
+        git("--git-dir=cache", "repack", "-q", "-a", "-d", cwd=tmp_path)
+    assert _corrupt_objects(tmp_path / "cache") > 0
+    restarted = make_source(remote.url)
+    again = await restarted.snapshot()
+    assert again.revision == snap.revision
+    assert restarted.git.calls["fetch"] == 1  # the damage was found and the cache re-cloned
+    assert again.read_many(list(again.files)) == snap.read_many(list(snap.files))
+
+
+async def test_intact_cache_is_reused_on_restart(
+    remote: RemoteRepo, make_source: SourceFactory
+) -> None:
+    seed(remote)
+    snap = await make_source(remote.url).snapshot()
+    restarted = make_source(remote.url)
+    assert (await restarted.snapshot()).revision == snap.revision
+    assert restarted.git.calls["fetch"] == 0
+
+
+async def test_corrupted_cache_found_while_reading_is_recloned(
+    remote: RemoteRepo, make_source: SourceFactory, tmp_path: Path
+) -> None:
+    seed(remote)
+    src = make_source(remote.url)
+    snap = await src.snapshot()
+    await src.close()  # stops the reader, as a crash would
+    _corrupt_objects(tmp_path / "cache")
+    with pytest.raises(Exception, match="cache"):
+        snap.read_many(list(snap.files))
+    again = await src.snapshot()
+    assert again is snap  # same revision: the repaired cache serves the same snapshot
+    assert snap.read("apps/a.yaml") == b"kind: A\n"
+    assert src.git.calls["fetch"] == 2
+
+
+@pytest.mark.parametrize("damage", ["garbage-dir", "garbage-config", "garbage-head", "file"])
+async def test_garbage_in_the_cache_is_recloned(
+    remote: RemoteRepo, make_source: SourceFactory, tmp_path: Path, damage: str
+) -> None:
+    seed(remote)
+    cache = tmp_path / "cache"
+    first = await make_source(remote.url).snapshot()
+    if damage == "garbage-dir":
+        shutil.rmtree(cache)
+        cache.mkdir()
+        (cache / "HEAD").write_bytes(os.urandom(64))
+        (cache / "objects").write_text("not a directory")
+    elif damage == "garbage-config":
+        (cache / "config").write_bytes(b"[core\n\x00\xff garbage")
+    elif damage == "garbage-head":
+        (cache / "HEAD").write_bytes(b"\x00garbage\n")
+    else:
+        shutil.rmtree(cache)
+        cache.write_bytes(b"a file where the cache should be")
+    remote.write("apps/a.yaml", "kind: A3\n")
+    sha = remote.commit()
+    remote.push()
+    snap = await make_source(remote.url).snapshot()
+    assert snap.revision == sha != first.revision
+    assert snap.read("apps/a.yaml") == b"kind: A3\n"
+
+
+async def test_cache_for_another_url_is_replaced(
+    remote: RemoteRepo, make_source: SourceFactory, tmp_path: Path
+) -> None:
+    seed(remote)
+    await make_source(remote.url).snapshot()
+    other = RemoteRepo(tmp_path / "other")
+    other.write("other.yaml", "kind: O\n")
+    other.commit()
+    other.push()
+    snap = await make_source(other.url).snapshot()
+    assert sorted(snap.files) == ["other.yaml"]
