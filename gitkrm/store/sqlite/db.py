@@ -1,0 +1,182 @@
+"""The SQLite file: connection, pragmas, schema and the single-writer lock.
+
+WAL with synchronous=NORMAL: a COMMIT has reached the WAL file through write(2) before it
+returns, so a killed process (kill -9) never loses an acknowledged write; only power loss
+could (out of scope). Readers in other processes see committed data while the writer works.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from gitkrm.errors import Conflict, NotFound
+
+SCHEMA_VERSION = 1
+
+_DDL = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)",
+    # The live objects: one row per object, its JSON bytes as stored (storage version).
+    """CREATE TABLE IF NOT EXISTS objects (
+        gk TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL,
+        rv INTEGER NOT NULL, labels BLOB, data BLOB NOT NULL,
+        PRIMARY KEY (gk, ns, name)) WITHOUT ROWID""",
+    # Every write appends one row (the object after it; for DELETED the final state).
+    # Compaction keeps, below the compaction revision, only the latest row of each live key.
+    """CREATE TABLE IF NOT EXISTS events (
+        rv INTEGER PRIMARY KEY, gk TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL,
+        type TEXT NOT NULL, data BLOB NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS events_key ON events (gk, ns, name, rv)",
+    # Inserts and updates of objects append their event inside SQLite (one statement per
+    # write instead of two: this is the hot path of a 10,000-object batch). Deletes append
+    # theirs explicitly: a DELETED event carries the final state, not the stored one.
+    """CREATE TRIGGER IF NOT EXISTS objects_added AFTER INSERT ON objects BEGIN
+        INSERT INTO events (rv, gk, ns, name, type, data)
+        VALUES (NEW.rv, NEW.gk, NEW.ns, NEW.name, 'ADDED', NEW.data); END""",
+    """CREATE TRIGGER IF NOT EXISTS objects_modified AFTER UPDATE ON objects BEGIN
+        INSERT INTO events (rv, gk, ns, name, type, data)
+        VALUES (NEW.rv, NEW.gk, NEW.ns, NEW.name, 'MODIFIED', NEW.data); END""",
+)
+
+
+def connect(path: str, *, read_only: bool) -> sqlite3.Connection:
+    """Open the database with the pragmas the store relies on.
+
+    `isolation_level=None`: transactions are explicit (BEGIN IMMEDIATE ... COMMIT), so
+    nothing is ever committed behind the store's back.
+    """
+    memory = path == ":memory:"
+    if read_only and not memory and not Path(path).exists():
+        raise NotFound(f"store {path} does not exist")
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA busy_timeout = 5000")
+    if not memory and not read_only:
+        conn.execute("PRAGMA journal_mode = WAL")
+        # Checkpoints (they fsync) run on the Checkpointer's thread, not inside commits.
+        conn.execute("PRAGMA wal_autocheckpoint = 0")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA cache_size = -65536")
+    conn.execute("PRAGMA temp_store = MEMORY")
+    if read_only:
+        conn.execute("PRAGMA query_only = 1")
+    else:
+        conn.execute("BEGIN IMMEDIATE")
+        for stmt in _DDL:
+            conn.execute(stmt)
+        conn.execute(
+            "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?), ('rv', 0), "
+            "('compact_rv', 0)",
+            (SCHEMA_VERSION,),
+        )
+        conn.execute("COMMIT")
+    return conn
+
+
+def read_meta(conn: sqlite3.Connection, key: str) -> int:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def read_rv(conn: sqlite3.Connection) -> int:
+    """The latest committed revision: the newest event, or the revision saved by the last
+    compaction (which may have removed the newest rows). Not written per commit: that
+    would cost a page write per transaction."""
+    row = conn.execute(
+        "SELECT max(coalesce((SELECT max(rv) FROM events), 0), "
+        "(SELECT value FROM meta WHERE key = 'rv'))"
+    ).fetchone()
+    return int(row[0] or 0)
+
+
+class Checkpointer:
+    """Copies the WAL into the database file from a background thread.
+
+    SQLite's automatic checkpoint runs inside a COMMIT and fsyncs; moving it here keeps
+    commits (acknowledgements) fast. Its own connection: a PASSIVE checkpoint never
+    blocks the writer or readers.
+    """
+
+    def __init__(self, path: str, *, interval: float = 0.5) -> None:
+        self._path = path
+        self._interval = interval
+        self._dirty = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="gitkrm-checkpoint", daemon=True)
+        self._thread.start()
+
+    def mark(self) -> None:
+        self._dirty.set()
+
+    def _run(self) -> None:
+        conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA busy_timeout = 5000")
+            while not self._stop.is_set():
+                self._stop.wait(self._interval)
+                if self._dirty.is_set():
+                    self._dirty.clear()
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        finally:
+            conn.close()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+@contextlib.contextmanager
+def read_txn(conn: sqlite3.Connection) -> Iterator[None]:
+    """A read transaction: every SELECT inside sees one snapshot (matters for readers in
+    other processes than the writer)."""
+    if conn.in_transaction:
+        yield
+        return
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        conn.execute("COMMIT")
+
+
+@dataclass
+class WriterLock:
+    """An flock'd `<db>.lock` file: at most one writer process per store file."""
+
+    path: Path
+    handle: IO[str]
+
+    @classmethod
+    def acquire(cls, db_path: str) -> WriterLock:
+        path = Path(db_path + ".lock")
+        handle = path.open("a+", encoding="utf-8")
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            pid = handle.read().strip() or "unknown"
+            handle.close()
+            raise Conflict(
+                f"store {os.path.abspath(db_path)} is in use by another gitkrm process (pid {pid})"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        return cls(path=path, handle=handle)
+
+    def release(self) -> None:
+        if self.handle.closed:
+            return
+        with contextlib.suppress(OSError):
+            self.handle.seek(0)
+            self.handle.truncate()
+        fcntl.flock(self.handle.fileno(), fcntl.LOCK_UN)
+        self.handle.close()

@@ -1,0 +1,432 @@
+"""SqliteStore: the embedded implementation of the Store protocol (DESIGN.md 4.2).
+
+All SQLite work runs on the event loop's thread, one statement sequence at a time: a write
+is a synchronous BEGIN IMMEDIATE ... COMMIT inside its coroutine, so transactions never
+interleave, and the coroutine returns (acknowledges) only after COMMIT.
+
+Warnings: every write takes `warnings: list[str] | None`; admission warnings (unknown
+fields under fieldValidation=Warn) are appended to it.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from gitkrm.errors import BadRequest, GitkrmError
+from gitkrm.krm import GVK, FieldValidation, Obj, ObjectRef
+from gitkrm.schema import Registry
+from gitkrm.store.protocol import (
+    BatchOp,
+    BatchOpKind,
+    PatchType,
+    Preconditions,
+    Propagation,
+    WatchEvent,
+)
+from gitkrm.store.sqlite import db, deletion, reads, writes
+from gitkrm.store.sqlite.core import (
+    BOOKMARK_INTERVAL,
+    HISTORY_LIMIT,
+    POLL_INTERVAL,
+    WATCH_QUEUE_SIZE,
+    Core,
+    Options,
+    gc_paused,
+)
+from gitkrm.store.sqlite.kinds import NAMESPACE_GK
+from gitkrm.store.sqlite.txn import Txn
+from gitkrm.store.sqlite.watch import WatchSpec, too_old, watch_events
+
+INITIAL_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
+
+
+def _validation(v: FieldValidation | str) -> FieldValidation:
+    try:
+        return FieldValidation(v)
+    except ValueError:
+        allowed = ", ".join(f.value for f in FieldValidation)
+        raise BadRequest(f'invalid fieldValidation "{v}": must be one of {allowed}') from None
+
+
+def _propagation(p: Propagation | str | None) -> Propagation | None:
+    if p is None or isinstance(p, Propagation):
+        return p
+    try:
+        return Propagation(p)
+    except ValueError:
+        raise BadRequest(
+            f'invalid propagationPolicy "{p}": must be Orphan, Background or Foreground'
+        ) from None
+
+
+def _describe(op: BatchOp) -> str:
+    if op.obj is not None and isinstance(op.obj, dict):
+        md = op.obj.get("metadata") or {}
+        kind = op.obj.get("kind") or "?"
+        name = md.get("name") or md.get("generateName") or "?"
+        ns = md.get("namespace")
+        return f"{kind} {ns}/{name}" if ns else f"{kind} {name}"
+    if op.ref is not None:
+        r = op.ref
+        return f"{r.kind} {r.namespace}/{r.name}" if r.namespace else f"{r.kind} {r.name}"
+    return op.op.value
+
+
+def _prefixed(e: GitkrmError, prefix: str) -> GitkrmError:
+    out = type(e)(f"{prefix}: {e.message}", details=e.details)
+    out.__cause__ = e
+    return out
+
+
+class SqliteStore:
+    """The embedded store. Open it with `gitkrm.store.open_store("sqlite:///...")`."""
+
+    def __init__(self, core: Core, lock: db.WriterLock | None) -> None:
+        self._core = core
+        self._lock = lock
+
+    # -- opening and closing ---------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str,
+        *,
+        read_only: bool = False,
+        registry: Registry | None = None,
+        history_limit: int = HISTORY_LIMIT,
+        watch_queue_size: int = WATCH_QUEUE_SIZE,
+        bookmark_interval: float = BOOKMARK_INTERVAL,
+        poll_interval: float = POLL_INTERVAL,
+    ) -> SqliteStore:
+        if history_limit < 1 or watch_queue_size < 1:
+            raise BadRequest("history_limit and watch_queue_size must be positive")
+        lock = None
+        if not read_only and path != ":memory:":
+            lock = db.WriterLock.acquire(path)
+        try:
+            conn = db.connect(path, read_only=read_only)
+            core = Core(
+                conn=conn,
+                registry=registry if registry is not None else Registry.builtin(),
+                read_only=read_only,
+                path=path,
+                options=Options(
+                    history_limit=history_limit,
+                    watch_queue_size=watch_queue_size,
+                    bookmark_interval=bookmark_interval,
+                    poll_interval=poll_interval,
+                ),
+            )
+            core.register_stored_crds()
+            store = cls(core, lock)
+            if not read_only and core.rv == 0:
+                store._create_initial_namespaces()
+        except BaseException:
+            if lock is not None:
+                lock.release()
+            raise
+        return store
+
+    def _create_initial_namespaces(self) -> None:
+        def run(txn: Txn) -> None:
+            for name in INITIAL_NAMESPACES:
+                body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+                writes.create(txn, body, writes.WriteOpts(), [])
+
+        self._core.write(run, dry_run=False)
+
+    async def close(self) -> None:
+        core = self._core
+        if core.closed:
+            return
+        core.closed = True
+        core.hub.close_all()
+        if core.checkpointer is not None:
+            core.checkpointer.stop()
+        core.conn.close()
+        if self._lock is not None:
+            self._lock.release()
+
+    async def __aenter__(self) -> SqliteStore:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # -- accessors -------------------------------------------------------------------------
+
+    @property
+    def registry(self) -> Registry:
+        return self._core.registry
+
+    @property
+    def path(self) -> str:
+        return self._core.path
+
+    @property
+    def read_only(self) -> bool:
+        return self._core.read_only
+
+    @property
+    def resource_version(self) -> int:
+        """The latest committed revision."""
+        return self._core.current_rv()
+
+    @property
+    def compacted_revision(self) -> int:
+        return self._core.current_compact_rv()
+
+    def compact(self, upto: int | None = None) -> None:
+        """Forget history up to `upto` now (default: keep the last history_limit revisions)."""
+        self._core.check_writable()
+        self._core.compact_now(upto)
+
+    @property
+    def watcher_count(self) -> int:
+        return self._core.hub.watchers()
+
+    # -- reads -----------------------------------------------------------------------------
+
+    async def get(self, ref: ObjectRef) -> Obj:
+        return reads.get(self._core, ref)
+
+    async def list(
+        self,
+        gvk: GVK,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+        resource_version: str | None = None,
+    ) -> Obj:
+        info, p = reads.page(
+            self._core,
+            gvk,
+            namespace=namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            limit=limit,
+            continue_=continue_,
+            resource_version=resource_version,
+        )
+        return reads.as_dict(info, p)
+
+    async def list_raw(
+        self,
+        gvk: GVK,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+        resource_version: str | None = None,
+    ) -> bytes:
+        """`list`, serialized: the Kubernetes list JSON body, spliced from stored bytes."""
+        info, p = reads.page(
+            self._core,
+            gvk,
+            namespace=namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            limit=limit,
+            continue_=continue_,
+            resource_version=resource_version,
+        )
+        return reads.as_bytes(info, p)
+
+    # -- writes ----------------------------------------------------------------------------
+
+    async def create(
+        self,
+        obj: Obj,
+        *,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        force: bool = False,
+        field_validation: FieldValidation | str = FieldValidation.STRICT,
+        warnings: builtins.list[str] | None = None,
+    ) -> Obj:
+        opts = writes.WriteOpts(_validation(field_validation), field_manager)
+        out = warnings if warnings is not None else []
+        return self._core.write(lambda t: writes.create(t, obj, opts, out), dry_run=dry_run)
+
+    async def update(
+        self,
+        obj: Obj,
+        *,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        force: bool = False,
+        field_validation: FieldValidation | str = FieldValidation.STRICT,
+        warnings: builtins.list[str] | None = None,
+    ) -> Obj:
+        opts = writes.WriteOpts(_validation(field_validation), field_manager)
+        out = warnings if warnings is not None else []
+        return self._core.write(lambda t: writes.update(t, obj, opts, out), dry_run=dry_run)
+
+    async def update_status(
+        self,
+        obj: Obj,
+        *,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        force: bool = False,
+        field_validation: FieldValidation | str = FieldValidation.STRICT,
+        warnings: builtins.list[str] | None = None,
+    ) -> Obj:
+        opts = writes.WriteOpts(_validation(field_validation), field_manager)
+        out = warnings if warnings is not None else []
+        return self._core.write(
+            lambda t: writes.update(t, obj, opts, out, subresource="status"), dry_run=dry_run
+        )
+
+    async def finalize_namespace(
+        self,
+        obj: Obj,
+        *,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+    ) -> Obj:
+        """PUT namespaces/<name>/finalize: set only spec.finalizers. A terminating namespace
+        whose spec.finalizers and metadata.finalizers are then empty is removed."""
+        if not isinstance(obj, dict) or obj.get("kind") != NAMESPACE_GK.kind:
+            raise BadRequest("finalize takes a Namespace object")
+        opts = writes.WriteOpts(FieldValidation.STRICT, field_manager)
+        return self._core.write(
+            lambda t: writes.update(t, obj, opts, [], subresource="finalize"), dry_run=dry_run
+        )
+
+    async def patch(
+        self,
+        ref: ObjectRef,
+        patch: Any,
+        patch_type: PatchType,
+        *,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        force: bool = False,
+        field_validation: FieldValidation | str = FieldValidation.STRICT,
+        warnings: builtins.list[str] | None = None,
+        subresource: str | None = None,
+    ) -> Obj:
+        """Patch an object (`subresource="status"`: only its status)."""
+        from gitkrm.store.sqlite import patching
+
+        opts = writes.WriteOpts(_validation(field_validation), field_manager)
+        out = warnings if warnings is not None else []
+        return self._core.write(
+            lambda t: patching.patch(t, ref, patch, patch_type, opts, out, subresource=subresource),
+            dry_run=dry_run,
+        )
+
+    async def delete(
+        self,
+        ref: ObjectRef,
+        *,
+        propagation: Propagation | str | None = None,
+        preconditions: Preconditions | None = None,
+        dry_run: bool = False,
+    ) -> Obj:
+        """Delete an object; returns its final state, or the object marked for deletion
+        (deletionTimestamp set) while finalizers hold it."""
+        policy = _propagation(propagation)
+
+        def run(t: Txn) -> Obj:
+            final = deletion.delete(t, ref, propagation=policy, preconditions=preconditions)
+            return self._served(ref, final)
+
+        return self._core.write(run, dry_run=dry_run)
+
+    def _served(self, ref: ObjectRef, obj: Obj) -> Obj:
+        if ref.version is None:
+            return obj
+        api_version = GVK(group=ref.group, version=ref.version, kind=ref.kind).api_version
+        return writes.at_version(obj, api_version)
+
+    async def batch(
+        self,
+        ops: Sequence[BatchOp],
+        *,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        field_validation: FieldValidation | str = FieldValidation.STRICT,
+        warnings: builtins.list[str] | None = None,
+    ) -> builtins.list[Obj]:
+        """Many writes in ONE transaction, all or nothing; each gets its own
+        resourceVersion. A failure names the op: `op 17 (Deployment team-3/app-8): ...`."""
+        opts = writes.WriteOpts(_validation(field_validation), field_manager)
+        out = warnings if warnings is not None else []
+
+        def run(t: Txn) -> builtins.list[Obj]:
+            results: builtins.list[Obj] = []
+            for i, op in enumerate(ops):
+                try:
+                    results.append(self._apply(t, op, opts, out))
+                except GitkrmError as e:
+                    raise _prefixed(e, f"op {i} ({_describe(op)})") from e
+            return results
+
+        with gc_paused():
+            return self._core.write(run, dry_run=dry_run)
+
+    def _apply(self, t: Txn, op: BatchOp, opts: writes.WriteOpts, out: builtins.list[str]) -> Obj:
+        kind = op.op
+        if kind in (BatchOpKind.CREATE, BatchOpKind.UPDATE, BatchOpKind.UPDATE_STATUS):
+            if op.obj is None:
+                raise BadRequest(f"a {kind.value} op needs an object")
+            if kind is BatchOpKind.CREATE:
+                return writes.create(t, op.obj, opts, out)
+            sub = "status" if kind is BatchOpKind.UPDATE_STATUS else None
+            return writes.update(t, op.obj, opts, out, subresource=sub)
+        if op.ref is None:
+            raise BadRequest(f"a {kind.value} op needs a ref")
+        if kind is BatchOpKind.PATCH:
+            from gitkrm.store.sqlite import patching
+
+            return patching.patch(t, op.ref, op.patch, op.patch_type, opts, out)
+        final = deletion.delete(
+            t, op.ref, propagation=_propagation(op.propagation), preconditions=op.preconditions
+        )
+        return self._served(op.ref, final)
+
+    # -- watch -----------------------------------------------------------------------------
+
+    def watch(
+        self,
+        gvk: GVK,
+        namespace: str | None = None,
+        resource_version: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        allow_bookmarks: bool = False,
+    ) -> AsyncIterator[WatchEvent]:
+        """Changes of a kind as WatchEvents (shared and read-only), in revision order.
+
+        Selectors and the revision are checked here; an rv older than the compaction
+        revision raises Expired (here, or from the iterator if compaction catches up
+        before the first event).
+        """
+        core = self._core
+        info = core.kinds.served(gvk)
+        kind = core.kinds.of(gvk.group, gvk.kind)
+        sel = reads.Selectors.parse(info, label_selector, field_selector)
+        start: int | None = None
+        if resource_version not in (None, "", "0"):
+            start = reads.parse_rv(str(resource_version))
+            compact_rv = core.current_compact_rv()
+            if start < compact_rv:
+                raise too_old(start, compact_rv)
+        spec = WatchSpec(
+            kind=kind,
+            api_version=info.gvk.api_version,
+            ns=(namespace or None) if kind.namespaced else None,
+            start=start,
+            labels=sel.labels,
+            fields=sel.fields,
+            allow_bookmarks=allow_bookmarks,
+        )
+        return watch_events(core, spec)

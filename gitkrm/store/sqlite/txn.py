@@ -1,0 +1,142 @@
+"""One write transaction: resourceVersion allocation, row writes, pending watch events.
+
+Every write of the store runs synchronously on the loop thread between BEGIN IMMEDIATE and
+COMMIT, so two transactions never interleave and watchers see events only after COMMIT.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import orjson
+
+from gitkrm.errors import AlreadyExists, NotFound
+from gitkrm.krm import Obj
+from gitkrm.store.protocol import EventType
+from gitkrm.store.sqlite.kinds import Kind
+
+if TYPE_CHECKING:
+    from gitkrm.store.sqlite.core import Core
+
+
+@dataclass(slots=True)
+class Change:
+    """A committed change, published to watchers after COMMIT."""
+
+    rv: int
+    gk: str
+    ns: str
+    name: str
+    type: EventType
+    data: bytes
+    prev: bytes | None  # the stored bytes before the change (None for ADDED)
+
+
+@dataclass(slots=True)
+class Stored:
+    """An object as read inside a transaction."""
+
+    rv: int
+    data: bytes
+    obj: Obj
+
+
+@dataclass
+class Txn:
+    core: Core
+    dry_run: bool = False
+    rv: int = 0
+    changes: list[Change] = field(default_factory=list)
+    crds_touched: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.rv = self.core.rv
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        return self.core.conn
+
+    def load(self, kind: Kind, ns: str, name: str) -> Stored:
+        """The stored object (NotFound with the API server's message when missing)."""
+        row = self.conn.execute(
+            "SELECT rv, data FROM objects WHERE gk = ? AND ns = ? AND name = ?",
+            (kind.key, ns, name),
+        ).fetchone()
+        if row is None:
+            raise NotFound(f'{kind.resource} "{name}" not found')
+        return Stored(rv=row[0], data=row[1], obj=orjson.loads(row[1]))
+
+    def exists(self, kind: Kind, ns: str, name: str) -> bool:
+        row = self.conn.execute(
+            "SELECT 1 FROM objects WHERE gk = ? AND ns = ? AND name = ?", (kind.key, ns, name)
+        ).fetchone()
+        return row is not None
+
+    def put(
+        self,
+        kind: Kind,
+        ns: str,
+        name: str,
+        obj: Obj,
+        *,
+        old: Stored | None,
+    ) -> bytes:
+        """Insert (old is None) or replace an object; stamps its resourceVersion.
+
+        Returns the stored bytes. `obj` must be at the storage version. The events row is
+        appended by the table's triggers (db.py).
+        """
+        self.rv += 1
+        rv = self.rv
+        md = obj["metadata"]
+        md["resourceVersion"] = str(rv)
+        data = orjson.dumps(obj)
+        labels = md.get("labels")
+        lab = orjson.dumps(labels) if labels else None
+        if old is None:
+            try:
+                self.conn.execute(
+                    "INSERT INTO objects (gk, ns, name, rv, labels, data) VALUES (?,?,?,?,?,?)",
+                    (kind.key, ns, name, rv, lab, data),
+                )
+            except sqlite3.IntegrityError:
+                self.rv -= 1
+                raise AlreadyExists(f'{kind.resource} "{name}" already exists') from None
+            self.changes.append(Change(rv, kind.key, ns, name, EventType.ADDED, data, None))
+        else:
+            self.conn.execute(
+                "UPDATE objects SET rv = ?, labels = ?, data = ? "
+                "WHERE gk = ? AND ns = ? AND name = ?",
+                (rv, lab, data, kind.key, ns, name),
+            )
+            self.changes.append(Change(rv, kind.key, ns, name, EventType.MODIFIED, data, old.data))
+        if kind.is_namespace:
+            self.core.ns_cache.pop(name, None)
+        if self.dry_run:  # nothing is committed: show no new revision
+            if old is None:
+                del md["resourceVersion"]
+            else:
+                md["resourceVersion"] = str(old.rv)
+        return data
+
+    def remove(self, kind: Kind, ns: str, name: str, final: Obj, *, old: Stored) -> bytes:
+        """Delete an object; `final` (its last state) gets the deletion's resourceVersion."""
+        self.rv += 1
+        rv = self.rv
+        final["metadata"]["resourceVersion"] = str(rv)
+        data = orjson.dumps(final)
+        self.conn.execute(
+            "DELETE FROM objects WHERE gk = ? AND ns = ? AND name = ?", (kind.key, ns, name)
+        )
+        self.conn.execute(
+            "INSERT INTO events (rv, gk, ns, name, type, data) VALUES (?,?,?,?,?,?)",
+            (rv, kind.key, ns, name, "DELETED", data),
+        )
+        self.changes.append(Change(rv, kind.key, ns, name, EventType.DELETED, data, old.data))
+        if self.dry_run:
+            final["metadata"]["resourceVersion"] = str(old.rv)
+        if kind.is_namespace:
+            self.core.ns_cache.pop(name, None)
+        return data

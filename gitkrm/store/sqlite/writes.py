@@ -1,0 +1,310 @@
+"""create, update, update_status and finalize inside one transaction (see txn.Txn)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from gitkrm.errors import AlreadyExists, BadRequest, Cause, Conflict, Forbidden, Invalid, NotFound
+from gitkrm.krm import GVK, FieldValidation, Obj, join_api_version
+from gitkrm.store.sqlite.deletion import delete_if_finalized
+from gitkrm.store.sqlite.kinds import Kind
+from gitkrm.store.sqlite.meta import (
+    generate_name,
+    generation_changed,
+    new_uid,
+    now_rfc3339,
+    ordered,
+)
+from gitkrm.store.sqlite.txn import Stored, Txn
+
+# Server-managed metadata an update cannot change (rest.BeforeUpdate).
+_KEPT_ON_UPDATE = (
+    "uid",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class WriteOpts:
+    field_validation: FieldValidation = FieldValidation.STRICT
+    field_manager: str | None = None
+
+
+def copy_obj(obj: Any) -> Obj:
+    """A private deep copy of a request body (admission mutates it in place)."""
+    if not isinstance(obj, dict):
+        raise BadRequest(f"an object must be a mapping, got {type(obj).__name__}")
+    try:
+        out = orjson.loads(orjson.dumps(obj))
+    except TypeError as e:
+        raise BadRequest(f"object is not JSON-serializable: {e}") from None
+    md = out.get("metadata")
+    if md is None:
+        out["metadata"] = {}
+    elif not isinstance(md, dict):
+        raise BadRequest("metadata must be a mapping")
+    return out  # type: ignore[no-any-return]
+
+
+def conflict_modified(kind: Kind, name: str) -> Conflict:
+    return Conflict(
+        f'Operation cannot be fulfilled on {kind.resource} "{name}": the object has been '
+        "modified; please apply your changes to the latest version and try again"
+    )
+
+
+def resolve(txn: Txn, obj: Obj) -> tuple[GVK, Kind]:
+    """The requested GVK (must be served) and the stored kind of an object."""
+    return txn.core.kinds.of_type(obj.get("apiVersion"), obj.get("kind"))
+
+
+def namespace_of(kind: Kind, md: dict[str, Any]) -> str:
+    """The object's namespace: `default` when a namespaced object names none; cluster-scoped
+    objects lose any namespace they carry (as the API server clears it)."""
+    if not kind.namespaced:
+        md.pop("namespace", None)
+        return ""
+    ns = md.get("namespace") or "default"
+    if not isinstance(ns, str):
+        raise BadRequest("metadata.namespace must be a string")
+    md["namespace"] = ns
+    return ns
+
+
+def check_namespace(txn: Txn, ns: str) -> None:
+    """Namespaced creates need an existing, non-terminating namespace."""
+    core = txn.core
+    terminating = core.ns_cache.get(ns)
+    if terminating is None:
+        row = txn.conn.execute(
+            "SELECT data FROM objects WHERE gk = '/Namespace' AND ns = '' AND name = ?", (ns,)
+        ).fetchone()
+        if row is None:
+            raise NotFound(f'namespaces "{ns}" not found')
+        terminating = bool((orjson.loads(row[0]).get("metadata") or {}).get("deletionTimestamp"))
+        core.ns_cache[ns] = terminating
+    if terminating:
+        raise Forbidden(
+            f"unable to create new content in namespace {ns} because it is being terminated"
+        )
+
+
+def admit(txn: Txn, obj: Obj, *, old: Obj | None, opts: WriteOpts, sub: str | None) -> list[str]:
+    return txn.core.registry.admit(
+        obj, old=old, field_validation=opts.field_validation, subresource=sub
+    )
+
+
+def at_version(obj: Obj, api_version: str) -> Obj:
+    """The object as served at `api_version` (a shallow copy when it differs)."""
+    if obj.get("apiVersion") == api_version:
+        return obj
+    out = dict(obj)
+    out["apiVersion"] = api_version
+    return out
+
+
+def create(txn: Txn, body: Any, opts: WriteOpts, warnings: list[str]) -> Obj:
+    obj = copy_obj(body)
+    _, kind = resolve(txn, obj)
+    md = obj["metadata"]
+    if md.get("resourceVersion"):
+        raise BadRequest("resourceVersion should not be set on objects to be created")
+    if not md.get("name") and md.get("generateName"):
+        md["name"] = generate_name(str(md["generateName"]))
+    name = md.get("name")
+    if not isinstance(name, str) or not name:
+        raise Invalid.for_object(
+            kind=kind.kind,
+            group=kind.group,
+            name="",
+            causes=[
+                Cause(
+                    "FieldValueRequired",
+                    "Required value: name or generateName is required",
+                    "metadata.name",
+                )
+            ],
+        )
+    ns = namespace_of(kind, md)
+    for f in ("uid", "creationTimestamp", "generation", "deletionTimestamp"):
+        md.pop(f, None)
+    md.pop("deletionGracePeriodSeconds", None)
+    if kind.is_namespace:
+        spec = obj.setdefault("spec", {})
+        fins = spec.get("finalizers") if isinstance(spec, dict) else None
+        if isinstance(spec, dict) and (not isinstance(fins, list) or "kubernetes" not in fins):
+            spec["finalizers"] = [*(fins if isinstance(fins, list) else []), "kubernetes"]
+        obj["status"] = {"phase": "Active"}
+    elif kind.has_status:
+        if kind.custom:
+            obj.pop("status", None)
+        else:
+            obj["status"] = {}
+    if ns:
+        check_namespace(txn, ns)
+    warnings.extend(admit(txn, obj, old=None, opts=opts, sub=None))
+    md = obj["metadata"]
+    md["uid"] = new_uid()
+    md["creationTimestamp"] = now_rfc3339()
+    if kind.generation:
+        md["generation"] = 1
+    served = obj["apiVersion"]
+    obj["apiVersion"] = kind.storage_api_version
+    obj = ordered(obj)
+    if kind.is_crd:
+        if txn.exists(kind, ns, name):
+            raise _already(kind, name)
+        txn.core.register_crd(txn, obj)
+    txn.put(kind, ns, name, obj, old=None)
+    return at_version(obj, served)
+
+
+def _already(kind: Kind, name: str) -> AlreadyExists:
+    return AlreadyExists(f'{kind.resource} "{name}" already exists')
+
+
+def check_preconditions(kind: Kind, name: str, md: dict[str, Any], stored: Stored) -> None:
+    """An update's resourceVersion (and uid) must match the stored object's."""
+    smd = stored.obj["metadata"]
+    want_rv = md.get("resourceVersion")
+    if want_rv and str(want_rv) != smd.get("resourceVersion"):
+        raise conflict_modified(kind, name)
+    uid = md.get("uid")
+    if uid and uid != smd.get("uid"):
+        raise Conflict(
+            f'Operation cannot be fulfilled on {kind.resource} "{name}": Precondition failed: '
+            f"UID in precondition: {uid}, UID in object meta: {smd.get('uid')}"
+        )
+
+
+def update(
+    txn: Txn,
+    body: Any,
+    opts: WriteOpts,
+    warnings: list[str],
+    *,
+    subresource: str | None = None,
+) -> Obj:
+    """Replace an object (or only its status / a namespace's spec.finalizers)."""
+    obj = copy_obj(body)
+    gvk, kind = resolve(txn, obj)
+    md = obj["metadata"]
+    name = md.get("name")
+    if not isinstance(name, str) or not name:
+        raise BadRequest("metadata.name is required for an update")
+    ns = namespace_of(kind, md)
+    if subresource == "status" and not kind.has_status:
+        raise NotFound(f"the server could not find the requested resource ({kind.resource}/status)")
+    if subresource == "finalize" and not kind.is_namespace:
+        raise NotFound(
+            f"the server could not find the requested resource ({kind.resource}/finalize)"
+        )
+    stored = txn.load(kind, ns, name)
+    check_preconditions(kind, name, md, stored)
+    return replace(txn, kind, gvk, stored, obj, opts, warnings, subresource=subresource)
+
+
+def replace(
+    txn: Txn,
+    kind: Kind,
+    gvk: GVK,
+    stored: Stored,
+    obj: Obj,
+    opts: WriteOpts,
+    warnings: list[str],
+    *,
+    subresource: str | None,
+) -> Obj:
+    """Write `obj` (a private copy at version gvk) over `stored`: the shared tail of update
+    and patch."""
+    served = join_api_version(gvk.group, gvk.version)
+    old = at_version(stored.obj, served)
+    omd = old["metadata"]
+    name = omd["name"]
+    ns = omd.get("namespace", "")
+    if subresource == "status":
+        new = dict(old)
+        new["metadata"] = dict(omd)
+        if "status" in obj:
+            new["status"] = obj["status"]
+        else:
+            new.pop("status", None)
+    elif subresource == "finalize":
+        new = dict(old)
+        new["metadata"] = dict(omd)
+        spec = obj.get("spec")
+        fins = spec.get("finalizers") if isinstance(spec, dict) else None
+        new["spec"] = {**(old.get("spec") or {}), "finalizers": fins or []}
+    else:
+        new = obj
+        md = new["metadata"]
+        for f in _KEPT_ON_UPDATE:
+            if f in omd:
+                md[f] = omd[f]
+            else:
+                md.pop(f, None)
+        if kind.has_status:
+            if "status" in old:
+                new["status"] = old["status"]
+            else:
+                new.pop("status", None)
+        if kind.is_namespace:
+            spec = new.get("spec")
+            if not isinstance(spec, dict):
+                spec = new["spec"] = {}
+            spec["finalizers"] = (old.get("spec") or {}).get("finalizers") or []
+            if not spec["finalizers"]:
+                del spec["finalizers"]
+        _check_new_finalizers(kind, old, new)
+    nmd = new["metadata"]
+    nmd["resourceVersion"] = omd.get("resourceVersion")
+    warnings.extend(admit(txn, new, old=old, opts=opts, sub=subresource))
+    nmd = new["metadata"]
+    nmd["resourceVersion"] = omd.get("resourceVersion")
+    if kind.generation:
+        gen = int(omd.get("generation") or 1)
+        if subresource is None and generation_changed(old, new, custom=kind.custom):
+            gen += 1
+        nmd["generation"] = gen
+    else:
+        nmd.pop("generation", None)
+    new["apiVersion"] = kind.storage_api_version
+    new = ordered(new)
+    if orjson.dumps(new) == stored.data:
+        return at_version(stored.obj, served)  # a no-op: no new revision, no event
+    removed = delete_if_finalized(txn, kind, ns, name, new, stored)
+    if removed is not None:
+        return at_version(removed, served)
+    if kind.is_crd:
+        txn.core.register_crd(txn, new)
+    txn.put(kind, ns, name, new, old=stored)
+    return at_version(new, served)
+
+
+def _check_new_finalizers(kind: Kind, old: Obj, new: Obj) -> None:
+    omd = old["metadata"]
+    if not omd.get("deletionTimestamp"):
+        return
+    had = set(omd.get("finalizers") or ())
+    added = [f for f in new["metadata"].get("finalizers") or () if f not in had]
+    if added:
+        listed = ", ".join(f'"{f}"' for f in added)
+        raise Invalid.for_object(
+            kind=kind.kind,
+            group=kind.group,
+            name=omd["name"],
+            causes=[
+                Cause(
+                    "FieldValueForbidden",
+                    "Forbidden: no new finalizers can be added if the object is being "
+                    f"deleted, found new finalizers []string{{{listed}}}",
+                    "metadata.finalizers",
+                )
+            ],
+        )
