@@ -1,0 +1,276 @@
+"""Strategic merge patch, create side: apimachinery's `diffMaps` and `diffLists`.
+
+`diff_maps(original, modified, ...)` returns the strategic patch that turns `original`
+into `modified`, with the options apimachinery uses to build two- and three-way patches
+(ignore additions/changes, ignore deletions, emit `$setElementOrder`). With
+`semantic=True` values that mean the same (see `semantic`) are not changes, and a
+`$setElementOrder` that would not move anything is left out (applying the patch gives
+what Go's patch gives, up to semantic equality); with `semantic=False` the output is
+byte-for-byte what Go computes. `$retainKeys` is kept as Go emits it: it clears fields
+others set inside union-like structs (Deployment `strategy`, volume sources).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+from gitkrm.patch.failures import PatchFailure, bad_arg_type
+from gitkrm.patch.merge import DELETE_PREFIX, DIRECTIVE, MERGE, ORDER_PREFIX, REPLACE, RETAIN_KEYS
+from gitkrm.patch.meta import FieldMeta, MergeKey, PatchMeta
+from gitkrm.patch.order import (
+    DELETE,
+    element_kind,
+    identity,
+    no_merge_key,
+    normalize_slice_order,
+)
+from gitkrm.patch.semantic import empty_like, values_equal
+from gitkrm.patch.values import (
+    LIST,
+    MAP,
+    dedupe_scalars,
+    go_equal,
+    go_sort_by,
+    go_sort_scalars,
+    gofmt,
+)
+
+_MISSING: Final = object()
+_SCALAR_TYPES: Final = frozenset((str, int, float, bool, type(None)))
+
+
+@dataclass(frozen=True, slots=True)
+class DiffOptions:
+    set_element_order: bool = False
+    ignore_changes: bool = False
+    """Leave additions and changes out (the deletions half of a three-way patch)."""
+    ignore_deletions: bool = False
+    """Leave deletions out (the live-to-desired half of a three-way patch)."""
+    semantic: bool = False
+
+
+def diff_maps(
+    original: dict[str, Any],
+    modified: dict[str, Any],
+    meta: PatchMeta,
+    o: DiffOptions,
+    retain: bool = False,
+) -> dict[str, Any]:
+    patch: dict[str, Any] = {}
+    retain_list: list[Any] | None = [] if retain else None
+    for key, mv in modified.items():
+        if retain_list is not None and mv is not None:
+            retain_list.append(key)
+        ov = original.get(key, _MISSING)
+        if ov is mv:
+            continue
+        if ov is _MISSING:
+            if not o.ignore_changes and not (o.semantic and empty_like(mv, meta.field(key))):
+                patch[key] = mv
+            continue
+        t = type(ov)
+        if t is type(mv) and t in _SCALAR_TYPES and ov == mv and key != DIRECTIVE:
+            continue
+        try:
+            _diff_value(key, ov, mv, patch, meta, o)
+        except PatchFailure as e:
+            raise e.at(key) from None
+    if not o.ignore_deletions:
+        for key, ov in original.items():
+            if key not in modified and not (o.semantic and empty_like(ov, meta.field(key))):
+                patch[key] = None
+    if retain_list and (patch or _has_extra(original, modified)):
+        patch[RETAIN_KEYS] = go_sort_scalars(retain_list)
+    return patch
+
+
+def _diff_value(
+    key: str, ov: Any, mv: Any, patch: dict[str, Any], meta: PatchMeta, o: DiffOptions
+) -> None:
+    if key == DIRECTIVE:
+        if not isinstance(ov, str) or not isinstance(mv, str):
+            raise PatchFailure(f"invalid value for special key: {DIRECTIVE}")
+        if ov != mv:
+            patch[key] = mv
+        return
+    if isinstance(ov, dict) and isinstance(mv, dict):
+        fm = meta.field(key)
+        if fm.strategy == REPLACE:
+            if not o.ignore_changes and not (o.semantic and values_equal(ov, mv, fm)):
+                patch[key] = mv
+            return
+        sub = diff_maps(ov, mv, fm.sub, o, fm.retain_keys)
+        if sub:
+            patch[key] = sub
+        return
+    if isinstance(ov, list) and isinstance(mv, list):
+        fm = meta.field(key)
+        if fm.strategy == MERGE:
+            add, dels, order = diff_lists(ov, mv, fm, o)
+            if add:
+                patch[key] = add
+            if dels:
+                patch[f"{DELETE_PREFIX}/{key}"] = dels
+            if order:
+                patch[f"{ORDER_PREFIX}/{key}"] = order
+            return
+    if o.ignore_changes or go_equal(ov, mv):
+        return
+    if o.semantic and values_equal(ov, mv, meta.field(key)):
+        return
+    patch[key] = mv
+
+
+def _has_extra(original: dict[str, Any], modified: dict[str, Any]) -> bool:
+    """apimachinery `hasAdditionalNewField`: original has a non-null key modified lacks."""
+    return any(v is not None and k not in modified for k, v in original.items())
+
+
+def diff_lists(
+    original: list[Any], modified: list[Any], fm: FieldMeta, o: DiffOptions
+) -> tuple[list[Any] | None, list[Any] | None, list[Any] | None]:
+    """(patch list, `$deleteFromPrimitiveList` list, `$setElementOrder` list) of a merge list."""
+    if not original:
+        if not modified or o.ignore_changes:
+            return None, None, None
+        return modified, None, None
+    k = element_kind(original, modified)
+    mk = fm.merge_key
+    if k == MAP:
+        patch_list, deletions = _diff_lists_of_maps(original, modified, fm, o)
+        patch_list = normalize_slice_order(patch_list, modified, mk, k)
+        same = _order_same(original, modified, mk)
+        patch_list += deletions
+        order = None
+        if o.set_element_order and (
+            (not o.ignore_changes and (patch_list or not same))
+            or (not o.ignore_deletions and patch_list)
+        ):
+            if (
+                o.semantic
+                and o.ignore_deletions
+                and not patch_list
+                and _keeps_order(original, modified, mk, k)
+            ):
+                return patch_list, None, None
+            assert mk is not None
+            order = [mk.stub(v) for v in modified]
+        return patch_list, None, order
+    if k == LIST:  # pragma: no cover - element_kind rejects lists of lists
+        raise PatchFailure("lists of lists are not supported", unprocessable=True)
+    add, dels = _diff_lists_of_scalars(original, modified, o)
+    add = normalize_slice_order(add, modified, mk, k)
+    order = None
+    wanted = o.set_element_order and (
+        (not o.ignore_deletions and dels)
+        or (not o.ignore_changes and not go_equal(original, modified))
+    )
+    if wanted and not (
+        o.semantic and o.ignore_deletions and not add and _keeps_order(original, modified, mk, k)
+    ):
+        order = modified
+    return add, dels, order
+
+
+def _keeps_order(original: list[Any], modified: list[Any], mk: MergeKey | None, k: str) -> bool:
+    """The items of `modified` already appear in `original` in the same relative order."""
+    wanted = [identity(v, mk, k) for v in modified]
+    wanted_set = set(wanted)
+    seen = [i for i in (identity(v, mk, k) for v in original) if i in wanted_set]
+    return seen == wanted
+
+
+def _map_item(items: list[Any], i: int, mk: MergeKey | None) -> dict[str, Any]:
+    item = items[i]
+    if not isinstance(item, dict):
+        raise bad_arg_type("map[string]interface {}", item)
+    if mk is None or not mk.present(item):
+        raise no_merge_key(item, mk or "")
+    return item
+
+
+def _diff_lists_of_maps(
+    original: list[Any], modified: list[Any], fm: FieldMeta, o: DiffOptions
+) -> tuple[list[Any], list[Any]]:
+    mk = fm.merge_key
+    if mk is None:
+        raise no_merge_key(original[0], "")
+    text = mk.text
+    orig = go_sort_by(original, text)
+    mod = go_sort_by(modified, text)
+    patch: list[Any] = []
+    deletions: list[Any] = []
+    i = j = 0
+    while i < len(orig) or j < len(mod):
+        o_in = i < len(orig)
+        m_in = j < len(mod)
+        if o_in:
+            oe = _map_item(orig, i, mk)
+            ot = text(oe)
+        if m_in:
+            me = _map_item(mod, j, mk)
+            mt = text(me)
+        if o_in and m_in and ot == mt:
+            try:
+                sub = diff_maps(oe, me, fm.sub, o, fm.retain_keys)
+            except PatchFailure as e:
+                raise e.at(f"[{mk.primary}={gofmt(mk.raw(me))}]") from None
+            if sub:
+                sub.update(mk.stub(me))
+                patch.append(sub)
+            i += 1
+            j += 1
+        elif not o_in or (m_in and ot > mt):
+            if not o.ignore_changes:
+                patch.append(me)
+            j += 1
+        else:
+            if not o.ignore_deletions:
+                gone = mk.stub(oe)
+                gone[DIRECTIVE] = DELETE
+                deletions.append(gone)
+            i += 1
+    return patch, deletions
+
+
+def _order_same(original: list[Any], modified: list[Any], mk: MergeKey | None) -> bool:
+    if len(original) != len(modified):
+        return False
+    for a, b in zip(original, modified, strict=True):
+        for side in (a, b):
+            if not isinstance(side, dict):
+                raise bad_arg_type("map[string]interface {}", side)
+            if mk is None or not mk.present(side):
+                raise no_merge_key(side, mk or "")
+        assert mk is not None
+        if mk.value(a) != mk.value(b):
+            return False
+    return True
+
+
+def _diff_lists_of_scalars(
+    original: list[Any], modified: list[Any], o: DiffOptions
+) -> tuple[list[Any], list[Any]]:
+    orig = go_sort_scalars(original)
+    mod = go_sort_scalars(modified)
+    add: list[Any] = []
+    dels: list[Any] = []
+    i = j = 0
+    while i < len(orig) or j < len(mod):
+        o_in = i < len(orig)
+        m_in = j < len(mod)
+        ot = gofmt(orig[i]) if o_in else ""
+        mt = gofmt(mod[j]) if m_in else ""
+        if o_in and m_in and ot == mt:
+            i += 1
+            j += 1
+        elif not o_in or (m_in and ot > mt):
+            if not o.ignore_changes:
+                add.append(mod[j])
+            j += 1
+        else:
+            if not o.ignore_deletions:
+                dels.append(orig[i])
+            i += 1
+    return add, dedupe_scalars(dels)

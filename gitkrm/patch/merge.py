@@ -1,0 +1,423 @@
+"""Strategic merge patch, apply side: apimachinery's `mergeMap` without mutation.
+
+The same routine serves two callers, as in Go: applying a patch to an object
+(`APPLY`: parallel lists are executed, unmatched nulls dropped) and combining the two
+halves of a three-way patch (`COMBINE`: directives are carried over, nulls kept).
+
+Inputs are never mutated: every map this module changes is a fresh shallow copy, and
+unchanged subtrees of the document and the patch are shared with the result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+from gitkrm.patch.aliasing import live_order_view
+from gitkrm.patch.failures import (
+    BAD_PRIMITIVE_LIST,
+    BAD_RETAIN_KEYS,
+    BAD_SET_ORDER,
+    PatchFailure,
+    bad_arg_type,
+)
+from gitkrm.patch.meta import FieldMeta, MergeKey, PatchMeta
+from gitkrm.patch.order import (
+    DELETE,
+    DIRECTIVE,
+    element_kind,
+    identity,
+    no_merge_key,
+    normalize_element_order,
+    partition,
+)
+from gitkrm.patch.values import MAP, dedupe_scalars, go_equal, gofmt, hkey, kind
+
+REPLACE: Final = "replace"
+MERGE: Final = "merge"
+RETAIN_KEYS: Final = "$retainKeys"
+DELETE_PREFIX: Final = "$deleteFromPrimitiveList"
+ORDER_PREFIX: Final = "$setElementOrder"
+
+_MISSING: Final[Any] = object()
+
+
+@dataclass(frozen=True, slots=True)
+class MergeOptions:
+    parallel: bool
+    """Execute `$deleteFromPrimitiveList` / `$setElementOrder` (apply) or carry them."""
+    drop_nulls: bool
+    """Drop nulls that match nothing (apply) or keep them as deletions (combine)."""
+
+
+APPLY: Final = MergeOptions(parallel=True, drop_nulls=True)
+COMBINE: Final = MergeOptions(parallel=False, drop_nulls=False)
+
+
+def extract_key(key: str, prefix: str) -> str:
+    head, sep, rest = key.partition("/")
+    if not sep or head != prefix:
+        raise PatchFailure(BAD_PRIMITIVE_LIST if prefix == DELETE_PREFIX else BAD_SET_ORDER)
+    return rest
+
+
+def merge_map(
+    original: dict[str, Any] | None,
+    patch: dict[str, Any],
+    meta: PatchMeta,
+    opts: MergeOptions,
+) -> dict[str, Any]:
+    """Merge `patch` into `original` (a new map; neither input is changed)."""
+    if DIRECTIVE in patch:
+        directive = patch[DIRECTIVE]
+        if directive == REPLACE:
+            return {k: v for k, v in patch.items() if k != DIRECTIVE}
+        if directive == DELETE:
+            return {}
+        if directive != MERGE:
+            raise PatchFailure(f"unknown patch type: {gofmt(directive)} in map: {gofmt(patch)}")
+        # `$patch: merge` states the default; apimachinery rejects it, gitkrm accepts it.
+        patch = {k: v for k, v in patch.items() if k != DIRECTIVE}
+    out = dict(original) if original else {}
+    consumed: set[str] = set()
+    if RETAIN_KEYS in patch:
+        _retain_keys(out, patch, opts)
+    if any(k[:1] == "$" for k in patch):
+        for key in [k for k in patch if k.startswith(ORDER_PREFIX)]:
+            try:
+                _set_element_order(out, patch, key, meta, opts, consumed)
+            except PatchFailure as e:
+                raise e.at(key) from None
+    for k, pv in patch.items():
+        is_delete_list = False
+        if k[:1] == "$":
+            if k == RETAIN_KEYS or k.startswith(ORDER_PREFIX):
+                continue
+            if k.startswith(DELETE_PREFIX):
+                if not opts.parallel:
+                    out[k] = pv
+                    continue
+                try:
+                    k = extract_key(k, DELETE_PREFIX)
+                except PatchFailure as e:
+                    raise e.at(k) from None
+                is_delete_list = True
+        elif k in consumed:
+            continue
+        try:
+            _merge_field(out, k, pv, meta, opts, is_delete_list)
+        except PatchFailure as e:
+            raise e.at(k) from None
+    return out
+
+
+def _merge_field(
+    out: dict[str, Any],
+    k: str,
+    pv: Any,
+    meta: PatchMeta,
+    opts: MergeOptions,
+    is_delete_list: bool,
+) -> None:
+    if pv is None:
+        out.pop(k, None)
+        if opts.drop_nulls:
+            return
+    cur = out.get(k, _MISSING)
+    if cur is _MISSING or kind(cur) != kind(pv):
+        if not is_delete_list:
+            value, keep = materialize(pv, drop_nulls=opts.drop_nulls)
+            if keep:
+                out[k] = value
+            else:
+                out.pop(k, None)
+        return
+    if isinstance(pv, dict):
+        fm = meta.field(k)
+        out[k] = pv if fm.strategy == REPLACE else merge_map(cur, pv, fm.sub, opts)
+    elif isinstance(pv, list):
+        out[k] = merge_list_field(cur, pv, meta.field(k), opts, is_delete_list=is_delete_list)
+    else:
+        out[k] = pv
+
+
+def materialize(value: Any, *, drop_nulls: bool) -> tuple[Any, bool]:
+    """A patch value used as data: apimachinery `discardNullValuesFromPatch` (apply only)
+    then `removeDirectives`. Returns (value, keep); shares `value` when nothing changes."""
+    if isinstance(value, dict):
+        if drop_nulls and DIRECTIVE in value and value[DIRECTIVE] is None:
+            pass
+        elif DIRECTIVE in value:
+            return None, False
+        out: dict[str, Any] | None = None
+        for k, v in value.items():
+            if v is None:
+                if drop_nulls:
+                    out = out if out is not None else _copy_upto(value, k)
+                    continue
+            elif isinstance(v, dict | list):
+                nv, keep = materialize(v, drop_nulls=drop_nulls)
+                if nv is not v or not keep:
+                    out = out if out is not None else _copy_upto(value, k)
+                    if keep:
+                        out[k] = nv
+                    continue
+            if out is not None:
+                out[k] = v
+        return (value if out is None else out), True
+    if isinstance(value, list):
+        items: list[Any] | None = None
+        for i, v in enumerate(value):
+            if isinstance(v, dict | list):
+                nv, keep = materialize(v, drop_nulls=drop_nulls)
+                if nv is not v or not keep:
+                    items = items if items is not None else list(value[:i])
+                    if keep:
+                        items.append(nv)
+                    continue
+            if items is not None:
+                items.append(v)
+        return (value if items is None else items), True
+    return value, True
+
+
+def _copy_upto(m: dict[str, Any], stop: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in m.items():
+        if k == stop:
+            break
+        out[k] = v
+    return out
+
+
+def _retain_keys(out: dict[str, Any], patch: dict[str, Any], opts: MergeOptions) -> None:
+    wanted = patch[RETAIN_KEYS]
+    if not opts.parallel:
+        if RETAIN_KEYS in out:
+            if not go_equal(out[RETAIN_KEYS], wanted):
+                raise PatchFailure(
+                    f"{gofmt(out[RETAIN_KEYS])} and {gofmt(wanted)} are not deep equal: "
+                    "this may happen when calculating the 3-way diff patch"
+                )
+        else:
+            out[RETAIN_KEYS] = wanted
+        return
+    if not isinstance(wanted, list):
+        raise PatchFailure(BAD_RETAIN_KEYS)
+    allowed = {v for v in wanted if isinstance(v, str)}
+    for k, v in patch.items():
+        if k == RETAIN_KEYS or v is None:
+            continue
+        if k.startswith(DELETE_PREFIX) or k.startswith(ORDER_PREFIX):
+            continue
+        if k not in allowed:
+            raise PatchFailure(BAD_RETAIN_KEYS)
+    for k in [k for k in out if k not in allowed]:
+        del out[k]
+
+
+def _set_element_order(
+    out: dict[str, Any],
+    patch: dict[str, Any],
+    key: str,
+    meta: PatchMeta,
+    opts: MergeOptions,
+    consumed: set[str],
+) -> None:
+    """apimachinery `mergePatchIntoOriginal` for one `$setElementOrder/<field>`."""
+    order = patch[key]
+    if not opts.parallel:
+        if key in out:
+            if not go_equal(out[key], order):
+                raise PatchFailure(BAD_SET_ORDER)
+        else:
+            out[key] = order
+    if not isinstance(order, list):
+        raise bad_arg_type("[]interface {}", order)
+    field = extract_key(key, ORDER_PREFIX)
+    has_orig, has_new = field in out, field in patch
+    orig: list[Any] = out[field] if has_orig else []
+    new: list[Any] = patch[field] if has_new else []
+    if not isinstance(orig, list):
+        raise bad_arg_type("[]interface {}", orig)
+    if not isinstance(new, list):
+        raise bad_arg_type("[]interface {}", new)
+    fm = meta.field(field)
+    mk = fm.merge_key
+    validate_set_order(new, order, mk)
+    if has_orig and has_new:
+        merged = merge_list_field(orig, new, fm, opts, is_delete_list=False)
+    elif has_orig:
+        merged = orig
+    elif has_new:
+        merged, _ = materialize(new, drop_nulls=False)
+    else:
+        return
+    inside, outside = partition(merged, order, mk)
+    k = element_kind(orig, new)
+    live = orig
+    if k == MAP and mk is not None and has_new and fm.strategy == MERGE:
+        live = live_order_view(orig, new, mk)
+    out[field] = normalize_element_order(inside, outside, order, live, mk, k)
+    consumed.add(field)
+
+
+def validate_set_order(patch_list: list[Any], order: list[Any], mk: MergeKey | None) -> None:
+    """The items of the patch list must appear in `$setElementOrder` in the same order."""
+    if not order or not patch_list:
+        return
+    items = patch_list
+    if mk is not None:
+        for v in patch_list:
+            if not isinstance(v, dict):
+                raise bad_arg_type("map[string]interface {}", v)
+        items = [v for v in patch_list if v.get(DIRECTIVE) != DELETE]
+    pi = oi = 0
+    while pi < len(items) and oi < len(order):
+        item = items[pi]
+        if isinstance(item, dict) and DIRECTIVE in item:
+            pi += 1
+            continue
+        if _key_equal(item, order[oi], mk):
+            pi += 1
+        oi += 1
+    if pi < len(items) and oi >= len(order):
+        raise PatchFailure(
+            f"the order in patch list:\n{gofmt(patch_list)}\n doesn't match "
+            f"{ORDER_PREFIX} list:\n{gofmt(order)}"
+        )
+
+
+def _key_equal(left: Any, right: Any, mk: MergeKey | None) -> bool:
+    """apimachinery `mergeKeyValueEqual`."""
+    if mk is None:
+        return go_equal(left, right) and not isinstance(left, dict | list)
+    for side in (left, right):
+        if not isinstance(side, dict):
+            raise bad_arg_type("map[string]interface {}", side)
+        if not mk.present(side):
+            raise no_merge_key(side, mk)
+    return bool(mk.value(left) == mk.value(right))
+
+
+def merge_list_field(
+    original: list[Any],
+    patch: list[Any],
+    fm: FieldMeta,
+    opts: MergeOptions,
+    *,
+    is_delete_list: bool,
+) -> list[Any]:
+    """apimachinery `mergeSliceHandler`: merge lists merge, other lists are replaced."""
+    if fm.strategy == MERGE or is_delete_list:
+        return merge_list(original, patch, fm, opts, is_delete_list=is_delete_list)
+    return patch
+
+
+def merge_list(
+    original: list[Any],
+    patch: list[Any],
+    fm: FieldMeta,
+    opts: MergeOptions,
+    *,
+    is_delete_list: bool,
+) -> list[Any]:
+    if not original and not patch:
+        return original
+    k = element_kind(original, patch)
+    mk = fm.merge_key
+    if k != MAP:
+        if opts.parallel and is_delete_list:
+            return _delete_scalars(original, patch)
+        merged = dedupe_scalars(original + patch)
+    else:
+        if mk is None:
+            raise PatchFailure("cannot merge lists without merge key")
+        original, patch = _special_elements(original, patch, mk)
+        merged = _merge_elements(original, patch, mk, fm.sub, opts)
+    inside, outside = partition(merged, patch, mk)
+    return normalize_element_order(inside, outside, patch, original, mk, k)
+
+
+def _special_elements(
+    original: list[Any], patch: list[Any], mk: MergeKey
+) -> tuple[list[Any], list[Any]]:
+    """Execute `$patch: delete` items, honour `$patch: replace`; return what remains."""
+    plain: list[Any] = []
+    replace = False
+    for v in patch:
+        if DIRECTIVE not in v:
+            plain.append(v)
+            continue
+        directive = v[DIRECTIVE]
+        if directive == DELETE:
+            if not mk.present(v):
+                raise no_merge_key(v, mk)
+            gone = mk.value(v)
+            original = [o for o in original if not _matches(o, mk, gone)]
+        elif directive == REPLACE:
+            replace = True
+        elif directive == MERGE:
+            raise PatchFailure("merging lists cannot yet be specified in the patch")
+        else:
+            raise PatchFailure(f"unknown patch type: {gofmt(directive)} in map: {gofmt(v)}")
+    if replace:
+        return plain, []
+    return original, plain
+
+
+def _matches(item: Any, mk: MergeKey, wanted: Any) -> bool:
+    if not isinstance(item, dict):
+        raise PatchFailure(f"value for key {gofmt(item)} is not a map")
+    return mk.present(item) and mk.value(item) == wanted
+
+
+def _merge_elements(
+    original: list[Any], patch: list[Any], mk: MergeKey, sub: PatchMeta, opts: MergeOptions
+) -> list[Any]:
+    out = list(original)
+    where: dict[Any, int] = {}
+    for i, item in enumerate(out):
+        if not isinstance(item, dict):
+            raise PatchFailure(f"value for key {i} is not a map")
+        if mk.present(item):
+            where.setdefault(mk.value(item), i)
+    for v in patch:
+        if not mk.present(v):
+            raise no_merge_key(v, mk)
+        key = mk.value(v)
+        at = where.get(key)
+        if at is None:
+            where[key] = len(out)
+            out.append(v)
+        else:
+            try:
+                out[at] = merge_map(out[at], v, sub, opts)
+            except PatchFailure as e:
+                raise e.at(f"[{mk.primary}={gofmt(mk.raw(v))}]") from None
+    return out
+
+
+def _delete_scalars(current: list[Any], to_delete: list[Any]) -> list[Any]:
+    try:
+        gone = {hkey(v) for v in to_delete}
+        return [v for v in current if hkey(v) not in gone]
+    except TypeError as e:
+        raise PatchFailure(BAD_PRIMITIVE_LIST) from e
+
+
+__all__ = [
+    "APPLY",
+    "COMBINE",
+    "DELETE_PREFIX",
+    "DIRECTIVE",
+    "MERGE",
+    "ORDER_PREFIX",
+    "REPLACE",
+    "RETAIN_KEYS",
+    "MergeOptions",
+    "identity",
+    "materialize",
+    "merge_list_field",
+    "merge_map",
+]
