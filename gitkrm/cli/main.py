@@ -1,0 +1,47 @@
+"""The `gitkrm` command line: argument parsing and exit codes, nothing else.
+
+Errors a user can cause are printed as one line on stderr (no traceback) and give exit
+code 2; each command decides what 0 and 1 mean (DESIGN.md 4.1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from gitkrm import __version__
+from gitkrm.cli import validate_cmd
+from gitkrm.errors import GitkrmError
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_ERROR = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gitkrm",
+        description="A GitOps agent for Kubernetes Resource Model manifests.",
+    )
+    parser.add_argument("--version", action="version", version=f"gitkrm {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    validate_cmd.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except GitkrmError as e:
+        print(f"gitkrm: error: {e.message}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

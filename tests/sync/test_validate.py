@@ -1,0 +1,113 @@
+"""Offline validation of a manifest tree: every problem, located by file, line and object."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from gitkrm.sync.validate import manifest_files, validate_paths
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample-repo"
+
+DEPLOY = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: prod}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: %s}}
+    spec:
+      containers: [{name: web, image: nginx}]
+"""
+
+
+def test_sample_repo_is_valid() -> None:
+    report = validate_paths([SAMPLE])
+    assert report.problems == []
+    assert report.objects >= 10
+    assert report.ok
+
+
+def test_every_problem_is_reported_with_file_line_and_object(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok, namespace: prod}\n---\n"
+        + DEPLOY % "other"
+    )
+    (tmp_path / "b.yaml").write_text("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n")
+    report = validate_paths([tmp_path])
+    assert report.objects == 3
+    assert [(p.path, p.line, p.object) for p in report.problems] == [
+        (str(tmp_path / "a.yaml"), 5, "Deployment prod/web"),
+        (str(tmp_path / "b.yaml"), 1, "Service s"),
+    ]
+    assert "`selector` does not match template `labels`" in report.problems[0].message
+    assert "metadata.namespace" in report.problems[1].message
+    assert str(report.problems[0]).startswith(f"{tmp_path / 'a.yaml'}:5: Deployment prod/web: ")
+
+
+def test_a_broken_file_does_not_hide_the_others(tmp_path: Path) -> None:
+    (tmp_path / "bad.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nkind: Secret\n")
+    (tmp_path / "good.yaml").write_text(DEPLOY % "web")
+    report = validate_paths([tmp_path])
+    assert report.objects == 1
+    assert len(report.problems) == 1
+    assert report.problems[0].path.endswith("bad.yaml")
+    assert report.problems[0].line == 3
+
+
+def test_custom_resources_validate_against_a_crd_in_the_same_tree(tmp_path: Path) -> None:
+    (tmp_path / "z-crd.yaml").write_text(
+        """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer}
+"""
+    )
+    (tmp_path / "a-widget.yaml").write_text(
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: d}\n"
+        "spec: {size: big}\n"
+    )
+    report = validate_paths([tmp_path])
+    assert len(report.problems) == 1
+    assert report.problems[0].object == "Widget d/w"
+    assert "spec.size" in report.problems[0].message
+
+
+def test_hidden_and_non_manifest_files_are_skipped_in_a_stable_order(tmp_path: Path) -> None:
+    for rel in ["b/x.yaml", "a/y.yml", "a/z.json", ".git/config.yaml", "notes.md", "a/.h.yaml"]:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("{}")
+    assert [p.relative_to(tmp_path).as_posix() for p in manifest_files(tmp_path)] == [
+        "a/y.yml",
+        "a/z.json",
+        "b/x.yaml",
+    ]
+
+
+def test_symlink_out_of_the_tree_is_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.yaml"
+    outside.write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n")
+    root = tmp_path / "repo"
+    root.mkdir()
+    os.symlink(outside, root / "link.yaml")
+    report = validate_paths([root])
+    assert report.objects == 0
+    assert len(report.problems) == 1
+    assert "outside the repository" in report.problems[0].message
