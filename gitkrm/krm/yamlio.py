@@ -44,6 +44,7 @@ MAX_NESTING: Final = 500
 # libyaml's Cython composer recurses in C and crashes the process near 30,000 levels, so
 # files that could nest deeper than this are scanned event by event first.
 _SCAN_ABOVE: Final = 5000
+_MERGE_POSITIONS: Final = 1 << 40  # edge positions of `<<` sources, apart from items
 _PLAIN: Final = "!gitkrm/plain"  # resolve() marks untagged plain scalars; the builder decides
 
 
@@ -85,34 +86,36 @@ def _key_string(key: Any, node: Node) -> str:
 class _Builder:
     """Turns one file's nodes into plain values; counts alias uses when anchors exist."""
 
-    __slots__ = ("active", "alias_uses", "max_aliases", "seen", "track")
+    __slots__ = ("active", "alias_uses", "home", "max_aliases", "track")
 
     def __init__(self, *, track: bool, max_aliases: int) -> None:
         self.track = track
         self.max_aliases = max_aliases
         self.alias_uses = 0
-        self.seen: set[int] = set()
+        # Each node's first (parent, position); reaching it from anywhere else is an alias
+        # use, also inside an expanded alias, so nested bombs are counted as they expand.
+        self.home: dict[int, tuple[int, int] | None] = {}
         self.active: set[int] = set()
 
     def build(self, node: Node) -> Any:
         """Build one document; alias uses add up over the whole file."""
         if self.track:
             # Anchors are per document; node ids of earlier documents may be reused.
-            self.seen.clear()
-            return self._tracked(node)
+            self.home.clear()
+            return self._tracked(node, None)
         return self._build(node)
 
-    def _tracked(self, node: Node) -> Any:
+    def _tracked(self, node: Node, edge: tuple[int, int] | None) -> Any:
         key = id(node)
         if key in self.active:
             raise _Failure("recursive alias: an anchor is used inside itself", node)
-        if key in self.seen:
+        home = self.home.setdefault(key, edge)
+        if home != edge:
             self.alias_uses += 1
             if self.alias_uses > self.max_aliases:
                 raise _Failure(
                     f"too many alias expansions (more than {self.max_aliases} in this file)", node
                 )
-        self.seen.add(key)
         self.active.add(key)
         try:
             return self._build(node)
@@ -137,16 +140,18 @@ class _Builder:
         if cls is MappingNode:
             return self._mapping(node)
         if cls is SequenceNode:
-            sub = self._tracked if self.track else self._build
-            return [sub(n) for n in node.value]
+            if self.track:
+                return [self._tracked(n, (id(node), i)) for i, n in enumerate(node.value)]
+            return [self._build(n) for n in node.value]
         raise _Failure(f"unexpected YAML node {cls.__name__}", node)
 
     def _mapping(self, node: Any) -> dict[str, Any]:
         out: dict[str, Any] = {}
         lines: dict[str, int] = {}
         merges: list[Node] = []
-        sub = self._tracked if self.track else self._build
-        for key_node, value_node in node.value:
+        track = self.track
+        build = self._build
+        for i, (key_node, value_node) in enumerate(node.value):
             if key_node.__class__ is ScalarNode and key_node.tag is _PLAIN:
                 k = key_node.value
                 if k == MERGE_KEY:
@@ -157,24 +162,26 @@ class _Builder:
             elif key_node.__class__ is ScalarNode and key_node.tag == STR:
                 k = key_node.value
             else:
-                k = _key_string(sub(key_node), key_node)
+                kv = self._tracked(key_node, (id(node), ~i)) if track else build(key_node)
+                k = _key_string(kv, key_node)
             if k in out:
                 raise _Failure(f'duplicate key "{k}" (first defined at line {lines[k]})', key_node)
             lines[k] = key_node.start_mark.line + 1
-            out[k] = sub(value_node)
+            out[k] = self._tracked(value_node, (id(node), i)) if track else build(value_node)
         if merges:
-            self._merge(out, merges)
+            self._merge(out, merges, node)
         return out
 
-    def _merge(self, out: dict[str, Any], merges: list[Node]) -> None:
+    def _merge(self, out: dict[str, Any], merges: list[Node], node: Node) -> None:
         """`<<: *base` and `<<: [*a, *b]`: explicit keys win, earlier merge sources win."""
         sources: list[Node] = []
         for m in merges:
             sources.extend(m.value if m.__class__ is SequenceNode else [m])
-        for src in sources:
+        for j, src in enumerate(sources):
             if src.__class__ is not MappingNode:
                 raise _Failure("map merge requires map or sequence of maps as the value", src)
-            merged = self._tracked(src) if self.track else self._build(src)
+            edge = (id(node), _MERGE_POSITIONS + j)
+            merged = self._tracked(src, edge) if self.track else self._build(src)
             for k, v in merged.items():
                 out.setdefault(k, v)
 
@@ -217,7 +224,7 @@ def _describe(root: Node) -> str | None:
         return None
     kind = name = namespace = None
     for k, v in root.value:
-        if k.value == "kind" and v.__class__ is ScalarNode:
+        if k.value == "kind" and v.__class__ is ScalarNode and kind is None:
             kind = v.value
         elif k.value == "metadata" and v.__class__ is MappingNode:
             for mk, mv in v.value:
