@@ -55,6 +55,7 @@ _AUTH = (
 )
 _NOT_FOUND = (
     "repository not found",
+    "' not found",
     "does not appear to be a git repository",
     "returned error: 404",
     "couldn't find remote ref",
@@ -113,20 +114,30 @@ def _first_lines(stderr: str, limit: int = 3) -> str:
     return " / ".join(meaningful[:limit]) or "no error output"
 
 
+def _line_with(stderr: str, needles: Sequence[str]) -> str | None:
+    """The first stderr line that names one of `needles` (the line that explains)."""
+    for line in stderr.splitlines():
+        low = line.lower()
+        if any(n in low for n in needles):
+            return line.strip()
+    return None
+
+
 def classify(stderr: str, *, what: str, remote: bool) -> GitkrmError:
     """Map git's stderr to the error a caller can act on; `what` names the operation."""
-    low = stderr.lower()
-    detail = _first_lines(stderr)
+    checks: list[tuple[Sequence[str], type[GitkrmError], str]] = []
     if remote:
-        if any(s in low for s in _AUTH):
-            return Unauthorized(f"{what}: access denied ({detail})")
-        if any(s in low for s in _NOT_FOUND):
-            return NotFound(f"{what}: not found ({detail})")
-        if any(s in low for s in _UNAVAILABLE):
-            return ServiceUnavailable(f"{what}: remote unreachable ({detail})")
-    if any(s in low for s in _CORRUPT):
-        return CorruptCache(f"{what}: local cache is damaged ({detail})")
-    return InternalError(f"{what} failed: {detail}")
+        checks += [
+            (_AUTH, Unauthorized, "access denied"),
+            (_NOT_FOUND, NotFound, "not found"),
+            (_UNAVAILABLE, ServiceUnavailable, "remote unreachable"),
+        ]
+    checks.append((_CORRUPT, CorruptCache, "local cache is damaged"))
+    for needles, cls, summary in checks:
+        line = _line_with(stderr, needles)
+        if line is not None:
+            return cls(f"{what}: {summary} ({line})")
+    return InternalError(f"{what} failed: {_first_lines(stderr)}")
 
 
 def base_env(extra: Mapping[str, str]) -> dict[str, str]:
