@@ -142,10 +142,7 @@ def create(txn: Txn, body: Any, opts: WriteOpts, warnings: list[str]) -> Obj:
             spec["finalizers"] = [*(fins if isinstance(fins, list) else []), "kubernetes"]
         obj["status"] = {"phase": "Active"}
     elif kind.has_status:
-        if kind.custom:
-            obj.pop("status", None)
-        else:
-            obj["status"] = {}
+        obj.pop("status", None)  # status is written through the status subresource only
     if ns:
         check_namespace(txn, ns)
     warnings.extend(admit(txn, obj, old=None, opts=opts, sub=None))
