@@ -25,7 +25,7 @@ from gitkrm.store.protocol import (
     Propagation,
     WatchEvent,
 )
-from gitkrm.store.sqlite import db, deletion, reads, writes
+from gitkrm.store.sqlite import db, deletion, patching, reads, writes
 from gitkrm.store.sqlite.core import (
     BOOKMARK_INTERVAL,
     HISTORY_LIMIT,
@@ -314,8 +314,6 @@ class SqliteStore:
         subresource: str | None = None,
     ) -> Obj:
         """Patch an object (`subresource="status"`: only its status)."""
-        from gitkrm.store.sqlite import patching
-
         opts = writes.WriteOpts(_validation(field_validation), field_manager)
         out = warnings if warnings is not None else []
         return self._core.write(
@@ -385,8 +383,6 @@ class SqliteStore:
         if op.ref is None:
             raise BadRequest(f"a {kind.value} op needs a ref")
         if kind is BatchOpKind.PATCH:
-            from gitkrm.store.sqlite import patching
-
             return patching.patch(t, op.ref, op.patch, op.patch_type, opts, out)
         final = deletion.delete(
             t, op.ref, propagation=_propagation(op.propagation), preconditions=op.preconditions
