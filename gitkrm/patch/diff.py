@@ -58,20 +58,37 @@ def diff_maps(
     retain: bool = False,
 ) -> dict[str, Any]:
     patch: dict[str, Any] = {}
-    retain_list: list[Any] | None = [] if retain else None
+    ignore_changes = o.ignore_changes
+    fields = meta._fields
     for key, mv in modified.items():
-        if retain_list is not None and mv is not None:
-            retain_list.append(key)
         ov = original.get(key, _MISSING)
         if ov is mv:
             continue
         if ov is _MISSING:
-            if not o.ignore_changes and not (o.semantic and empty_like(mv, meta.field(key))):
+            if not ignore_changes and not (o.semantic and empty_like(mv, meta.field(key))):
                 patch[key] = mv
             continue
         t = type(ov)
-        if t is type(mv) and t in _SCALAR_TYPES and ov == mv and key != DIRECTIVE:
-            continue
+        if t is type(mv):
+            if t is dict:
+                # Deletions only: equal maps hold none (Python's == is Go's here, except
+                # for true-vs-1, which never differs in what a deletion diff reports).
+                if ignore_changes and ov == mv:
+                    continue
+                fm = fields.get(key) or meta.field(key)
+                if fm.strategy != REPLACE:
+                    try:
+                        sub = diff_maps(ov, mv, fm.sub, o, fm.retain_keys)
+                    except PatchFailure as e:
+                        raise e.at(key) from None
+                    if sub:
+                        patch[key] = sub
+                    continue
+            elif t is list:
+                if ignore_changes and ov == mv:
+                    continue
+            elif t in _SCALAR_TYPES and ov == mv and key != DIRECTIVE:
+                continue
         try:
             _diff_value(key, ov, mv, patch, meta, o)
         except PatchFailure as e:
@@ -80,8 +97,10 @@ def diff_maps(
         for key, ov in original.items():
             if key not in modified and not (o.semantic and empty_like(ov, meta.field(key))):
                 patch[key] = None
-    if retain_list and (patch or _has_extra(original, modified)):
-        patch[RETAIN_KEYS] = go_sort_scalars(retain_list)
+    if retain:
+        retain_list = [k for k, v in modified.items() if v is not None]
+        if retain_list and (patch or _has_extra(original, modified)):
+            patch[RETAIN_KEYS] = go_sort_scalars(retain_list)
     return patch
 
 
@@ -135,12 +154,21 @@ def diff_lists(
         if not modified or o.ignore_changes:
             return None, None, None
         return modified, None, None
-    k = element_kind(original, modified)
+    if all(type(v) is dict for v in original) and all(type(v) is dict for v in modified):
+        k = MAP
+    else:
+        k = element_kind(original, modified)
     mk = fm.merge_key
     if k == MAP:
-        patch_list, deletions = _diff_lists_of_maps(original, modified, fm, o)
-        patch_list = normalize_slice_order(patch_list, modified, mk, k)
-        same = _order_same(original, modified, mk)
+        if mk is None:
+            raise no_merge_key(original[0], "")
+        fast = _diff_unique_maps(original, modified, fm, mk, o)
+        if fast is not None:
+            patch_list, deletions, same = fast
+        else:
+            patch_list, deletions = _diff_lists_of_maps(original, modified, fm, o)
+            patch_list = normalize_slice_order(patch_list, modified, mk, k)
+            same = _order_same(original, modified, mk)
         patch_list += deletions
         order = None
         if o.set_element_order and (
@@ -154,7 +182,6 @@ def diff_lists(
                 and _keeps_order(original, modified, mk, k)
             ):
                 return patch_list, None, None
-            assert mk is not None
             order = [mk.stub(v) for v in modified]
         return patch_list, None, order
     if k == LIST:  # pragma: no cover - element_kind rejects lists of lists
@@ -234,17 +261,74 @@ def _diff_lists_of_maps(
     return patch, deletions
 
 
-def _order_same(original: list[Any], modified: list[Any], mk: MergeKey | None) -> bool:
+def _texts(items: list[Any], mk: MergeKey) -> list[Any]:
+    """The merge-key texts Go sorts and matches by; every item must carry the key."""
+    if mk.multi:
+        for item in items:
+            if not mk.present(item):
+                raise no_merge_key(item, mk)
+        return [mk.text(v) for v in items]
+    p = mk.primary
+    out: list[Any] = []
+    for item in items:
+        v = item.get(p, _MISSING)
+        if v is _MISSING:
+            raise no_merge_key(item, mk)
+        out.append(v if type(v) is str else gofmt(v))
+    return out
+
+
+def _diff_unique_maps(
+    original: list[Any], modified: list[Any], fm: FieldMeta, mk: MergeKey, o: DiffOptions
+) -> tuple[list[Any], list[Any], bool] | None:
+    """`_diff_lists_of_maps` for lists whose merge keys are unique (the usual case): the
+    same patch in the same order, by lookup instead of sort-and-walk, plus whether the
+    order is unchanged. None when keys repeat."""
+    o_texts = _texts(original, mk)
+    m_texts = _texts(modified, mk)
+    by_text = dict(zip(o_texts, original, strict=True))
+    m_set = set(m_texts)
+    if len(by_text) != len(original) or len(m_set) != len(modified):
+        return None
+    patch: list[Any] = []
+    sub_meta, retain = fm.sub, fm.retain_keys
+    for t, me in zip(m_texts, modified, strict=True):
+        oe = by_text.get(t)
+        if oe is None:
+            if not o.ignore_changes:
+                patch.append(me)
+        elif oe is not me and not (o.ignore_changes and oe == me):
+            try:
+                sub = diff_maps(oe, me, sub_meta, o, retain)
+            except PatchFailure as e:
+                raise e.at(f"[{mk.primary}={gofmt(mk.raw(me))}]") from None
+            if sub:
+                sub.update(mk.stub(me))
+                patch.append(sub)
+    if len(patch) > 1 and any(DIRECTIVE in p for p in patch):
+        patch = normalize_slice_order(patch, modified, mk, MAP)
+    deletions: list[Any] = []
+    if not o.ignore_deletions and not m_set.issuperset(by_text):
+        for t in sorted(t for t in o_texts if t not in m_set):
+            gone = mk.stub(by_text[t])
+            gone[DIRECTIVE] = DELETE
+            deletions.append(gone)
+    same = o_texts == m_texts and (
+        all(type(t) is str for t in m_texts) or _order_same(original, modified, mk)
+    )
+    return patch, deletions, same
+
+
+def _order_same(original: list[Any], modified: list[Any], mk: MergeKey) -> bool:
     if len(original) != len(modified):
         return False
     for a, b in zip(original, modified, strict=True):
         for side in (a, b):
             if not isinstance(side, dict):
                 raise bad_arg_type("map[string]interface {}", side)
-            if mk is None or not mk.present(side):
-                raise no_merge_key(side, mk or "")
-        assert mk is not None
-        if mk.value(a) != mk.value(b):
+            if not mk.present(side):
+                raise no_merge_key(side, mk)
+        if a is not b and mk.value(a) != mk.value(b):
             return False
     return True
 

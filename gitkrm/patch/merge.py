@@ -142,20 +142,26 @@ def _merge_field(
 
 
 def materialize(value: Any, *, drop_nulls: bool) -> tuple[Any, bool]:
-    """A patch value used as data: apimachinery `discardNullValuesFromPatch` (apply only)
-    then `removeDirectives`. Returns (value, keep); shares `value` when nothing changes."""
+    """A patch value used as data where there is nothing to merge it with.
+
+    apimachinery's `discardNullValuesFromPatch` (when applying) then `removeDirectives`:
+    maps carrying `$patch` vanish. When applying (`drop_nulls`), the parallel-list
+    directives (`$setElementOrder/...`, `$deleteFromPrimitiveList/...`, `$retainKeys`)
+    are dropped too: with nothing to order, delete from or clear they mean nothing, and
+    the API server drops them when it decodes the typed object. Returns (value, keep);
+    `value` itself is returned when nothing changes.
+    """
     if isinstance(value, dict):
-        if drop_nulls and DIRECTIVE in value and value[DIRECTIVE] is None:
-            pass
-        elif DIRECTIVE in value:
+        if DIRECTIVE in value and not (drop_nulls and value[DIRECTIVE] is None):
             return None, False
         out: dict[str, Any] | None = None
         for k, v in value.items():
-            if v is None:
-                if drop_nulls:
-                    out = out if out is not None else _copy_upto(value, k)
-                    continue
-            elif isinstance(v, dict | list):
+            if (v is None and drop_nulls) or (
+                drop_nulls and k[:1] == "$" and _is_list_directive(k)
+            ):
+                out = out if out is not None else _copy_upto(value, k)
+                continue
+            if isinstance(v, dict | list):
                 nv, keep = materialize(v, drop_nulls=drop_nulls)
                 if nv is not v or not keep:
                     out = out if out is not None else _copy_upto(value, k)
@@ -179,6 +185,10 @@ def materialize(value: Any, *, drop_nulls: bool) -> tuple[Any, bool]:
                 items.append(v)
         return (value if items is None else items), True
     return value, True
+
+
+def _is_list_directive(key: str) -> bool:
+    return key == RETAIN_KEYS or key.startswith((ORDER_PREFIX, DELETE_PREFIX))
 
 
 def _copy_upto(m: dict[str, Any], stop: str) -> dict[str, Any]:
@@ -253,13 +263,40 @@ def _set_element_order(
         merged, _ = materialize(new, drop_nulls=False)
     else:
         return
-    inside, outside = partition(merged, order, mk)
     k = element_kind(orig, new)
+    if k == MAP and mk is not None and len(merged) == len(order):
+        fast = _reorder_all(merged, order, mk)
+        if fast is not None:
+            out[field] = fast
+            consumed.add(field)
+            return
+    inside, outside = partition(merged, order, mk)
     live = orig
     if k == MAP and mk is not None and has_new and fm.strategy == MERGE:
         live = live_order_view(orig, new, mk)
     out[field] = normalize_element_order(inside, outside, order, live, mk, k)
     consumed.add(field)
+
+
+def _reorder_all(merged: list[Any], order: list[Any], mk: MergeKey) -> list[Any] | None:
+    """The result when `$setElementOrder` names exactly the merged items (no server-only
+    items): the items in that order. None when that is not the case."""
+    where: dict[Any, int] = {}
+    for i, o in enumerate(order):
+        if not isinstance(o, dict) or not mk.present(o):
+            return None
+        where.setdefault(mk.value(o), i)
+    pos = []
+    for item in merged:
+        if not isinstance(item, dict) or not mk.present(item) or item.get(DIRECTIVE) == DELETE:
+            return None
+        at = where.get(mk.value(item))
+        if at is None:
+            return None
+        pos.append(at)
+    if len(set(pos)) != len(pos):
+        return None
+    return [merged[i] for i in sorted(range(len(merged)), key=pos.__getitem__)]
 
 
 def validate_set_order(patch_list: list[Any], order: list[Any], mk: MergeKey | None) -> None:

@@ -65,7 +65,8 @@ class MergeKey:
         """A hashable identity with Go `==` semantics (`1 == 1.0`, `true != 1`)."""
         try:
             if not self.multi:
-                return hkey(m.get(self.primary))
+                v = m.get(self.primary)
+                return v if type(v) is str else hkey(v)
             return tuple(hkey(m.get(n, d)) for n, d in zip(self.names, self.defaults, strict=True))
         except TypeError as e:
             raise PatchFailure(f"merge key {self.primary!r} must be a scalar") from e
