@@ -28,7 +28,7 @@ from gitkrm.schema.openapi import definition_name
 from gitkrm.schema.resources import ResourceInfo, builtin_resources
 from gitkrm.schema.rules import validate_rules
 from gitkrm.schema.secrets import merge_string_data
-from gitkrm.schema.validation import PathT, check
+from gitkrm.schema.validation import PathT, check, fast_valid
 
 __all__ = ["Registry", "ResourceInfo", "unknown_field_error", "version_priority"]
 
@@ -63,6 +63,9 @@ def _delete_path(obj: Obj, path: PathT) -> None:
         node.pop(path[-1], None)
 
 
+_Kind = tuple[GVK, ResourceInfo, CustomVersion | None, str]
+
+
 class Registry:
     """Served kinds (built-in and custom) and admission of objects of those kinds."""
 
@@ -71,6 +74,8 @@ class Registry:
         self._by_name: dict[tuple[str, str, str], ResourceInfo] = {}
         self._custom: dict[GVK, CustomVersion] = {}
         self._crds: dict[str, list[GVK]] = {}
+        # (apiVersion, kind) -> what admission needs, so the hot path builds no GVK.
+        self._types: dict[tuple[str, str], _Kind] = {}
         for info in resources:
             self._add(info)
 
@@ -85,11 +90,13 @@ class Registry:
     # ---- the resource table ----
 
     def _add(self, info: ResourceInfo) -> None:
+        self._types.clear()
         self._by_gvk[info.gvk] = info
         for name in (info.plural, info.singular, *info.short_names):
             self._by_name.setdefault((info.group, info.version, name.lower()), info)
 
     def _remove(self, info: ResourceInfo) -> None:
+        self._types.clear()
         self._by_gvk.pop(info.gvk, None)
         for name in (info.plural, info.singular, *info.short_names):
             key = (info.group, info.version, name.lower())
@@ -135,19 +142,23 @@ class Registry:
         returns warnings (unknown fields under Warn). Server-managed metadata is left to
         the store.
         """
-        gvk = GVK.of(obj)
-        info = self.info(gvk)
-        custom = self._custom.get(gvk)
+        api_version, kind = obj.get("apiVersion"), obj.get("kind")
+        resolved = (
+            self._types.get((api_version, kind))
+            if type(api_version) is str and type(kind) is str
+            else None
+        )
+        if resolved is None:
+            resolved = self._resolve(GVK.of(obj))
+        gvk, info, custom, definition = resolved
         if custom is not None:
             return self._admit_custom(obj, custom, old=old, field_validation=field_validation)
-        definition = definition_name(gvk)
-        if definition is None:
-            raise NotFound(f'no schema for kind "{gvk.kind}" in version "{gvk.api_version}"')
         warnings: list[str] = []
         causes: list[Cause] = []
         if gvk.group == "" and gvk.kind == "Secret":
             merge_string_data(obj)
-        report = check(definition, obj)
+        fast = fast_valid(definition, obj)
+        report = None if fast else check(definition, obj)
         if report is not None:
             if report.unknown:
                 warnings = self._unknown(obj, report.unknown, field_validation)
@@ -157,12 +168,25 @@ class Registry:
             validate_object_meta(obj, namespaced=info.namespaced, name_rule=info.name_rule)
         )
         if subresource is None:
-            causes.extend(validate_rules(obj, group=gvk.group, kind=gvk.kind))
+            causes.extend(validate_rules(obj, group=gvk.group, kind=gvk.kind, fast=fast))
         if old is not None:
             causes.extend(validate_update(obj, old, group=gvk.group, kind=gvk.kind))
         if causes:
             raise _invalid(obj, gvk, causes)
         return warnings
+
+    def _resolve(self, gvk: GVK) -> _Kind:
+        info = self.info(gvk)
+        custom = self._custom.get(gvk)
+        definition = ""
+        if custom is None:
+            found = definition_name(gvk)
+            if found is None:
+                raise NotFound(f'no schema for kind "{gvk.kind}" in version "{gvk.api_version}"')
+            definition = found
+        resolved = (gvk, info, custom, definition)
+        self._types[(gvk.api_version, gvk.kind)] = resolved
+        return resolved
 
     def _admit_custom(
         self, obj: Obj, custom: CustomVersion, *, old: Obj | None, field_validation: FieldValidation

@@ -27,13 +27,14 @@ from gitkrm.schema.rules_pod import (
     validate_pod_template,
 )
 
-Rule = Callable[[Obj], list[Cause]]
+Rule = Callable[[Obj, bool], list[Cause]]
 
 _CONFIG_KEY = re.compile(r"[-._a-zA-Z0-9]+", re.ASCII)
 _CONFIG_KEY_MSG = "a valid config key must consist of alphanumeric characters, '-', '_' or '.'"
 _NONNEG = "must be greater than or equal to 0"
 _MAX_CRONJOB_NAME = 52
 _PERCENT = re.compile(r"[0-9]+%", re.ASCII)
+_PERCENTS = {f"{n}%": n for n in range(101)}
 
 
 def _nonneg(spec: Obj, keys: tuple[str, ...], path: str, out: list[Cause]) -> None:
@@ -43,7 +44,9 @@ def _nonneg(spec: Obj, keys: tuple[str, ...], path: str, out: list[Cause]) -> No
             out.append(fe.invalid(f"{path}.{key}", value, _NONNEG))
 
 
-def _selector_matches(selector: Obj, labels: Any, path: str, out: list[Cause]) -> bool | None:
+def _selector_matches(
+    selector: Obj, labels: Any, path: str, out: list[Cause], fast: bool
+) -> bool | None:
     """Whether a structured selector matches `labels`; None when the selector is empty.
 
     Also validates the selector (label syntax, operators) as ValidateLabelSelector does.
@@ -52,7 +55,8 @@ def _selector_matches(selector: Obj, labels: Any, path: str, out: list[Cause]) -
     if not selector.get("matchExpressions") and isinstance(match_labels, dict):
         if not match_labels:
             return None
-        validate_labels(match_labels, path + ".matchLabels", out)
+        if not fast:
+            validate_labels(match_labels, path + ".matchLabels", out)
         if not isinstance(labels, dict):
             return False
         return all(labels.get(k) == v for k, v in match_labels.items())
@@ -67,7 +71,7 @@ def _selector_matches(selector: Obj, labels: Any, path: str, out: list[Cause]) -
 
 
 def _template_for_selector(
-    spec: Obj, path: str, out: list[Cause], *, kind: str, restart: tuple[str, ...]
+    spec: Obj, path: str, out: list[Cause], *, kind: str, restart: tuple[str, ...], fast: bool
 ) -> None:
     """Selector required, non-empty and matching the template labels; template rules."""
     selector = spec.get("selector")
@@ -77,7 +81,7 @@ def _template_for_selector(
     if not isinstance(selector, dict):
         out.append(fe.required(path + ".selector"))
     else:
-        matched = _selector_matches(selector, labels, path + ".selector", out)
+        matched = _selector_matches(selector, labels, path + ".selector", out, fast)
         if matched is None:
             out.append(
                 fe.invalid(path + ".selector", selector, f"empty selector is invalid for {kind}")
@@ -93,7 +97,7 @@ def _template_for_selector(
     if not isinstance(template, dict):
         out.append(fe.required(path + ".template"))
         return
-    out.extend(validate_pod_template(template, path + ".template"))
+    out.extend(validate_pod_template(template, path + ".template", fast=fast))
     pod = template.get("spec")
     if isinstance(pod, dict):
         policy = pod.get("restartPolicy")
@@ -112,6 +116,9 @@ def _template_for_selector(
 
 def _int_or_percent(value: Any, path: str, out: list[Cause]) -> int | None:
     """The numeric part of an IntOrString percent/int; records its errors."""
+    known = _PERCENTS.get(value) if type(value) is str else None
+    if known is not None:
+        return known
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -152,18 +159,19 @@ def _rolling_update(rolling: Any, path: str, out: list[Cause], *, surge_key: boo
         )
 
 
-def _deployment(obj: Obj) -> list[Cause]:
+def _deployment(obj: Obj, fast: bool) -> list[Cause]:
     out: list[Cause] = []
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return [fe.required("spec")]
-    _nonneg(
-        spec,
-        ("replicas", "minReadySeconds", "revisionHistoryLimit", "progressDeadlineSeconds"),
-        "spec",
-        out,
-    )
-    _template_for_selector(spec, "spec", out, kind="deployment", restart=("Always",))
+    if not fast:
+        _nonneg(
+            spec,
+            ("replicas", "minReadySeconds", "revisionHistoryLimit", "progressDeadlineSeconds"),
+            "spec",
+            out,
+        )
+    _template_for_selector(spec, "spec", out, kind="deployment", restart=("Always",), fast=fast)
     strategy = spec.get("strategy")
     if isinstance(strategy, dict):
         stype = strategy.get("type")
@@ -189,45 +197,48 @@ def _deployment(obj: Obj) -> list[Cause]:
     return out
 
 
-def _replica_set(obj: Obj) -> list[Cause]:
+def _replica_set(obj: Obj, fast: bool) -> list[Cause]:
     out: list[Cause] = []
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return [fe.required("spec")]
-    _nonneg(spec, ("replicas", "minReadySeconds"), "spec", out)
-    _template_for_selector(spec, "spec", out, kind="deployment", restart=("Always",))
+    if not fast:
+        _nonneg(spec, ("replicas", "minReadySeconds"), "spec", out)
+    _template_for_selector(spec, "spec", out, kind="deployment", restart=("Always",), fast=fast)
     return out
 
 
-def _stateful_set(obj: Obj) -> list[Cause]:
+def _stateful_set(obj: Obj, fast: bool) -> list[Cause]:
     out: list[Cause] = []
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return [fe.required("spec")]
-    _nonneg(spec, ("replicas", "minReadySeconds", "revisionHistoryLimit"), "spec", out)
+    if not fast:
+        _nonneg(spec, ("replicas", "minReadySeconds", "revisionHistoryLimit"), "spec", out)
     policy = spec.get("podManagementPolicy")
     if policy not in (None, "OrderedReady", "Parallel"):
         out.append(
             fe.not_supported("spec.podManagementPolicy", policy, ("OrderedReady", "Parallel"))
         )
-    _template_for_selector(spec, "spec", out, kind="statefulset", restart=("Always",))
+    _template_for_selector(spec, "spec", out, kind="statefulset", restart=("Always",), fast=fast)
     return out
 
 
-def _daemon_set(obj: Obj) -> list[Cause]:
+def _daemon_set(obj: Obj, fast: bool) -> list[Cause]:
     out: list[Cause] = []
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return [fe.required("spec")]
-    _nonneg(spec, ("minReadySeconds", "revisionHistoryLimit"), "spec", out)
-    _template_for_selector(spec, "spec", out, kind="daemonset", restart=("Always",))
+    if not fast:
+        _nonneg(spec, ("minReadySeconds", "revisionHistoryLimit"), "spec", out)
+    _template_for_selector(spec, "spec", out, kind="daemonset", restart=("Always",), fast=fast)
     strategy = spec.get("updateStrategy")
     if isinstance(strategy, dict) and strategy.get("type") == "RollingUpdate":
         _rolling_update(strategy.get("rollingUpdate"), "spec.updateStrategy.rollingUpdate", out)
     return out
 
 
-def _job_spec(spec: Any, path: str, out: list[Cause]) -> None:
+def _job_spec(spec: Any, path: str, out: list[Cause], fast: bool) -> None:
     if not isinstance(spec, dict):
         out.append(fe.required(path))
         return
@@ -244,14 +255,16 @@ def _job_spec(spec: Any, path: str, out: list[Cause]) -> None:
         out,
     )
     if spec.get("manualSelector") is True or spec.get("selector") is not None:
-        _template_for_selector(spec, path, out, kind="job", restart=("OnFailure", "Never"))
+        _template_for_selector(
+            spec, path, out, kind="job", restart=("OnFailure", "Never"), fast=fast
+        )
         return
     template = spec.get("template")
     if not isinstance(template, dict):
         out.append(fe.required(path + ".template"))
         return
     pod = template.get("spec")
-    out.extend(validate_pod_template(template, path + ".template"))
+    out.extend(validate_pod_template(template, path + ".template", fast=fast))
     if isinstance(pod, dict) and pod.get("restartPolicy") not in ("OnFailure", "Never"):
         out.append(
             fe.not_supported(
@@ -262,13 +275,13 @@ def _job_spec(spec: Any, path: str, out: list[Cause]) -> None:
         )
 
 
-def _job(obj: Obj) -> list[Cause]:
+def _job(obj: Obj, fast: bool) -> list[Cause]:
     out: list[Cause] = []
-    _job_spec(obj.get("spec"), "spec", out)
+    _job_spec(obj.get("spec"), "spec", out, fast)
     return out
 
 
-def _cron_job(obj: Obj) -> list[Cause]:
+def _cron_job(obj: Obj, fast: bool) -> list[Cause]:
     out: list[Cause] = []
     name = (obj.get("metadata") or {}).get("name")
     if isinstance(name, str) and len(name) > _MAX_CRONJOB_NAME:
@@ -295,22 +308,24 @@ def _cron_job(obj: Obj) -> list[Cause]:
     )
     job_template = spec.get("jobTemplate")
     job_spec = job_template.get("spec") if isinstance(job_template, dict) else None
-    _job_spec(job_spec, "spec.jobTemplate.spec", out)
+    _job_spec(job_spec, "spec.jobTemplate.spec", out, fast)
     return out
 
 
-def _pod(obj: Obj) -> list[Cause]:
-    return validate_pod_spec(obj.get("spec"), "spec") if "spec" in obj else [fe.required("spec")]
+def _pod(obj: Obj, fast: bool) -> list[Cause]:
+    if "spec" not in obj:
+        return [fe.required("spec")]
+    return validate_pod_spec(obj.get("spec"), "spec", fast=fast)
 
 
-def _pod_template(obj: Obj) -> list[Cause]:
+def _pod_template(obj: Obj, fast: bool) -> list[Cause]:
     template = obj.get("template")
     if not isinstance(template, dict):
         return [fe.required("template")]
-    return validate_pod_template(template, "template")
+    return validate_pod_template(template, "template", fast=fast)
 
 
-def _replication_controller(obj: Obj) -> list[Cause]:
+def _replication_controller(obj: Obj, fast: bool) -> list[Cause]:
     out: list[Cause] = []
     spec = obj.get("spec")
     if not isinstance(spec, dict):
@@ -337,14 +352,14 @@ def _replication_controller(obj: Obj) -> list[Cause]:
                 "`selector` does not match template `labels`",
             )
         )
-    out.extend(validate_pod_template(template, "spec.template"))
+    out.extend(validate_pod_template(template, "spec.template", fast=fast))
     return out
 
 
 _SERVICE_TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")
 
 
-def _service(obj: Obj) -> list[Cause]:
+def _service(obj: Obj, fast: bool) -> list[Cause]:
     out: list[Cause] = []
     spec = obj.get("spec")
     if not isinstance(spec, dict):
@@ -365,14 +380,14 @@ def _service(obj: Obj) -> list[Cause]:
     elif not ports and spec.get("clusterIP") != "None":
         out.append(fe.required("spec.ports"))
     if isinstance(ports, list):
-        _service_ports(ports, stype, out)
+        _service_ports(ports, stype, out, fast)
     affinity = spec.get("sessionAffinity")
     if affinity not in (None, "None", "ClientIP"):
         out.append(fe.not_supported("spec.sessionAffinity", affinity, ("ClientIP", "None")))
     return out
 
 
-def _service_ports(ports: list[Any], stype: Any, out: list[Cause]) -> None:
+def _service_ports(ports: list[Any], stype: Any, out: list[Cause], fast: bool) -> None:
     names: set[str] = set()
     need_names = len(ports) > 1
     for i, port in enumerate(ports):
@@ -383,10 +398,16 @@ def _service_ports(ports: list[Any], stype: Any, out: list[Cause]) -> None:
         if need_names and not name:
             out.append(fe.required(p + ".name"))
         elif isinstance(name, str) and name:
-            out.extend(fe.invalid(p + ".name", name, m) for m in is_dns1123_label(name))
+            if not fast:
+                out.extend(fe.invalid(p + ".name", name, m) for m in is_dns1123_label(name))
             if name in names:
                 out.append(fe.duplicate(p + ".name", name))
             names.add(name)
+        node_port = port.get("nodePort")
+        if node_port and stype == "ClusterIP":
+            out.append(fe.forbidden(p + ".nodePort", "may not be used when `type` is 'ClusterIP'"))
+        if fast:
+            continue
         number = port.get("port")
         if not valid_port(number):
             out.append(fe.invalid(p + ".port", number, PORT_RANGE_MSG))
@@ -399,11 +420,8 @@ def _service_ports(ports: list[Any], stype: Any, out: list[Cause]) -> None:
                 out.append(fe.invalid(p + ".targetPort", target, PORT_RANGE_MSG))
         elif isinstance(target, str) and target:
             out.extend(fe.invalid(p + ".targetPort", target, m) for m in port_name_errors(target))
-        node_port = port.get("nodePort")
         if node_port and not valid_port(node_port):
             out.append(fe.invalid(p + ".nodePort", node_port, PORT_RANGE_MSG))
-        if node_port and stype == "ClusterIP":
-            out.append(fe.forbidden(p + ".nodePort", "may not be used when `type` is 'ClusterIP'"))
 
 
 def _config_keys(obj: Obj, keys: tuple[str, ...]) -> list[Cause]:
@@ -444,7 +462,7 @@ def _config_keys(obj: Obj, keys: tuple[str, ...]) -> list[Cause]:
     return out
 
 
-def _config_map(obj: Obj) -> list[Cause]:
+def _config_map(obj: Obj, fast: bool) -> list[Cause]:
     return _config_keys(obj, ("data", "binaryData"))
 
 
@@ -458,7 +476,7 @@ _SECRET_REQUIRED_KEYS = {
 }
 
 
-def _secret(obj: Obj) -> list[Cause]:
+def _secret(obj: Obj, fast: bool) -> list[Cause]:
     out = _config_keys(obj, ("data",))
     stype = obj.get("type")
     raw = obj.get("data")
@@ -473,7 +491,7 @@ def _secret(obj: Obj) -> list[Cause]:
     return out
 
 
-def _namespace(obj: Obj) -> list[Cause]:
+def _namespace(obj: Obj, fast: bool) -> list[Cause]:
     out: list[Cause] = []
     finalizers = (obj.get("spec") or {}).get("finalizers")
     if isinstance(finalizers, list):
@@ -503,11 +521,15 @@ RULES: dict[tuple[str, str], Rule] = {
     ("", "ConfigMap"): _config_map,
     ("", "Secret"): _secret,
     ("", "Namespace"): _namespace,
-    ("apiextensions.k8s.io", "CustomResourceDefinition"): validate_crd,
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): lambda obj, fast: validate_crd(obj),
 }
 
 
-def validate_rules(obj: Obj, *, group: str, kind: str) -> list[Cause]:
-    """Every API-server rule violation of `obj` (an empty list when none apply)."""
+def validate_rules(obj: Obj, *, group: str, kind: str, fast: bool = False) -> list[Cause]:
+    """Every API-server rule violation of `obj` (an empty list when none apply).
+
+    `fast=True` when the fast-path schema (fastpath.py) accepted `obj` before defaulting:
+    the rules it encodes are skipped.
+    """
     rule = RULES.get((group, kind))
-    return rule(obj) if rule is not None else []
+    return rule(obj, fast) if rule is not None else []

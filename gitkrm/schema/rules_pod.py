@@ -87,12 +87,18 @@ def validate_labels(labels: Any, path: str, out: list[Cause]) -> None:
                 out.append(fe.invalid(path, bad, msg))
 
 
-def _container_ports(ports: list[Any], path: str, out: list[Cause]) -> None:
+def _container_ports(ports: list[Any], path: str, out: list[Cause], fast: bool) -> None:
     names: set[str] = set()
     for i, port in enumerate(ports):
         if not isinstance(port, dict):
             continue
         name = port.get("name")
+        if fast:
+            if name:
+                if name in names:
+                    out.append(fe.duplicate(f"{path}[{i}].name", name))
+                names.add(name)
+            continue
         if name and isinstance(name, str):
             msgs = port_name_errors(name)
             if msgs:
@@ -156,8 +162,16 @@ def _resources(resources: dict[str, Any], path: str, out: list[Cause]) -> None:
 
 
 def _container(
-    c: dict[str, Any], path: str, names: set[str], volumes: set[str] | None, out: list[Cause]
+    c: dict[str, Any],
+    path: str,
+    names: set[str],
+    volumes: set[str] | None,
+    out: list[Cause],
+    fast: bool,
 ) -> None:
+    if fast:
+        _container_fast(c, path, names, volumes, out)
+        return
     name = c.get("name")
     if not name:
         out.append(fe.required(path + ".name"))
@@ -172,7 +186,7 @@ def _container(
         out.append(fe.required(path + ".image"))
     ports = c.get("ports")
     if ports and isinstance(ports, list):
-        _container_ports(ports, path + ".ports", out)
+        _container_ports(ports, path + ".ports", out, False)
     resources = c.get("resources")
     if resources and isinstance(resources, dict):
         _resources(resources, path + ".resources", out)
@@ -191,6 +205,25 @@ def _container(
                 out.append(fe.required(f"{path}.env[{i}].name"))
     mounts = c.get("volumeMounts")
     if mounts and isinstance(mounts, list):
+        _mounts(mounts, path + ".volumeMounts", volumes or set(), out)
+
+
+def _container_fast(
+    c: dict[str, Any], path: str, names: set[str], volumes: set[str] | None, out: list[Cause]
+) -> None:
+    """The rules left once the fast-path schema (fastpath.py) accepted the container."""
+    name = c["name"]
+    if name in names:
+        out.append(fe.duplicate(path + ".name", name))
+    names.add(name)
+    ports = c.get("ports")
+    if ports and len(ports) > 1:
+        _container_ports(ports, path + ".ports", out, True)
+    resources = c.get("resources")
+    if resources and resources.get("limits"):
+        _resources(resources, path + ".resources", out)
+    mounts = c.get("volumeMounts")
+    if mounts:
         _mounts(mounts, path + ".volumeMounts", volumes or set(), out)
 
 
@@ -213,13 +246,17 @@ def _mounts(mounts: list[Any], path: str, volumes: set[str], out: list[Cause]) -
             targets.add(target)
 
 
-def _volumes(volumes: list[Any], path: str, out: list[Cause]) -> set[str]:
+def _volumes(volumes: list[Any], path: str, out: list[Cause], fast: bool) -> set[str]:
     seen: set[str] = set()
     for i, v in enumerate(volumes):
         if not isinstance(v, dict):
             continue
         name = v.get("name")
-        if not name:
+        if fast and isinstance(name, str):
+            if name in seen:
+                out.append(fe.duplicate(f"{path}[{i}].name", name))
+            seen.add(name)
+        elif not name:
             out.append(fe.required(f"{path}[{i}].name"))
         elif isinstance(name, str):
             out.extend(fe.invalid(f"{path}[{i}].name", name, m) for m in dns_label_errors(name))
@@ -229,14 +266,18 @@ def _volumes(volumes: list[Any], path: str, out: list[Cause]) -> set[str]:
     return seen
 
 
-def validate_pod_spec(spec: Any, path: str) -> list[Cause]:
-    """Every rule violation of one pod spec, `path` naming it (`spec.template.spec`)."""
+def validate_pod_spec(spec: Any, path: str, *, fast: bool = False) -> list[Cause]:
+    """Every rule violation of one pod spec, `path` naming it (`spec.template.spec`).
+
+    `fast=True` when the fast-path schema accepted the object: only the rules it cannot
+    express run.
+    """
     out: list[Cause] = []
     if not isinstance(spec, dict):
         return out
     raw_volumes = spec.get("volumes")
     volumes = (
-        _volumes(raw_volumes, path + ".volumes", out)
+        _volumes(raw_volumes, path + ".volumes", out, fast)
         if raw_volumes and isinstance(raw_volumes, list)
         else None
     )
@@ -245,14 +286,16 @@ def validate_pod_spec(spec: Any, path: str) -> list[Cause]:
     if init and isinstance(init, list):
         for i, c in enumerate(init):
             if isinstance(c, dict):
-                _container(c, f"{path}.initContainers[{i}]", names, volumes, out)
+                _container(c, f"{path}.initContainers[{i}]", names, volumes, out, fast)
     containers = spec.get("containers")
     if not containers:
         out.append(fe.required(path + ".containers"))
     elif isinstance(containers, list):
         for i, c in enumerate(containers):
             if isinstance(c, dict):
-                _container(c, f"{path}.containers[{i}]", names, volumes, out)
+                _container(c, f"{path}.containers[{i}]", names, volumes, out, fast)
+    if fast:
+        return out
     policy = spec.get("restartPolicy")
     if policy and policy not in _RESTART_POLICIES:
         out.append(fe.not_supported(path + ".restartPolicy", policy, _RESTART_POLICIES))
@@ -265,15 +308,15 @@ def validate_pod_spec(spec: Any, path: str) -> list[Cause]:
     return out
 
 
-def validate_pod_template(template: Any, path: str) -> list[Cause]:
-    """ValidatePodTemplateSpec: template labels and annotations, then the pod spec."""
+def validate_pod_template(template: Any, path: str, *, fast: bool = False) -> list[Cause]:
+    """ValidatePodTemplateSpec: template labels, then the pod spec."""
     if not isinstance(template, dict):
         return [fe.required(path)]
     out: list[Cause] = []
     meta = template.get("metadata")
-    if isinstance(meta, dict):
+    if not fast and isinstance(meta, dict):
         labels = meta.get("labels")
         if labels:
             validate_labels(labels, path + ".metadata.labels", out)
-    out.extend(validate_pod_spec(template.get("spec"), path + ".spec"))
+    out.extend(validate_pod_spec(template.get("spec"), path + ".spec", fast=fast))
     return out
