@@ -10,7 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gitkrm.krm.types import Obj
-from gitkrm.schema.podspec_defaults import default_pod_spec, default_pod_template, image_tag
+from gitkrm.schema.podspec_defaults import (
+    default_pod_spec,
+    default_pod_template,
+    image_tag,
+    pod_qos_class,
+)
 
 __all__ = ["apply_defaults", "image_tag"]
 
@@ -190,6 +195,14 @@ def _pod(obj: Obj, create: bool) -> None:
     if spec is None:
         return
     default_pod_spec(spec, pod=True)
+    if create:
+        # PrepareForCreate: a new Pod is Pending, with its QoS class computed once.
+        status = _dict(obj, "status")
+        if status is not None:
+            if not status.get("phase"):
+                status["phase"] = "Pending"
+            if not status.get("qosClass"):
+                status["qosClass"] = pod_qos_class(spec)
 
 
 def _pod_template(obj: Obj, create: bool) -> None:

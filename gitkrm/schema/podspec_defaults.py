@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gitkrm.krm.quantity import QuantityError, parse_quantity
 from gitkrm.krm.types import Obj
 
 _CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
@@ -148,3 +149,46 @@ def default_pod_template(template: Obj) -> None:
     spec = template.get("spec")
     if isinstance(spec, dict):
         default_pod_spec(spec)
+
+
+_QOS_RESOURCES = ("cpu", "memory")
+
+
+def _sum_quantities(values: Any, into: dict[str, Any], seen: set[str] | None = None) -> None:
+    if not isinstance(values, dict):
+        return
+    for name in _QOS_RESOURCES:
+        raw = values.get(name)
+        if raw is None:
+            continue
+        try:
+            q = parse_quantity(raw)
+        except (QuantityError, TypeError):
+            continue
+        if q != 0:
+            into[name] = into.get(name, 0) + q
+            if seen is not None:
+                seen.add(name)
+
+
+def pod_qos_class(spec: Obj) -> str:
+    """The QoS class the API server records in a new Pod's status (qos.GetPodQOS)."""
+    requests: dict[str, Any] = {}
+    limits: dict[str, Any] = {}
+    guaranteed = True
+    for key in ("initContainers", "containers"):
+        for c in spec.get(key) or ():
+            resources = c.get("resources") if isinstance(c, dict) else None
+            if not isinstance(resources, dict):
+                guaranteed = False
+                continue
+            _sum_quantities(resources.get("requests"), requests)
+            found: set[str] = set()
+            _sum_quantities(resources.get("limits"), limits, found)
+            if found != set(_QOS_RESOURCES):
+                guaranteed = False
+    if not requests and not limits:
+        return "BestEffort"
+    if guaranteed and requests == limits:
+        return "Guaranteed"
+    return "Burstable"

@@ -199,3 +199,26 @@ def test_defaulting_is_idempotent(registry: Registry, make: Any) -> None:
     once = clone(obj)
     registry.admit(obj)
     assert obj == once
+
+
+@pytest.mark.parametrize(
+    ("resources", "qos"),
+    [
+        ({}, "BestEffort"),
+        ({"requests": {"cpu": "100m"}}, "Burstable"),
+        ({"limits": {"cpu": "1", "memory": "1Gi"}}, "Guaranteed"),
+        ({"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "500m"}}, "Burstable"),
+        ({"limits": {"cpu": "1"}}, "Burstable"),
+    ],
+)
+def test_new_pod_is_pending_with_its_qos_class(
+    registry: Registry, resources: dict[str, Any], qos: str
+) -> None:
+    pod: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "a:1", "resources": resources}]},
+    }
+    registry.admit(pod)
+    assert pod["status"] == {"phase": "Pending", "qosClass": qos}
