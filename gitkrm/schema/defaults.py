@@ -169,6 +169,29 @@ def _job(obj: Obj, create: bool) -> None:
     meta = _dict(obj, "metadata")
     if isinstance(labels, dict) and labels and meta is not None and not meta.get("labels"):
         meta["labels"] = dict(labels)
+    if create and spec.get("manualSelector") is not True and meta is not None:
+        _generate_job_selector(spec, meta)
+
+
+def _generate_job_selector(spec: Obj, meta: Obj) -> None:
+    """PrepareForCreate's generateSelector: label the pods with the job's name and uid and
+    select them by uid. Needs the uid, so the store admits new Jobs after assigning it."""
+    uid, name = meta.get("uid"), meta.get("name")
+    template = spec.get("template")
+    if not uid or not isinstance(template, dict):
+        return
+    tmeta = _dict(template, "metadata")
+    labels = _dict(tmeta, "labels") if tmeta is not None else None
+    if labels is None:
+        return
+    for key in ("job-name", "batch.kubernetes.io/job-name"):
+        labels.setdefault(key, name)
+    for key in ("controller-uid", "batch.kubernetes.io/controller-uid"):
+        labels.setdefault(key, uid)
+    selector = _dict(spec, "selector")
+    match = _dict(selector, "matchLabels") if selector is not None else None
+    if match is not None:
+        match.setdefault("batch.kubernetes.io/controller-uid", uid)
 
 
 def _cron_job(obj: Obj, create: bool) -> None:

@@ -81,23 +81,39 @@ def _only_scheduling_changed(new: Obj, old: Obj) -> bool:
     return strip_a == strip_b and same_meta
 
 
+def _cluster_ips(spec: Any) -> list[Any]:
+    if not isinstance(spec, dict):
+        return []
+    ips = spec.get("clusterIPs")
+    if isinstance(ips, list) and ips:
+        return ips
+    ip = spec.get("clusterIP")
+    return [ip] if ip else []
+
+
 def _service(new: Obj, old: Obj) -> list[Cause]:
-    """clusterIP(s) may not change once allocated; ExternalName services may drop them."""
+    """validateUpgradeDowngradeClusterIPs: allocated cluster IPs may not change (a
+    secondary may be added or released); ExternalName and headless services are exempt."""
     out: list[Cause] = []
-    if _get(new, "spec", "type") == "ExternalName":
+    if "ExternalName" in (_get(new, "spec", "type"), _get(old, "spec", "type")):
         return out
-    old_ip, new_ip = _get(old, "spec", "clusterIP"), _get(new, "spec", "clusterIP")
-    if old_ip and _get(old, "spec", "type") != "ExternalName" and new_ip != old_ip:
-        out.append(fe.immutable("spec.clusterIP", new_ip))
-    old_ips, new_ips = _get(old, "spec", "clusterIPs"), _get(new, "spec", "clusterIPs")
-    if (
-        isinstance(old_ips, list)
-        and old_ips
-        and isinstance(new_ips, list)
-        and new_ips
-        and new_ips[0] != old_ips[0]
-    ):
-        out.append(fe.immutable("spec.clusterIPs[0]", new_ips[0]))
+    old_ips, new_ips = _cluster_ips(old.get("spec")), _cluster_ips(new.get("spec"))
+    if old_ips[:1] == ["None"] and new_ips[:1] == ["None"]:
+        return out
+    changed = "may not change once set"
+    if len(old_ips) == len(new_ips):
+        for i, ip in enumerate(old_ips):
+            if ip != new_ips[i]:
+                out.append(fe.invalid(f"spec.clusterIPs[{i}]", new_ips, changed))
+    elif len(old_ips) > len(new_ips):
+        if not new_ips:
+            out.append(
+                fe.invalid("spec.clusterIPs[0]", new_ips, "primary clusterIP can not be unset")
+            )
+        elif new_ips[0] != old_ips[0]:
+            out.append(fe.invalid("spec.clusterIPs[0]", new_ips, changed))
+    elif old_ips and new_ips[0] != old_ips[0]:
+        out.append(fe.invalid("spec.clusterIPs[0]", new_ips, changed))
     return out
 
 

@@ -14,6 +14,7 @@ from gitkrm.krm.names import NameRule, validate_object_meta
 from gitkrm.krm.refs import GVK, GroupKind
 from gitkrm.krm.types import FieldValidation, Obj
 from gitkrm.schema import fielderrors as fe
+from gitkrm.schema.carryover import carry_over
 from gitkrm.schema.crd import (
     crd_name,
     custom_versions,
@@ -163,6 +164,8 @@ class Registry:
             if report.unknown:
                 warnings = self._unknown(obj, report.unknown, field_validation)
             causes.extend(report.causes)
+        if old is not None:
+            carry_over(obj, old, group=gvk.group, kind=gvk.kind)
         apply_defaults(obj, group=gvk.group, kind=gvk.kind, create=old is None)
         causes.extend(
             validate_object_meta(obj, namespaced=info.namespaced, name_rule=info.name_rule)

@@ -222,3 +222,24 @@ def test_new_pod_is_pending_with_its_qos_class(
     }
     registry.admit(pod)
     assert pod["status"] == {"phase": "Pending", "qosClass": qos}
+
+
+def test_job_selector_is_generated_from_the_uid(registry: Registry) -> None:
+    job: dict[str, Any] = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "once", "namespace": "default", "uid": "u-1"},
+        "spec": {
+            "template": {
+                "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "a:1"}]}
+            }
+        },
+    }
+    registry.admit(job)
+    assert job["spec"]["selector"] == {"matchLabels": {"batch.kubernetes.io/controller-uid": "u-1"}}
+    assert job["spec"]["template"]["metadata"]["labels"] == {
+        "job-name": "once",
+        "batch.kubernetes.io/job-name": "once",
+        "controller-uid": "u-1",
+        "batch.kubernetes.io/controller-uid": "u-1",
+    }

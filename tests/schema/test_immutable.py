@@ -94,8 +94,19 @@ def test_service_cluster_ip(registry: Registry) -> None:
     new["spec"]["clusterIP"] = "10.0.0.11"
     new["spec"]["clusterIPs"] = ["10.0.0.11"]
     causes = update_causes(registry, old, new)
-    assert causes["spec.clusterIP"] == 'Invalid value: "10.0.0.11": field is immutable'
-    assert "spec.clusterIPs[0]" in causes
+    assert causes["spec.clusterIPs[0]"] == 'Invalid value: ["10.0.0.11"]: may not change once set'
+
+
+def test_service_update_without_cluster_ip_keeps_the_allocated_one(registry: Registry) -> None:
+    old = service(clusterIP="10.0.0.10", clusterIPs=["10.0.0.10"], type="NodePort")
+    old["spec"]["ports"][0]["nodePort"] = 30080
+    registry.admit(old)
+    new = service(type="NodePort")
+    registry.admit(new, old=old)
+    assert new["spec"]["clusterIP"] == "10.0.0.10"
+    assert new["spec"]["clusterIPs"] == ["10.0.0.10"]
+    assert new["spec"]["ipFamilies"] == ["IPv4"]
+    assert new["spec"]["ports"][0]["nodePort"] == 30080
 
 
 def test_service_cluster_ip_may_be_set_when_unset(registry: Registry) -> None:
