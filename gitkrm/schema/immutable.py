@@ -48,6 +48,38 @@ def _selector(new: Obj, old: Obj) -> list[Cause]:
     return out
 
 
+_STS_MUTABLE = frozenset(
+    {
+        "replicas",
+        "ordinals",
+        "template",
+        "updateStrategy",
+        "revisionHistoryLimit",
+        "persistentVolumeClaimRetentionPolicy",
+        "minReadySeconds",
+    }
+)
+
+
+def _stateful_set(new: Obj, old: Obj) -> list[Cause]:
+    """ValidateStatefulSetUpdate: only a few spec fields may change (not the selector)."""
+    a, b = _get(new, "spec"), _get(old, "spec")
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return []
+    rest_a = {k: v for k, v in a.items() if k not in _STS_MUTABLE}
+    rest_b = {k: v for k, v in b.items() if k not in _STS_MUTABLE}
+    if rest_a == rest_b:
+        return []
+    return [
+        fe.forbidden(
+            "spec",
+            "updates to statefulset spec for fields other than 'replicas', 'ordinals', "
+            "'template', 'updateStrategy', 'revisionHistoryLimit', "
+            "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+        )
+    ]
+
+
 def _job(new: Obj, old: Obj) -> list[Cause]:
     out: list[Cause] = []
     _same(new, old, "spec", "selector", out=out)
@@ -172,7 +204,7 @@ def _secret(new: Obj, old: Obj) -> list[Cause]:
 UPDATE_RULES: dict[tuple[str, str], UpdateRule] = {
     ("apps", "Deployment"): _selector,
     ("apps", "ReplicaSet"): _selector,
-    ("apps", "StatefulSet"): _selector,
+    ("apps", "StatefulSet"): _stateful_set,
     ("apps", "DaemonSet"): _selector,
     ("batch", "Job"): _job,
     ("", "Service"): _service,

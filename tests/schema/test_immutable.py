@@ -39,7 +39,7 @@ def test_uid_only_compared_when_both_set(registry: Registry) -> None:
     registry.admit(new, old=old)
 
 
-@pytest.mark.parametrize("kind", ["Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"])
+@pytest.mark.parametrize("kind", ["Deployment", "ReplicaSet", "DaemonSet"])
 def test_workload_selector(registry: Registry, kind: str) -> None:
     old = deployment()
     old["kind"] = kind
@@ -50,6 +50,22 @@ def test_workload_selector(registry: Registry, kind: str) -> None:
     new["spec"]["template"]["metadata"]["labels"]["tier"] = "web"
     causes = update_causes(registry, old, new)
     assert causes["spec.selector"].endswith("field is immutable")
+
+
+def test_statefulset_spec_beyond_the_mutable_fields(registry: Registry) -> None:
+    old = deployment()
+    old["kind"] = "StatefulSet"
+    old["spec"]["serviceName"] = "web"
+    new = clone(old)
+    new["spec"]["replicas"] = 4
+    new["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:2"
+    registry.admit(old)
+    registry.admit(clone(new), old=old)
+    new["spec"]["serviceName"] = "other"
+    new["spec"]["selector"]["matchLabels"]["tier"] = "web"
+    new["spec"]["template"]["metadata"]["labels"]["tier"] = "web"
+    causes = update_causes(registry, old, new)
+    assert causes["spec"].startswith("Forbidden: updates to statefulset spec for fields other")
 
 
 def test_changing_replicas_and_image_is_allowed(registry: Registry) -> None:
