@@ -9,7 +9,6 @@ negate them.
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Collection, Mapping, Sequence
 
@@ -55,9 +54,17 @@ MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 KUSTOMIZATION_NAMES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
 
 
+def _dirname(path: str) -> str:
+    return path.rpartition("/")[0]
+
+
+def _basename(path: str) -> str:
+    return path.rpartition("/")[2]
+
+
 def is_manifest_name(path: str) -> bool:
     """A name the renderer reads: `*.yaml`, `*.yml`, `*.json` or a `Kustomization` file."""
-    name = posixpath.basename(path)
+    name = _basename(path)
     return name.endswith(MANIFEST_SUFFIXES) or name in KUSTOMIZATION_NAMES
 
 
@@ -107,12 +114,12 @@ class IgnoreRules:
                     levels.append((spec, len(d) + 1 if d else 0))
                 if not d:
                     break
-                d = posixpath.dirname(d)
+                d = _dirname(d)
             self._levels_of[directory] = levels
         return levels
 
     def _match(self, path: str, *, is_dir: bool) -> bool:
-        for spec, cut in self._levels(posixpath.dirname(path)):
+        for spec, cut in self._levels(_dirname(path)):
             result = spec.check(path[cut:] + "/" if is_dir else path[cut:])
             if result is not None:
                 return result
@@ -122,7 +129,7 @@ class IgnoreRules:
         """Whether a directory, or one above it, is ignored."""
         cached = self._dirs.get(directory)
         if cached is None:
-            parent = posixpath.dirname(directory)
+            parent = _dirname(directory)
             cached = self.dir_ignored(parent) or self._match(directory, is_dir=True)
             self._dirs[directory] = cached
         return cached
@@ -134,7 +141,7 @@ class IgnoreRules:
             return self.dir_ignored(path)
         hit = self._files.get(path)
         if hit is None:
-            hit = self.dir_ignored(posixpath.dirname(path)) or self._match(path, is_dir=False)
+            hit = self.dir_ignored(_dirname(path)) or self._match(path, is_dir=False)
             self._files[path] = hit
         return hit
 
@@ -143,7 +150,7 @@ def select(paths: Collection[str], rules: IgnoreRules) -> set[str]:
     """The paths a source lists: not ignored, and a manifest name or inside a kustomization
     directory (whose generators and patches may read any file)."""
     kept = [p for p in paths if not rules.ignored(p)]
-    kdirs = {posixpath.dirname(p) for p in kept if posixpath.basename(p) in KUSTOMIZATION_NAMES}
+    kdirs = {_dirname(p) for p in kept if _basename(p) in KUSTOMIZATION_NAMES}
     if not kdirs:
         return {p for p in kept if is_manifest_name(p)}
     under: dict[str, bool] = {}
@@ -151,8 +158,8 @@ def select(paths: Collection[str], rules: IgnoreRules) -> set[str]:
     def in_kustomization(d: str) -> bool:
         hit = under.get(d)
         if hit is None:
-            hit = d in kdirs or (bool(d) and in_kustomization(posixpath.dirname(d)))
+            hit = d in kdirs or (bool(d) and in_kustomization(_dirname(d)))
             under[d] = hit
         return hit
 
-    return {p for p in kept if is_manifest_name(p) or in_kustomization(posixpath.dirname(p))}
+    return {p for p in kept if is_manifest_name(p) or in_kustomization(_dirname(p))}

@@ -64,6 +64,8 @@ class LocalSource:
         self.debounce_ms = debounce_ms
         self._defaults = ignore_defaults
         self._cache: dict[str, _Cached] = {}
+        self._stamps: dict[str, tuple[int, int, int, int]] = {}
+        self._rules: tuple[frozenset[tuple[str, str]], IgnoreRules] | None = None
         self._last: Snapshot | None = None
         self._stop = asyncio.Event()
         self._lock = asyncio.Lock()
@@ -115,11 +117,16 @@ class LocalSource:
         entries: dict[str, RawEntry] = {}
         targets: dict[str, str] = {}
         ignore_files: dict[str, str] = {}
+        self._stamps = {}
         self._walk(root, "", entries, targets, ignore_files)
+        key = frozenset(ignore_files.items())
+        if self._rules is None or self._rules[0] != key:
+            # One rules object while the ignore files stay the same: it remembers answers.
+            self._rules = (key, IgnoreRules(ignore_files, defaults=self._defaults))
         listing = list_tree(
             entries,
             link_targets=targets,
-            rules=IgnoreRules(ignore_files, defaults=self._defaults),
+            rules=self._rules[1],
             max_file_size=self.max_file_size,
         )
         if listing.causes:
@@ -163,19 +170,19 @@ class LocalSource:
             elif stat.S_ISREG(st.st_mode):
                 mode = MODE_EXECUTABLE if st.st_mode & 0o111 else MODE_FILE
                 entries[path] = RawEntry(mode=mode, size=st.st_size, ref=path)
+                self._stamps[path] = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
                 if item.name == IGNORE_FILE:
                     with open(item.path, encoding="utf-8", errors="replace") as f:
                         ignore_files[rel] = f.read()
 
     def _read(self, root: str, rel: str) -> _Cached | None:
-        full = os.path.join(root, rel)
+        """A file's blob, read again only when its stat stamp (taken by the walk) moved."""
+        stamp = self._stamps[rel]
+        cached = self._cache.get(rel)
+        if cached is not None and cached.stamp == stamp:
+            return cached
         try:
-            st = os.stat(full)
-            stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
-            cached = self._cache.get(rel)
-            if cached is not None and cached.stamp == stamp:
-                return cached
-            with open(full, "rb") as f:
+            with open(os.path.join(root, rel), "rb") as f:
                 content = f.read()
         except FileNotFoundError:
             return None

@@ -50,12 +50,19 @@ class _Resolver:
     def __init__(self, entries: Mapping[str, RawEntry], targets: Mapping[str, str]) -> None:
         self.entries = entries
         self.targets = targets
-        self.dirs: set[str] = {""}
-        for p in entries:
-            d = posixpath.dirname(p)
-            while d not in self.dirs:
-                self.dirs.add(d)
-                d = posixpath.dirname(d)
+        self._dirs: set[str] | None = None
+
+    @property
+    def dirs(self) -> set[str]:
+        """Every directory of the tree; computed only when a link needs it."""
+        if self._dirs is None:
+            self._dirs = {""}
+            for p in self.entries:
+                d = p.rpartition("/")[0]
+                while d not in self._dirs:
+                    self._dirs.add(d)
+                    d = d.rpartition("/")[0]
+        return self._dirs
 
     def resolve(self, link: str) -> str:
         """The real path (inside the root) the link leads to, component by component."""
