@@ -64,6 +64,8 @@ def connect(path: str, *, read_only: bool) -> sqlite3.Connection:
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA cache_size = -65536")
     conn.execute("PRAGMA temp_store = MEMORY")
+    if not memory:
+        conn.execute("PRAGMA mmap_size = 1073741824")  # reads without a copy per page
     if read_only:
         conn.execute("PRAGMA query_only = 1")
     else:
