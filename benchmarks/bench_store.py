@@ -149,7 +149,9 @@ async def bench_watch(dirs: _Dirs) -> None:
                 return
 
     tasks = [asyncio.create_task(watcher()) for _ in range(watchers)]
-    while store.watcher_count < watchers:
+    for _ in range(1000):  # until every watcher is live
+        if store.watcher_count == watchers:
+            break
         await asyncio.sleep(0.01)
     begin = time.perf_counter()
     for i in range(total):
