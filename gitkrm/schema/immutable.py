@@ -201,6 +201,14 @@ def _secret(new: Obj, old: Obj) -> list[Cause]:
     return out
 
 
+def _crd(new: Obj, old: Obj) -> list[Cause]:
+    """A CRD's group and scope are fixed: stored objects live under them."""
+    out: list[Cause] = []
+    _same(new, old, "spec", "group", out=out)
+    _same(new, old, "spec", "scope", out=out)
+    return out
+
+
 UPDATE_RULES: dict[tuple[str, str], UpdateRule] = {
     ("apps", "Deployment"): _selector,
     ("apps", "ReplicaSet"): _selector,
@@ -211,6 +219,7 @@ UPDATE_RULES: dict[tuple[str, str], UpdateRule] = {
     ("", "PersistentVolumeClaim"): _pvc,
     ("", "ConfigMap"): _config_map,
     ("", "Secret"): _secret,
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): _crd,
 }
 
 

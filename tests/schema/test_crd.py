@@ -367,3 +367,13 @@ def test_custom_schema_is_exposed(crd_registry: Registry) -> None:
     assert schema is not None
     assert schema["type"] == "object"
     assert crd_registry.custom_schema(GVK(group="apps", version="v1", kind="Deployment")) is None
+
+
+def test_crd_group_and_scope_are_immutable(registry: Registry) -> None:
+    old = widget_crd()
+    registry.admit(old)
+    new = copy.deepcopy(old)
+    new["spec"]["scope"] = "Cluster"
+    with pytest.raises(Invalid) as e:
+        registry.admit(new, old=old)
+    assert {c.field for c in e.value.causes} == {"spec.scope"}
