@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
+import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -28,6 +30,8 @@ from .credentials import GitAuthEnv
 from .redact import Redactor
 
 DEFAULT_TIMEOUT = 120.0
+
+log = logging.getLogger(__name__)
 
 
 class CorruptCache(InternalError):
@@ -197,6 +201,7 @@ class GitRunner:
         self.calls[sub] += 1
         label = redact(what or f"git {sub}")
         limit = self.timeout
+        started = time.perf_counter()
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv,
@@ -219,6 +224,12 @@ class GitRunner:
                     os.killpg(proc.pid, signal.SIGKILL)
                 await proc.wait()
         stderr = err.decode("utf-8", "replace")
+        log.debug(
+            "git %s: exit %s in %.0f ms",
+            redact(" ".join(args)),
+            proc.returncode,
+            (time.perf_counter() - started) * 1000,
+        )
         if proc.returncode not in ok_codes:
             exc = classify(stderr, what=label, remote=remote)
             exc.message = redact(exc.message)

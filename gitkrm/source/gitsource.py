@@ -242,9 +242,10 @@ class GitSource:
                 return await self._snapshot()
 
     async def _snapshot(self) -> Snapshot:
+        # Ask the remote first: when it can't be reached, a damaged cache is not wiped yet.
+        remote_rev = await self.poll()
         repaired = self._damaged
         self._open_cache()
-        remote_rev = await self.poll()
         last = self._last
         if last is not None and last.revision == remote_rev and not repaired:
             return last

@@ -2,12 +2,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 from pathlib import Path
 
 import pytest
 from source_gitrepo import RemoteRepo, SourceFactory, git
 
-from gitkrm.errors import BadRequest, NotFound, ServiceUnavailable
+from gitkrm.errors import BadRequest, NotFound, ServiceUnavailable, Timeout
 from gitkrm.source import GitRef, InvalidRevision, PathNotFound, RefKind, git_blob_id
 
 
@@ -415,3 +416,27 @@ async def test_cache_for_another_url_is_replaced(
     other.push()
     snap = await make_source(other.url).snapshot()
     assert sorted(snap.files) == ["other.yaml"]
+
+
+async def test_silent_remote_times_out_and_git_is_killed(make_source: SourceFactory) -> None:
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()  # connections complete, but nothing ever answers
+        port = silent.getsockname()[1]
+        src = make_source(f"https://127.0.0.1:{port}/repo.git", timeout=1.0)
+        with pytest.raises(Timeout, match="no answer within 1s"):
+            await src.snapshot()
+        assert not _processes_mentioning(f"127.0.0.1:{port}")
+
+
+def _processes_mentioning(text: str) -> list[str]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+            except OSError:
+                continue
+            if text.encode() in cmdline:
+                found.append(cmdline.decode(errors="replace"))
+    return found

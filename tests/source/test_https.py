@@ -155,3 +155,20 @@ async def test_missing_secret_names_where_it_was_looked_for(
     )
     with pytest.raises(GitkrmError, match="GITKRM_TEST_UNSET_VAR"):
         await env_src.snapshot()
+
+
+async def test_logs_never_show_credentials(
+    server: GitHttpsServer,
+    make_source: SourceFactory,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level("DEBUG", logger="gitkrm")
+    url = server.url("remote.git").replace("https://", f"https://{USER}:{TOKEN}@")
+    await make_source(url, ca_file=server.cert).snapshot()
+    bad = make_source(url.replace(TOKEN, WRONG), ca_file=server.cert, cache="c2")
+    with pytest.raises(Unauthorized):
+        await bad.snapshot()
+    assert "ls-remote" in caplog.text
+    assert TOKEN not in caplog.text
+    assert WRONG not in caplog.text
+    assert f"{USER}:" not in caplog.text
