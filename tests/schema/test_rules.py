@@ -279,3 +279,42 @@ def test_status_subresource_skips_spec_rules(registry: Registry) -> None:
     old = deployment()
     registry.admit(old)
     registry.admit(obj, old=old, subresource="status")
+
+
+def test_pvc_needs_access_modes_and_storage(registry: Registry) -> None:
+    pvc: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "data", "namespace": "default"},
+        "spec": {"accessModes": ["ReadWriteSometimes"], "resources": {"requests": {}}},
+    }
+    causes = by_field(causes_of(registry, pvc))
+    assert causes["spec.accessModes"].type == "FieldValueNotSupported"
+    assert causes["spec.resources[storage]"].type == "FieldValueRequired"
+
+
+def test_hpa_bounds(registry: Registry) -> None:
+    hpa: dict[str, Any] = {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "minReplicas": 3,
+            "maxReplicas": 2,
+        },
+    }
+    cause = by_field(causes_of(registry, hpa))["spec.maxReplicas"]
+    assert cause.message.endswith("must be greater than or equal to `minReplicas`")
+
+
+def test_pdb_min_and_max_exclusive(registry: Registry) -> None:
+    pdb: dict[str, Any] = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"minAvailable": 1, "maxUnavailable": 1, "selector": {"matchLabels": {"a": "b"}}},
+    }
+    assert by_field(causes_of(registry, pdb))["spec"].message.endswith(
+        "minAvailable and maxUnavailable cannot be both set"
+    )
