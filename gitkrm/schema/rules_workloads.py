@@ -21,6 +21,7 @@ _NONNEG = "must be greater than or equal to 0"
 _MAX_CRONJOB_NAME = 52
 _PERCENT = re.compile(r"[0-9]+%", re.ASCII)
 _PERCENTS = {f"{n}%": n for n in range(101)}
+_JOB_RESTART = ("OnFailure", "Never")
 
 
 def _nonneg(spec: Obj, keys: tuple[str, ...], path: str, out: list[Cause]) -> None:
@@ -86,11 +87,7 @@ def _template_for_selector(
     out.extend(validate_pod_template(template, path + ".template", fast=fast))
     pod = template.get("spec")
     if isinstance(pod, dict):
-        policy = pod.get("restartPolicy")
-        if policy not in restart:
-            out.append(
-                fe.not_supported(path + ".template.spec.restartPolicy", policy or "", restart)
-            )
+        _restart_policy(pod, path + ".template.spec.restartPolicy", restart, out, job=kind == "job")
         if kind != "job" and pod.get("activeDeadlineSeconds") is not None:
             out.append(
                 fe.forbidden(
@@ -98,6 +95,20 @@ def _template_for_selector(
                     "activeDeadlineSeconds in ReplicaSet is not Supported",
                 )
             )
+
+
+def _restart_policy(
+    pod: Obj, path: str, allowed: tuple[str, ...], out: list[Cause], *, job: bool
+) -> None:
+    """A template's restart policy must fit its owner. A Job's template defaults to
+    Always, so the API server words that case as a missing value."""
+    policy = pod.get("restartPolicy")
+    if policy in allowed:
+        return
+    if job and policy in ("Always", "", None):
+        out.append(fe.required(path, 'valid values: "OnFailure", "Never"'))
+    else:
+        out.append(fe.not_supported(path, policy or "", allowed))
 
 
 def _int_or_percent(value: Any, path: str, out: list[Cause]) -> int | None:
@@ -241,9 +252,7 @@ def _job_spec(spec: Any, path: str, out: list[Cause], fast: bool) -> None:
         out,
     )
     if spec.get("manualSelector") is True or spec.get("selector") is not None:
-        _template_for_selector(
-            spec, path, out, kind="job", restart=("OnFailure", "Never"), fast=fast
-        )
+        _template_for_selector(spec, path, out, kind="job", restart=_JOB_RESTART, fast=fast)
         return
     template = spec.get("template")
     if not isinstance(template, dict):
@@ -251,14 +260,8 @@ def _job_spec(spec: Any, path: str, out: list[Cause], fast: bool) -> None:
         return
     pod = template.get("spec")
     out.extend(validate_pod_template(template, path + ".template", fast=fast))
-    if isinstance(pod, dict) and pod.get("restartPolicy") not in ("OnFailure", "Never"):
-        out.append(
-            fe.not_supported(
-                path + ".template.spec.restartPolicy",
-                pod.get("restartPolicy") or "",
-                ("OnFailure", "Never"),
-            )
-        )
+    if isinstance(pod, dict):
+        _restart_policy(pod, path + ".template.spec.restartPolicy", _JOB_RESTART, out, job=True)
 
 
 def job(obj: Obj, fast: bool) -> list[Cause]:

@@ -180,7 +180,7 @@ def test_job_needs_restart_policy_never_or_on_failure(registry: Registry) -> Non
         "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}}},
     }
     cause = by_field(causes_of(registry, job))["spec.template.spec.restartPolicy"]
-    assert cause.message == 'Unsupported value: "Always": supported values: "OnFailure", "Never"'
+    assert cause.message == 'Required value: valid values: "OnFailure", "Never"'
     job["spec"]["template"]["spec"]["restartPolicy"] = "Never"
     registry.admit(job)
 
