@@ -179,10 +179,15 @@ class GitRunner:
         redactor: Redactor | None = None,
         what: str | None = None,
         remote: bool = False,
+        in_repo: bool = True,
         env: Mapping[str, str] | None = None,
         ok_codes: Sequence[int] = (0,),
     ) -> GitResult:
-        """Run `git <args>`; raise a classified, redacted error unless the exit code is ok."""
+        """Run `git <args>`; raise a classified, redacted error unless the exit code is ok.
+
+        `in_repo=False` runs outside the repository (`ls-remote` needs none, and must work
+        while the cache is damaged).
+        """
         redact = redactor or (auth.redactor if auth else Redactor())
         extra: dict[str, str] = dict(env or {})
         config: list[tuple[str, str]] = []
@@ -194,7 +199,7 @@ class GitRunner:
             extra[f"GIT_CONFIG_KEY_{i}"] = k
             extra[f"GIT_CONFIG_VALUE_{i}"] = v
         argv = ["git"]
-        if self.git_dir is not None:
+        if self.git_dir is not None and in_repo:
             argv.append(f"--git-dir={self.git_dir}")
         argv.extend(args)
         sub = args[0] if args else "git"

@@ -140,6 +140,7 @@ class GitSource:
             *names,
             auth=self._creds.env(),
             remote=True,
+            in_repo=False,
             what=f"ls-remote {self._url}",
         )
         found: dict[str, str] = {}
