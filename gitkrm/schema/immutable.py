@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gitkrm.errors import Cause
+from gitkrm.krm.quantity import QuantityError, parse_quantity
 from gitkrm.krm.types import Obj
 from gitkrm.schema import fielderrors as fe
 
@@ -150,14 +151,16 @@ def _service(new: Obj, old: Obj) -> list[Cause]:
 
 
 def _pvc(new: Obj, old: Obj) -> list[Cause]:
-    """A bound claim's spec is fixed, except its storage request (volume expansion)."""
+    """ValidatePersistentVolumeClaimUpdate: a claim's spec is fixed at creation, except
+    that its volumeName may be set once and, when bound, its storage request may grow."""
     out: list[Cause] = []
-    if not _get(old, "spec", "volumeName") and _get(old, "status", "phase") != "Bound":
-        return out
     a, b = _get(new, "spec"), _get(old, "spec")
     if not isinstance(a, dict) or not isinstance(b, dict):
         return out
-    if _without_storage_request(a) != _without_storage_request(b):
+    bound = _get(new, "status", "phase") == "Bound" or _get(old, "status", "phase") == "Bound"
+    a_rest = _claim_spec(a, drop_volume=not b.get("volumeName"), drop_storage=bound)
+    b_rest = _claim_spec(b, drop_volume=not b.get("volumeName"), drop_storage=bound)
+    if a_rest != b_rest:
         out.append(
             fe.forbidden(
                 "spec",
@@ -165,16 +168,35 @@ def _pvc(new: Obj, old: Obj) -> list[Cause]:
                 "volumeAttributesClassName for bound claims",
             )
         )
+    old_size, new_size = _storage(b), _storage(a)
+    if bound and old_size is not None and new_size is not None and new_size < old_size:
+        out.append(
+            fe.forbidden(
+                "spec.resources.requests.storage", "field can not be less than previous value"
+            )
+        )
     return out
 
 
-def _without_storage_request(spec: Obj) -> Obj:
-    out = {k: v for k, v in spec.items() if k not in ("resources", "volumeAttributesClassName")}
+def _storage(spec: Obj) -> Any:
+    raw = _get(spec, "resources", "requests", "storage")
+    try:
+        return parse_quantity(raw) if raw is not None else None
+    except (QuantityError, TypeError):
+        return None
+
+
+def _claim_spec(spec: Obj, *, drop_volume: bool, drop_storage: bool) -> Obj:
+    skip = {"volumeAttributesClassName", "volumeName" if drop_volume else ""}
+    out = {k: v for k, v in spec.items() if k not in skip}
     resources = spec.get("resources")
-    if isinstance(resources, dict):
-        rest = {k: v for k, v in resources.items() if k != "requests"}
-        if rest:
-            out["resources"] = rest
+    if drop_storage and isinstance(resources, dict):
+        requests = resources.get("requests")
+        if isinstance(requests, dict):
+            out["resources"] = {
+                **resources,
+                "requests": {k: v for k, v in requests.items() if k != "storage"},
+            }
     return out
 
 

@@ -148,6 +148,7 @@ def _pvc(**spec: Any) -> dict[str, Any]:
 
 def test_bound_pvc_spec_except_storage_request(registry: Registry) -> None:
     old = _pvc(volumeName="pv-1")
+    old["status"] = {"phase": "Bound"}
     grown = clone(old)
     grown["spec"]["resources"]["requests"]["storage"] = "2Gi"
     registry.admit(old)
@@ -156,14 +157,26 @@ def test_bound_pvc_spec_except_storage_request(registry: Registry) -> None:
     changed["spec"]["accessModes"] = ["ReadWriteMany"]
     causes = update_causes(registry, old, changed)
     assert causes["spec"].startswith("Forbidden: spec is immutable after creation")
+    shrunk = clone(old)
+    shrunk["spec"]["resources"]["requests"]["storage"] = "512Mi"
+    causes = update_causes(registry, old, shrunk)
+    assert causes["spec.resources.requests.storage"] == (
+        "Forbidden: field can not be less than previous value"
+    )
 
 
-def test_unbound_pvc_may_change(registry: Registry) -> None:
+def test_unbound_pvc_gets_its_volume_name_once(registry: Registry) -> None:
     old = _pvc()
     registry.admit(old)
-    new = clone(old)
-    new["spec"]["accessModes"] = ["ReadWriteMany"]
-    registry.admit(new, old=old)
+    bound = clone(old)
+    bound["spec"]["volumeName"] = "pv-1"
+    registry.admit(bound, old=old)
+    grown = clone(old)
+    grown["spec"]["resources"]["requests"]["storage"] = "2Gi"
+    assert "spec" in update_causes(registry, old, grown)
+    rebound = clone(bound)
+    rebound["spec"]["volumeName"] = "pv-2"
+    assert "spec" in update_causes(registry, bound, rebound)
 
 
 def _config_map(**fields: Any) -> dict[str, Any]:
