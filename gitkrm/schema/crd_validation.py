@@ -103,9 +103,7 @@ def _versions(versions: Any) -> list[Cause]:
     out: list[Cause] = []
     if not isinstance(versions, list) or not versions:
         return [
-            fe.invalid(
-                "spec.versions", versions, "must have exactly one version marked as storage version"
-            )
+            fe.required("spec.versions", "must have exactly one version marked as storage version")
         ]
     seen: set[str] = set()
     storage = 0
