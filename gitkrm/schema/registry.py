@@ -158,7 +158,10 @@ class Registry:
         causes: list[Cause] = []
         if gvk.group == "" and gvk.kind == "Secret":
             merge_string_data(obj)
-        fast = fast_valid(definition, obj)
+        try:
+            fast = fast_valid(definition, obj)
+        except ValueError as e:  # a value JSON cannot hold (a date, a set, ...)
+            raise BadRequest(f"{gvk.kind} {_name_of(obj)!r}: not a JSON object: {e}") from e
         report = None if fast else check(definition, obj)
         if report is not None:
             if report.unknown:
@@ -195,6 +198,15 @@ class Registry:
         self, obj: Obj, custom: CustomVersion, *, old: Obj | None, field_validation: FieldValidation
     ) -> list[str]:
         """Prune, default, validate a custom resource as the apiextensions server does."""
+        try:
+            return self._admit_custom_json(obj, custom, old=old, field_validation=field_validation)
+        except ValueError as e:  # a value JSON cannot hold (a date, a set, ...)
+            kind = custom.info.kind
+            raise BadRequest(f"{kind} {_name_of(obj)!r}: not a JSON object: {e}") from e
+
+    def _admit_custom_json(
+        self, obj: Obj, custom: CustomVersion, *, old: Obj | None, field_validation: FieldValidation
+    ) -> list[str]:
         warnings: list[str] = []
         unknown = custom.prune(obj)
         if unknown:
@@ -269,10 +281,12 @@ class Registry:
 _CRD_GVK = GVK(group="apiextensions.k8s.io", version="v1", kind="CustomResourceDefinition")
 
 
-def _invalid(obj: Obj, gvk: GVK, causes: list[Cause]) -> Invalid:
+def _name_of(obj: Obj) -> str:
     meta = obj.get("metadata")
     name = meta.get("name") if isinstance(meta, dict) else None
+    return name if isinstance(name, str) else ""
+
+
+def _invalid(obj: Obj, gvk: GVK, causes: list[Cause]) -> Invalid:
     unique = list(dict.fromkeys(causes))
-    return Invalid.for_object(
-        kind=gvk.kind, group=gvk.group, name=name if isinstance(name, str) else "", causes=unique
-    )
+    return Invalid.for_object(kind=gvk.kind, group=gvk.group, name=_name_of(obj), causes=unique)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime
+
 import pytest
 from schema_objects import clone, deployment, pod_spec, service
 
@@ -121,3 +123,14 @@ def test_original_object_is_untouched_when_valid_and_defaulted_in_place(registry
     assert obj != before
     assert obj["spec"]["template"] == {**obj["spec"]["template"]}
     assert obj["metadata"] == before["metadata"]
+
+
+def test_values_json_cannot_hold_are_a_bad_request(registry: Registry) -> None:
+    cm = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "c", "namespace": "default"},
+        "data": {"day": datetime.date(2024, 1, 1)},
+    }
+    with pytest.raises(BadRequest, match="not a JSON object"):
+        registry.admit(cm)
