@@ -214,6 +214,8 @@ class GitRunner:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 env=base_env(extra),
+                # Outside the cache, stay out of whatever repository the agent runs in.
+                cwd=None if in_repo else "/",
                 start_new_session=True,
             )
         except FileNotFoundError:

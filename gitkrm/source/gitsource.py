@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import configparser
 import json
+import os
 import re
 import shutil
 from collections.abc import Iterable
@@ -104,7 +105,7 @@ class GitSource:
         self.cache_dir = cache_dir
         self._subpath = _clean_subpath(spec.path)
         parts = split_userinfo(spec.url)
-        self._url = parts.url
+        self._url = _absolute_if_local(parts.url)
         self._creds = CredentialProvider(
             spec.auth,
             url_username=parts.username,
@@ -356,6 +357,16 @@ class _Reader:
 
     def read_blobs(self, blob_ids: Iterable[str]) -> dict[str, bytes]:
         return self._source.read_blobs(blob_ids)
+
+
+def _absolute_if_local(url: str) -> str:
+    """Local paths made absolute, so they mean the same from any working directory."""
+    if "://" in url:
+        return url
+    colon, slash = url.find(":"), url.find("/")
+    if colon > 0 and (slash < 0 or colon < slash):
+        return url  # scp-like `host:path`
+    return os.path.abspath(url)
 
 
 def _ancestors(sub: str) -> list[str]:

@@ -440,3 +440,13 @@ def _processes_mentioning(text: str) -> list[str]:
             if text.encode() in cmdline:
                 found.append(cmdline.decode(errors="replace"))
     return found
+
+
+async def test_relative_path_url_is_made_absolute(
+    remote: RemoteRepo, make_source: SourceFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seed(remote)
+    monkeypatch.chdir(remote.bare.parent)
+    src = make_source("remote.git")
+    monkeypatch.chdir("/")
+    assert "apps/a.yaml" in (await src.snapshot()).files
