@@ -34,11 +34,18 @@ async def hold(path: str) -> None:
     await store.close()
 
 
+def ack(rv: str, name: str, value: int) -> None:
+    """One acknowledgement line, written with one call (a kill cannot split it mid-way
+    through several writes; the test still drops an unterminated last line)."""
+    sys.stdout.write(f"{rv} {name} {value}\n")
+    sys.stdout.flush()
+
+
 async def write(path: str, prefix: str) -> None:
     store = SqliteStore.open(path)
     counter = ObjectRef(group="", kind="ConfigMap", namespace="default", name=f"{prefix}-counter")
     out = await store.create(configmap(counter.name, "0"))
-    print(out["metadata"]["resourceVersion"], counter.name, "0", flush=True)
+    ack(out["metadata"]["resourceVersion"], counter.name, 0)
     i = 0
     while True:
         i += 1
@@ -50,7 +57,7 @@ async def write(path: str, prefix: str) -> None:
             cur["data"] = {"v": str(i)}
             out = await store.update(cur)
             name = counter.name
-        print(out["metadata"]["resourceVersion"], name, i, flush=True)
+        ack(out["metadata"]["resourceVersion"], name, i)
 
 
 async def read(path: str, rv: str, n: int) -> None:

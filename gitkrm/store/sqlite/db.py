@@ -28,21 +28,22 @@ _DDL = (
         gk TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL,
         rv INTEGER NOT NULL, labels BLOB, data BLOB NOT NULL,
         PRIMARY KEY (gk, ns, name)) WITHOUT ROWID""",
-    # Every write appends one row (the object after it; for DELETED the final state).
-    # Compaction keeps, below the compaction revision, only the latest row of each live key.
+    # Every write appends one row (the object after it; for DELETED the final state) and
+    # links it to the key's previous row (prev_rv), so history needs no index by key (an
+    # index costs a third of a single write's commit). Compaction keeps, below the
+    # compaction revision, only the latest row of each live key.
     """CREATE TABLE IF NOT EXISTS events (
         rv INTEGER PRIMARY KEY, gk TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL,
-        type TEXT NOT NULL, data BLOB NOT NULL)""",
-    "CREATE INDEX IF NOT EXISTS events_key ON events (gk, ns, name, rv)",
+        type TEXT NOT NULL, prev_rv INTEGER, data BLOB NOT NULL)""",
     # Inserts and updates of objects append their event inside SQLite (one statement per
     # write instead of two: this is the hot path of a 10,000-object batch). Deletes append
     # theirs explicitly: a DELETED event carries the final state, not the stored one.
     """CREATE TRIGGER IF NOT EXISTS objects_added AFTER INSERT ON objects BEGIN
-        INSERT INTO events (rv, gk, ns, name, type, data)
-        VALUES (NEW.rv, NEW.gk, NEW.ns, NEW.name, 'ADDED', NEW.data); END""",
+        INSERT INTO events (rv, gk, ns, name, type, prev_rv, data)
+        VALUES (NEW.rv, NEW.gk, NEW.ns, NEW.name, 'ADDED', NULL, NEW.data); END""",
     """CREATE TRIGGER IF NOT EXISTS objects_modified AFTER UPDATE ON objects BEGIN
-        INSERT INTO events (rv, gk, ns, name, type, data)
-        VALUES (NEW.rv, NEW.gk, NEW.ns, NEW.name, 'MODIFIED', NEW.data); END""",
+        INSERT INTO events (rv, gk, ns, name, type, prev_rv, data)
+        VALUES (NEW.rv, NEW.gk, NEW.ns, NEW.name, 'MODIFIED', OLD.rv, NEW.data); END""",
 )
 
 

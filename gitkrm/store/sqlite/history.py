@@ -20,13 +20,11 @@ def compact(conn: sqlite3.Connection, *, prev: int, upto: int, rv: int) -> None:
     """Compact history from revision `prev` (the last compaction) to `upto`."""
     conn.execute("BEGIN IMMEDIATE")
     try:
+        # A row is superseded when the key's next row is at or below `upto`; rows
+        # superseded by rows at or below `prev` went in earlier compactions.
         conn.execute(
-            """DELETE FROM events WHERE rv IN (
-                 SELECT e.rv FROM events e JOIN (
-                   SELECT gk, ns, name, max(rv) AS m FROM events
-                   WHERE rv > ? AND rv <= ? GROUP BY gk, ns, name) t
-                 ON e.gk = t.gk AND e.ns = t.ns AND e.name = t.name
-                 WHERE e.rv < t.m)""",
+            "DELETE FROM events WHERE rv IN (SELECT prev_rv FROM events "
+            "WHERE rv > ? AND rv <= ? AND prev_rv IS NOT NULL)",
             (prev, upto),
         )
         conn.execute(
@@ -79,23 +77,22 @@ def _at_revision(
     after: tuple[str, str] | None,
 ) -> Iterator[Row]:
     """Rows of a collection as they were at revision `rev`, in key order."""
-    sql = "SELECT DISTINCT ns, name FROM events WHERE rv > ? AND gk = ?"
+    # The first change after `rev` of each key links to the key's state at `rev`.
+    sql = "SELECT ns, name, prev_rv FROM events WHERE rv > ? AND gk = ?"
     args: list[object] = [rev, gk]
     if ns is not None:
         sql += " AND ns = ?"
         args.append(ns)
-    changed = {(r[0], r[1]) for r in conn.execute(sql, args)}
+    first: dict[tuple[str, str], int | None] = {}
+    for r in conn.execute(sql + " ORDER BY rv", args):
+        first.setdefault((r[0], r[1]), r[2])
+    changed = set(first)
     past: list[Row] = []
-    for key in changed:
-        if after is not None and key <= after:
-            continue
-        row = conn.execute(
-            "SELECT type, data FROM events WHERE gk = ? AND ns = ? AND name = ? AND rv <= ? "
-            "ORDER BY rv DESC LIMIT 1",
-            (gk, key[0], key[1], rev),
-        ).fetchone()
-        if row is not None and row[0] != "DELETED":
-            past.append(Row(ns=key[0], name=key[1], labels=_labels_of(row[1]), data=row[1]))
+    for key, prev_rv in first.items():
+        if prev_rv is None or (after is not None and key <= after):
+            continue  # the key did not exist at `rev` (or is on an earlier page)
+        row = conn.execute("SELECT data FROM events WHERE rv = ?", (prev_rv,)).fetchone()
+        past.append(Row(ns=key[0], name=key[1], labels=_labels_of(row[0]), data=row[0]))
     past.sort(key=lambda r: (r.ns, r.name))
     live = (r for r in _live(conn, gk, ns, after) if (r.ns, r.name) not in changed)
     yield from heapq.merge(live, past, key=lambda r: (r.ns, r.name))

@@ -131,8 +131,8 @@ class Txn:
             "DELETE FROM objects WHERE gk = ? AND ns = ? AND name = ?", (kind.key, ns, name)
         )
         self.conn.execute(
-            "INSERT INTO events (rv, gk, ns, name, type, data) VALUES (?,?,?,?,?,?)",
-            (rv, kind.key, ns, name, "DELETED", data),
+            "INSERT INTO events (rv, gk, ns, name, type, prev_rv, data) VALUES (?,?,?,?,?,?,?)",
+            (rv, kind.key, ns, name, "DELETED", old.rv, data),
         )
         self.changes.append(Change(rv, kind.key, ns, name, EventType.DELETED, data, old.data))
         if self.dry_run:

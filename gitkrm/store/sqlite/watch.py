@@ -110,7 +110,10 @@ class _Filter:
 
 def _history(core: Core, spec: WatchSpec, after: int, upto: int) -> list[HubEvent]:
     """Up to CHUNK events of the watched kind with after < rv <= upto, in order."""
-    sql = "SELECT rv, gk, ns, name, type, data FROM events WHERE rv > ? AND rv <= ? AND gk = ?"
+    sql = (
+        "SELECT rv, gk, ns, name, type, data, prev_rv FROM events "
+        "WHERE rv > ? AND rv <= ? AND gk = ?"
+    )
     args: list[object] = [after, upto, spec.kind.key]
     if spec.ns is not None:
         sql += " AND ns = ?"
@@ -123,13 +126,9 @@ def _history(core: Core, spec: WatchSpec, after: int, upto: int) -> list[HubEven
     for row in rows:
         prev = None
         if selective and row[4] == "MODIFIED":
-            p = core.conn.execute(
-                "SELECT data FROM events WHERE gk = ? AND ns = ? AND name = ? AND rv < ? "
-                "ORDER BY rv DESC LIMIT 1",
-                (row[1], row[2], row[3], row[0]),
-            ).fetchone()
+            p = core.conn.execute("SELECT data FROM events WHERE rv = ?", (row[6],)).fetchone()
             prev = p[0] if p else None
-        out.append(HubEvent.from_row(row, prev))
+        out.append(HubEvent.from_row(row[:6], prev))
     return out
 
 
