@@ -22,6 +22,11 @@ _MAX_CRONJOB_NAME = 52
 _PERCENT = re.compile(r"[0-9]+%", re.ASCII)
 _PERCENTS = {f"{n}%": n for n in range(101)}
 _JOB_RESTART = ("OnFailure", "Never")
+_DEADLINE_OWNERS = {
+    "deployment": "ReplicaSet",
+    "daemonset": "DaemonSet",
+    "statefulset": "StatefulSet",
+}
 
 
 def _nonneg(spec: Obj, keys: tuple[str, ...], path: str, out: list[Cause]) -> None:
@@ -58,9 +63,21 @@ def _selector_matches(
 
 
 def _template_for_selector(
-    spec: Obj, path: str, out: list[Cause], *, kind: str, restart: tuple[str, ...], fast: bool
+    spec: Obj,
+    path: str,
+    out: list[Cause],
+    *,
+    kind: str,
+    restart: tuple[str, ...],
+    fast: bool,
+    pod_spec: bool = True,
 ) -> None:
-    """Selector required, non-empty and matching the template labels; template rules."""
+    """Selector required, non-empty and matching the template labels; template rules.
+
+    `pod_spec=False` for StatefulSets: the API server checks only their template's labels
+    (ValidatePodTemplateSpecForStatefulSet leaves the pod spec, whose volume mounts may
+    name volume claim templates, to the pods).
+    """
     selector = spec.get("selector")
     template = spec.get("template")
     tmeta = template.get("metadata") if isinstance(template, dict) else None
@@ -84,15 +101,19 @@ def _template_for_selector(
     if not isinstance(template, dict):
         out.append(fe.required(path + ".template"))
         return
-    out.extend(validate_pod_template(template, path + ".template", fast=fast))
+    if pod_spec:
+        out.extend(validate_pod_template(template, path + ".template", fast=fast))
+    elif not fast and isinstance(tmeta, dict) and tmeta.get("labels"):
+        validate_labels(tmeta["labels"], path + ".template.metadata.labels", out)
     pod = template.get("spec")
     if isinstance(pod, dict):
         _restart_policy(pod, path + ".template.spec.restartPolicy", restart, out, job=kind == "job")
-        if kind != "job" and pod.get("activeDeadlineSeconds") is not None:
+        owner = _DEADLINE_OWNERS.get(kind)
+        if owner and pod.get("activeDeadlineSeconds") is not None:
             out.append(
                 fe.forbidden(
                     path + ".template.spec.activeDeadlineSeconds",
-                    "activeDeadlineSeconds in ReplicaSet is not Supported",
+                    f"activeDeadlineSeconds in {owner} is not Supported",
                 )
             )
 
@@ -217,7 +238,9 @@ def stateful_set(obj: Obj, fast: bool) -> list[Cause]:
         out.append(
             fe.not_supported("spec.podManagementPolicy", policy, ("OrderedReady", "Parallel"))
         )
-    _template_for_selector(spec, "spec", out, kind="statefulset", restart=("Always",), fast=fast)
+    _template_for_selector(
+        spec, "spec", out, kind="statefulset", restart=("Always",), fast=fast, pod_spec=False
+    )
     return out
 
 

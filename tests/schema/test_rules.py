@@ -318,3 +318,21 @@ def test_pdb_min_and_max_exclusive(registry: Registry) -> None:
     assert by_field(causes_of(registry, pdb))["spec"].message.endswith(
         "minAvailable and maxUnavailable cannot be both set"
     )
+
+
+def test_statefulset_mounts_may_name_claim_templates(registry: Registry) -> None:
+    sts = deployment()
+    sts["kind"] = "StatefulSet"
+    pod_spec(sts)["containers"][0]["volumeMounts"] = [{"name": "data", "mountPath": "/data"}]
+    sts["spec"]["volumeClaimTemplates"] = [
+        {
+            "metadata": {"name": "data"},
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "1Gi"}},
+            },
+        }
+    ]
+    registry.admit(sts)
+    sts["spec"]["template"]["metadata"]["labels"] = {"app": "other"}
+    assert "spec.template.metadata.labels" in by_field(causes_of(registry, sts))
