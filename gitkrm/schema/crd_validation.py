@@ -63,6 +63,15 @@ def validate_crd(crd: Obj) -> list[Cause]:
         out.append(fe.required("spec.scope"))
     elif scope not in _SCOPES:
         out.append(fe.not_supported("spec.scope", scope, _SCOPES))
+    if spec.get("preserveUnknownFields") is True:
+        out.append(
+            fe.invalid(
+                "spec.preserveUnknownFields",
+                True,
+                "cannot set to true, set x-kubernetes-preserve-unknown-fields to true in "
+                "spec.versions[*].schema instead",
+            )
+        )
     out.extend(_names(names))
     out.extend(_versions(spec.get("versions")))
     return out

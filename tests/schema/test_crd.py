@@ -227,6 +227,11 @@ def test_unregister(crd_registry: Registry) -> None:
         ),
         (lambda c: c["spec"].update(scope="Global"), "spec.scope", "Unsupported value"),
         (
+            lambda c: c["spec"].update(preserveUnknownFields=True),
+            "spec.preserveUnknownFields",
+            "cannot set to true",
+        ),
+        (
             lambda c: c["spec"]["versions"][0]["schema"]["openAPIV3Schema"].update(type="string"),
             "spec.versions[0].schema.openAPIV3Schema.type",
             "must be object at the root",
