@@ -202,3 +202,15 @@ async def test_get_at_other_version_and_unknown_kind(mem: SqliteStore) -> None:
     assert lst["items"][0]["apiVersion"] == "autoscaling/v1"
     with pytest.raises(NotFound):
         await mem.list(GVK(group="nope.io", version="v1", kind="Thing"))
+
+
+async def test_pages_show_deleted_and_recreated_objects_as_they_were(mem: SqliteStore) -> None:
+    await fill(mem, 4)
+    first = await mem.list(CMS, limit=1)
+    for name in ("c02", "c03"):
+        await mem.delete(ObjectRef(group="", kind="ConfigMap", namespace="default", name=name))
+    await mem.create(configmap("c02", new="yes"))  # same name, a new object
+    mem.compact(int(first["metadata"]["resourceVersion"]))  # history after the list is kept
+    rest = await mem.list(CMS, limit=10, continue_=first["metadata"]["continue"])
+    assert names(rest) == ["c01", "c02", "c03"]
+    assert rest["items"][1]["data"] == {"i": "2"}

@@ -41,9 +41,27 @@ def now_rfc3339() -> str:
     return _last_stamp
 
 
+_random = b""
+_random_at = 0
+
+
+def _reset_random() -> None:
+    global _random, _random_at
+    _random, _random_at = b"", 0
+
+
+os.register_at_fork(after_in_child=_reset_random)  # a forked child must not reuse them
+
+
 def new_uid() -> str:
-    """A random (version 4) UUID string, as uuid.uuid4() but at half the cost."""
-    b = bytearray(os.urandom(16))
+    """A random (version 4) UUID string, as uuid.uuid4() but at a third of the cost
+    (random bytes drawn from the OS 4 KiB at a time)."""
+    global _random, _random_at
+    if _random_at + 16 > len(_random):
+        _random = os.urandom(4096)
+        _random_at = 0
+    b = bytearray(_random[_random_at : _random_at + 16])
+    _random_at += 16
     b[6] = (b[6] & 0x0F) | 0x40
     b[8] = (b[8] & 0x3F) | 0x80
     h = b.hex()
