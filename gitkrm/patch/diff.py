@@ -59,10 +59,13 @@ def diff_maps(
 ) -> dict[str, Any]:
     patch: dict[str, Any] = {}
     ignore_changes = o.ignore_changes
+    exact_changes = not ignore_changes and not o.semantic
     fields = meta._fields
     for key, mv in modified.items():
         ov = original.get(key, _MISSING)
         if ov is mv:
+            if exact_changes and type(mv) is dict and meta.field(key).strategy == REPLACE:
+                patch[key] = mv  # Go emits `replace` maps even when unchanged
             continue
         if ov is _MISSING:
             if not ignore_changes and not (o.semantic and empty_like(mv, meta.field(key))):

@@ -260,7 +260,7 @@ def _set_element_order(
     elif has_orig:
         merged = orig
     elif has_new:
-        merged, _ = materialize(new, drop_nulls=False)
+        merged, _ = materialize(new, drop_nulls=opts.drop_nulls)
     else:
         return
     k = element_kind(orig, new)
@@ -426,6 +426,11 @@ def _merge_elements(
         at = where.get(key)
         if at is None:
             where[key] = len(out)
+            if opts.drop_nulls:
+                # A new item has nothing to merge with: like a new field, it is data
+                # (apimachinery appends it raw, nulls and directives included, and
+                # leaves the typed decode to drop them).
+                v, _ = materialize(v, drop_nulls=True)
             out.append(v)
         else:
             try:
