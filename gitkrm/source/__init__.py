@@ -5,11 +5,12 @@ See `protocol.Source` for the contract the sync engine uses.
 
 from .credentials import Auth, HttpsAuth, SecretRef, SshAuth
 from .errors import InvalidRevision, PathNotFound, UntrustedRevision
-from .gitsource import GitRef, GitSource, GitSourceSpec, RefKind
+from .gitsource import GitSource
 from .ignore import DEFAULT_IGNORES, IGNORE_FILE
 from .local import LocalSource
 from .protocol import Source, WatchedSource
 from .snapshot import FileEntry, Snapshot, git_blob_id
+from .spec import GitRef, GitSourceSpec, RefKind
 from .tree import DEFAULT_MAX_FILE_SIZE
 from .verify import VerifyMode, VerifySpec
 

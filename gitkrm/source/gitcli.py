@@ -66,6 +66,7 @@ _NOT_FOUND = (
     "no such ref",
     "not our ref",
     "no such remote ref",
+    "does not allow request for unadvertised object",
 )
 _UNAVAILABLE = (
     "could not resolve host",

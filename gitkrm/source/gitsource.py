@@ -12,11 +12,8 @@ import asyncio
 import configparser
 import json
 import os
-import re
 import shutil
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 
 import git as gitpython
@@ -24,69 +21,19 @@ import git as gitpython
 from gitkrm.errors import BadRequest, GitkrmError, NotFound
 
 from .catfile import CatFile
-from .credentials import Auth, CredentialProvider
+from .credentials import CredentialProvider
 from .errors import InvalidRevision, PathNotFound, UntrustedRevision
-from .gitcli import DEFAULT_TIMEOUT, CorruptCache, GitRunner
-from .ignore import DEFAULT_IGNORES, IGNORE_FILE, IgnoreRules
+from .gitcli import CorruptCache, GitRunner
+from .ignore import IGNORE_FILE, IgnoreRules
 from .redact import split_userinfo
 from .snapshot import MODE_SYMLINK, FileEntry, Snapshot
-from .tree import DEFAULT_MAX_FILE_SIZE, RawEntry, list_tree
-from .verify import CommitVerifier, VerifySpec
+from .spec import GitSourceSpec, RefKind
+from .tree import RawEntry, list_tree
+from .verify import CommitVerifier
 
-_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 _TRACKED = "refs/gitkrm/tracked"
 _PINNED = "refs/gitkrm/snapshot"
 _MARKER = "gitkrm-source.json"
-
-
-class RefKind(StrEnum):
-    BRANCH = "branch"
-    TAG = "tag"
-    COMMIT = "commit"
-
-
-@dataclass(frozen=True, slots=True)
-class GitRef:
-    """What a source tracks: a branch, a tag or one commit (a full sha)."""
-
-    kind: RefKind
-    name: str
-
-    def __post_init__(self) -> None:
-        if not self.name or self.name.startswith("-") or any(c in self.name for c in " ~^:?*[\\"):
-            raise BadRequest(f"invalid {self.kind} name {self.name!r}")
-        if self.kind is RefKind.COMMIT and not _SHA.match(self.name):
-            raise BadRequest(f"commit {self.name!r} must be a full lowercase hex sha")
-
-    def __str__(self) -> str:
-        return f"{self.kind} {self.name!r}"
-
-    @property
-    def remote_ref(self) -> str:
-        prefix = {RefKind.BRANCH: "refs/heads/", RefKind.TAG: "refs/tags/", RefKind.COMMIT: ""}
-        return prefix[self.kind] + self.name
-
-
-@dataclass(frozen=True, slots=True)
-class GitSourceSpec:
-    """One Git source. `url` may carry user-info; it is stripped and used as credentials."""
-
-    name: str
-    url: str = field(repr=False)
-    ref: GitRef = GitRef(RefKind.BRANCH, "main")
-    path: str = ""
-    auth: Auth | None = None
-    ca_file: Path | None = None
-    verify: VerifySpec | None = None
-    max_file_size: int = DEFAULT_MAX_FILE_SIZE
-    timeout: float = DEFAULT_TIMEOUT
-    depth: int | None = 1
-    ignore_defaults: tuple[str, ...] = DEFAULT_IGNORES
-
-    @property
-    def safe_url(self) -> str:
-        """The URL without user-info: what messages and the cache may show."""
-        return split_userinfo(self.url).url
 
 
 def _clean_subpath(path: str) -> str:

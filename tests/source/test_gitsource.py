@@ -450,3 +450,11 @@ async def test_relative_path_url_is_made_absolute(
     src = make_source("remote.git")
     monkeypatch.chdir("/")
     assert "apps/a.yaml" in (await src.snapshot()).files
+
+
+def test_ref_from_cli_flags() -> None:
+    assert GitRef.from_flags() == GitRef(RefKind.BRANCH, "main")
+    assert GitRef.from_flags(tag="v1") == GitRef(RefKind.TAG, "v1")
+    assert str(GitRef.from_flags(branch="dev")) == "branch 'dev'"
+    with pytest.raises(BadRequest, match="at most one"):
+        GitRef.from_flags(branch="dev", tag="v1")

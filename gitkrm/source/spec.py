@@ -1,0 +1,84 @@
+"""What a Git source is: remote URL, tracked ref, sub-path, credentials, verification."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from gitkrm.errors import BadRequest
+
+from .credentials import Auth
+from .gitcli import DEFAULT_TIMEOUT
+from .ignore import DEFAULT_IGNORES
+from .redact import split_userinfo
+from .tree import DEFAULT_MAX_FILE_SIZE
+from .verify import VerifySpec
+
+_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+
+
+class RefKind(StrEnum):
+    BRANCH = "branch"
+    TAG = "tag"
+    COMMIT = "commit"
+
+
+@dataclass(frozen=True, slots=True)
+class GitRef:
+    """What a source tracks: a branch, a tag or one commit (a full sha)."""
+
+    kind: RefKind
+    name: str
+
+    def __post_init__(self) -> None:
+        if not self.name or self.name.startswith("-") or any(c in self.name for c in " ~^:?*[\\"):
+            raise BadRequest(f"invalid {self.kind} name {self.name!r}")
+        if self.kind is RefKind.COMMIT and not _SHA.match(self.name):
+            raise BadRequest(f"commit {self.name!r} must be a full lowercase hex sha")
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.name!r}"
+
+    @classmethod
+    def from_flags(
+        cls, *, branch: str | None = None, tag: str | None = None, commit: str | None = None
+    ) -> GitRef:
+        """The ref of `--branch B | --tag T | --commit SHA` (branch `main` when none)."""
+        given = [
+            (k, v)
+            for k, v in ((RefKind.BRANCH, branch), (RefKind.TAG, tag), (RefKind.COMMIT, commit))
+            if v
+        ]
+        if len(given) > 1:
+            raise BadRequest("give at most one of branch, tag and commit")
+        kind, name = given[0] if given else (RefKind.BRANCH, "main")
+        return cls(kind, name)
+
+    @property
+    def remote_ref(self) -> str:
+        prefix = {RefKind.BRANCH: "refs/heads/", RefKind.TAG: "refs/tags/", RefKind.COMMIT: ""}
+        return prefix[self.kind] + self.name
+
+
+@dataclass(frozen=True, slots=True)
+class GitSourceSpec:
+    """One Git source. `url` may carry user-info; it is stripped and used as credentials."""
+
+    name: str
+    url: str = field(repr=False)
+    ref: GitRef = GitRef(RefKind.BRANCH, "main")
+    path: str = ""
+    auth: Auth | None = None
+    ca_file: Path | None = None
+    verify: VerifySpec | None = None
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    timeout: float = DEFAULT_TIMEOUT
+    depth: int | None = 1
+    ignore_defaults: tuple[str, ...] = DEFAULT_IGNORES
+
+    @property
+    def safe_url(self) -> str:
+        """The URL without user-info: what messages and the cache may show."""
+        return split_userinfo(self.url).url
