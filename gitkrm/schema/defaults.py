@@ -196,7 +196,3 @@ def apply_defaults(obj: Obj, *, group: str, kind: str, create: bool) -> None:
     defaulter = _DEFAULTERS.get((group, kind))
     if defaulter is not None:
         defaulter(obj, create)
-
-
-def has_defaults(*, group: str, kind: str) -> bool:
-    return (group, kind) in _DEFAULTERS

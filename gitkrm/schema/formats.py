@@ -9,7 +9,6 @@ import re
 from collections.abc import Callable
 
 _GO_DURATION = re.compile(r"[-+]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+|[-+]?0")
-_INT32 = (-(2**31), 2**31 - 1)
 
 
 def _duration(value: str) -> bool:
