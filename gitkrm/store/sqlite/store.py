@@ -19,13 +19,20 @@ from gitkrm.krm import GVK, FieldValidation, Obj, ObjectRef
 from gitkrm.schema import Registry
 from gitkrm.store.protocol import (
     BatchOp,
-    BatchOpKind,
     PatchType,
     Preconditions,
     Propagation,
     WatchEvent,
 )
 from gitkrm.store.sqlite import db, deletion, patching, reads, writes
+from gitkrm.store.sqlite.batching import (
+    apply_op,
+    describe,
+    prefixed,
+    propagation_policy,
+    served,
+    validation,
+)
 from gitkrm.store.sqlite.core import (
     BOOKMARK_INTERVAL,
     HISTORY_LIMIT,
@@ -40,44 +47,6 @@ from gitkrm.store.sqlite.txn import Txn
 from gitkrm.store.sqlite.watch import WatchSpec, too_old, watch_events
 
 INITIAL_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
-
-
-def _validation(v: FieldValidation | str) -> FieldValidation:
-    try:
-        return FieldValidation(v)
-    except ValueError:
-        allowed = ", ".join(f.value for f in FieldValidation)
-        raise BadRequest(f'invalid fieldValidation "{v}": must be one of {allowed}') from None
-
-
-def _propagation(p: Propagation | str | None) -> Propagation | None:
-    if p is None or isinstance(p, Propagation):
-        return p
-    try:
-        return Propagation(p)
-    except ValueError:
-        raise BadRequest(
-            f'invalid propagationPolicy "{p}": must be Orphan, Background or Foreground'
-        ) from None
-
-
-def _describe(op: BatchOp) -> str:
-    if op.obj is not None and isinstance(op.obj, dict):
-        md = op.obj.get("metadata") or {}
-        kind = op.obj.get("kind") or "?"
-        name = md.get("name") or md.get("generateName") or "?"
-        ns = md.get("namespace")
-        return f"{kind} {ns}/{name}" if ns else f"{kind} {name}"
-    if op.ref is not None:
-        r = op.ref
-        return f"{r.kind} {r.namespace}/{r.name}" if r.namespace else f"{r.kind} {r.name}"
-    return op.op.value
-
-
-def _prefixed(e: GitkrmError, prefix: str) -> GitkrmError:
-    out = type(e)(f"{prefix}: {e.message}", details=e.details)
-    out.__cause__ = e
-    return out
 
 
 class SqliteStore:
@@ -250,7 +219,7 @@ class SqliteStore:
         field_validation: FieldValidation | str = FieldValidation.STRICT,
         warnings: builtins.list[str] | None = None,
     ) -> Obj:
-        opts = writes.WriteOpts(_validation(field_validation), field_manager)
+        opts = writes.WriteOpts(validation(field_validation), field_manager)
         out = warnings if warnings is not None else []
         return self._core.write(lambda t: writes.create(t, obj, opts, out), dry_run=dry_run)
 
@@ -264,7 +233,7 @@ class SqliteStore:
         field_validation: FieldValidation | str = FieldValidation.STRICT,
         warnings: builtins.list[str] | None = None,
     ) -> Obj:
-        opts = writes.WriteOpts(_validation(field_validation), field_manager)
+        opts = writes.WriteOpts(validation(field_validation), field_manager)
         out = warnings if warnings is not None else []
         return self._core.write(lambda t: writes.update(t, obj, opts, out), dry_run=dry_run)
 
@@ -278,7 +247,7 @@ class SqliteStore:
         field_validation: FieldValidation | str = FieldValidation.STRICT,
         warnings: builtins.list[str] | None = None,
     ) -> Obj:
-        opts = writes.WriteOpts(_validation(field_validation), field_manager)
+        opts = writes.WriteOpts(validation(field_validation), field_manager)
         out = warnings if warnings is not None else []
         return self._core.write(
             lambda t: writes.update(t, obj, opts, out, subresource="status"), dry_run=dry_run
@@ -314,7 +283,7 @@ class SqliteStore:
         subresource: str | None = None,
     ) -> Obj:
         """Patch an object (`subresource="status"`: only its status)."""
-        opts = writes.WriteOpts(_validation(field_validation), field_manager)
+        opts = writes.WriteOpts(validation(field_validation), field_manager)
         out = warnings if warnings is not None else []
         return self._core.write(
             lambda t: patching.patch(t, ref, patch, patch_type, opts, out, subresource=subresource),
@@ -331,19 +300,13 @@ class SqliteStore:
     ) -> Obj:
         """Delete an object; returns its final state, or the object marked for deletion
         (deletionTimestamp set) while finalizers hold it."""
-        policy = _propagation(propagation)
+        policy = propagation_policy(propagation)
 
         def run(t: Txn) -> Obj:
             final = deletion.delete(t, ref, propagation=policy, preconditions=preconditions)
-            return self._served(ref, final)
+            return served(ref, final)
 
         return self._core.write(run, dry_run=dry_run)
-
-    def _served(self, ref: ObjectRef, obj: Obj) -> Obj:
-        if ref.version is None:
-            return obj
-        api_version = GVK(group=ref.group, version=ref.version, kind=ref.kind).api_version
-        return writes.at_version(obj, api_version)
 
     async def batch(
         self,
@@ -356,38 +319,20 @@ class SqliteStore:
     ) -> builtins.list[Obj]:
         """Many writes in ONE transaction, all or nothing; each gets its own
         resourceVersion. A failure names the op: `op 17 (Deployment team-3/app-8): ...`."""
-        opts = writes.WriteOpts(_validation(field_validation), field_manager)
+        opts = writes.WriteOpts(validation(field_validation), field_manager)
         out = warnings if warnings is not None else []
 
         def run(t: Txn) -> builtins.list[Obj]:
             results: builtins.list[Obj] = []
             for i, op in enumerate(ops):
                 try:
-                    results.append(self._apply(t, op, opts, out))
+                    results.append(apply_op(t, op, opts, out))
                 except GitkrmError as e:
-                    raise _prefixed(e, f"op {i} ({_describe(op)})") from e
+                    raise prefixed(e, f"op {i} ({describe(op)})") from e
             return results
 
         with gc_paused():
             return self._core.write(run, dry_run=dry_run)
-
-    def _apply(self, t: Txn, op: BatchOp, opts: writes.WriteOpts, out: builtins.list[str]) -> Obj:
-        kind = op.op
-        if kind in (BatchOpKind.CREATE, BatchOpKind.UPDATE, BatchOpKind.UPDATE_STATUS):
-            if op.obj is None:
-                raise BadRequest(f"a {kind.value} op needs an object")
-            if kind is BatchOpKind.CREATE:
-                return writes.create(t, op.obj, opts, out)
-            sub = "status" if kind is BatchOpKind.UPDATE_STATUS else None
-            return writes.update(t, op.obj, opts, out, subresource=sub)
-        if op.ref is None:
-            raise BadRequest(f"a {kind.value} op needs a ref")
-        if kind is BatchOpKind.PATCH:
-            return patching.patch(t, op.ref, op.patch, op.patch_type, opts, out)
-        final = deletion.delete(
-            t, op.ref, propagation=_propagation(op.propagation), preconditions=op.preconditions
-        )
-        return self._served(op.ref, final)
 
     # -- watch -----------------------------------------------------------------------------
 
