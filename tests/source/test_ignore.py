@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import os
+import subprocess
+from pathlib import Path
+
 import pytest
 
 from gitkrm.source.ignore import IgnoreRules, is_manifest_name, select
@@ -106,3 +110,62 @@ def test_answers_are_stable_when_remembered() -> None:
     r = rules({"": "x*.yaml\n"})
     first = [r.ignored(p) for p in ("x1.yaml", "y.yaml", "x1.yaml")]
     assert first == [True, False, True]
+
+
+DIFF_FILES = {
+    "": "*.json\n!keep.json\n/top.yaml\nbuild/\ndocs/**/draft-*.yaml\n**/tmp\n\\#x.yaml\n",
+    "apps": "!*.json\nlocal-*.yaml\n/only-here.yaml\nsub/*.yml\n",
+    "apps/sub": "!local-b.yaml\n*.txt\n",
+    "vendor": "*\n!*.yaml\n",
+}
+DIFF_PATHS = [
+    "a.json",
+    "keep.json",
+    "x/keep.json",
+    "top.yaml",
+    "x/top.yaml",
+    "build/a.yaml",
+    "x/build/a.yaml",
+    "build.yaml",
+    "docs/draft-1.yaml",
+    "docs/a/b/draft-2.yaml",
+    "docs/a/ok.yaml",
+    "tmp/a.yaml",
+    "x/tmp/b.yaml",
+    "#x.yaml",
+    "apps/a.json",
+    "apps/local-a.yaml",
+    "apps/only-here.yaml",
+    "apps/x/only-here.yaml",
+    "apps/sub/local-b.yaml",
+    "apps/sub/local-c.yaml",
+    "apps/sub/a.yml",
+    "apps/sub/deeper/a.yml",
+    "apps/sub/n.txt",
+    "vendor/a.yaml",
+    "vendor/a.md",
+    "vendor/d/a.yaml",
+]
+
+
+def test_same_answers_as_git_check_ignore(tmp_path: Path) -> None:
+    """Differential check against Git itself, with the ignore files named .gitignore."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    for d, text in DIFF_FILES.items():
+        (tmp_path / d).mkdir(parents=True, exist_ok=True)
+        (tmp_path / d / ".gitignore").write_text(text)
+    for p in DIFF_PATHS:
+        (tmp_path / p).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / p).write_text("x")
+    res = subprocess.run(
+        ["git", "-c", "core.excludesFile=/dev/null", "check-ignore", "--stdin"],
+        cwd=tmp_path,
+        input="\n".join(DIFF_PATHS),
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"},
+    )
+    git_ignored = set(res.stdout.split())
+    ours = rules(DIFF_FILES)
+    assert {p for p in DIFF_PATHS if ours.ignored(p)} == git_ignored
