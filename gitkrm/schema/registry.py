@@ -45,10 +45,14 @@ def version_priority(version: str) -> tuple[int, int, int, str]:
     return (stage, -major, -minor, version)
 
 
-def unknown_field_error(paths: Iterable[str]) -> BadRequest:
-    """Kube's Strict-mode refusal: `strict decoding error: unknown field "spec.foo", ...`."""
+def unknown_field_error(gvk: GVK, paths: Iterable[str]) -> BadRequest:
+    """Kube's Strict-mode refusal, word for word: `Deployment in version "v1" cannot be
+    handled as a Deployment: strict decoding error: unknown field "spec.foo", ...`."""
     listed = ", ".join(f'unknown field "{p}"' for p in paths)
-    return BadRequest(f"strict decoding error: {listed}")
+    return BadRequest(
+        f'{gvk.kind} in version "{gvk.version}" cannot be handled as a {gvk.kind}: '
+        f"strict decoding error: {listed}"
+    )
 
 
 def _delete_path(obj: Obj, path: PathT) -> None:
@@ -165,7 +169,7 @@ class Registry:
         report = None if fast else check(definition, obj)
         if report is not None:
             if report.unknown:
-                warnings = self._unknown(obj, report.unknown, field_validation)
+                warnings = self._unknown(obj, gvk, report.unknown, field_validation)
             causes.extend(report.causes)
         if old is not None:
             carry_over(obj, old, group=gvk.group, kind=gvk.kind)
@@ -212,7 +216,7 @@ class Registry:
         if unknown:
             shown = [fe.path_of(p) for p in unknown]
             if field_validation is FieldValidation.STRICT:
-                raise unknown_field_error(shown)
+                raise unknown_field_error(custom.info.gvk, shown)
             if field_validation is FieldValidation.WARN:
                 warnings = [f'unknown field "{s}"' for s in shown]
         custom.default(obj)
@@ -267,10 +271,10 @@ class Registry:
         return cv.schema if cv is not None else None
 
     @staticmethod
-    def _unknown(obj: Obj, paths: list[PathT], mode: FieldValidation) -> list[str]:
+    def _unknown(obj: Obj, gvk: GVK, paths: list[PathT], mode: FieldValidation) -> list[str]:
         shown = [fe.path_of(p) for p in paths]
         if mode is FieldValidation.STRICT:
-            raise unknown_field_error(shown)
+            raise unknown_field_error(gvk, shown)
         for p in paths:
             _delete_path(obj, p)
         if mode is FieldValidation.WARN:

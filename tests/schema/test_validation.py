@@ -76,7 +76,9 @@ def test_strict_rejects_unknown_fields_naming_them(registry: Registry) -> None:
     pod_spec(obj)["containers"][0]["imagePullPolicyx"] = "Always"
     with pytest.raises(BadRequest) as e:
         registry.admit(obj, field_validation=FieldValidation.STRICT)
-    assert e.value.message.startswith("strict decoding error: ")
+    assert e.value.message.startswith(
+        'Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: '
+    )
     assert 'unknown field "spec.foo"' in e.value.message
     assert 'unknown field "spec.template.spec.containers[0].imagePullPolicyx"' in e.value.message
 
