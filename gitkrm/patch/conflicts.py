@@ -11,8 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from gitkrm.patch.directives import (
+    DELETE_PREFIX,
+    DIRECTIVE,
+    MERGE,
+    ORDER_PREFIX,
+    REPLACE,
+    RETAIN_KEYS,
+)
 from gitkrm.patch.failures import PatchFailure
-from gitkrm.patch.merge import DELETE_PREFIX, DIRECTIVE, MERGE, ORDER_PREFIX, REPLACE, RETAIN_KEYS
 from gitkrm.patch.meta import FieldMeta, MergeKey, PatchMeta
 from gitkrm.patch.order import element_kind
 from gitkrm.patch.semantic import values_equal

@@ -15,8 +15,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
+from gitkrm.patch.directives import (
+    DELETE_PREFIX,
+    DIRECTIVE,
+    MERGE,
+    ORDER_PREFIX,
+    REPLACE,
+    RETAIN_KEYS,
+)
 from gitkrm.patch.failures import PatchFailure, bad_arg_type
-from gitkrm.patch.merge import DELETE_PREFIX, DIRECTIVE, MERGE, ORDER_PREFIX, REPLACE, RETAIN_KEYS
 from gitkrm.patch.meta import FieldMeta, MergeKey, PatchMeta
 from gitkrm.patch.order import (
     DELETE,

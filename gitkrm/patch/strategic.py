@@ -20,8 +20,9 @@ from typing import Any
 from gitkrm.errors import Conflict
 from gitkrm.patch.conflicts import find_conflict
 from gitkrm.patch.diff import DiffOptions, diff_maps
+from gitkrm.patch.directives import APPLY, COMBINE
 from gitkrm.patch.failures import BAD_JSON_DOC, PatchFailure
-from gitkrm.patch.merge import APPLY, COMBINE, merge_map
+from gitkrm.patch.merge import merge_map
 from gitkrm.patch.meta import PatchMeta
 
 _TWO_WAY = DiffOptions(set_element_order=True)
