@@ -13,10 +13,12 @@ import configparser
 import json
 import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import git as gitpython
+import watchfiles
 
 from gitkrm.errors import BadRequest, GitkrmError, NotFound
 
@@ -68,6 +70,7 @@ class GitSource:
         self._rules: tuple[frozenset[tuple[str, str]], IgnoreRules] | None = None
         self._ready = False
         self._damaged = False
+        self._stop = asyncio.Event()
 
     @property
     def last(self) -> Snapshot | None:
@@ -287,7 +290,31 @@ class GitSource:
             self._damaged = True
             raise
 
+    async def changes(self) -> AsyncIterator[None]:
+        """For a repository on this machine: yield when its tracked ref moves (a commit,
+        a push, a reset), debounced, until `close`. Remote URLs end at once: poll them."""
+        git_dir = _local_git_dir(self._url)
+        if git_dir is None:
+            return
+        seen = self._last.revision if self._last else None
+        async for _ in watchfiles.awatch(
+            git_dir,
+            debounce=300,
+            step=50,
+            stop_event=self._stop,
+            watch_filter=_ref_change,
+            yield_on_timeout=False,
+        ):
+            try:
+                revision = await self.poll()
+            except GitkrmError:
+                revision = None
+            if revision is None or revision != seen:
+                seen = revision
+                yield None
+
     async def close(self) -> None:
+        self._stop.set()
         self._catfile.close()
         self._creds.close()
         if self._verifier is not None:
@@ -314,6 +341,25 @@ def _absolute_if_local(url: str) -> str:
     if colon > 0 and (slash < 0 or colon < slash):
         return url  # scp-like `host:path`
     return os.path.abspath(url)
+
+
+def _local_git_dir(url: str) -> Path | None:
+    """The Git directory of a repository on this machine (bare or not), else None."""
+    if url.startswith("file://"):
+        url = unquote(urlsplit(url).path)
+    elif "://" in url or not url.startswith("/"):
+        return None
+    path = Path(url)
+    if (path / "HEAD").is_file() and (path / "refs").is_dir():
+        return path
+    if (path / ".git" / "HEAD").is_file():
+        return path / ".git"
+    return None
+
+
+def _ref_change(change: watchfiles.Change, path: str) -> bool:
+    """Ref and HEAD updates matter; object writes (the bulk of a push) don't."""
+    return f"{os.sep}objects{os.sep}" not in path and not path.endswith(".lock")
 
 
 def _ancestors(sub: str) -> list[str]:

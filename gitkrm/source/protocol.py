@@ -33,7 +33,8 @@ class Source(Protocol):
 
 @runtime_checkable
 class WatchedSource(Source, Protocol):
-    """A source that can tell when it changed (a plain directory, via watchfiles)."""
+    """A source that can tell when it changed, via watchfiles: a plain directory, or a Git
+    repository on this machine (for a remote URL `changes()` ends at once)."""
 
     def changes(self) -> AsyncIterator[None]:
         """Yields once per debounced burst of changes, until `close`."""

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import socket
@@ -9,7 +10,14 @@ import pytest
 from source_gitrepo import RemoteRepo, SourceFactory, git
 
 from gitkrm.errors import BadRequest, NotFound, ServiceUnavailable, Timeout
-from gitkrm.source import GitRef, InvalidRevision, PathNotFound, RefKind, git_blob_id
+from gitkrm.source import (
+    GitRef,
+    InvalidRevision,
+    PathNotFound,
+    RefKind,
+    WatchedSource,
+    git_blob_id,
+)
 
 
 def seed(remote: RemoteRepo) -> str:
@@ -458,3 +466,32 @@ def test_ref_from_cli_flags() -> None:
     assert str(GitRef.from_flags(branch="dev")) == "branch 'dev'"
     with pytest.raises(BadRequest, match="at most one"):
         GitRef.from_flags(branch="dev", tag="v1")
+
+
+async def test_local_repository_reports_new_commits(
+    remote: RemoteRepo, make_source: SourceFactory
+) -> None:
+    seed(remote)
+    src = make_source(remote.url)
+    assert isinstance(src, WatchedSource)
+    first = await src.snapshot()
+    changes = src.changes()
+    waiter = asyncio.ensure_future(anext(changes))
+    # watchfiles starts watching when the iterator first runs; push until it reports.
+    for i in range(100):
+        remote.write("apps/a.yaml", f"kind: A{i}\n")
+        remote.commit(f"edit {i}")
+        remote.push()
+        done, _ = await asyncio.wait({waiter}, timeout=0.2)
+        if done:
+            break
+    assert waiter.done(), "no change reported for a push to a local repository"
+    assert (await src.snapshot()).revision == remote.head() != first.revision
+    await src.close()
+    with pytest.raises(StopAsyncIteration):
+        await asyncio.wait_for(anext(changes), 10)
+
+
+async def test_remote_url_reports_no_changes(make_source: SourceFactory) -> None:
+    src = make_source("https://example.invalid/repo.git")
+    assert [c async for c in src.changes()] == []
