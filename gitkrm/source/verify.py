@@ -86,7 +86,12 @@ class CommitVerifier:
             )
         except FileNotFoundError:
             raise InternalError("gpg is not installed (needed to verify signatures)") from None
-        out, err = await asyncio.wait_for(proc.communicate(), 60)
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(), 60)
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
         if proc.returncode != 0:
             detail = err.decode("utf-8", "replace").strip().splitlines()
             raise BadRequest(
