@@ -81,11 +81,14 @@ def diff_maps(
         t = type(ov)
         if t is type(mv):
             if t is dict:
-                # Deletions only: equal maps hold none (Python's == is Go's here, except
-                # for true-vs-1, which never differs in what a deletion diff reports).
-                if ignore_changes and ov == mv:
-                    continue
                 fm = fields.get(key) or meta.field(key)
+                # Equal maps need no patch. Python's == is Go's except for true-vs-1,
+                # which a deletions-only diff never reports and a map of strings cannot
+                # hold; Go re-sends equal `replace` maps (exact mode).
+                if ov == mv and (
+                    ignore_changes or (_all_str(mv) and (o.semantic or fm.strategy != REPLACE))
+                ):
+                    continue
                 if fm.strategy != REPLACE:
                     try:
                         sub = diff_maps(ov, mv, fm.sub, o, fm.retain_keys)
@@ -149,6 +152,13 @@ def _diff_value(
     if o.semantic and values_equal(ov, mv, meta.field(key)):
         return
     patch[key] = mv
+
+
+def _all_str(m: dict[str, Any]) -> bool:
+    for v in m.values():
+        if type(v) is not str:
+            return False
+    return True
 
 
 def _has_extra(original: dict[str, Any], modified: dict[str, Any]) -> bool:
@@ -307,7 +317,7 @@ def _diff_unique_maps(
         if oe is None:
             if not o.ignore_changes:
                 patch.append(me)
-        elif oe is not me and not (o.ignore_changes and oe == me):
+        elif oe is not me and not (oe == me and (o.ignore_changes or _all_str(me))):
             try:
                 sub = diff_maps(oe, me, sub_meta, o, retain)
             except PatchFailure as e:
