@@ -155,10 +155,7 @@ def _diff_value(
 
 
 def _all_str(m: dict[str, Any]) -> bool:
-    for v in m.values():
-        if type(v) is not str:
-            return False
-    return True
+    return all(type(v) is str for v in m.values())
 
 
 def _has_extra(original: dict[str, Any], modified: dict[str, Any]) -> bool:
