@@ -24,26 +24,40 @@ SCHEMA_VERSION = 1
 _DDL = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)",
     # The live objects: one row per object, its JSON bytes as stored (storage version).
+    # A rowid table: a WITHOUT ROWID row this large spills into overflow pages, which
+    # more than doubled the bytes each commit writes.
     """CREATE TABLE IF NOT EXISTS objects (
         gk TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL,
         rv INTEGER NOT NULL, labels BLOB, data BLOB NOT NULL,
-        PRIMARY KEY (gk, ns, name)) WITHOUT ROWID""",
-    # Every write appends one row (the object after it; for DELETED the final state) and
-    # links it to the key's previous row (prev_rv), so history needs no index by key (an
-    # index costs a third of a single write's commit). Compaction keeps, below the
-    # compaction revision, only the latest row of each live key.
+        UNIQUE (gk, ns, name))""",
+    # Every write appends one row and links it to the key's previous row (prev_rv), so
+    # history needs no index by key (an index costs a third of a single write's commit).
+    # `data` is the object after the change (for DELETED its final state); while that
+    # version is the live one it stays NULL and lives in `objects` only, and the triggers
+    # below move it here when the object changes again. A create thus writes its JSON
+    # once. Compaction keeps, below the compaction revision, only the latest row of each
+    # live key.
     """CREATE TABLE IF NOT EXISTS events (
         rv INTEGER PRIMARY KEY, gk TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL,
-        type TEXT NOT NULL, prev_rv INTEGER, data BLOB NOT NULL)""",
-    # Inserts and updates of objects append their event inside SQLite (one statement per
-    # write instead of two: this is the hot path of a 10,000-object batch). Deletes append
-    # theirs explicitly: a DELETED event carries the final state, not the stored one.
+        type TEXT NOT NULL, prev_rv INTEGER, data BLOB)""",
+    # Writes to objects append their event inside SQLite (one statement per write: the
+    # hot path of a 10,000-object batch). Deletes append their DELETED event explicitly:
+    # it carries the final state, not the stored one.
     """CREATE TRIGGER IF NOT EXISTS objects_added AFTER INSERT ON objects BEGIN
         INSERT INTO events (rv, gk, ns, name, type, prev_rv, data)
-        VALUES (NEW.rv, NEW.gk, NEW.ns, NEW.name, 'ADDED', NULL, NEW.data); END""",
+        VALUES (NEW.rv, NEW.gk, NEW.ns, NEW.name, 'ADDED', NULL, NULL); END""",
     """CREATE TRIGGER IF NOT EXISTS objects_modified AFTER UPDATE ON objects BEGIN
+        UPDATE events SET data = OLD.data WHERE rv = OLD.rv;
         INSERT INTO events (rv, gk, ns, name, type, prev_rv, data)
-        VALUES (NEW.rv, NEW.gk, NEW.ns, NEW.name, 'MODIFIED', OLD.rv, NEW.data); END""",
+        VALUES (NEW.rv, NEW.gk, NEW.ns, NEW.name, 'MODIFIED', OLD.rv, NULL); END""",
+    """CREATE TRIGGER IF NOT EXISTS objects_deleted AFTER DELETE ON objects BEGIN
+        UPDATE events SET data = OLD.data WHERE rv = OLD.rv; END""",
+)
+
+# An events row's object: its own data, or (while it is the live version) the object's.
+EVENT_DATA = (
+    "coalesce(e.data, (SELECT o.data FROM objects o "
+    "WHERE o.gk = e.gk AND o.ns = e.ns AND o.name = e.name))"
 )
 
 

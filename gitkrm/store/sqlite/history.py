@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import orjson
 
+from gitkrm.store.sqlite.db import EVENT_DATA
+
 
 def compact(conn: sqlite3.Connection, *, prev: int, upto: int, rv: int) -> None:
     """Compact history from revision `prev` (the last compaction) to `upto`."""
@@ -91,7 +93,7 @@ def _at_revision(
     for key, prev_rv in first.items():
         if prev_rv is None or (after is not None and key <= after):
             continue  # the key did not exist at `rev` (or is on an earlier page)
-        row = conn.execute("SELECT data FROM events WHERE rv = ?", (prev_rv,)).fetchone()
+        row = conn.execute(f"SELECT {EVENT_DATA} FROM events e WHERE rv = ?", (prev_rv,)).fetchone()
         past.append(Row(ns=key[0], name=key[1], labels=_labels_of(row[0]), data=row[0]))
     past.sort(key=lambda r: (r.ns, r.name))
     live = (r for r in _live(conn, gk, ns, after) if (r.ns, r.name) not in changed)

@@ -111,7 +111,7 @@ class _Filter:
 def _history(core: Core, spec: WatchSpec, after: int, upto: int) -> list[HubEvent]:
     """Up to CHUNK events of the watched kind with after < rv <= upto, in order."""
     sql = (
-        "SELECT rv, gk, ns, name, type, data, prev_rv FROM events "
+        f"SELECT rv, gk, ns, name, type, {db.EVENT_DATA}, prev_rv FROM events e "
         "WHERE rv > ? AND rv <= ? AND gk = ?"
     )
     args: list[object] = [after, upto, spec.kind.key]
@@ -126,7 +126,9 @@ def _history(core: Core, spec: WatchSpec, after: int, upto: int) -> list[HubEven
     for row in rows:
         prev = None
         if selective and row[4] == "MODIFIED":
-            p = core.conn.execute("SELECT data FROM events WHERE rv = ?", (row[6],)).fetchone()
+            p = core.conn.execute(
+                f"SELECT {db.EVENT_DATA} FROM events e WHERE rv = ?", (row[6],)
+            ).fetchone()
             prev = p[0] if p else None
         out.append(HubEvent.from_row(row[:6], prev))
     return out
