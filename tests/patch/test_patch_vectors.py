@@ -39,6 +39,7 @@ JSON_PATCH = [
     *(("spec", i, r) for i, r in enumerate(load("json-patch-spec-tests.json"))),
 ]
 
+
 def _ids(cases: list[dict[str, Any]]) -> list[str]:
     return [f"{i}-{c['description'][:60]}" for i, c in enumerate(cases)]
 
