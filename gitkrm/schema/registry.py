@@ -171,6 +171,11 @@ class Registry:
             if report.unknown:
                 warnings = self._unknown(obj, gvk, report.unknown, field_validation)
             causes.extend(report.causes)
+            if report.mistyped:
+                causes.extend(
+                    validate_object_meta(obj, namespaced=info.namespaced, name_rule=info.name_rule)
+                )
+                raise _invalid(obj, gvk, causes)
         if old is not None:
             carry_over(obj, old, group=gvk.group, kind=gvk.kind)
         apply_defaults(obj, group=gvk.group, kind=gvk.kind, create=old is None)

@@ -45,16 +45,25 @@ _OVERRIDES: dict[str, dict[str, Any]] = {
 }
 
 
+_TYPE_ERRORS = frozenset({"Type", "OneOfNotValid", "OneOfMultipleValid", "AnyOf", "FalseSchema"})
+
+
 def json_type(value: Any) -> str:
     return _JSON_TYPES.get(type(value), "object")
 
 
 @dataclass(slots=True)
 class SchemaReport:
-    """What validating one object found: causes, unknown fields, and explicit nulls."""
+    """What validating one object found: causes and unknown fields.
+
+    `mistyped` when a value has the wrong JSON type somewhere: the API server fails to
+    decode such a body, so defaulting and the rules (which expect the right types) never
+    run; the schema causes are the whole answer.
+    """
 
     causes: list[Cause] = field(default_factory=list)
     unknown: list[PathT] = field(default_factory=list)
+    mistyped: bool = False
 
 
 @cache
@@ -115,9 +124,12 @@ def _report(errors: Iterator[Any]) -> SchemaReport:
     for err in errors:
         where: PathT = tuple(err.instance_path)
         kind = err.kind
-        if type(kind).__name__ == "AdditionalProperties":
+        name = type(kind).__name__
+        if name == "AdditionalProperties":
             report.unknown.extend((*where, key) for key in kind.unexpected)
             continue
+        if name in _TYPE_ERRORS:
+            report.mistyped = True
         report.causes.append(cause_for(err))
     return report
 
