@@ -10,10 +10,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import jsonschema_rs
+
 from gitkrm.errors import Cause
 from gitkrm.krm.names import is_dns1035_label, is_dns1123_subdomain
 from gitkrm.krm.types import Obj
 from gitkrm.schema import fielderrors as fe
+from gitkrm.schema.custom import compile_schema
 
 _APPROVAL = "api-approved.kubernetes.io"
 _SCOPES = ("Cluster", "Namespaced")
@@ -134,7 +137,8 @@ def _versions(versions: Any) -> list[Cause]:
         if not isinstance(schema, dict):
             out.append(fe.required(path + ".schema.openAPIV3Schema", "schemas are required"))
         else:
-            out.extend(structural_errors(schema, path + ".schema.openAPIV3Schema"))
+            errors = structural_errors(schema, path + ".schema.openAPIV3Schema")
+            out.extend(errors or _compile_errors(schema, path + ".schema.openAPIV3Schema"))
         out.extend(_selectable_fields(version.get("selectableFields"), path + ".selectableFields"))
     if storage != 1:
         out.append(
@@ -153,6 +157,23 @@ def _versions(versions: Any) -> list[Cause]:
             )
         )
     return out
+
+
+def _compile_errors(schema: dict[str, Any], path: str) -> list[Cause]:
+    """Schema keywords jsonschema-rs rejects (an invalid `pattern` regex, mostly)."""
+    try:
+        compile_schema(schema)
+    except jsonschema_rs.ValidationError as e:
+        where = path
+        after_properties = False
+        for part in e.instance_path:
+            if after_properties:
+                where += f"[{part}]"
+            else:
+                where = fe.join(where, part)
+            after_properties = part == "properties"
+        return [fe.invalid(where, e.instance, e.message)]
+    return []
 
 
 def _version_names(versions: list[Any]) -> list[Any]:

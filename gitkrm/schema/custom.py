@@ -28,7 +28,9 @@ _CACHE_LOCK = threading.Lock()
 _CACHE_MAX = 512
 
 
-def _compile(schema: Schema) -> Any:
+def compile_schema(schema: Schema) -> Any:
+    """The (cached) validator of an openAPIV3Schema; jsonschema_rs.ValidationError when the
+    schema itself is not valid (a bad `pattern`, an unknown `type`)."""
     key = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
@@ -61,7 +63,7 @@ class CustomVersion:
     @property
     def validator(self) -> Any:
         if self._validator is None:
-            self._validator = _compile(self.schema)
+            self._validator = compile_schema(self.schema)
         return self._validator
 
     def prune(self, obj: Obj) -> list[PathT]:

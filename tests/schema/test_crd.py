@@ -232,6 +232,13 @@ def test_unregister(crd_registry: Registry) -> None:
             "cannot set to true",
         ),
         (
+            lambda c: c["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"][
+                "properties"
+            ].update(code={"type": "string", "pattern": "(["}),
+            "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[code].pattern",
+            "regex",
+        ),
+        (
             lambda c: c["spec"]["versions"][0]["schema"]["openAPIV3Schema"].update(type="string"),
             "spec.versions[0].schema.openAPIV3Schema.type",
             "must be object at the root",
