@@ -234,3 +234,26 @@ async def test_read_only_store_refuses_writes(tmp_path: object) -> None:
     finally:
         await r.close()
         await w.close()
+
+
+async def test_job_selector_is_generated_from_the_stored_uid(mem: SqliteStore) -> None:
+    job = await mem.create(
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": "j", "namespace": "default"},
+            "spec": {
+                "template": {
+                    "spec": {
+                        "restartPolicy": "Never",
+                        "containers": [{"name": "c", "image": "busybox"}],
+                    }
+                }
+            },
+        }
+    )
+    uid = job["metadata"]["uid"]
+    assert job["spec"]["selector"]["matchLabels"] == {"batch.kubernetes.io/controller-uid": uid}
+    assert (
+        job["spec"]["template"]["metadata"]["labels"]["batch.kubernetes.io/controller-uid"] == uid
+    )

@@ -145,9 +145,10 @@ def create(txn: Txn, body: Any, opts: WriteOpts, warnings: list[str]) -> Obj:
         obj.pop("status", None)  # status is written through the status subresource only
     if ns:
         check_namespace(txn, ns)
+    uid = md["uid"] = new_uid()  # before admission: a Job's generated selector uses it
     warnings.extend(admit(txn, obj, old=None, opts=opts, sub=None))
     md = obj["metadata"]
-    md["uid"] = new_uid()
+    md["uid"] = uid
     md["creationTimestamp"] = now_rfc3339()
     if kind.generation:
         md["generation"] = 1
