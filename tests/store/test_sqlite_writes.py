@@ -73,7 +73,7 @@ async def test_create_errors(store: SqliteStore) -> None:
 async def test_invalid_object_writes_nothing(store: SqliteStore) -> None:
     rv = store.resource_version
     bad = deployment("web")
-    bad["spec"]["replicas"] = "three"
+    bad["spec"]["replicas"] = -1
     bad["spec"]["template"]["metadata"]["labels"] = {"app": "other"}
     with pytest.raises(Invalid) as err:
         await store.create(bad)
