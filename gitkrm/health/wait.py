@@ -1,0 +1,240 @@
+"""wait_for: watch a set of objects until all are Current (or gone, for pruned ones), one
+fails, or the time runs out. Driven by watches: no polling while objects are quiet."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from gitkrm.errors import Expired, GitkrmError, NotFound
+from gitkrm.health.compute import health_of
+from gitkrm.health.kinds import SCHEDULE_WINDOW, parse_time
+from gitkrm.health.result import Health, HealthResult
+from gitkrm.krm import GVK, GroupKind, Obj, ObjectRef
+from gitkrm.schema import Registry
+from gitkrm.store.protocol import EventType, Store
+
+Progress = Callable[[ObjectRef, HealthResult], None]
+# How often a kind the store cannot watch (not served yet: its CRD is still coming) is tried.
+RETRY_INTERVAL = 1.0
+_NOT_SEEN = HealthResult(Health.UNKNOWN, "not observed yet", "NotObserved")
+
+
+@dataclass(frozen=True, slots=True)
+class WaitResult:
+    """`results` holds the last verdict of every ref; `pending` those not as wanted."""
+
+    ok: bool
+    timed_out: bool
+    results: Mapping[ObjectRef, HealthResult]
+    pending: tuple[tuple[ObjectRef, HealthResult], ...] = field(default=())
+
+    @property
+    def failed(self) -> tuple[tuple[ObjectRef, HealthResult], ...]:
+        return tuple((r, h) for r, h in self.pending if h.status is Health.FAILED)
+
+    def describe(self) -> list[str]:
+        """One line per object still waited for: `apps/Deployment team-1/app-3: InProgress
+        (Available: 1/3)`."""
+        return [f"{ref}: {h.status.value} ({h.message})" for ref, h in self.pending]
+
+
+def _key(ref: ObjectRef) -> tuple[str, str, str, str]:
+    return (ref.group, ref.kind, ref.namespace or "", ref.name)
+
+
+def _obj_key(gk: GroupKind, obj: Obj) -> tuple[str, str, str, str]:
+    md = obj.get("metadata") or {}
+    return (gk.group, gk.kind, md.get("namespace") or "", md.get("name") or "")
+
+
+class _Waiter:
+    def __init__(
+        self,
+        store: Store,
+        want: dict[ObjectRef, Health],
+        on_progress: Progress | None,
+    ) -> None:
+        self.store = store
+        self.want = want
+        self.by_key = {_key(r): r for r in want}
+        self.results: dict[ObjectRef, HealthResult] = dict.fromkeys(want, _NOT_SEEN)
+        self.objects: dict[ObjectRef, Obj | None] = {}
+        self.on_progress = on_progress
+        self.changed = asyncio.Event()
+
+    def observe(self, gk: GroupKind, obj: Obj | None, key: tuple[str, str, str, str]) -> None:
+        ref = self.by_key.get(key)
+        if ref is None:
+            return
+        self.objects[ref] = obj
+        self.judge(ref, datetime.now(UTC))
+
+    def judge(self, ref: ObjectRef, now: datetime) -> None:
+        result = health_of(self.objects.get(ref), now=now)
+        if result != self.results.get(ref):
+            self.results[ref] = result
+            self.changed.set()
+            if self.on_progress is not None:
+                self.on_progress(ref, result)
+
+    def recheck_at(self, now: datetime) -> float | None:
+        """Seconds until a verdict changes with time alone (an unschedulable pod turns
+        Failed at the end of its schedule window), or None."""
+        soonest: float | None = None
+        for ref, h in self.results.items():
+            if h.reason != "PodNotScheduled":
+                continue
+            created = parse_time(
+                ((self.objects.get(ref) or {}).get("metadata") or {}).get("creationTimestamp")
+            )
+            if created is None:
+                continue
+            delay = max(0.0, (created + SCHEDULE_WINDOW - now).total_seconds()) + 0.01
+            soonest = delay if soonest is None else min(soonest, delay)
+        return soonest
+
+    def outcome(self) -> tuple[bool, bool]:
+        """(done, ok)."""
+        if any(h.status is Health.FAILED for h in self.results.values()):
+            return True, False
+        done = all(self.results[r].status is w for r, w in self.want.items())
+        return done, done
+
+    def pending(self) -> tuple[tuple[ObjectRef, HealthResult], ...]:
+        return tuple(
+            (r, self.results[r]) for r, w in self.want.items() if self.results[r].status is not w
+        )
+
+
+def _resolve_version(store: Store, gk: GroupKind) -> str | None:
+    registry = getattr(store, "registry", None)
+    if isinstance(registry, Registry):
+        found = registry.versions_of(gk)
+        if found:
+            return found[0].version
+    return None
+
+
+async def _follow(
+    waiter: _Waiter, gk: GroupKind, namespace: str | None, version: str | None
+) -> None:
+    """List then watch one kind (in one namespace or all), feeding verdicts to the waiter;
+    re-lists after Expired and retries while the kind is not served."""
+    store = waiter.store
+    refs = [r for r in waiter.want if r.group_kind == gk]
+    while True:
+        v = version or _resolve_version(store, gk)
+        if v is None:
+            await _poll(waiter, refs)
+            await asyncio.sleep(RETRY_INTERVAL)
+            continue
+        gvk = GVK(group=gk.group, version=v, kind=gk.kind)
+        try:
+            listed = await store.list(gvk, namespace=namespace)
+        except NotFound:
+            await _poll(waiter, refs)
+            await asyncio.sleep(RETRY_INTERVAL)
+            continue
+        seen = set()
+        for item in listed.get("items") or ():
+            key = _obj_key(gk, item)
+            seen.add(key)
+            waiter.observe(gk, item, key)
+        for r in refs:
+            if (namespace is None or (r.namespace or "") == namespace) and _key(r) not in seen:
+                waiter.observe(gk, None, _key(r))
+        rv = (listed.get("metadata") or {}).get("resourceVersion")
+        with contextlib.suppress(Expired):
+            while True:
+                heard = False
+                async for ev in store.watch(gvk, namespace=namespace, resource_version=rv):
+                    heard = True
+                    if ev.type in (EventType.BOOKMARK, EventType.ERROR):
+                        continue
+                    rv = (ev.obj.get("metadata") or {}).get("resourceVersion") or rv
+                    gone = ev.type is EventType.DELETED
+                    waiter.observe(gk, None if gone else ev.obj, _obj_key(gk, ev.obj))
+                # The watch ended (dropped by a busy store, or closed): resume from rv.
+                await asyncio.sleep(0 if heard else RETRY_INTERVAL)
+
+
+async def _poll(waiter: _Waiter, refs: Iterable[ObjectRef]) -> None:
+    for r in refs:
+        try:
+            obj: Obj | None = await waiter.store.get(r)
+        except NotFound:
+            obj = None
+        except GitkrmError:
+            continue
+        waiter.observe(r.group_kind, obj, _key(r))
+
+
+def _watches(refs: Iterable[ObjectRef]) -> list[tuple[GroupKind, str | None, str | None]]:
+    """One watch per kind and namespace, or per kind across namespaces when the refs span
+    more than a few."""
+    by_kind: dict[GroupKind, set[str]] = {}
+    version: dict[GroupKind, str | None] = {}
+    for r in refs:
+        by_kind.setdefault(r.group_kind, set()).add(r.namespace or "")
+        if r.version is not None:
+            version[r.group_kind] = r.version
+    out: list[tuple[GroupKind, str | None, str | None]] = []
+    for gk, namespaces in by_kind.items():
+        if "" in namespaces or len(namespaces) > 3:
+            out.append((gk, None, version.get(gk)))
+        else:
+            out.extend((gk, ns, version.get(gk)) for ns in sorted(namespaces))
+    return out
+
+
+async def wait_for(
+    store: Store,
+    refs: Iterable[ObjectRef],
+    *,
+    timeout: float,  # noqa: ASYNC109 (the caller's budget, also reported as timed_out)
+    on_progress: Progress | None = None,
+    absent: Iterable[ObjectRef] = (),
+) -> WaitResult:
+    """Wait until every ref is Current and every `absent` ref is NotFound (ok), or any is
+    Failed, or `timeout` seconds pass (not ok). `on_progress(ref, result)` hears of every
+    change of verdict."""
+    want: dict[ObjectRef, Health] = {r: Health.CURRENT for r in refs}
+    want.update({r: Health.NOT_FOUND for r in absent})
+    waiter = _Waiter(store, want, on_progress)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    tasks = [asyncio.create_task(_follow(waiter, gk, ns, v)) for gk, ns, v in _watches(want)]
+    timed_out = False
+    try:
+        while True:
+            done, ok = waiter.outcome()
+            if done:
+                break
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                timed_out, ok = True, False
+                break
+            now = datetime.now(UTC)
+            recheck = waiter.recheck_at(now)
+            delay = remaining if recheck is None else min(remaining, recheck)
+            waiter.changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(waiter.changed.wait(), delay)
+            if recheck is not None:
+                now = datetime.now(UTC)
+                for ref in list(waiter.results):
+                    waiter.judge(ref, now)
+            for t in tasks:
+                if t.done() and not t.cancelled() and t.exception() is not None:
+                    raise t.exception()  # type: ignore[misc]
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    return WaitResult(
+        ok=ok, timed_out=timed_out, results=dict(waiter.results), pending=waiter.pending()
+    )
