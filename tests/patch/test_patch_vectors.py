@@ -17,7 +17,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from patch_vectors import load, merge_item_meta, same, sort_merge_lists
 
 from gitkrm.errors import Conflict, GitkrmError
 from gitkrm.patch import (
@@ -28,6 +27,7 @@ from gitkrm.patch import (
     create_three_way_merge_patch,
     create_two_way_merge_patch,
 )
+from tests.patch.patch_vectors import load, merge_item_meta, same, sort_merge_lists
 
 THREE_WAY = load("strategic-merge-three-way.json")
 APPLY = load("strategic-merge-apply.json")

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from schema_objects import clone, deployment, pod_spec, service
 
 from gitkrm.schema import Registry
 from gitkrm.schema.defaults import apply_defaults
 from gitkrm.schema.podspec_defaults import image_tag
+from tests.schema.schema_objects import clone, deployment, pod_spec, service
 
 
 def test_deployment_defaults(registry: Registry) -> None:

@@ -11,11 +11,11 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from schema_objects import deployment, service
 
 from gitkrm.schema.defaults import apply_defaults
 from gitkrm.schema.rules import validate_rules
 from gitkrm.schema.validation import fast_valid
+from tests.schema.schema_objects import deployment, service
 
 NAMES = st.text(alphabet="abz09-_.A/ ", min_size=0, max_size=20)
 NUMBERS = st.one_of(

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from schema_objects import clone, deployment, service
 
 from gitkrm.errors import Invalid
 from gitkrm.schema import Registry
+from tests.schema.schema_objects import clone, deployment, service
 
 
 def update_causes(registry: Registry, old: dict[str, Any], new: dict[str, Any]) -> dict[str, str]:

@@ -8,11 +8,11 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from schema_objects import deployment, service
 
 from gitkrm.errors import BadRequest, Invalid
 from gitkrm.krm.types import FieldValidation
 from gitkrm.schema import Registry
+from tests.schema.schema_objects import deployment, service
 
 REGISTRY = Registry.builtin()
 REGISTRY.register_crd(

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from schema_objects import deployment, pod_spec, service
 
 from gitkrm.errors import Cause, Invalid
 from gitkrm.schema import Registry
+from tests.schema.schema_objects import deployment, pod_spec, service
 
 
 def causes_of(registry: Registry, obj: dict[str, Any]) -> list[Cause]:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import datetime
 
 import pytest
-from schema_objects import clone, deployment, pod_spec, service
 
 from gitkrm.errors import BadRequest, Invalid
 from gitkrm.krm.types import FieldValidation
 from gitkrm.schema import Registry
 from gitkrm.schema.validation import check
+from tests.schema.schema_objects import clone, deployment, pod_spec, service
 
 DEPLOYMENT = "io.k8s.api.apps.v1.Deployment"
 

@@ -5,9 +5,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from source_gitrepo import RemoteRepo, SourceFactory
 
 from gitkrm.source import GitSource, GitSourceSpec
+from tests.source.source_gitrepo import RemoteRepo, SourceFactory
 
 
 @pytest.fixture

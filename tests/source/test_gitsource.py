@@ -7,7 +7,6 @@ import socket
 from pathlib import Path
 
 import pytest
-from source_gitrepo import RemoteRepo, SourceFactory, git
 
 from gitkrm.errors import BadRequest, NotFound, ServiceUnavailable, Timeout
 from gitkrm.source import (
@@ -18,6 +17,7 @@ from gitkrm.source import (
     WatchedSource,
     git_blob_id,
 )
+from tests.source.source_gitrepo import RemoteRepo, SourceFactory, git
 
 
 def seed(remote: RemoteRepo) -> str:

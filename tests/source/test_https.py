@@ -7,11 +7,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from source_gitrepo import RemoteRepo, SourceFactory
-from source_https import GitHttpsServer, have_tools
 
 from gitkrm.errors import GitkrmError, NotFound, ServiceUnavailable, Unauthorized
 from gitkrm.source import HttpsAuth, SecretRef
+from tests.source.source_gitrepo import RemoteRepo, SourceFactory
+from tests.source.source_https import GitHttpsServer, have_tools
 
 pytestmark = pytest.mark.skipif(have_tools() is not None, reason=str(have_tools()))
 

@@ -6,11 +6,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from source_gitrepo import RemoteRepo, SourceFactory
-from source_sshd import Sshd, have_tools, keygen
 
 from gitkrm.errors import NotFound, Unauthorized
 from gitkrm.source import SshAuth
+from tests.source.source_gitrepo import RemoteRepo, SourceFactory
+from tests.source.source_sshd import Sshd, have_tools, keygen
 
 pytestmark = pytest.mark.skipif(have_tools() is not None, reason=str(have_tools()))
 

@@ -9,11 +9,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from source_gitrepo import RemoteRepo, SourceFactory
 
 from gitkrm.errors import BadRequest, Forbidden, NotFound
 from gitkrm.source import UntrustedRevision, VerifySpec
 from gitkrm.source.verify import judge
+from tests.source.source_gitrepo import RemoteRepo, SourceFactory
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TRUSTED = "FC8862882FBC8A5D209F8B0F515BCAF12DC53368"

@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from store_objects import configmap, deployment, namespace
 
 from gitkrm.errors import AlreadyExists, Invalid, NotFound
 from gitkrm.krm import GVK, ObjectRef
 from gitkrm.store.protocol import BatchOp, BatchOpKind, Propagation
 from gitkrm.store.sqlite import SqliteStore
+from tests.store.store_objects import configmap, deployment, namespace
 
 CMS = GVK(group="", version="v1", kind="ConfigMap")
 

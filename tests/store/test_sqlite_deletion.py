@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from store_objects import configmap, crd, deployment, namespace, widget
 
 from gitkrm.errors import BadRequest, Conflict, Invalid, NotFound
 from gitkrm.krm import GVK, ObjectRef
 from gitkrm.store.protocol import Preconditions, Propagation
 from gitkrm.store.sqlite import SqliteStore
+from tests.store.store_objects import configmap, crd, deployment, namespace, widget
 
 CM = ObjectRef(group="", kind="ConfigMap", namespace="default", name="cfg")
 WEB = ObjectRef(group="apps", kind="Deployment", namespace="default", name="web")

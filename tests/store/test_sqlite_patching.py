@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from store_objects import crd, deployment, widget
 
 from gitkrm.errors import BadRequest, Conflict, Invalid, NotFound, UnsupportedMediaType
 from gitkrm.krm import ObjectRef
 from gitkrm.store.sqlite import SqliteStore
+from tests.store.store_objects import crd, deployment, widget
 
 WEB = ObjectRef(group="apps", kind="Deployment", namespace="default", name="web")
 

@@ -12,11 +12,11 @@ import threading
 from pathlib import Path
 
 import pytest
-from store_objects import configmap
 
 from gitkrm.errors import Conflict
 from gitkrm.krm import ObjectRef
 from gitkrm.store.sqlite import SqliteStore
+from tests.store.store_objects import configmap
 
 SCRIPT = Path(__file__).with_name("store_process.py")
 ROOT = Path(__file__).resolve().parents[2]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import orjson
 import pytest
-from store_objects import configmap, deployment, namespace
 
 from gitkrm.errors import BadRequest, Expired, NotFound, Timeout
 from gitkrm.krm import GVK, ObjectRef
 from gitkrm.store.sqlite import SqliteStore
+from tests.store.store_objects import configmap, deployment, namespace
 
 CMS = GVK(group="", version="v1", kind="ConfigMap")
 DEPLOYS = GVK(group="apps", version="v1", kind="Deployment")

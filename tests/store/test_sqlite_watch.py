@@ -9,12 +9,12 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from store_objects import configmap, namespace
 
 from gitkrm.errors import Expired, GitkrmError
 from gitkrm.krm import GVK, ObjectRef
 from gitkrm.store.protocol import EventType, WatchEvent
 from gitkrm.store.sqlite import SqliteStore
+from tests.store.store_objects import configmap, namespace
 
 CMS = GVK(group="", version="v1", kind="ConfigMap")
 

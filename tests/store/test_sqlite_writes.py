@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 
 import pytest
-from store_objects import configmap, deployment, namespace
 
 from gitkrm.errors import AlreadyExists, BadRequest, Conflict, Forbidden, Invalid, NotFound
 from gitkrm.krm import GVK, ObjectRef
 from gitkrm.store.sqlite import SqliteStore
+from tests.store.store_objects import configmap, deployment, namespace
 
 NS = GVK(group="", version="v1", kind="Namespace")
 DEPLOY = ObjectRef(group="apps", kind="Deployment", namespace="default", name="web")
