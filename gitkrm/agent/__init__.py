@@ -1,1 +1,28 @@
-"""gitkrm.agent: see docs/architecture.md."""
+"""gitkrm.agent: the long-lived process that keeps a store equal to its sources.
+
+See docs/concepts.md (sources, ownership, drift) and docs/reference.md (the CLI).
+"""
+
+from .config import SourceConfig, check_name, from_flags, from_object, load_config_file
+from .crd import GITSOURCE_GVK, NAMESPACE, gitsource_crd
+from .duration import format_duration, parse_duration
+from .logging import LogFormat, configure
+from .shutdown import Shutdown
+from .status import Outcome
+
+__all__ = [
+    "GITSOURCE_GVK",
+    "NAMESPACE",
+    "LogFormat",
+    "Outcome",
+    "Shutdown",
+    "SourceConfig",
+    "check_name",
+    "configure",
+    "format_duration",
+    "from_flags",
+    "from_object",
+    "gitsource_crd",
+    "load_config_file",
+    "parse_duration",
+]

@@ -1,0 +1,218 @@
+"""The GitSource CustomResourceDefinition (gitkrm.io/v1alpha1), installed into the store at start.
+
+Each source is a GitSource object in `gitkrm-system`, so `kubectl get gitsources` shows sync
+state, and a `--config` file is validated against the very schema the store enforces.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import hashlib
+from typing import Any
+
+import orjson
+
+from gitkrm.errors import AlreadyExists, Conflict, NotFound
+from gitkrm.krm import GVK, Obj, ObjectRef
+from gitkrm.store import Store
+
+from .duration import DURATION_PATTERN
+
+GROUP = "gitkrm.io"
+VERSION = "v1alpha1"
+KIND = "GitSource"
+API_VERSION = f"{GROUP}/{VERSION}"
+NAMESPACE = "gitkrm-system"
+CRD_NAME = f"gitsources.{GROUP}"
+GITSOURCE_GVK = GVK(group=GROUP, version=VERSION, kind=KIND)
+CRD_REF = ObjectRef(group="apiextensions.k8s.io", kind="CustomResourceDefinition", name=CRD_NAME)
+_HASH_ANNOTATION = "gitkrm.io/definition-hash"
+
+ADOPTION_POLICIES = ("never", "if-unowned", "always")
+
+_STR: dict[str, Any] = {"type": "string"}
+_BOOL: dict[str, Any] = {"type": "boolean"}
+_DURATION: dict[str, Any] = {"type": "string", "pattern": DURATION_PATTERN}
+
+SPEC_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["url"],
+    "properties": {
+        "url": {"type": "string", "minLength": 1},
+        "ref": {
+            "type": "object",
+            "maxProperties": 1,
+            "properties": {"branch": _STR, "tag": _STR, "commit": _STR},
+        },
+        "path": _STR,
+        "interval": _DURATION,
+        "timeout": _DURATION,
+        "defaultNamespace": {"type": "string", "maxLength": 63},
+        "prune": {"type": "boolean", "default": True},
+        "allowEmpty": {"type": "boolean", "default": False},
+        "adoption": {"type": "string", "enum": list(ADOPTION_POLICIES), "default": "never"},
+        "suspend": {"type": "boolean", "default": False},
+        "ignoreDifferences": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["kind", "jsonPointers"],
+                "properties": {
+                    "group": _STR,
+                    "kind": {"type": "string", "minLength": 1},
+                    "name": _STR,
+                    "namespace": _STR,
+                    "jsonPointers": {"type": "array", "minItems": 1, "items": _STR},
+                },
+            },
+        },
+        "auth": {
+            "type": "object",
+            "properties": {
+                "username": _STR,
+                "passwordFile": _STR,
+                "passwordEnv": _STR,
+                "bearer": _BOOL,
+                "sshKeyFile": _STR,
+                "knownHostsFile": _STR,
+            },
+        },
+        "caFile": _STR,
+        "verify": {
+            "type": "object",
+            "required": ["keyring"],
+            "properties": {"mode": {"type": "string", "enum": ["head"]}, "keyring": _STR},
+        },
+    },
+}
+
+_CONDITION: dict[str, Any] = {
+    "type": "object",
+    "required": ["type", "status"],
+    "properties": {
+        "type": _STR,
+        "status": {"type": "string", "enum": ["True", "False", "Unknown"]},
+        "reason": _STR,
+        "message": _STR,
+        "lastTransitionTime": {"type": "string", "format": "date-time"},
+        "observedGeneration": {"type": "integer", "format": "int64"},
+    },
+}
+
+STATUS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "observedGeneration": {"type": "integer", "format": "int64"},
+        "lastSyncedRevision": _STR,
+        "lastAttemptedRevision": _STR,
+        "lastSyncTime": {"type": "string", "format": "date-time"},
+        "lastHandledRequestedAt": _STR,
+        "result": {"type": "string", "enum": ["Succeeded", "Failed"]},
+        "lastError": _STR,
+        "errors": {"type": "array", "items": _STR},
+        "counts": {"type": "object", "additionalProperties": {"type": "integer"}},
+        "timingsMs": {"type": "object", "additionalProperties": {"type": "number"}},
+        "conditions": {
+            "type": "array",
+            "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["type"],
+            "items": _CONDITION,
+        },
+    },
+}
+
+_READY = '.status.conditions[?(@.type=="Ready")]'
+PRINTER_COLUMNS: list[dict[str, Any]] = [
+    {"name": "URL", "type": "string", "jsonPath": ".spec.url"},
+    {"name": "Revision", "type": "string", "jsonPath": ".status.lastSyncedRevision"},
+    {"name": "Ready", "type": "string", "jsonPath": f"{_READY}.status"},
+    {"name": "Status", "type": "string", "jsonPath": f"{_READY}.message"},
+    {"name": "Suspended", "type": "boolean", "jsonPath": ".spec.suspend", "priority": 1},
+    {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+]
+
+
+def gitsource_crd() -> Obj:
+    """A fresh copy of the CRD object (callers may hand it to the store, which defaults it)."""
+    crd: Obj = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {
+            "name": CRD_NAME,
+            "labels": {"app.kubernetes.io/managed-by": "gitkrm"},
+        },
+        "spec": {
+            "group": GROUP,
+            "scope": "Namespaced",
+            "names": {
+                "plural": "gitsources",
+                "singular": "gitsource",
+                "kind": KIND,
+                "listKind": f"{KIND}List",
+                "shortNames": ["gs"],
+                "categories": ["gitkrm"],
+            },
+            "versions": [
+                {
+                    "name": VERSION,
+                    "served": True,
+                    "storage": True,
+                    "subresources": {"status": {}},
+                    "additionalPrinterColumns": copy.deepcopy(PRINTER_COLUMNS),
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "description": "A Git repository (or a plain directory) that "
+                            "gitkrm keeps the store equal to.",
+                            "properties": {
+                                "apiVersion": _STR,
+                                "kind": _STR,
+                                "metadata": {"type": "object"},
+                                "spec": copy.deepcopy(SPEC_SCHEMA),
+                                "status": copy.deepcopy(STATUS_SCHEMA),
+                            },
+                        }
+                    },
+                }
+            ],
+        },
+    }
+    digest = hashlib.sha256(orjson.dumps(crd["spec"], option=orjson.OPT_SORT_KEYS)).hexdigest()
+    crd["metadata"]["annotations"] = {_HASH_ANNOTATION: digest[:16]}
+    return crd
+
+
+def namespace_object() -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": NAMESPACE, "labels": {"app.kubernetes.io/managed-by": "gitkrm"}},
+    }
+
+
+async def install(store: Store) -> None:
+    """Create `gitkrm-system` and the GitSource CRD, or bring an older definition up to date."""
+    with contextlib.suppress(AlreadyExists):
+        await store.create(namespace_object())
+    desired = gitsource_crd()
+    want = desired["metadata"]["annotations"][_HASH_ANNOTATION]
+    for _ in range(5):
+        try:
+            live = await store.get(CRD_REF)
+        except NotFound:
+            try:
+                await store.create(desired)
+                return
+            except AlreadyExists:
+                continue
+        annotations = live.get("metadata", {}).get("annotations") or {}
+        if annotations.get(_HASH_ANNOTATION) == want:
+            return
+        desired["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"]
+        try:
+            await store.update(desired)
+            return
+        except Conflict:
+            desired = gitsource_crd()
+    raise Conflict(f"CustomResourceDefinition {CRD_NAME} kept changing while it was installed")

@@ -1,0 +1,154 @@
+"""The agent's log: one line per sync (revision, result, counts, timings), text or JSON.
+
+Every record passes a filter that strips user-info from URLs, as a last guard behind the
+source layer's own redaction: nothing secret is ever written, whatever a message holds.
+A progress bar is drawn on a terminal for syncs that take a while (never into a file or a
+pipe, and never in JSON mode).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import re
+import sys
+import time
+from collections.abc import Mapping
+from enum import StrEnum
+from typing import Any, TextIO
+
+import orjson
+
+LOGGER_NAME = "gitkrm"
+log = logging.getLogger(LOGGER_NAME)
+
+_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]*@")
+COUNT_KEYS = ("created", "configured", "pruned", "unchanged", "failed", "refused")
+TIMING_KEYS = ("git", "render", "diff", "apply")
+
+
+class LogFormat(StrEnum):
+    TEXT = "text"
+    JSON = "json"
+
+
+def redact(text: str) -> str:
+    """`https://user:token@host/x` -> `https://host/x`."""
+    return _USERINFO.sub(r"\1", text)
+
+
+class _Redact(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg = redact(record.getMessage())
+        record.args = None
+        fields = getattr(record, "fields", None)
+        if fields:
+            record.fields = {k: redact(v) if isinstance(v, str) else v for k, v in fields.items()}
+        return True
+
+
+def _time(record: logging.LogRecord) -> str:
+    t = dt.datetime.fromtimestamp(record.created, dt.UTC)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+
+
+def _text_value(v: Any) -> str:
+    s = str(v)
+    return f'"{s}"' if (not s or any(c in s for c in ' "=')) else s
+
+
+class TextFormatter(logging.Formatter):
+    """`2025-01-01T10:00:00.000Z INFO  sync source=default revision=... created=3 ...`"""
+
+    def format(self, record: logging.LogRecord) -> str:
+        fields: Mapping[str, Any] = getattr(record, "fields", None) or {}
+        parts = [_time(record), f"{record.levelname:<5}", record.getMessage()]
+        parts.extend(f"{k}={_text_value(v)}" for k, v in fields.items())
+        line = " ".join(parts)
+        if record.exc_info:
+            line += "\n" + self.formatException(record.exc_info)
+        return line
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, msg and the record's fields."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        out: dict[str, Any] = {"time": _time(record), "level": record.levelname.lower()}
+        out["msg"] = record.getMessage()
+        out.update(getattr(record, "fields", None) or {})
+        if record.exc_info:
+            out["exception"] = self.formatException(record.exc_info)
+        return orjson.dumps(out, default=str).decode()
+
+
+def configure(fmt: LogFormat, *, stream: TextIO | None = None, level: int = logging.INFO) -> None:
+    """Send gitkrm's records (and apscheduler's warnings) to `stream` in `fmt`."""
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(JsonFormatter() if fmt is LogFormat.JSON else TextFormatter())
+    handler.addFilter(_Redact())
+    for name, lvl in ((LOGGER_NAME, level), ("apscheduler", logging.WARNING)):
+        logger = logging.getLogger(name)
+        logger.handlers[:] = [handler]
+        logger.setLevel(lvl)
+        logger.propagate = False
+
+
+def sync_fields(
+    *,
+    source: str,
+    revision: str | None,
+    result: str,
+    counts: Mapping[str, int],
+    timings_ms: Mapping[str, float],
+    trigger: str,
+) -> dict[str, Any]:
+    """The fields of the per-sync line, in a fixed order."""
+    fields: dict[str, Any] = {"source": source, "revision": revision or "-", "result": result}
+    fields.update({k: int(counts.get(k, 0)) for k in COUNT_KEYS})
+    fields.update({f"{k}_ms": round(float(timings_ms.get(k, 0.0)), 1) for k in TIMING_KEYS})
+    fields["trigger"] = trigger
+    return fields
+
+
+def log_sync(fields: Mapping[str, Any], *, errors: tuple[str, ...] = (), level: int = 0) -> None:
+    """The line of one sync, then one line per error (each names its file and object)."""
+    failed = fields.get("result") != "Succeeded"
+    lvl = level or (logging.WARNING if failed else logging.INFO)
+    log.log(lvl, "sync", extra={"fields": dict(fields)})
+    for e in errors:
+        log.error("sync error", extra={"fields": {"source": fields.get("source"), "error": e}})
+
+
+class ProgressBar:
+    """A one-line bar on a terminal, drawn only once a sync has run for `delay` seconds."""
+
+    def __init__(
+        self, *, stream: TextIO | None = None, delay: float = 1.0, enabled: bool | None = None
+    ) -> None:
+        self._stream = stream or sys.stderr
+        self._delay = delay
+        self._enabled = self._stream.isatty() if enabled is None else enabled
+        self._started = time.monotonic()
+        self._drawn = 0.0
+        self._shown = False
+
+    def update(self, phase: str, done: int, total: int) -> None:
+        if not self._enabled:
+            return
+        now = time.monotonic()
+        if now - self._started < self._delay or (now - self._drawn < 0.1 and done < total):
+            return
+        self._drawn = now
+        width = 30
+        filled = width * done // total if total else width
+        bar = "#" * filled + "." * (width - filled)
+        self._stream.write(f"\r{phase:<8} [{bar}] {done}/{total}\x1b[K")
+        self._stream.flush()
+        self._shown = True
+
+    def close(self) -> None:
+        if self._shown:
+            self._stream.write("\r\x1b[K")
+            self._stream.flush()
+            self._shown = False

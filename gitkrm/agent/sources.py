@@ -1,0 +1,33 @@
+"""From a source's configuration to the `Source` that reads it (Git remote or plain directory)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from gitkrm.source import GitSource, GitSourceSpec, LocalSource, Source
+
+from .config import SourceConfig
+
+
+def cache_dir(state_dir: Path, name: str) -> Path:
+    """Where a Git source keeps its bare cache: `<state>/git/<source>`."""
+    return state_dir / "git" / name
+
+
+def open_source(config: SourceConfig, *, git_cache: Path) -> Source:
+    """A LocalSource for a plain directory, else a GitSource caching into `git_cache`."""
+    if config.ref is None:
+        return LocalSource(name=config.name, root=Path(config.url), path=config.path)
+    spec = GitSourceSpec(
+        name=config.name,
+        url=config.url,
+        ref=config.ref,
+        path=config.path,
+        auth=config.auth,
+        ca_file=config.ca_file,
+        verify=config.verify,
+    )
+    if config.timeout is not None:
+        spec = dataclasses.replace(spec, timeout=config.timeout)
+    return GitSource(spec, cache_dir=git_cache)

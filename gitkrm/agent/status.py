@@ -1,0 +1,235 @@
+"""The status of a GitSource: last synced revision, counts, last error and kstatus conditions.
+
+Conditions follow kstatus and Flux: `Ready` is always there (True after a good sync, False
+after a failed one); `Reconciling` is True only while a sync is under way; `Stalled` is True
+only when the failure is in the revision itself (invalid manifests, an untrusted commit), so
+retrying cannot help until the source moves. Abnormal-true conditions are removed rather
+than set False, as kstatus recommends. Building a status is pure; `StatusWriter` stores it.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from gitkrm.errors import Conflict, NotFound
+from gitkrm.krm import Obj, ObjectRef
+from gitkrm.store import Store
+
+from .crd import GROUP, KIND, NAMESPACE
+
+READY = "Ready"
+RECONCILING = "Reconciling"
+STALLED = "Stalled"
+MAX_ERRORS = 20
+MAX_MESSAGE = 1024
+
+
+class Reason(StrEnum):
+    SUCCEEDED = "Succeeded"
+    PROGRESSING = "Progressing"
+    SYNC_FAILED = "SyncFailed"
+    INVALID_REVISION = "InvalidRevision"
+    SOURCE_FAILED = "SourceFailed"
+    SUSPENDED = "Suspended"
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What one sync attempt came to, in the terms the status shows."""
+
+    revision: str | None
+    succeeded: bool
+    reason: Reason
+    counts: Mapping[str, int] = field(default_factory=dict)
+    timings_ms: Mapping[str, float] = field(default_factory=dict)
+    errors: Sequence[str] = ()
+    stalled: bool = False
+
+
+def now_rfc3339() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def short(revision: str | None) -> str:
+    return revision[:12] if revision else "-"
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 3] + "..."
+
+
+def set_condition(
+    conditions: list[dict[str, Any]],
+    *,
+    type_: str,
+    status: str,
+    reason: str,
+    message: str,
+    generation: int,
+    now: str,
+) -> None:
+    """Set one condition in place; its transition time moves only when its status does."""
+    for c in conditions:
+        if c.get("type") == type_:
+            if c.get("status") != status:
+                c["lastTransitionTime"] = now
+            c.update(status=status, reason=reason, message=_clip(message))
+            c["observedGeneration"] = generation
+            return
+    conditions.append(
+        {
+            "type": type_,
+            "status": status,
+            "reason": reason,
+            "message": _clip(message),
+            "lastTransitionTime": now,
+            "observedGeneration": generation,
+        }
+    )
+
+
+def remove_condition(conditions: list[dict[str, Any]], type_: str) -> None:
+    conditions[:] = [c for c in conditions if c.get("type") != type_]
+
+
+def condition(status: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
+    for c in status.get("conditions") or ():
+        if c.get("type") == type_:
+            return c  # type: ignore[no-any-return]
+    return None
+
+
+def summary(counts: Mapping[str, int]) -> str:
+    keys = ("created", "configured", "pruned", "unchanged", "failed", "refused")
+    return ", ".join(f"{counts.get(k, 0)} {k}" for k in keys)
+
+
+def progressing(
+    previous: Mapping[str, Any], *, revision: str | None, generation: int, now: str
+) -> dict[str, Any]:
+    """The status while a sync runs: Reconciling True; Ready and the rest as they were."""
+    status = copy.deepcopy(dict(previous))
+    conditions: list[dict[str, Any]] = status.setdefault("conditions", [])
+    message = f"syncing revision {short(revision)}" if revision else "fetching the source"
+    set_condition(
+        conditions,
+        type_=RECONCILING,
+        status="True",
+        reason=Reason.PROGRESSING,
+        message=message,
+        generation=generation,
+        now=now,
+    )
+    if condition(status, READY) is None:
+        set_condition(
+            conditions,
+            type_=READY,
+            status="Unknown",
+            reason=Reason.PROGRESSING,
+            message=message,
+            generation=generation,
+            now=now,
+        )
+    return status
+
+
+def finished(
+    previous: Mapping[str, Any],
+    outcome: Outcome,
+    *,
+    generation: int,
+    now: str,
+    requested_at: str | None = None,
+) -> dict[str, Any]:
+    """The status after a sync attempt."""
+    status = copy.deepcopy(dict(previous))
+    conditions: list[dict[str, Any]] = status.setdefault("conditions", [])
+    remove_condition(conditions, RECONCILING)
+    status["observedGeneration"] = generation
+    status["lastSyncTime"] = now
+    status["result"] = "Succeeded" if outcome.succeeded else "Failed"
+    if outcome.revision:
+        status["lastAttemptedRevision"] = outcome.revision
+    if outcome.counts:
+        status["counts"] = {k: int(v) for k, v in outcome.counts.items()}
+    if outcome.timings_ms:
+        status["timingsMs"] = {k: round(float(v), 1) for k, v in outcome.timings_ms.items()}
+    if requested_at is not None:
+        status["lastHandledRequestedAt"] = requested_at
+    errors = [_clip(e) for e in outcome.errors[:MAX_ERRORS]]
+    if outcome.succeeded:
+        if outcome.revision:
+            status["lastSyncedRevision"] = outcome.revision
+        status.pop("lastError", None)
+        status.pop("errors", None)
+        message = f"synced revision {short(outcome.revision)}: {summary(outcome.counts)}"
+        set_condition(
+            conditions,
+            type_=READY,
+            status="True",
+            reason=Reason.SUCCEEDED,
+            message=message,
+            generation=generation,
+            now=now,
+        )
+        remove_condition(conditions, STALLED)
+        return status
+    first = errors[0] if errors else "sync failed"
+    more = f" (and {len(outcome.errors) - 1} more)" if len(outcome.errors) > 1 else ""
+    status["lastError"] = first
+    status["errors"] = errors
+    message = f"revision {short(outcome.revision)}: {first}{more}"
+    set_condition(
+        conditions,
+        type_=READY,
+        status="False",
+        reason=outcome.reason,
+        message=message,
+        generation=generation,
+        now=now,
+    )
+    if outcome.stalled:
+        set_condition(
+            conditions,
+            type_=STALLED,
+            status="True",
+            reason=outcome.reason,
+            message=message,
+            generation=generation,
+            now=now,
+        )
+    else:
+        remove_condition(conditions, STALLED)
+    return status
+
+
+def gitsource_ref(name: str) -> ObjectRef:
+    return ObjectRef(group=GROUP, kind=KIND, name=name, namespace=NAMESPACE)
+
+
+class StatusWriter:
+    """Writes one GitSource's status through the status subresource, re-reading on Conflict
+    (someone edited the spec meanwhile) and re-creating the object if it was deleted."""
+
+    def __init__(self, store: Store, *, desired: Obj) -> None:
+        self._store = store
+        self._desired = desired
+        self.ref = gitsource_ref(desired["metadata"]["name"])
+
+    async def write(self, status: Mapping[str, Any]) -> Obj:
+        for _ in range(5):
+            try:
+                live = await self._store.get(self.ref)
+            except NotFound:
+                live = await self._store.create(copy.deepcopy(self._desired))
+            body = {**live, "status": dict(status)}
+            try:
+                return await self._store.update_status(body)
+            except (Conflict, NotFound):
+                continue
+        raise Conflict(f"GitSource {self.ref.name}: status kept conflicting with other writers")

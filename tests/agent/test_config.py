@@ -1,0 +1,216 @@
+"""Sources from flags and from --config files of GitSource objects."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gitkrm.agent.config import (
+    SourceConfig,
+    check_name,
+    from_flags,
+    from_object,
+    load_config_file,
+)
+from gitkrm.errors import BadRequest, ManifestError
+from gitkrm.source import GitRef, HttpsAuth, RefKind, SshAuth
+from gitkrm.sync.options import AdoptionPolicy, IgnoreDifference
+
+
+def _flags(repo: str, **kw: object) -> SourceConfig:
+    args: dict[str, object] = {
+        "branch": None,
+        "tag": None,
+        "commit": None,
+        "path": None,
+        "source_name": "default",
+        "interval": None,
+    }
+    args.update(kw)
+    return from_flags(repo=repo, **args)  # type: ignore[arg-type]
+
+
+def test_plain_directory_is_a_directory_source(tmp_path: Path) -> None:
+    c = _flags(str(tmp_path), path="apps")
+    assert c.is_directory
+    assert c.url == str(tmp_path)
+    assert c.path == "apps"
+    assert c.interval == 30.0
+    with pytest.raises(BadRequest, match="plain directory"):
+        _flags(str(tmp_path), branch="main")
+
+
+def test_local_repository_is_a_git_source(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", "--bare", str(tmp_path / "r.git")], check=True)
+    c = _flags(str(tmp_path / "r.git"), tag="v1", interval=5.0)
+    assert not c.is_directory
+    assert c.ref == GitRef(RefKind.TAG, "v1")
+    assert c.interval == 5.0
+    subprocess.run(["git", "init", "-q", str(tmp_path / "work")], check=True)
+    assert _flags(str(tmp_path / "work")).ref == GitRef(RefKind.BRANCH, "main")
+
+
+def test_remote_urls_and_missing_paths(tmp_path: Path) -> None:
+    c = _flags("https://user:tok@example.com/r.git", commit="a" * 40)
+    assert c.safe_url == "https://example.com/r.git"
+    assert "tok" not in repr(c)
+    assert _flags("git@example.com:o/r.git").url == "git@example.com:o/r.git"
+    with pytest.raises(BadRequest, match="no such directory"):
+        _flags(str(tmp_path / "missing"))
+    (tmp_path / "f.yaml").write_text("")
+    with pytest.raises(BadRequest, match="not a directory"):
+        _flags(str(tmp_path / "f.yaml"))
+
+
+@pytest.mark.parametrize("bad", ["Apps", "a.b", "-x", "x" * 64, ""])
+def test_names_are_dns_labels(bad: str) -> None:
+    with pytest.raises(BadRequest, match="--source-name"):
+        check_name(bad, what="--source-name")
+    with pytest.raises(BadRequest):
+        _flags("https://example.com/r.git", source_name=bad)
+
+
+CONFIG = """\
+apiVersion: gitkrm.io/v1alpha1
+kind: GitSource
+metadata:
+  name: apps
+spec:
+  url: https://git.example.com/apps.git
+  ref: {tag: v1.2.0}
+  path: clusters/prod
+  interval: 1m30s
+  defaultNamespace: prod
+  prune: false
+  adoption: if-unowned
+  suspend: true
+  ignoreDifferences:
+  - group: apps
+    kind: Deployment
+    jsonPointers: [/spec/replicas]
+  auth:
+    username: bot
+    passwordFile: secrets/token
+  caFile: ca.pem
+  verify: {keyring: keys/trusted.asc}
+---
+apiVersion: gitkrm.io/v1alpha1
+kind: GitSource
+metadata:
+  name: infra
+  namespace: gitkrm-system
+spec:
+  url: ssh://git@git.example.com/infra.git
+  auth: {sshKeyFile: /keys/id, knownHostsFile: known_hosts}
+"""
+
+
+def test_config_file_round_trips_through_the_object(tmp_path: Path) -> None:
+    f = tmp_path / "sources.yaml"
+    f.write_text(CONFIG)
+    apps, infra = load_config_file(f, default_interval=10.0)
+    assert apps.name == "apps"
+    assert apps.ref == GitRef(RefKind.TAG, "v1.2.0")
+    assert apps.path == "clusters/prod"
+    assert apps.interval == 90.0
+    assert apps.default_namespace == "prod"
+    assert apps.prune is False
+    assert apps.adoption is AdoptionPolicy.IF_UNOWNED
+    assert apps.suspend is True
+    assert apps.ignore_differences == (
+        IgnoreDifference(group="apps", kind="Deployment", json_pointers=("/spec/replicas",)),
+    )
+    assert isinstance(apps.auth, HttpsAuth)
+    assert apps.auth.password.file == tmp_path / "secrets" / "token"
+    assert apps.ca_file == tmp_path / "ca.pem"
+    assert apps.verify is not None
+    assert apps.verify.keyring == tmp_path / "keys" / "trusted.asc"
+    assert infra.interval == 10.0  # the --interval default
+    assert infra.ref == GitRef(RefKind.BRANCH, "main")
+    assert isinstance(infra.auth, SshAuth)
+    assert infra.auth.known_hosts == tmp_path / "known_hosts"
+    for c in (apps, infra):
+        assert from_object(c.to_object(agent_name="edge-1"), base=Path("/")) == c
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "no GitSource objects"),
+        ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", "expected gitkrm.io/v1alpha1"),
+        (
+            "apiVersion: gitkrm.io/v1alpha1\nkind: GitSource\nmetadata: {name: x}\n"
+            "spec: {url: u, intervall: 1m}\n",
+            r':1: GitSource x: .*unknown field "spec.intervall"',
+        ),
+        (
+            "apiVersion: gitkrm.io/v1alpha1\nkind: GitSource\nmetadata: {name: x}\n"
+            "spec: {url: u, interval: soon}\n",
+            "spec.interval",
+        ),
+        (
+            "apiVersion: gitkrm.io/v1alpha1\nkind: GitSource\nmetadata: {name: x}\n"
+            "spec: {url: u, ref: {branch: a, tag: b}}\n",
+            "at most 1",
+        ),
+        (
+            "apiVersion: gitkrm.io/v1alpha1\nkind: GitSource\nmetadata: {name: X}\n"
+            "spec: {url: u}\n",
+            "GitSource X",
+        ),
+        (
+            "apiVersion: gitkrm.io/v1alpha1\nkind: GitSource\nmetadata: {name: x, namespace: a}\n"
+            "spec: {url: u}\n",
+            "namespace must be gitkrm-system",
+        ),
+        (
+            "apiVersion: gitkrm.io/v1alpha1\nkind: GitSource\nmetadata: {name: x}\n"
+            "spec: {url: u, auth: {passwordFile: a, passwordEnv: B}}\n",
+            "exactly one of passwordFile and passwordEnv",
+        ),
+        (
+            "apiVersion: gitkrm.io/v1alpha1\nkind: GitSource\nmetadata: {name: x}\n"
+            "spec: {url: u, ignoreDifferences: [{kind: Deployment, jsonPointers: [spec]}]}\n",
+            "not a JSON pointer",
+        ),
+        (
+            "apiVersion: gitkrm.io/v1alpha1\nkind: GitSource\nmetadata: {name: x}\n"
+            "spec: {url: u}\n---\n"
+            "apiVersion: gitkrm.io/v1alpha1\nkind: GitSource\nmetadata: {name: x}\n"
+            "spec: {url: v}\n",
+            r":6: GitSource x is defined twice \(first at line 1\)",
+        ),
+        ("a: [\n", "sources.yaml:"),
+    ],
+)
+def test_config_errors_name_file_line_and_object(tmp_path: Path, text: str, message: str) -> None:
+    f = tmp_path / "sources.yaml"
+    f.write_text(text)
+    with pytest.raises(BadRequest, match=message) as info:
+        load_config_file(f)
+    assert str(f) in info.value.message
+
+
+def test_config_file_must_exist(tmp_path: Path) -> None:
+    with pytest.raises(BadRequest, match="does not exist"):
+        load_config_file(tmp_path / "nope.yaml")
+
+
+def test_directory_in_a_config_file(tmp_path: Path) -> None:
+    (tmp_path / "manifests").mkdir()
+    f = tmp_path / "sources.yaml"
+    f.write_text(
+        "apiVersion: gitkrm.io/v1alpha1\nkind: GitSource\nmetadata: {name: dev}\n"
+        "spec: {url: manifests}\n"
+    )
+    (dev,) = load_config_file(f)
+    assert dev.is_directory
+    assert dev.url == str(tmp_path / "manifests")
+    f.write_text(
+        "apiVersion: gitkrm.io/v1alpha1\nkind: GitSource\nmetadata: {name: dev}\n"
+        "spec: {url: manifests, ref: {branch: main}}\n"
+    )
+    with pytest.raises(ManifestError, match="plain directory"):
+        load_config_file(f)
