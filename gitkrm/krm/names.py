@@ -12,6 +12,7 @@ import json
 import re
 from collections.abc import Mapping
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any
 
 from gitkrm.errors import Cause
@@ -127,6 +128,16 @@ def is_path_segment_name(value: str) -> list[str]:
 
 def is_qualified_name(value: str) -> list[str]:
     """Label keys, annotation keys, finalizers: `[prefix/]name`, prefix a DNS-1123 subdomain."""
+    return list(_qualified_name_errors(value))
+
+
+def is_valid_label_value(value: str) -> list[str]:
+    return list(_label_value_errors(value))
+
+
+# Label keys and values repeat across every object of a sync: remember the verdicts.
+@lru_cache(maxsize=16384)
+def _qualified_name_errors(value: str) -> tuple[str, ...]:
     errs: list[str] = []
     parts = value.split("/")
     if len(parts) == 1:
@@ -138,11 +149,11 @@ def is_qualified_name(value: str) -> list[str]:
         else:
             errs.extend("prefix part " + m for m in is_dns1123_subdomain(prefix))
     else:
-        return [
+        return (
             "a qualified name "
             + regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+        )
     if not name:
         errs.append("name part " + empty_error())
     elif _byte_len(name) > QUALIFIED_NAME_MAX_LENGTH:
@@ -151,16 +162,17 @@ def is_qualified_name(value: str) -> list[str]:
         errs.append(
             "name part " + regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
         )
-    return errs
+    return tuple(errs)
 
 
-def is_valid_label_value(value: str) -> list[str]:
+@lru_cache(maxsize=16384)
+def _label_value_errors(value: str) -> tuple[str, ...]:
     errs: list[str] = []
     if _byte_len(value) > LABEL_VALUE_MAX_LENGTH:
         errs.append(max_len_error(LABEL_VALUE_MAX_LENGTH))
     if not _LABEL_VALUE_RE.fullmatch(value):
         errs.append(regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return errs
+    return tuple(errs)
 
 
 def validate_name(value: str, rule: NameRule) -> list[str]:
@@ -232,6 +244,8 @@ def _string_map(value: Any, field: str, causes: list[Cause]) -> Mapping[str, str
     if not isinstance(value, Mapping):
         causes.append(invalid(field, value, "must be a map of string keys to string values"))
         return {}
+    if all(type(k) is str and type(v) is str for k, v in value.items()):
+        return value
     good: dict[str, str] = {}
     for k, v in value.items():
         if not isinstance(k, str) or not isinstance(v, str):
@@ -244,8 +258,11 @@ def _string_map(value: Any, field: str, causes: list[Cause]) -> Mapping[str, str
 def _validate_labels(value: Any, causes: list[Cause]) -> None:
     field = "metadata.labels"
     for k, v in _string_map(value, field, causes).items():
-        causes.extend(invalid(field, k, m) for m in is_qualified_name(k))
-        causes.extend(invalid(field, v, m) for m in is_valid_label_value(v))
+        # Hot path: most keys and values are valid and their verdicts cached.
+        if errs := _qualified_name_errors(k):
+            causes.extend(invalid(field, k, m) for m in errs)
+        if errs := _label_value_errors(v):
+            causes.extend(invalid(field, v, m) for m in errs)
 
 
 def _validate_annotations(value: Any, causes: list[Cause]) -> None:
@@ -254,7 +271,8 @@ def _validate_annotations(value: Any, causes: list[Cause]) -> None:
     size = 0
     for k, v in annotations.items():
         # Keys are qualified names compared case-insensitively.
-        causes.extend(invalid(field, k, m) for m in is_qualified_name(k.lower()))
+        if errs := _qualified_name_errors(k.lower()):
+            causes.extend(invalid(field, k, m) for m in errs)
         size += _byte_len(k) + _byte_len(v)
     if size > TOTAL_ANNOTATION_SIZE_LIMIT:
         causes.append(too_long(field, TOTAL_ANNOTATION_SIZE_LIMIT))
