@@ -1,38 +1,29 @@
 """Offline validation of a tree of manifests: what `gitkrm validate` reports.
 
-Every object is admitted against a private copy of the schema registry, exactly as the
-store would admit it on create, so a manifest that passes here is one a cluster accepts.
-CRDs found in the tree are registered first, so their custom resources validate too.
+The same renderer the sync engine uses, over files on disk: every object is admitted
+against the schema registry exactly as the store would admit it on create (CRDs found
+in the tree first, so their custom resources validate too), then the checks across
+objects (duplicates, dependency order). Without a store there is no default namespace
+and no namespace lookup: a namespaced object must name its namespace.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitkrm.errors import GitkrmError, ManifestError
-from gitkrm.krm import GVK, FieldValidation
-from gitkrm.krm.manifest import Manifest
-from gitkrm.krm.yamlio import load_manifests
-from gitkrm.schema import Registry
+from gitkrm.errors import ManifestError
+from gitkrm.krm import Obj
+from gitkrm.source.snapshot import FileEntry, MemoryBlobs, Snapshot, git_blob_id
+from gitkrm.sync.kustomize import KUSTOMIZATION_NAMES
+from gitkrm.sync.parse import ParseContext
+from gitkrm.sync.render import MANIFEST_SUFFIXES, Problem, Renderer, describe_ref
 
-MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """One reason a manifest would be refused, located by file, line and object."""
-
-    path: str
-    line: int | None
-    object: str | None
-    message: str
-
-    def __str__(self) -> str:
-        loc = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{loc}: {self.object}: {self.message}" if self.object else f"{loc}: {self.message}"
+__all__ = ["MANIFEST_SUFFIXES", "Problem", "Report", "describe_ref", "manifest_files"]
+__all__ += ["validate_paths", "validate_tree"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,21 +38,24 @@ class Report:
         return not self.problems
 
 
-def manifest_files(root: Path) -> Iterator[Path]:
-    """Manifest files under `root` in a stable order; hidden entries (`.git`) are skipped.
-
-    A symlink that leaves `root` is refused: validation never reads outside the tree.
-    """
+def _walk(root: Path, *, everything_under_kustomizations: bool) -> Iterator[Path]:
     if root.is_file():
         yield root
         return
     real_root = root.resolve()
+    kustomized: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        here = Path(dirpath)
+        if everything_under_kustomizations and any(n in KUSTOMIZATION_NAMES for n in filenames):
+            kustomized.append(here)
+        inside = any(here == k or here.is_relative_to(k) for k in kustomized)
         for name in sorted(filenames):
-            if name.startswith(".") or not name.endswith(MANIFEST_SUFFIXES):
+            if name.startswith("."):
                 continue
-            path = Path(dirpath) / name
+            if not (inside or name.endswith(MANIFEST_SUFFIXES)):
+                continue
+            path = here / name
             if path.is_symlink() and not path.resolve().is_relative_to(real_root):
                 raise ManifestError(
                     "symlink points outside the repository", path=str(path), line=None
@@ -69,45 +63,55 @@ def manifest_files(root: Path) -> Iterator[Path]:
             yield path
 
 
-def describe(m: Manifest) -> str:
-    meta = m.obj.get("metadata") or {}
-    name = meta.get("name") or meta.get("generateName") or "<unnamed>"
-    ns = meta.get("namespace")
-    return f"{m.obj.get('kind')} {ns}/{name}" if ns else f"{m.obj.get('kind')} {name}"
+def manifest_files(root: Path) -> Iterator[Path]:
+    """Manifest files under `root` in a stable order; hidden entries (`.git`) are skipped.
+
+    A symlink that leaves `root` is refused: validation never reads outside the tree.
+    """
+    return _walk(root, everything_under_kustomizations=False)
 
 
-def _load(paths: Iterable[Path], problems: list[Problem]) -> tuple[int, list[Manifest]]:
-    files = 0
-    manifests: list[Manifest] = []
+def _key(path: Path) -> str:
+    """A snapshot path for a file on disk: relative, posix (kustomize materializes it)."""
+    return path.absolute().as_posix().lstrip("/")
+
+
+async def validate_tree(paths: Sequence[Path], *, crds: Sequence[Obj] = ()) -> Report:
+    """Load and admit every manifest under `paths`; collect every problem, not just the
+    first. `crds` are CustomResourceDefinitions known besides those in the tree."""
+    problems: list[Problem] = []
+    files: dict[str, FileEntry] = {}
+    blobs: dict[str, bytes] = {}
+    shown: dict[str, str] = {}
     for root in paths:
         try:
-            for path in manifest_files(root):
-                files += 1
-                try:
-                    manifests.extend(load_manifests(path.read_bytes(), path=str(path)))
-                except ManifestError as e:
-                    problems.append(Problem(e.path, e.line, e.object, e.detail))
+            for path in _walk(root, everything_under_kustomizations=True):
+                data = path.read_bytes()
+                key = _key(path)
+                blob = git_blob_id(data)
+                files[key] = FileEntry(path=key, blob=blob, size=len(data))
+                blobs[blob] = data
+                shown[key] = str(path)
         except ManifestError as e:
             problems.append(Problem(e.path, e.line, e.object, e.detail))
-    return files, manifests
+    snapshot = Snapshot(revision="local", files=files, reader=MemoryBlobs(blobs))
+    renderer = Renderer(context=ParseContext())
+    result = await renderer.render(snapshot, store_crds=crds)
 
+    def located(p: Problem) -> Problem:
+        return Problem(shown.get(p.path, p.path), p.line, p.object, p.message)
 
-def validate_paths(paths: Sequence[Path], *, registry: Registry | None = None) -> Report:
-    """Load and admit every manifest under `paths`; collect every problem, not just the first."""
-    reg = registry or Registry.builtin()
-    problems: list[Problem] = []
-    warnings: list[Problem] = []
-    files, manifests = _load(paths, problems)
-    crd_gvk = GVK(group="apiextensions.k8s.io", version="v1", kind="CustomResourceDefinition")
-    ordered = sorted(manifests, key=lambda m: GVK.of(m.obj) != crd_gvk)
-    for m in ordered:
-        try:
-            gvk = GVK.of(m.obj)
-            warn = reg.admit(m.obj, field_validation=FieldValidation.STRICT)
-            warnings.extend(Problem(m.path, m.line, describe(m), w) for w in warn)
-            if gvk == crd_gvk:
-                reg.register_crd(m.obj)
-        except GitkrmError as e:
-            problems.append(Problem(m.path, m.line, describe(m), e.message))
+    problems.extend(located(p) for p in result.problems)
     problems.sort(key=lambda p: (p.path, p.line or 0))
-    return Report(files=files, objects=len(manifests), problems=problems, warnings=warnings)
+    counted = sum(1 for k in files if k.endswith(MANIFEST_SUFFIXES))
+    return Report(
+        files=counted,
+        objects=result.parsed,
+        problems=problems,
+        warnings=[located(w) for w in result.warnings],
+    )
+
+
+def validate_paths(paths: Sequence[Path], *, crds: Sequence[Obj] = ()) -> Report:
+    """`validate_tree` for synchronous callers (the CLI)."""
+    return asyncio.run(validate_tree(paths, crds=crds))

@@ -1,0 +1,116 @@
+"""A desired object: what one manifest asks for, ready to plan, with where it came from."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from gitkrm.errors import BadRequest
+from gitkrm.krm import GVK, Obj, ObjectRef, split_api_version
+from gitkrm.sync import keys
+
+
+@dataclass(frozen=True, slots=True)
+class Desired:
+    """`obj` is the prepared object (read-only: shared with the render cache); `applied` is
+    its last-applied configuration, the JSON that goes into the annotation."""
+
+    ref: ObjectRef
+    api_version: str
+    obj: Obj
+    applied: str
+    path: str
+    line: int
+    wave: int = 0
+    depends_on: tuple[ObjectRef, ...] = ()
+    prune: bool = True
+    reconcile: bool = True
+    force: bool = False
+
+    @property
+    def gvk(self) -> GVK:
+        version = self.api_version.rpartition("/")[2]
+        return GVK(group=self.ref.group, version=version, kind=self.ref.kind)
+
+    @property
+    def location(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+def parse_dependency(text: str) -> ObjectRef:
+    """One cli-utils depends-on reference: `group/namespaces/ns/Kind/name` or
+    `group/Kind/name` (cluster-scoped); group may be empty (the core group)."""
+    fields = text.strip().split("/")
+    if len(fields) == 3:
+        group, kind, name = fields
+        namespace = None
+    elif len(fields) == 5 and fields[1] == "namespaces":
+        group, _, namespace, kind, name = fields
+    else:
+        raise BadRequest(
+            f"invalid depends-on reference {text.strip()!r}: expected "
+            "group/namespaces/<namespace>/<Kind>/<name> or group/<Kind>/<name>"
+        )
+    if not kind or not name:
+        raise BadRequest(
+            f"invalid depends-on reference {text.strip()!r}: kind and name are required"
+        )
+    return ObjectRef(group=group, kind=kind, name=name, namespace=namespace or None)
+
+
+def format_dependency(ref: ObjectRef) -> str:
+    if ref.namespace:
+        return f"{ref.group}/namespaces/{ref.namespace}/{ref.kind}/{ref.name}"
+    return f"{ref.group}/{ref.kind}/{ref.name}"
+
+
+def _settings(ann: Mapping[str, Any]) -> tuple[int, tuple[ObjectRef, ...], list[str]]:
+    problems: list[str] = []
+    wave = 0
+    raw_wave = ann.get(keys.WAVE)
+    if raw_wave is not None:
+        try:
+            wave = int(str(raw_wave).strip())
+        except ValueError:
+            problems.append(f"annotation {keys.WAVE} must be an integer, got {raw_wave!r}")
+    deps: list[ObjectRef] = []
+    raw_deps = ann.get(keys.DEPENDS_ON)
+    if isinstance(raw_deps, str) and raw_deps.strip():
+        for part in raw_deps.split(","):
+            try:
+                deps.append(parse_dependency(part))
+            except BadRequest as e:
+                problems.append(f"annotation {keys.DEPENDS_ON}: {e.message}")
+    return wave, tuple(deps), problems
+
+
+def make_desired(
+    *, doc: bytes, api_version: str, kind: str, name: str, namespace: str, path: str, line: int
+) -> tuple[Desired | None, list[str]]:
+    """A Desired from a prepared object's JSON, or the problems of its gitkrm annotations."""
+    obj: Obj = orjson.loads(doc)
+    group, _ = split_api_version(api_version)
+    ann = keys.annotations_of(obj)
+    wave, deps, problems = _settings(ann) if ann else (0, (), [])
+    if problems:
+        return None, problems
+    ref = ObjectRef(group=group, kind=kind, name=name, namespace=namespace or None)
+    return (
+        Desired(
+            ref=ref,
+            api_version=api_version,
+            obj=obj,
+            applied=doc.decode(),
+            path=path,
+            line=line,
+            wave=wave,
+            depends_on=deps,
+            prune=not keys.flag(obj, keys.PRUNE, keys.DISABLED),
+            reconcile=not keys.flag(obj, keys.RECONCILE, keys.DISABLED),
+            force=keys.flag(obj, keys.FORCE, keys.ENABLED),
+        ),
+        [],
+    )

@@ -1,0 +1,76 @@
+"""The labels and annotations gitkrm writes and reads on managed objects (DESIGN.md 4.4).
+
+Written: the managed-by and source labels (label-selectable ownership), the
+last-applied configuration (the "original" of the three-way diff, as kubectl and Argo CD
+keep it) and the revision that last rewrote the object. Read from manifests: wave,
+depends-on, prune, reconcile and force settings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+MANAGED_BY: Final = "app.kubernetes.io/managed-by"
+MANAGER: Final = "gitkrm"
+SOURCE: Final = "gitkrm.io/source"
+
+LAST_APPLIED: Final = "kubectl.kubernetes.io/last-applied-configuration"
+REVISION: Final = "gitkrm.io/revision"
+
+PRUNE: Final = "gitkrm.io/prune"
+RECONCILE: Final = "gitkrm.io/reconcile"
+FORCE: Final = "gitkrm.io/force"
+WAVE: Final = "gitkrm.io/wave"
+DEPENDS_ON: Final = "config.kubernetes.io/depends-on"
+
+DISABLED: Final = "disabled"
+ENABLED: Final = "enabled"
+
+INVENTORY_NAMESPACE: Final = "gitkrm-system"
+INVENTORY_PREFIX: Final = "gitkrm-inventory-"
+INVENTORY_ID: Final = "cli-utils.sigs.k8s.io/inventory-id"
+
+# Metadata the server owns: never part of a desired object (an exported manifest may carry it).
+SERVER_METADATA: Final = (
+    "resourceVersion",
+    "uid",
+    "creationTimestamp",
+    "generation",
+    "managedFields",
+    "selfLink",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+)
+
+
+def metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    md = obj.get("metadata")
+    return md if isinstance(md, dict) else {}
+
+
+def labels_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    v = metadata(obj).get("labels")
+    return v if isinstance(v, dict) else {}
+
+
+def annotations_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    v = metadata(obj).get("annotations")
+    return v if isinstance(v, dict) else {}
+
+
+def source_of(obj: Mapping[str, Any]) -> str | None:
+    """The gitkrm source that owns a live object, or None."""
+    v = labels_of(obj).get(SOURCE)
+    return v if isinstance(v, str) and v else None
+
+
+def flag(obj: Mapping[str, Any], key: str, value: str) -> bool:
+    """Whether annotation `key` is set to `value` (case-insensitive, as Flux reads it)."""
+    v = annotations_of(obj).get(key)
+    return isinstance(v, str) and v.strip().lower() == value
+
+
+def source_selector(source: str) -> str:
+    """The label selector of every object a source owns."""
+    return f"{SOURCE}={source}"

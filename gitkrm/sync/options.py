@@ -1,0 +1,89 @@
+"""How one source syncs: the options the agent passes to the SyncEngine."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Literal
+
+from gitkrm.errors import BadRequest
+from gitkrm.krm.names import is_dns1123_label
+
+
+class AdoptionPolicy(StrEnum):
+    """What to do with an existing object the source does not own (cli-utils'
+    inventory policies). An object owned by another gitkrm source is always refused.
+
+    - never: refuse it (the default);
+    - if-unowned: adopt it when no tool claims it (no gitkrm source label and no
+      `app.kubernetes.io/managed-by` of another manager, e.g. Helm);
+    - always: adopt it even when another tool's managed-by label is on it.
+    """
+
+    NEVER = "never"
+    IF_UNOWNED = "if-unowned"
+    ALWAYS = "always"
+
+
+@dataclass(frozen=True)
+class IgnoreDifference:
+    """JSON pointers (RFC 6901) of fields of one kind that are neither reported as drift
+    nor set back, e.g. a Deployment's `/spec/replicas` owned by an autoscaler. `name` and
+    `namespace` narrow it to one object."""
+
+    group: str
+    kind: str
+    json_pointers: tuple[str, ...]
+    name: str | None = None
+    namespace: str | None = None
+
+    def __post_init__(self) -> None:
+        for p in self.json_pointers:
+            if not p.startswith("/"):
+                raise BadRequest(f"ignoreDifferences pointer {p!r} must start with '/'")
+
+    def matches(self, *, group: str, kind: str, name: str, namespace: str | None) -> bool:
+        return (
+            self.group == group
+            and self.kind == kind
+            and (self.name is None or self.name == name)
+            and (self.namespace is None or self.namespace == (namespace or ""))
+        )
+
+
+@dataclass(frozen=True)
+class SyncOptions:
+    """One source's sync settings. `default_namespace` None means `default`, as kubectl."""
+
+    source_name: str
+    agent_name: str
+    default_namespace: str | None = None
+    prune: bool = True
+    allow_empty: bool = False
+    adoption: AdoptionPolicy = AdoptionPolicy.NEVER
+    ignore_differences: tuple[IgnoreDifference, ...] = ()
+    apply_mode: Literal["client-side", "server-side"] = "client-side"
+
+    def __post_init__(self) -> None:
+        for what, value in (("source name", self.source_name), ("agent name", self.agent_name)):
+            errs = is_dns1123_label(value)
+            if errs:
+                raise BadRequest(f"invalid {what} {value!r}: {'; '.join(errs)}")
+        if len(self.inventory_id) > 63:
+            raise BadRequest(
+                f"agent and source names are too long together: the inventory id "
+                f"{self.inventory_id!r} is a label value of at most 63 characters"
+            )
+        if self.apply_mode != "client-side":
+            raise BadRequest(
+                f"apply mode {self.apply_mode!r} is not supported yet: use client-side"
+            )
+
+    @property
+    def namespace(self) -> str:
+        return self.default_namespace or "default"
+
+    @property
+    def inventory_id(self) -> str:
+        """The cli-utils inventory id: `<agent>.<source>`."""
+        return f"{self.agent_name}.{self.source_name}"

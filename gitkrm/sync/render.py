@@ -1,0 +1,443 @@
+"""Render and validate one revision: a snapshot to its ordered desired objects.
+
+Every `*.yaml`, `*.yml` and `*.json` file in path order (kustomization directories are
+rendered by kustomize instead), each object prepared and admitted as the store would
+admit it, custom resources against the CRDs of the revision and of the store, then the
+checks across objects: duplicates, namespaces that exist nowhere, and the apply order.
+A revision with any problem is refused whole; every problem is reported with its
+file:line and object.
+
+Incremental: parsed files are cached by blob id (and kustomize output by the blob ids of
+its input tree), so a commit that changes one file parses one file. Entries unused for
+a render are kept for one more (a `git revert` finds the previous blobs), then dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import posixpath
+import time
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+import orjson
+
+from gitkrm.errors import BadRequest, GitkrmError
+from gitkrm.krm import Obj, ObjectRef
+from gitkrm.schema import Registry
+from gitkrm.source.snapshot import MODE_SYMLINK, FileEntry, Snapshot
+from gitkrm.source.tree import DEFAULT_MAX_FILE_SIZE
+from gitkrm.sync import kustomize
+from gitkrm.sync.desired import Desired, make_desired
+from gitkrm.sync.order import order
+from gitkrm.sync.parse import (
+    FileError,
+    ParseContext,
+    ParsedFile,
+    ParsedObject,
+    builtin_registry,
+    parse_file,
+    parse_object,
+)
+from gitkrm.sync.pool import gc_paused, parse_many
+
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+_CRD = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+_THREAD_READ_ABOVE = 64  # files; fewer are read on the loop (one cat-file round trip)
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One reason a revision is refused, located by file, line and object."""
+
+    path: str
+    line: int | None
+    object: str | None
+    message: str
+
+    def __str__(self) -> str:
+        loc = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{loc}: {self.object}: {self.message}" if self.object else f"{loc}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class RenderResult:
+    """The desired objects of one revision in apply order, or why it can't be applied."""
+
+    revision: str
+    objects: tuple[Desired, ...]
+    problems: tuple[Problem, ...]
+    warnings: tuple[Problem, ...]
+    files: int
+    parsed: int  # objects read, valid or not
+    registry: Registry
+    read_ms: float = 0.0
+    render_ms: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+class _Cache(Generic[K, V]):
+    """Entries used in this render or the one before; older ones are dropped."""
+
+    def __init__(self) -> None:
+        self._current: dict[K, V] = {}
+        self._previous: dict[K, V] = {}
+
+    def get(self, key: K) -> V | None:
+        hit = self._current.get(key)
+        if hit is None:
+            hit = self._previous.get(key)
+            if hit is not None:
+                self._current[key] = hit
+        return hit
+
+    def put(self, key: K, value: V) -> None:
+        self._current[key] = value
+
+    def rotate(self) -> None:
+        self._previous = self._current
+        self._current = {}
+
+    def __len__(self) -> int:
+        return len(self._current) + len(self._previous)
+
+
+def describe_ref(ref: ObjectRef) -> str:
+    return f"{ref.kind} {ref.namespace}/{ref.name}" if ref.namespace else f"{ref.kind} {ref.name}"
+
+
+def _symlink_target(
+    path: str, target: str, files: Mapping[str, FileEntry]
+) -> tuple[str, FileEntry]:
+    """The entry a symlink entry of a snapshot points at (sources resolve links; a
+    hand-made snapshot may not)."""
+    if target.startswith("/"):
+        raise BadRequest(f"symlink to {target!r} leaves the repository")
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+    if joined == ".." or joined.startswith("../"):
+        raise BadRequest(f"symlink to {target!r} leaves the repository")
+    entry = files.get(joined)
+    if entry is None or entry.mode == MODE_SYMLINK:
+        raise BadRequest(f"symlink to {target!r}: the target is not a file of this revision")
+    return joined, entry
+
+
+class Renderer:
+    """Renders snapshots of one source, caching parsed files across revisions."""
+
+    def __init__(
+        self, *, context: ParseContext, max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    ) -> None:
+        self.context = context
+        self.max_file_size = max_file_size
+        self._files: _Cache[tuple[str, bool], ParsedFile] = _Cache()
+        self._kustomized: _Cache[str, ParsedFile] = _Cache()
+        self._deferred: _Cache[tuple[bytes, str], ParsedObject] = _Cache()
+        self._desired: _Cache[tuple[str, int, bytes], tuple[Desired | None, list[str]]] = _Cache()
+        self._registries: dict[str, Registry] = {}
+
+    async def render(
+        self,
+        snapshot: Snapshot,
+        *,
+        store_crds: Sequence[Obj] = (),
+        namespaces: Collection[str] | None = None,
+    ) -> RenderResult:
+        """Render `snapshot`. `namespaces` are those that exist in the store (None: not
+        checked); `store_crds` are the store's CRDs (their kinds can be used)."""
+        start = time.perf_counter()
+        problems: list[Problem] = []
+        warnings: list[Problem] = []
+        files = snapshot.files
+        kfiles = kustomize.kustomization_files(files)
+        read_ms = 0.0
+        layout = kustomize.Layout()
+        if kfiles:
+            t = time.perf_counter()
+            kcontent = snapshot.read_many(kfiles.values())
+            read_ms += (time.perf_counter() - t) * 1000
+            layout = kustomize.layout(files, kcontent)
+            problems.extend(Problem(p, None, None, m) for p, m in layout.problems.items())
+        plain = sorted(p for p in files if p.endswith(MANIFEST_SUFFIXES) and not layout.owned(p))
+        entries: dict[str, tuple[str, FileEntry]] = {}  # path -> (path read, entry read)
+        for path in plain:
+            entry = files[path]
+            source = path
+            try:
+                if entry.mode == MODE_SYMLINK:
+                    target = snapshot.read(path).decode("utf-8", "replace")
+                    source, entry = _symlink_target(path, target, files)
+            except BadRequest as e:
+                problems.append(Problem(path, None, None, e.message))
+                continue
+            if entry.size > self.max_file_size:
+                problems.append(
+                    Problem(
+                        path,
+                        None,
+                        None,
+                        f"file is {entry.size:,} bytes, over the limit of {self.max_file_size:,}",
+                    )
+                )
+                continue
+            entries[path] = (source, entry)
+        parsed, ms = await self._parse(snapshot, entries)
+        read_ms += ms
+        outputs: list[tuple[str, ParsedFile]] = [(p, parsed[p]) for p in entries]
+        for root in layout.roots:
+            kpath = kfiles[root]
+            if kpath in layout.problems:
+                continue
+            pf, ms = await self._kustomize(snapshot, root, kpath, layout)
+            read_ms += ms
+            outputs.append((kpath, pf))
+        objects: list[tuple[str, ParsedObject]] = []
+        for path, pf in outputs:
+            if pf.error is not None:
+                err = pf.error
+                problems.append(Problem(path, err.line, err.object, err.message))
+            objects.extend((path, po) for po in pf.objects)
+        with gc_paused():
+            registry, fingerprint = self._registry(objects, store_crds, problems)
+            desired = self._assemble(objects, registry, fingerprint, problems, warnings)
+        _cross_checks(desired, namespaces, problems)
+        ordered = order(desired)
+        for d, message in ordered.errors:
+            problems.append(Problem(d.path, d.line or None, describe_ref(d.ref), message))
+        for cache in (self._files, self._kustomized, self._deferred, self._desired):
+            cache.rotate()
+        return RenderResult(
+            revision=snapshot.revision,
+            objects=ordered.objects,
+            problems=tuple(problems),
+            warnings=tuple(warnings),
+            files=len(entries) + len(layout.roots),
+            parsed=len(objects),
+            registry=registry,
+            read_ms=read_ms,
+            render_ms=(time.perf_counter() - start) * 1000 - read_ms,
+        )
+
+    async def _parse(
+        self, snapshot: Snapshot, entries: Mapping[str, tuple[str, FileEntry]]
+    ) -> tuple[dict[str, ParsedFile], float]:
+        out: dict[str, ParsedFile] = {}
+        todo: list[str] = []
+        for path, (_, entry) in entries.items():
+            hit = self._files.get((entry.blob, path.endswith(".json")))
+            if hit is None:
+                todo.append(path)
+            else:
+                out[path] = hit
+        if not todo:
+            return out, 0.0
+        t = time.perf_counter()
+        sources = {entries[p][0] for p in todo}
+        if len(sources) > _THREAD_READ_ABOVE:
+            contents = await asyncio.to_thread(snapshot.read_many, sources)
+        else:
+            contents = snapshot.read_many(sources)
+        read_ms = (time.perf_counter() - t) * 1000
+        results = await parse_many([(p, contents[entries[p][0]]) for p in todo], self.context)
+        for path, pf in zip(todo, results, strict=True):
+            self._files.put((entries[path][1].blob, path.endswith(".json")), pf)
+            out[path] = pf
+        return out, read_ms
+
+    async def _kustomize(
+        self, snapshot: Snapshot, root: str, kpath: str, layout: kustomize.Layout
+    ) -> tuple[ParsedFile, float]:
+        files = snapshot.files
+        needed = kustomize.needed_files(layout.needs[root], sorted(files))
+        key = kustomize.tree_key(root, ((p, files[p].blob) for p in needed))
+        hit = self._kustomized.get(key)
+        if hit is not None:
+            return hit, 0.0
+        t = time.perf_counter()
+        contents = snapshot.read_many(needed)
+        read_ms = (time.perf_counter() - t) * 1000
+        try:
+            out = await kustomize.build(root, contents)
+        except BadRequest as e:
+            pf = ParsedFile(error=FileError(None, None, e.message))
+        else:
+            with gc_paused():
+                pf = parse_file(kpath, out, ctx=self.context, registry=builtin_registry())
+            # Lines of kustomize's output mean nothing in the repository.
+            pf = ParsedFile(
+                objects=tuple(_without_line(po) for po in pf.objects),
+                error=None if pf.error is None else FileError(None, None, pf.error.message),
+            )
+        self._kustomized.put(key, pf)
+        return pf, read_ms
+
+    def _registry(
+        self,
+        objects: Sequence[tuple[str, ParsedObject]],
+        store_crds: Sequence[Obj],
+        problems: list[Problem],
+    ) -> tuple[Registry, str]:
+        """A registry of the built-in kinds, the store's CRDs and the revision's CRDs."""
+        crds = [
+            (path, po)
+            for path, po in objects
+            if (po.api_version, po.kind) == _CRD and po.resolved and not po.problems
+        ]
+        h = hashlib.sha256()
+        for crd in sorted(store_crds, key=lambda c: str(c.get("metadata", {}).get("name"))):
+            md = crd.get("metadata") or {}
+            h.update(f"{md.get('name')}\0{md.get('resourceVersion')}\0".encode())
+        h.update(b"--")
+        for _, po in crds:
+            h.update(po.doc)
+        fingerprint = h.hexdigest()
+        registry = self._registries.get(fingerprint)
+        if registry is not None:
+            return registry, fingerprint
+        registry = Registry.builtin()
+        mine = {po.name for _, po in crds}
+        for crd in store_crds:
+            if (crd.get("metadata") or {}).get("name") in mine:
+                continue
+            try:
+                registry.register_crd(orjson.loads(orjson.dumps(crd)))
+            except GitkrmError:
+                continue  # the store serves it anyway; its kinds are unknown here
+        for path, po in crds:
+            try:
+                registry.register_crd(orjson.loads(po.doc))
+            except GitkrmError as e:
+                problems.append(Problem(path, po.line or None, po.describe(), e.message))
+        self._registries = {fingerprint: registry}  # one kept: CRD sets rarely change
+        return registry, fingerprint
+
+    def _assemble(
+        self,
+        objects: Sequence[tuple[str, ParsedObject]],
+        registry: Registry,
+        fingerprint: str,
+        problems: list[Problem],
+        warnings: list[Problem],
+    ) -> list[Desired]:
+        out: list[Desired] = []
+        for path, po in objects:
+            if not po.resolved:
+                po = self._resolve(po, registry, fingerprint)
+            line = po.line or None
+            if po.problems:
+                problems.extend(Problem(path, line, po.describe(), m) for m in po.problems)
+                continue
+            warnings.extend(Problem(path, line, po.describe(), w) for w in po.warnings)
+            key = (path, po.line, po.doc)
+            hit = self._desired.get(key)
+            if hit is None:
+                hit = make_desired(
+                    doc=po.doc,
+                    api_version=po.api_version,
+                    kind=po.kind,
+                    name=po.name,
+                    namespace=po.namespace,
+                    path=path,
+                    line=po.line,
+                )
+                self._desired.put(key, hit)
+            d, msgs = hit
+            if d is None:
+                problems.extend(Problem(path, line, po.describe(), m) for m in msgs)
+            else:
+                out.append(d)
+        return out
+
+    def _resolve(self, po: ParsedObject, registry: Registry, fingerprint: str) -> ParsedObject:
+        """A custom resource, prepared against the revision's registry (cached)."""
+        key = (po.doc, fingerprint)
+        hit = self._deferred.get(key)
+        if hit is None:
+            hit = parse_object(
+                orjson.loads(po.doc),
+                line=po.line,
+                index=po.index,
+                ctx=self.context,
+                registry=registry,
+            )
+            if not hit.resolved:
+                group = po.api_version.rpartition("/")[0]
+                where = f" (group {group})" if group else ""
+                hit = ParsedObject(
+                    po.doc,
+                    po.line,
+                    po.index,
+                    po.api_version,
+                    po.kind,
+                    po.name,
+                    po.namespace,
+                    False,
+                    (
+                        f'unknown kind "{po.kind}" in version "{po.api_version}": no '
+                        f"CustomResourceDefinition for it{where} in this revision or in the store",
+                    ),
+                )
+            self._deferred.put(key, hit)
+        return hit
+
+
+def _without_line(po: ParsedObject) -> ParsedObject:
+    return ParsedObject(
+        po.doc,
+        0,
+        po.index,
+        po.api_version,
+        po.kind,
+        po.name,
+        po.namespace,
+        po.resolved,
+        po.problems,
+        po.warnings,
+    )
+
+
+def _cross_checks(
+    desired: Sequence[Desired], namespaces: Collection[str] | None, problems: list[Problem]
+) -> None:
+    """Duplicates, and namespaces that exist neither in the revision nor in the store."""
+    first: dict[ObjectRef, Desired] = {}
+    revision_namespaces = {
+        d.ref.name for d in desired if d.ref.kind == "Namespace" and d.ref.group == ""
+    }
+    for d in desired:
+        seen = first.get(d.ref)
+        if seen is not None:
+            problems.append(
+                Problem(
+                    d.path,
+                    d.line or None,
+                    describe_ref(d.ref),
+                    f"duplicate object: {describe_ref(d.ref)} is also defined at {seen.location}",
+                )
+            )
+            continue
+        first[d.ref] = d
+        ns = d.ref.namespace
+        if (
+            namespaces is not None
+            and ns is not None
+            and ns not in revision_namespaces
+            and ns not in namespaces
+        ):
+            problems.append(
+                Problem(
+                    d.path,
+                    d.line or None,
+                    describe_ref(d.ref),
+                    f'namespace "{ns}" does not exist: it is neither in this revision nor '
+                    "in the store",
+                )
+            )
