@@ -8,6 +8,7 @@ from .crd import GITSOURCE_GVK, NAMESPACE, gitsource_crd
 from .duration import format_duration, parse_duration
 from .logging import LogFormat, configure
 from .shutdown import Shutdown
+from .state import store_url
 from .status import Outcome
 
 __all__ = [
@@ -25,4 +26,5 @@ __all__ = [
     "gitsource_crd",
     "load_config_file",
     "parse_duration",
+    "store_url",
 ]

@@ -10,11 +10,6 @@ from gitkrm.source import GitSource, GitSourceSpec, LocalSource, Source
 from .config import SourceConfig
 
 
-def cache_dir(state_dir: Path, name: str) -> Path:
-    """Where a Git source keeps its bare cache: `<state>/git/<source>`."""
-    return state_dir / "git" / name
-
-
 def open_source(config: SourceConfig, *, git_cache: Path) -> Source:
     """A LocalSource for a plain directory, else a GitSource caching into `git_cache`."""
     if config.ref is None:

@@ -1,0 +1,110 @@
+"""The source and target flags `run` and `diff` share (DESIGN.md 4.1), and what they mean."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import socket
+from pathlib import Path
+
+from gitkrm.agent import SourceConfig, check_name, from_flags, load_config_file, parse_duration
+from gitkrm.agent.config import DEFAULT_SOURCE_NAME
+from gitkrm.errors import BadRequest
+
+DEFAULT_STATE = Path(".gitkrm")
+
+
+def add_state_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--state",
+        type=Path,
+        default=DEFAULT_STATE,
+        metavar="DIR",
+        help="state directory: store.db, the Git cache, kubeconfig (default ./.gitkrm)",
+    )
+
+
+def add_source_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("source (one source from flags, or --config)")
+    g.add_argument("--repo", metavar="URL|PATH", help="Git URL, local repository or directory")
+    refs = g.add_mutually_exclusive_group()
+    refs.add_argument("--branch", metavar="B", help="branch to track (default main)")
+    refs.add_argument("--tag", metavar="T", help="tag to track")
+    refs.add_argument("--commit", metavar="SHA", help="commit to pin (a full sha)")
+    g.add_argument("--path", metavar="DIR", help="sub-directory of the repository to sync")
+    g.add_argument(
+        "--source-name",
+        metavar="NAME",
+        help=f"the source's name, a DNS-1123 label (default {DEFAULT_SOURCE_NAME})",
+    )
+    g.add_argument(
+        "--agent-name", metavar="NAME", help="this agent's name (default: the host name)"
+    )
+    g.add_argument("--interval", metavar="DUR", help="how often to sync (default 30s)")
+    g.add_argument("--config", type=Path, metavar="FILE", help="a file of GitSource objects")
+    t = p.add_argument_group("target")
+    add_state_flag(t)  # type: ignore[arg-type]
+    t.add_argument("--kubeconfig", metavar="FILE", help="sync into a cluster (not available yet)")
+    t.add_argument("--context", metavar="C", help="the kubeconfig context to use")
+    t.add_argument(
+        "--apply-mode",
+        choices=("client-side", "server-side"),
+        default="client-side",
+        help="three-way client-side apply (default) or server-side apply",
+    )
+
+
+def check_target(args: argparse.Namespace) -> None:
+    if args.context and not args.kubeconfig:
+        raise BadRequest("--context needs --kubeconfig")
+    if args.kubeconfig:
+        raise BadRequest(
+            "--kubeconfig: the cluster target is not available yet; "
+            "gitkrm syncs into its embedded store (--state)"
+        )
+
+
+def host_agent_name() -> str:
+    """The host name made into a DNS-1123 label (`Build-01.example.com` -> `build-01`)."""
+    first = socket.gethostname().split(".")[0].lower()
+    label = re.sub(r"[^a-z0-9-]+", "-", first).strip("-")[:63].rstrip("-")
+    return label or "gitkrm"
+
+
+def agent_name(args: argparse.Namespace) -> str:
+    if args.agent_name is not None:
+        return check_name(args.agent_name, what="--agent-name")
+    return host_agent_name()
+
+
+def sources(args: argparse.Namespace) -> list[SourceConfig]:
+    """The sources the flags name: `--config FILE`, or `--repo` and its companions."""
+    interval = None
+    if args.interval is not None:
+        interval = parse_duration(args.interval, what="--interval")
+        if interval <= 0:
+            raise BadRequest("--interval must be more than 0s")
+    if args.config is not None:
+        if args.repo is not None:
+            raise BadRequest("give --repo or --config, not both")
+        given = [
+            f"--{f.replace('_', '-')}"
+            for f in ("branch", "tag", "commit", "path", "source_name")
+            if getattr(args, f) is not None
+        ]
+        if given:
+            raise BadRequest(f"{', '.join(given)}: describe the sources in --config instead")
+        return load_config_file(args.config, default_interval=interval)
+    if args.repo is None:
+        raise BadRequest("nothing to sync: give --repo URL|PATH or --config FILE")
+    return [
+        from_flags(
+            repo=args.repo,
+            branch=args.branch,
+            tag=args.tag,
+            commit=args.commit,
+            path=args.path,
+            source_name=args.source_name or DEFAULT_SOURCE_NAME,
+            interval=interval,
+        )
+    ]

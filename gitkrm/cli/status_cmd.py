@@ -1,0 +1,112 @@
+"""`gitkrm status`: each source's sync state, read from its GitSource object."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import orjson
+
+from gitkrm.agent import GITSOURCE_GVK, NAMESPACE
+from gitkrm.agent.status import READY, condition, short
+from gitkrm.errors import NotFound
+from gitkrm.krm import Obj, dump_yaml
+
+from .reader import open_reader
+from .source_flags import add_state_flag
+
+COUNTS = ("created", "configured", "pruned", "unchanged", "failed", "refused")
+
+
+def add_parser(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "status",
+        help="show each source's sync state",
+        description="Show each source's last sync: revision, result, counts and last error "
+        "(works while an agent runs on the same --state).",
+    )
+    add_state_flag(p)
+    p.add_argument("-o", "--output", choices=("table", "yaml", "json"), default="table")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    items = asyncio.run(_list(args))
+    summaries = [summarize(o) for o in items]
+    if args.output == "json":
+        print(orjson.dumps({"sources": summaries}, option=orjson.OPT_INDENT_2).decode())
+    elif args.output == "yaml":
+        print(dump_yaml({"sources": summaries}), end="")
+    elif not summaries:
+        print(f"No sources in {args.state}.")
+    else:
+        print(table(summaries), end="")
+    return 0
+
+
+async def _list(args: argparse.Namespace) -> list[Obj]:
+    store = await open_reader(args.state)
+    try:
+        listed = await store.list(GITSOURCE_GVK, NAMESPACE)
+    except NotFound:
+        return []  # no agent has installed the GitSource kind yet
+    finally:
+        await store.close()
+    items: list[Obj] = listed.get("items", [])
+    return sorted(items, key=lambda o: o["metadata"]["name"])
+
+
+def summarize(obj: Obj) -> dict[str, Any]:
+    """A source's state in a few stable fields (the -o yaml|json shape)."""
+    spec: Mapping[str, Any] = obj.get("spec") or {}
+    status: Mapping[str, Any] = obj.get("status") or {}
+    ready = condition(status, READY) or {}
+    ref = spec.get("ref") or {}
+    out: dict[str, Any] = {
+        "name": obj["metadata"]["name"],
+        "url": spec.get("url", ""),
+        "ref": next((f"{k} {v}" for k, v in ref.items()), "directory"),
+        "path": spec.get("path", ""),
+        "suspended": bool(spec.get("suspend")),
+        "revision": status.get("lastSyncedRevision"),
+        "lastAttemptedRevision": status.get("lastAttemptedRevision"),
+        "result": status.get("result"),
+        "ready": ready.get("status", "Unknown"),
+        "reason": ready.get("reason"),
+        "message": ready.get("message"),
+        "lastSyncTime": status.get("lastSyncTime"),
+        "counts": {k: int((status.get("counts") or {}).get(k, 0)) for k in COUNTS},
+        "lastError": status.get("lastError"),
+        "errors": list(status.get("errors") or []),
+        "timingsMs": dict(status.get("timingsMs") or {}),
+        "conditions": list(status.get("conditions") or []),
+    }
+    return out
+
+
+def table(rows: Sequence[Mapping[str, Any]]) -> str:
+    headers = ["NAME", "REVISION", "READY", "SUSPENDED", "RESULT", *[c.upper() for c in COUNTS]]
+    headers += ["LAST SYNC", "MESSAGE"]
+    lines = [headers]
+    for r in rows:
+        counts = r["counts"]
+        lines.append(
+            [
+                r["name"],
+                short(r["revision"]),
+                r["ready"],
+                str(r["suspended"]).lower(),
+                r["result"] or "-",
+                *[str(counts[c]) for c in COUNTS],
+                r["lastSyncTime"] or "-",
+                (r["message"] or "").replace("\n", " "),
+            ]
+        )
+    widths = [max(len(line[i]) for line in lines) for i in range(len(headers) - 1)]
+    out = []
+    for line in lines:
+        cells = [c.ljust(w) for c, w in zip(line[:-1], widths, strict=True)]
+        out.append("   ".join([*cells, line[-1]]).rstrip() + "\n")
+    return "".join(out)
