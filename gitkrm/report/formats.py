@@ -1,0 +1,269 @@
+"""The two documents gitkrm writes into Git (DESIGN.md 4.5), built from plain values.
+
+- A note on each synced commit, under `refs/notes/gitkrm/<agent>`: kind `SyncNote`, keyed by
+  source, each with the revision, times, result, aggregate health, counts, errors and the
+  objects that are not Current.
+- `status/<agent>.yaml` on the branch `gitkrm/status`: kind `AgentStatus`, keyed by source,
+  with every object's health for the latest revision of each source.
+
+Both are described by the JSON Schemas in docs/schemas/ (and gitkrm/report/schemas/).
+Building is pure; the strings that come from outside (errors, health messages) are
+redacted with the source's redactor before they are kept.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+import yaml
+
+from gitkrm.errors import Invalid
+from gitkrm.health import Health, HealthResult, aggregate
+from gitkrm.krm import ObjectRef
+from gitkrm.sync.results import Action, SyncResult, SyncStatus
+
+from . import yamlemit
+
+API_VERSION = "gitkrm.io/v1alpha1"
+NOTE_KIND = "SyncNote"
+STATUS_KIND = "AgentStatus"
+NOTES_REF_PREFIX = "refs/notes/gitkrm/"
+STATUS_BRANCH = "gitkrm/status"
+COUNT_KEYS = ("created", "configured", "pruned", "unchanged", "failed", "refused")
+MAX_ERRORS = 100
+MAX_TEXT = 1024
+
+Redact = Callable[[str], str]
+
+_NOT_OBSERVED = HealthResult(Health.UNKNOWN, "health not observed", "NotObserved")
+
+
+def notes_ref(agent: str) -> str:
+    return NOTES_REF_PREFIX + agent
+
+
+def status_path(agent: str) -> str:
+    return f"status/{agent}.yaml"
+
+
+def rfc3339(t: dt.datetime) -> str:
+    return t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(text: str) -> dt.datetime:
+    return dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
+
+
+def _clip(text: str) -> str:
+    text = text.replace("\r", "")
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 3] + "..."
+
+
+def _no_redact(text: str) -> str:
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class SourceInfo:
+    """Where a source reads from, as it may be shown: the URL without user-info."""
+
+    name: str
+    url: str
+    ref: str = ""
+    path: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceReport:
+    """One source's latest word on one revision. Treat as immutable: `health` is a copy."""
+
+    source: SourceInfo
+    revision: str
+    result: SyncStatus
+    synced_at: dt.datetime
+    updated_at: dt.datetime
+    counts: Mapping[str, int]
+    errors: tuple[str, ...]
+    health: Mapping[ObjectRef, HealthResult]
+    aggregate: Health
+
+    @classmethod
+    def of_sync(
+        cls,
+        *,
+        source: SourceInfo,
+        result: SyncResult,
+        health: Mapping[ObjectRef, HealthResult],
+        now: dt.datetime,
+        redact: Redact = _no_redact,
+    ) -> SourceReport:
+        """A sync's report: objects are those health was given for and those the sync
+        kept (pruned ones are gone); an object without a verdict is Unknown."""
+        objects: dict[ObjectRef, HealthResult] = {}
+        for o in result.objects:
+            if o.action not in (Action.PRUNED, Action.SKIPPED):
+                objects[o.ref.without_version()] = _NOT_OBSERVED
+        for ref, h in health.items():
+            objects[ref.without_version()] = h
+        problems = [_clip(redact(p)) for p in result.problems()]
+        if len(problems) > MAX_ERRORS:
+            more = len(problems) - MAX_ERRORS + 1
+            problems = [*problems[: MAX_ERRORS - 1], f"... and {more} more"]
+        return cls(
+            source=source,
+            revision=result.revision,
+            result=result.status,
+            synced_at=now,
+            updated_at=now,
+            counts=MappingProxyType({k: int(result.counts.get(k, 0)) for k in COUNT_KEYS}),
+            errors=tuple(problems),
+            health=MappingProxyType(objects),
+            aggregate=aggregate(h.status for h in objects.values()),
+        )
+
+    def with_health(
+        self, health: Mapping[ObjectRef, HealthResult], *, now: dt.datetime
+    ) -> SourceReport | None:
+        """This report with new verdicts for (some of) its objects; None if none changed.
+        Objects the sync did not report are added (an object the revision created later)."""
+        changed: dict[ObjectRef, HealthResult] = {}
+        mine = self.health
+        for ref, h in health.items():
+            key = ref.without_version()
+            if mine.get(key) != h:
+                changed[key] = h
+        if not changed:
+            return None
+        merged = dict(mine)
+        merged.update(changed)
+        return SourceReport(
+            source=self.source,
+            revision=self.revision,
+            result=self.result,
+            synced_at=self.synced_at,
+            updated_at=now,
+            counts=self.counts,
+            errors=self.errors,
+            health=MappingProxyType(merged),
+            aggregate=aggregate(h.status for h in merged.values()),
+        )
+
+
+def _sort_key(ref: ObjectRef) -> tuple[str, str, str, str]:
+    return (ref.group, ref.kind, ref.namespace or "", ref.name)
+
+
+def object_entry(ref: ObjectRef, h: HealthResult, *, redact: Redact) -> dict[str, Any]:
+    """`{group, kind, namespace, name, health}` (+ reason and message unless Current)."""
+    out: dict[str, Any] = {"group": ref.group, "kind": ref.kind}
+    if ref.namespace:
+        out["namespace"] = ref.namespace
+    out["name"] = ref.name
+    out["health"] = h.status.value
+    if h.status is not Health.CURRENT:
+        if h.reason:
+            out["reason"] = h.reason
+        if h.message:
+            out["message"] = _clip(redact(h.message))
+    return out
+
+
+def _objects(
+    report: SourceReport, *, only_not_current: bool, redact: Redact
+) -> list[dict[str, Any]]:
+    items: Iterable[tuple[ObjectRef, HealthResult]] = report.health.items()
+    if only_not_current:
+        items = [(r, h) for r, h in items if h.status is not Health.CURRENT]
+    return [
+        object_entry(r, h, redact=redact) for r, h in sorted(items, key=lambda rh: _sort_key(rh[0]))
+    ]
+
+
+def _common(report: SourceReport) -> dict[str, Any]:
+    return {
+        "revision": report.revision,
+        "time": rfc3339(report.synced_at),
+        "updated": rfc3339(report.updated_at),
+        "result": report.result.value,
+        "health": report.aggregate.value,
+        "counts": dict(report.counts),
+        "errors": list(report.errors),
+    }
+
+
+def note_entry(report: SourceReport, *, redact: Redact = _no_redact) -> dict[str, Any]:
+    """One source's part of a commit's note: the objects that are not Current."""
+    out = _common(report)
+    out["objects"] = _objects(report, only_not_current=True, redact=redact)
+    return out
+
+
+def status_entry(report: SourceReport, *, redact: Redact = _no_redact) -> dict[str, Any]:
+    """One source's part of the status file: where it reads from, and every object."""
+    src = report.source
+    out: dict[str, Any] = {"url": src.url, "ref": src.ref, "path": src.path}
+    out.update(_common(report))
+    out["objects"] = _objects(report, only_not_current=False, redact=redact)
+    return out
+
+
+def note_document(agent: str, sources: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    return {
+        "apiVersion": API_VERSION,
+        "kind": NOTE_KIND,
+        "agent": agent,
+        "sources": {k: sources[k] for k in sorted(sources)},
+    }
+
+
+def status_document(
+    agent: str, sources: Mapping[str, Mapping[str, Any]], *, updated: dt.datetime
+) -> dict[str, Any]:
+    return {
+        "apiVersion": API_VERSION,
+        "kind": STATUS_KIND,
+        "agent": agent,
+        "updated": rfc3339(updated),
+        "sources": {k: sources[k] for k in sorted(sources)},
+    }
+
+
+def render(doc: Mapping[str, Any]) -> bytes:
+    """A note or status document as the YAML written to Git."""
+    kind = doc.get("kind")
+    header = (
+        f"gitkrm {kind} of agent {doc.get('agent')} ({API_VERSION}); format: docs/status-format.md"
+    )
+    return yamlemit.dump(doc, header=header).encode("utf-8")
+
+
+def parse(data: bytes, *, kind: str, what: str) -> dict[str, Any]:
+    """A document read back from Git; `Invalid` (naming `what`) when it is not one."""
+    try:
+        doc = yaml.load(data, Loader=yaml.CSafeLoader)
+    except yaml.YAMLError as e:
+        raise Invalid(f"{what}: not YAML: {str(e).splitlines()[0]}") from None
+    if (
+        not isinstance(doc, dict)
+        or doc.get("kind") != kind
+        or not isinstance(doc.get("sources"), dict)
+    ):
+        raise Invalid(f"{what}: not a gitkrm {kind} document")
+    return doc
+
+
+def merge_notes(base: Mapping[str, Any], ours: Mapping[str, Any]) -> dict[str, Any]:
+    """Two versions of one commit's note as one: every source of both; where both have a
+    source, the entry updated last (ours on a tie)."""
+    merged: dict[str, Any] = dict(base.get("sources") or {})
+    for name, entry in (ours.get("sources") or {}).items():
+        theirs = merged.get(name)
+        if not isinstance(theirs, dict) or str(entry.get("updated", "")) >= str(
+            theirs.get("updated", "")
+        ):
+            merged[name] = entry
+    return note_document(str(ours.get("agent") or base.get("agent") or ""), merged)
