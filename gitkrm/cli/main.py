@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from gitkrm import __version__
-from gitkrm.cli import validate_cmd
+from gitkrm.cli import serve_cmd, validate_cmd
 from gitkrm.errors import GitkrmError
 
 EXIT_OK = 0
@@ -27,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"gitkrm {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     validate_cmd.add_parser(sub)
+    serve_cmd.add_parser(sub)
     return parser
 
 

@@ -1,1 +1,18 @@
-"""gitkrm.server: see docs/architecture.md."""
+"""gitkrm.server: the Kubernetes-compatible HTTP API of the embedded store (DESIGN.md 4.3).
+
+`ApiServer` is the ASGI app; `serve()` runs it with uvicorn in a running loop, and
+`ServerThread` runs one in a background thread. See docs/kubectl.md.
+"""
+
+from gitkrm.server.app import ApiServer
+from gitkrm.server.serve import Bound, ServeOptions, ServerThread, is_loopback, parse_listen, serve
+
+__all__ = [
+    "ApiServer",
+    "Bound",
+    "ServeOptions",
+    "ServerThread",
+    "is_loopback",
+    "parse_listen",
+    "serve",
+]

@@ -1,0 +1,95 @@
+"""`gitkrm serve`: the Kubernetes-compatible API of the embedded store (no Git)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from gitkrm.errors import BadRequest
+from gitkrm.server import Bound, ServeOptions, parse_listen, serve
+from gitkrm.server.auth import load_token
+from gitkrm.server.serve import DEFAULT_LISTEN, new_event_loop
+from gitkrm.server.tls import TLSFiles
+from gitkrm.store.sqlite import SqliteStore
+
+STORE_FILE = "store.db"
+
+
+def add_parser(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "serve",
+        help="serve the embedded store over a Kubernetes-compatible API (for kubectl)",
+        description="Serve the store in the state dir over the Kubernetes API, and write a "
+        "kubeconfig for it into the state dir. Loopback needs no credentials; any other "
+        "address needs --token-file and TLS.",
+    )
+    p.add_argument(
+        "--state",
+        type=Path,
+        default=Path(".gitkrm"),
+        metavar="DIR",
+        help="state dir holding store.db and the kubeconfig (default ./.gitkrm)",
+    )
+    p.add_argument(
+        "--listen",
+        default=DEFAULT_LISTEN,
+        metavar="HOST:PORT",
+        help=f"address to listen on (default {DEFAULT_LISTEN}; port 0: any free)",
+    )
+    p.add_argument(
+        "--token-file",
+        type=Path,
+        metavar="F",
+        help="file holding the bearer token clients must send",
+    )
+    p.add_argument("--tls-cert", type=Path, metavar="F", help="TLS certificate (PEM)")
+    p.add_argument("--tls-key", type=Path, metavar="F", help="TLS private key (PEM)")
+    p.add_argument(
+        "--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"]
+    )
+    p.set_defaults(func=run)
+
+
+def options(args: argparse.Namespace) -> ServeOptions:
+    host, port = parse_listen(args.listen)
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise BadRequest("--tls-cert and --tls-key go together")
+    tls = TLSFiles(cert=args.tls_cert, key=args.tls_key) if args.tls_cert else None
+    token = load_token(args.token_file) if args.token_file else None
+    return ServeOptions(
+        host=host,
+        port=port,
+        token=token,
+        tls=tls,
+        state_dir=args.state,
+        log_level=args.log_level,
+    ).secured()
+
+
+async def _main(opts: ServeOptions, state: Path) -> None:
+    store = SqliteStore.open(str(state / STORE_FILE))
+
+    def started(b: Bound) -> None:
+        print(f"gitkrm: serving {b.url} (kubeconfig {b.kubeconfig})", file=sys.stderr, flush=True)
+
+    try:
+        await serve(store, opts, started=started)
+    finally:
+        await store.close()
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    args.state.mkdir(parents=True, exist_ok=True)
+    opts = options(args)
+    loop = new_event_loop()
+    try:
+        loop.run_until_complete(_main(opts, args.state))
+    finally:
+        loop.close()
+    return 0

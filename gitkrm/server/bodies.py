@@ -1,0 +1,126 @@
+"""Request bodies: JSON (with the duplicate-field check of fieldValidation) or YAML, and
+the object checks kube-apiserver makes against the URL (kind, apiVersion, name, namespace)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+
+from gitkrm.errors import BadRequest, ManifestError
+from gitkrm.krm import FieldValidation, Obj, load_manifests
+from gitkrm.schema import ResourceInfo
+from gitkrm.server.negotiation import BodyFormat
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+class _Duplicates:
+    """object_pairs_hook that remembers keys given twice in one JSON object."""
+
+    def __init__(self) -> None:
+        self.found: list[str] = []
+
+    def __call__(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out = dict(pairs)
+        if len(out) != len(pairs):
+            seen: set[str] = set()
+            for k, _ in pairs:
+                if k in seen and k not in self.found:
+                    self.found.append(k)
+                seen.add(k)
+        return out
+
+
+def decode_json(body: bytes, *, validation: FieldValidation) -> tuple[Any, list[str]]:
+    """The decoded body and its duplicate keys (looked for unless validation is Ignore)."""
+    if not body.strip():
+        raise BadRequest("the request body is empty")
+    if validation is FieldValidation.IGNORE:
+        try:
+            return orjson.loads(body), []
+        except orjson.JSONDecodeError as e:
+            raise BadRequest(f"the request body is not valid JSON: {e}") from None
+    hook = _Duplicates()
+    try:
+        value = json.loads(body, object_pairs_hook=hook, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as e:
+        raise BadRequest(f"the request body is not valid JSON: {e}") from None
+    return value, hook.found
+
+
+def decode_yaml(body: bytes) -> Any:
+    try:
+        docs = load_manifests(body, path="request body")
+    except ManifestError as e:
+        raise BadRequest(e.message) from None
+    if len(docs) != 1:
+        raise BadRequest(f"the request body must hold one object, found {len(docs)}")
+    return docs[0].obj
+
+
+def decode_body(
+    body: bytes, fmt: BodyFormat, *, validation: FieldValidation, info: ResourceInfo
+) -> tuple[Any, list[str]]:
+    """Decode a create/update body; duplicates are an error under Strict, warnings under
+    Warn (kube's wording)."""
+    if fmt is BodyFormat.YAML:
+        return decode_yaml(body), []
+    value, dups = decode_json(body, validation=validation)
+    if not dups:
+        return value, []
+    listed = [f'duplicate field "{d}"' for d in dups]
+    if validation is FieldValidation.STRICT:
+        raise BadRequest(
+            f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: '
+            f"strict decoding error: {', '.join(listed)}"
+        )
+    return value, listed
+
+
+def check_object(obj: Any, *, info: ResourceInfo, name: str | None, namespace: str | None) -> Obj:
+    """Fill in apiVersion, kind and namespace from the URL when missing, refuse mismatches."""
+    if not isinstance(obj, dict):
+        raise BadRequest(f"the request body must be a JSON object, got {type(obj).__name__}")
+    api_version = info.gvk.api_version
+    av = obj.get("apiVersion")
+    kind = obj.get("kind")
+    if av in (None, ""):
+        obj["apiVersion"] = api_version
+    elif av != api_version:
+        raise BadRequest(
+            f"the API version in the data ({av}) does not match the expected API version "
+            f"({api_version})"
+        )
+    if kind in (None, ""):
+        obj["kind"] = info.kind
+    elif kind != info.kind:
+        raise BadRequest(
+            f"the kind in the data ({kind}) does not match the expected kind ({info.kind})"
+        )
+    md = obj.get("metadata")
+    if md is None:
+        md = obj["metadata"] = {}
+    elif not isinstance(md, dict):
+        raise BadRequest("metadata must be an object")
+    if name is not None:
+        body_name = md.get("name")
+        if body_name in (None, ""):
+            md["name"] = name
+        elif body_name != name:
+            raise BadRequest(
+                f"the name of the object ({body_name}) does not match the name on the URL ({name})"
+            )
+    if info.namespaced and namespace is not None:
+        ns = md.get("namespace")
+        if ns in (None, ""):
+            md["namespace"] = namespace
+        elif ns != namespace:
+            raise BadRequest(
+                "the namespace of the provided object does not match the namespace sent on "
+                "the request"
+            )
+    return obj

@@ -1,0 +1,55 @@
+"""Request limits: bodies above 3 MiB are refused (413), and a client that sends its body
+too slowly is cut off, so one client cannot hold memory or a handler hostage."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Final
+
+from starlette.requests import ClientDisconnect, Request
+
+from gitkrm.errors import BadRequest, RequestEntityTooLarge, Timeout
+
+MAX_BODY_BYTES: Final = 3 * 1024 * 1024
+"""kube-apiserver's limit for a request body (its `--max-request-bytes` default is 3 MiB)."""
+
+BODY_TIMEOUT: Final = 60.0
+"""Seconds a client has to send a whole request body."""
+
+
+def too_large(limit: int) -> RequestEntityTooLarge:
+    return RequestEntityTooLarge(f"Request entity too large: limit is {limit}")
+
+
+def check_declared_length(request: Request, limit: int = MAX_BODY_BYTES) -> None:
+    """Refuse before reading when Content-Length already says the body is too large."""
+    declared = request.headers.get("content-length")
+    if declared is None:
+        return
+    try:
+        length = int(declared)
+    except ValueError:
+        raise BadRequest(f"invalid Content-Length {declared!r}") from None
+    if length > limit:
+        raise too_large(limit)
+
+
+async def read_body(
+    request: Request, *, limit: int = MAX_BODY_BYTES, within: float = BODY_TIMEOUT
+) -> bytes:
+    """The whole request body, at most `limit` bytes, received `within` seconds."""
+    check_declared_length(request, limit)
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async with asyncio.timeout(within):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise too_large(limit)
+                chunks.append(chunk)
+    except TimeoutError:
+        raise Timeout(f"the request body was not received within {within:g}s") from None
+    except ClientDisconnect:
+        raise BadRequest("the client closed the connection before sending its body") from None
+    return b"".join(chunks)

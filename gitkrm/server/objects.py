@@ -1,0 +1,157 @@
+"""Object paths: GET, PUT (update), PATCH and DELETE of one object."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import Response
+
+from gitkrm.errors import BadRequest, UnsupportedMediaType
+from gitkrm.krm import FieldValidation, Obj
+from gitkrm.server.bodies import check_object, decode_body, decode_json
+from gitkrm.server.context import ServerContext, include_object
+from gitkrm.server.limits import read_body
+from gitkrm.server.negotiation import Output, body_format, negotiate_object, patch_type
+from gitkrm.server.params import delete_params, write_params
+from gitkrm.server.paths import Target
+from gitkrm.server.responses import json_response, object_response, success_status
+from gitkrm.server.tables import table
+
+_APPLY_UNSUPPORTED = (
+    "apply patches (server-side apply, application/apply-patch+yaml) are not supported by "
+    "gitkrm yet: use client-side apply (kubectl apply without --server-side)"
+)
+
+
+async def body_of(ctx: ServerContext, request: Request) -> bytes:
+    return await read_body(request, limit=ctx.limits.body_bytes, within=ctx.limits.body_timeout)
+
+
+async def respond_read(ctx: ServerContext, request: Request, target: Target, obj: Obj) -> Response:
+    """A read answer: the object, or a one-row Table when kubectl asks for one."""
+    neg = negotiate_object(request.headers.get("accept"))
+    if neg.output is Output.TABLE:
+        printer = await ctx.tables.printer(target.info)
+        rv = (obj.get("metadata") or {}).get("resourceVersion")
+        t = table(
+            printer,
+            [obj],
+            list_metadata={"resourceVersion": rv} if rv else {},
+            include_object=include_object(request),
+            table_version=neg.table_version,
+        )
+        return object_response(t)
+    return object_response(obj)
+
+
+async def get(ctx: ServerContext, request: Request, target: Target) -> Response:
+    negotiate_object(request.headers.get("accept"))
+    obj = await ctx.store.get(target.ref)
+    return await respond_read(ctx, request, target, obj)
+
+
+async def decoded_object(
+    ctx: ServerContext, request: Request, target: Target, validation: FieldValidation
+) -> tuple[Obj, list[str]]:
+    """The request body as an object checked against the URL, and decoding warnings."""
+    fmt = body_format(request.headers.get("content-type"))
+    body = await body_of(ctx, request)
+    value, warnings = decode_body(body, fmt, validation=validation, info=target.info)
+    obj = check_object(value, info=target.info, name=target.name, namespace=target.namespace)
+    return obj, warnings
+
+
+async def update(ctx: ServerContext, request: Request, target: Target) -> Response:
+    wp = write_params(request.query_params, kind="UpdateOptions")
+    obj, warnings = await decoded_object(ctx, request, target, wp.field_validation)
+    out = await ctx.store.update(
+        obj,
+        dry_run=wp.dry_run,
+        field_manager=wp.field_manager,
+        field_validation=wp.field_validation,
+        warnings=warnings,
+    )
+    return object_response(out, warnings=warnings)
+
+
+async def decoded_patch(
+    ctx: ServerContext, request: Request, validation: FieldValidation
+) -> tuple[str, Any, list[str]]:
+    """The patch type and body of a PATCH request (apply patches are refused with 415)."""
+    pt = patch_type(request.headers.get("content-type"))
+    if pt == "apply":
+        raise UnsupportedMediaType(_APPLY_UNSUPPORTED)
+    body = await body_of(ctx, request)
+    value, dups = decode_json(body, validation=validation)
+    if pt == "json" and not isinstance(value, list):
+        raise BadRequest("a JSON patch must be a list of operations")
+    if pt != "json" and not isinstance(value, dict):
+        raise BadRequest(f"a {pt} merge patch must be a JSON object")
+    warnings = [f'duplicate field "{d}"' for d in dups]
+    if dups and validation is FieldValidation.STRICT:
+        raise BadRequest(f"strict decoding error: {', '.join(warnings)}")
+    return pt, value, warnings
+
+
+async def patch(ctx: ServerContext, request: Request, target: Target) -> Response:
+    wp = write_params(request.query_params, kind="PatchOptions")
+    pt, body, warnings = await decoded_patch(ctx, request, wp.field_validation)
+    out = await ctx.store.patch(
+        target.ref,
+        body,
+        pt,  # type: ignore[arg-type]
+        dry_run=wp.dry_run,
+        field_manager=wp.field_manager,
+        field_validation=wp.field_validation,
+        warnings=warnings,
+        subresource=target.subresource,
+    )
+    return object_response(out, warnings=warnings)
+
+
+async def delete_options_body(ctx: ServerContext, request: Request) -> dict[str, Any] | None:
+    body = await body_of(ctx, request)
+    if not body.strip():
+        return None
+    try:
+        value = orjson.loads(body)
+    except orjson.JSONDecodeError as e:
+        raise BadRequest(f"the DeleteOptions body is not valid JSON: {e}") from None
+    if not isinstance(value, dict):
+        raise BadRequest("the DeleteOptions body must be a JSON object")
+    return value
+
+
+def still_exists(obj: Obj) -> bool:
+    """A delete that only marked the object (finalizers still hold it)."""
+    md = obj.get("metadata") or {}
+    if md.get("finalizers"):
+        return True
+    spec = obj.get("spec")
+    return (
+        obj.get("kind") == "Namespace" and isinstance(spec, dict) and bool(spec.get("finalizers"))
+    )
+
+
+async def delete(ctx: ServerContext, request: Request, target: Target) -> Response:
+    dp = delete_params(request.query_params, await delete_options_body(ctx, request))
+    out = await ctx.store.delete(
+        target.ref,
+        propagation=dp.propagation,
+        preconditions=dp.preconditions,
+        dry_run=dp.dry_run,
+    )
+    if still_exists(out):
+        status = 202 if dp.orphan_dependents is False else 200
+        return object_response(out, status=status)
+    md = out.get("metadata") or {}
+    return json_response(
+        success_status(
+            name=str(md.get("name") or target.name),
+            group=target.info.group,
+            resource=target.info.plural,
+            uid=md.get("uid"),
+        )
+    )

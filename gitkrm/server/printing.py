@@ -1,0 +1,119 @@
+"""Table columns and the helpers the per-kind printers share (kube's printers.go)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from gitkrm.errors import BadRequest
+from gitkrm.krm import Obj, label_selector_from_dict
+
+NONE: Final = "<none>"
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    name: str
+    type: str = "string"
+    format: str = ""
+    priority: int = 0
+    description: str = ""
+
+    def definition(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "type": self.type,
+            "format": self.format,
+            "description": self.description,
+            "priority": self.priority,
+        }
+
+
+Cells = Callable[[Obj, float], list[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Printer:
+    """The columns of a kind, and the cells of one object at a time `now`."""
+
+    columns: tuple[Column, ...]
+    cells: Cells
+
+
+NAME: Final = Column("Name", format="name", description="Name must be unique within a namespace.")
+AGE: Final = Column(
+    "Age",
+    description="CreationTimestamp is a timestamp representing the server time when this "
+    "object was created.",
+)
+CONTAINERS: Final = Column(
+    "Containers", priority=1, description="Names of each container in the template."
+)
+IMAGES: Final = Column(
+    "Images", priority=1, description="Images referenced by each container in the template."
+)
+SELECTOR: Final = Column("Selector", priority=1, description="The label selector.")
+
+
+def m(obj: Mapping[str, Any], *path: str) -> Any:
+    """obj[path[0]][path[1]]..., None when any step is missing or not a mapping."""
+    cur: Any = obj
+    for p in path:
+        if not isinstance(cur, Mapping):
+            return None
+        cur = cur.get(p)
+    return cur
+
+
+def name_of(obj: Obj) -> str:
+    return str(m(obj, "metadata", "name") or "")
+
+
+def num(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def containers_images(pod_spec: Any) -> tuple[str, str]:
+    """`layoutContainerCells`: container names and images, comma-separated."""
+    cs = m(pod_spec, "containers") if isinstance(pod_spec, Mapping) else None
+    if not isinstance(cs, list):
+        return "", ""
+    names = [str(c.get("name") or "") for c in cs if isinstance(c, Mapping)]
+    images = [str(c.get("image") or "") for c in cs if isinstance(c, Mapping)]
+    return ",".join(names), ",".join(images)
+
+
+def selector_string(sel: Any) -> str:
+    """`metav1.LabelSelectorAsSelector(...).String()` ("" selects everything)."""
+    if sel is None:
+        return NONE
+    try:
+        return str(label_selector_from_dict(sel))
+    except BadRequest:
+        return "<invalid>"
+
+
+def format_label_selector(sel: Any) -> str:
+    """`metav1.FormatLabelSelector`: `<none>` for an empty or missing selector."""
+    if not sel:
+        return NONE
+    text = selector_string(sel)
+    return text or NONE
+
+
+def format_labels(labels: Any) -> str:
+    """`labels.FormatLabels`: `k=v,k2=v2` sorted by key, `<none>` when empty."""
+    if not isinstance(labels, Mapping) or not labels:
+        return NONE
+    return ",".join(f"{k}={labels[k]}" for k in sorted(labels))
+
+
+def has_condition(obj: Obj, ctype: str, status: str = "True") -> bool:
+    conds = m(obj, "status", "conditions")
+    if not isinstance(conds, list):
+        return False
+    return any(
+        isinstance(c, Mapping) and c.get("type") == ctype and c.get("status") == status
+        for c in conds
+    )
