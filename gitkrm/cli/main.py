@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from gitkrm import __version__
-from gitkrm.cli import serve_cmd, validate_cmd
+from gitkrm.cli import get_cmd, serve_cmd, status_cmd, validate_cmd
 from gitkrm.errors import GitkrmError
 
 EXIT_OK = 0
@@ -28,6 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     validate_cmd.add_parser(sub)
     serve_cmd.add_parser(sub)
+    get_cmd.add_parser(sub)
+    status_cmd.add_parser(sub)
     return parser
 
 
