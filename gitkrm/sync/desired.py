@@ -11,6 +11,8 @@ import orjson
 from gitkrm.errors import BadRequest
 from gitkrm.krm import GVK, Obj, ObjectRef, split_api_version
 from gitkrm.sync import keys
+from gitkrm.sync.objkey import object_key
+from gitkrm.sync.order_keys import SortKey, sort_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +26,8 @@ class Desired:
     applied: str
     path: str
     line: int
+    key: str = ""  # the inventory key (see objkey): the engine's key for the object
+    order_key: SortKey = (1, 0, 0, "", "", "")
     wave: int = 0
     depends_on: tuple[ObjectRef, ...] = ()
     prune: bool = True
@@ -106,6 +110,8 @@ def make_desired(
             applied=doc.decode(),
             path=path,
             line=line,
+            key=object_key(ref),
+            order_key=sort_key(ref, wave),
             wave=wave,
             depends_on=deps,
             prune=not keys.flag(obj, keys.PRUNE, keys.DISABLED),

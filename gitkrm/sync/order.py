@@ -13,78 +13,14 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 from gitkrm.krm import ObjectRef
 from gitkrm.sync import keys
 from gitkrm.sync.desired import Desired
+from gitkrm.sync.order_keys import SortKey, sort_key, stage_of
 
-INSTALL_ORDER: Final = (
-    "PriorityClass",
-    "Namespace",
-    "NetworkPolicy",
-    "ResourceQuota",
-    "LimitRange",
-    "PodSecurityPolicy",
-    "PodDisruptionBudget",
-    "ServiceAccount",
-    "Secret",
-    "SecretList",
-    "ConfigMap",
-    "StorageClass",
-    "PersistentVolume",
-    "PersistentVolumeClaim",
-    "CustomResourceDefinition",
-    "ClusterRole",
-    "ClusterRoleList",
-    "ClusterRoleBinding",
-    "ClusterRoleBindingList",
-    "Role",
-    "RoleList",
-    "RoleBinding",
-    "RoleBindingList",
-    "Service",
-    "DaemonSet",
-    "Pod",
-    "ReplicationController",
-    "ReplicaSet",
-    "Deployment",
-    "HorizontalPodAutoscaler",
-    "StatefulSet",
-    "Job",
-    "CronJob",
-    "IngressClass",
-    "Ingress",
-    "APIService",
-)
-_RANK: Final = {k: i for i, k in enumerate(INSTALL_ORDER)}
-_UNKNOWN: Final = len(INSTALL_ORDER)
-
-SortKey = tuple[int, int, int, str, str, str]
-
-
-def first_phase(ref: ObjectRef) -> bool:
-    """Namespaces and CRDs go before every wave."""
-    return (ref.group == "" and ref.kind == "Namespace") or (
-        ref.group == "apiextensions.k8s.io" and ref.kind == "CustomResourceDefinition"
-    )
-
-
-def sort_key(ref: ObjectRef, wave: int) -> SortKey:
-    rank = _RANK.get(ref.kind, _UNKNOWN)
-    return (
-        0 if first_phase(ref) else 1,
-        wave,
-        rank,
-        ref.kind if rank == _UNKNOWN else "",
-        ref.namespace or "",
-        ref.name,
-    )
-
-
-def stage_of(ref: ObjectRef, wave: int) -> tuple[int, int]:
-    """The (phase, wave) group an object is applied in; groups go in ascending order."""
-    return (0, 0) if first_phase(ref) else (1, wave)
+__all__ = ["Ordered", "SortKey", "order", "prune_order", "sort_key", "stage_of"]
 
 
 def describe_stage(stage: tuple[int, int]) -> str:
@@ -100,7 +36,7 @@ class Ordered:
 
 
 def order(objects: Sequence[Desired]) -> Ordered:
-    keyed = sorted(objects, key=lambda d: sort_key(d.ref, d.wave))
+    keyed = sorted(objects, key=lambda d: d.order_key)
     if not any(d.depends_on for d in keyed):
         return Ordered(tuple(keyed), ())
     by_ref = {d.ref: d for d in keyed}

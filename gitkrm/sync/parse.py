@@ -7,7 +7,8 @@ for the renderer, which knows the CRDs of the revision and of the store.
 
 Preparing an object is what kubectl does before an apply, plus gitkrm's labels: the
 default namespace for namespaced kinds, server-owned metadata and `status` (of kinds
-with a status subresource) dropped, the last-applied and revision annotations removed.
+with a status subresource) dropped, the last-applied and revision annotations removed,
+a Secret's `stringData` merged into `data` (as the server stores it).
 The prepared object serialized with sorted keys is the last-applied configuration
 (compact JSON, as kubectl writes it). Admission runs on the object afterwards, in
 place, as the store would run it on create, so an invalid manifest is found before
@@ -26,6 +27,7 @@ from gitkrm.errors import GitkrmError, ManifestError, NotFound
 from gitkrm.krm import GVK, FieldValidation, Obj
 from gitkrm.krm.yamlio import DEFAULT_MAX_BYTES, load_manifests
 from gitkrm.schema import Registry, ResourceInfo
+from gitkrm.schema.secrets import merge_string_data
 from gitkrm.sync import keys
 
 _SORTED = orjson.OPT_SORT_KEYS
@@ -130,6 +132,8 @@ def prepare(obj: Obj, *, info: ResourceInfo, ctx: ParseContext, registry: Regist
             del md["annotations"]
     if "status" in info.subresources:
         obj.pop("status", None)
+    if info.kind == "Secret" and info.group == "":
+        merge_string_data(obj)  # as the server stores it, so it doesn't look like drift
     if ctx.source is not None:
         labels = md.get("labels")
         if labels is None:

@@ -1,0 +1,322 @@
+"""Executes a plan against the store: ordered, batched, with per-object results.
+
+Each ordering stage (Namespaces and CRDs, then each wave) is one `store.batch` where it
+can be: one transaction for thousands of writes. A batch is all or nothing, so when it
+fails the stage is written again object by object, which isolates the failing object
+while the rest proceeds. Per object, a Conflict, AlreadyExists or vanished object is
+answered by reading the object again and planning it again (ownership included); an
+update refused as immutable is reported, or, with `gitkrm.io/force: enabled` on the
+manifest, the object is deleted and created again. Prunes run last, in reverse order,
+each with its uid as precondition.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from gitkrm.errors import AlreadyExists, Conflict, GitkrmError, Invalid, NotFound
+from gitkrm.krm import Obj, ObjectRef
+from gitkrm.store import BatchOp, BatchOpKind, Preconditions, Propagation, Store
+from gitkrm.sync import keys
+from gitkrm.sync.options import SyncOptions
+from gitkrm.sync.patching import create_body
+from gitkrm.sync.plan import MetaLookup, Op, Plan, Step, plan_object
+from gitkrm.sync.results import Action, ObjectResult
+
+FIELD_MANAGER: Final = "gitkrm"
+ATTEMPTS: Final = 4
+WAIT_LIMIT: Final = 30.0  # seconds for a CRD to be established, or a forced delete to finish
+_POLL: Final = 0.05
+
+
+@dataclass(slots=True)
+class Applied:
+    """What the apply did: a result per step (plan order), and by object key the live
+    object after each write (or as the plan read it, for steps without a write)."""
+
+    results: list[ObjectResult] = field(default_factory=list)
+    live: dict[str, Obj] = field(default_factory=dict)
+
+    @property
+    def actions(self) -> list[Action]:
+        return [r.action for r in self.results]
+
+
+def _immutable(e: Invalid) -> bool:
+    text = e.message + " ".join(c.message for c in e.causes)
+    return "immutable" in text
+
+
+def _established(crd: Obj) -> bool:
+    status = crd.get("status")
+    conditions = status.get("conditions") if isinstance(status, dict) else None
+    return any(
+        isinstance(c, dict) and c.get("type") == "Established" and c.get("status") == "True"
+        for c in conditions or ()
+    )
+
+
+class Applier:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        options: SyncOptions,
+        revision: str,
+        meta: MetaLookup,
+        wait_limit: float = WAIT_LIMIT,
+    ) -> None:
+        self.store = store
+        self.options = options
+        self.revision = revision
+        self.meta = meta
+        self.wait_limit = wait_limit
+
+    def _result(self, step: Step, action: Action, message: str = "") -> ObjectResult:
+        d = step.desired
+        return ObjectResult(
+            ref=step.ref,
+            action=action,
+            message=message or step.message,
+            path=d.path if d is not None else None,
+            line=(d.line or None) if d is not None else None,
+        )
+
+    async def apply(self, plan: Plan) -> Applied:
+        out = Applied()
+        results: list[ObjectResult | None] = [None] * len(plan.steps)
+        stage: list[int] = []
+        current: tuple[int, int] | None = None
+        for i, step in enumerate(plan.steps):
+            if step.desired is None:
+                continue
+            if step.stage != current and stage:
+                await self._stage(plan, stage, results, out)
+                stage = []
+            current = step.stage
+            stage.append(i)
+        if stage:
+            await self._stage(plan, stage, results, out)
+        await self._prune(plan, [i for i, s in enumerate(plan.steps) if s.desired is None], results)
+        for r in results:
+            assert r is not None
+            out.results.append(r)
+        return out
+
+    # -- desired objects ---------------------------------------------------------------
+
+    async def _stage(
+        self, plan: Plan, indexes: Sequence[int], results: list[ObjectResult | None], out: Applied
+    ) -> None:
+        writes: list[int] = []
+        for i in indexes:
+            step = plan.steps[i]
+            if step.op in (Op.CREATE, Op.PATCH):
+                writes.append(i)
+            else:
+                results[i] = self._result(step, _PASSIVE[step.op])
+                if step.live is not None:
+                    out.live[step.key] = step.live
+        if not writes:
+            return
+        ops = [self._op(plan.steps[i]) for i in writes]
+        try:
+            written = await self.store.batch(ops, field_manager=FIELD_MANAGER)
+        except GitkrmError:
+            for i in writes:
+                result, obj = await self._one(plan.steps[i])
+                results[i] = result
+                if obj is not None:
+                    out.live[plan.steps[i].key] = obj
+        else:
+            for i, obj in zip(writes, written, strict=True):
+                step = plan.steps[i]
+                action = Action.CREATED if step.op is Op.CREATE else Action.CONFIGURED
+                results[i] = self._result(step, action)
+                out.live[step.key] = obj
+        await self._wait_established(plan, writes, results, out)
+
+    def _op(self, step: Step) -> BatchOp:
+        if step.op is Op.CREATE:
+            return BatchOp(op=BatchOpKind.CREATE, obj=step.body)
+        return BatchOp(
+            op=BatchOpKind.PATCH,
+            ref=self._versioned(step),
+            patch=step.patch,
+            patch_type=step.patch_type,
+        )
+
+    @staticmethod
+    def _versioned(step: Step) -> ObjectRef:
+        d = step.desired
+        r = step.ref
+        version = d.gvk.version if d is not None else None
+        return ObjectRef(
+            group=r.group, kind=r.kind, name=r.name, namespace=r.namespace, version=version
+        )
+
+    async def _get(self, step: Step) -> Obj | None:
+        try:
+            return await self.store.get(self._versioned(step))
+        except NotFound:
+            return None
+
+    async def _one(self, step: Step) -> tuple[ObjectResult, Obj | None]:
+        """Write one object, planning it again after a Conflict or a vanished object."""
+        d = step.desired
+        assert d is not None
+        last: GitkrmError | None = None
+        for _ in range(ATTEMPTS):
+            try:
+                if step.op is Op.CREATE:
+                    assert step.body is not None
+                    obj = await self.store.create(step.body, field_manager=FIELD_MANAGER)
+                    return self._result(step, Action.CREATED), obj
+                if step.op is Op.PATCH:
+                    obj = await self.store.patch(
+                        self._versioned(step),
+                        step.patch,
+                        step.patch_type,
+                        field_manager=FIELD_MANAGER,
+                    )
+                    return self._result(step, Action.CONFIGURED), obj
+                return self._result(step, _PASSIVE[step.op]), step.live
+            except (AlreadyExists, Conflict) as e:
+                last = e
+            except NotFound as e:
+                if step.op is Op.CREATE:  # its namespace, or its kind, is missing
+                    return self._result(step, Action.FAILED, e.message), None
+                last = e
+            except Invalid as e:
+                if step.op is Op.PATCH and _immutable(e):
+                    if d.force:
+                        return await self._recreate(step, e)
+                    hint = f" (annotate it {keys.FORCE}: enabled to delete and re-create it)"
+                    return self._result(step, Action.FAILED, e.message + hint), None
+                return self._result(step, Action.FAILED, e.message), None
+            except GitkrmError as e:
+                return self._result(step, Action.FAILED, e.message), None
+            live = await self._get(step)
+            step = plan_object(
+                d, live, options=self.options, revision=self.revision, meta=self.meta
+            )
+        message = last.message if last is not None else "too many attempts"
+        failed = self._result(step, Action.FAILED, f"gave up after {ATTEMPTS} attempts: {message}")
+        return failed, None
+
+    async def _recreate(self, step: Step, cause: Invalid) -> tuple[ObjectResult, Obj | None]:
+        """Delete and create again (gitkrm.io/force: enabled on an immutable change)."""
+        d = step.desired
+        assert d is not None
+        assert step.live is not None
+        uid = keys.metadata(step.live).get("uid")
+        try:
+            await self.store.delete(
+                self._versioned(step),
+                propagation=Propagation.BACKGROUND,
+                preconditions=Preconditions(uid=uid if isinstance(uid, str) else None),
+            )
+            deadline = time.monotonic() + self.wait_limit
+            while await self._get(step) is not None:
+                if time.monotonic() > deadline:
+                    return self._result(
+                        step, Action.FAILED, "deleted to re-create it, but it is still there"
+                    ), None
+                await asyncio.sleep(_POLL)
+            obj = await self.store.create(
+                create_body(d, self.revision), field_manager=FIELD_MANAGER
+            )
+        except GitkrmError as e:
+            return self._result(step, Action.FAILED, f"re-creating it failed: {e.message}"), None
+        return self._result(
+            step,
+            Action.CONFIGURED,
+            f"re-created ({keys.FORCE}: enabled): {cause.message}",
+        ), obj
+
+    async def _wait_established(
+        self,
+        plan: Plan,
+        writes: Sequence[int],
+        results: list[ObjectResult | None],
+        out: Applied,
+    ) -> None:
+        """Custom resources need their CRD served: wait until each CRD written is
+        Established (the embedded store establishes in the same write)."""
+        for i in writes:
+            step = plan.steps[i]
+            if step.ref.kind != "CustomResourceDefinition":
+                continue
+            obj = out.live.get(step.key)
+            deadline = time.monotonic() + self.wait_limit
+            while obj is not None and not _established(obj):
+                if time.monotonic() > deadline:
+                    results[i] = self._result(
+                        step, Action.FAILED, f"not established after {self.wait_limit:.0f} s"
+                    )
+                    break
+                await asyncio.sleep(_POLL)
+                obj = await self._get(step)
+
+    # -- prunes ------------------------------------------------------------------------
+
+    async def _prune(
+        self, plan: Plan, indexes: Sequence[int], results: list[ObjectResult | None]
+    ) -> None:
+        deletes: list[int] = []
+        for i in indexes:
+            step = plan.steps[i]
+            if step.op is Op.PRUNE:
+                deletes.append(i)
+            else:
+                results[i] = self._result(step, Action.SKIPPED)
+        if not deletes:
+            return
+        ops = [
+            BatchOp(
+                op=BatchOpKind.DELETE,
+                ref=plan.steps[i].ref,
+                propagation=Propagation.BACKGROUND,
+                preconditions=Preconditions(uid=plan.steps[i].uid),
+            )
+            for i in deletes
+        ]
+        try:
+            await self.store.batch(ops, field_manager=FIELD_MANAGER)
+        except GitkrmError:
+            for i in deletes:
+                results[i] = await self._delete_one(plan.steps[i])
+        else:
+            for i in deletes:
+                results[i] = self._result(plan.steps[i], Action.PRUNED)
+
+    async def _delete_one(self, step: Step) -> ObjectResult:
+        try:
+            await self.store.delete(
+                step.ref,
+                propagation=Propagation.BACKGROUND,
+                preconditions=Preconditions(uid=step.uid),
+            )
+        except NotFound:
+            return self._result(step, Action.PRUNED, "already gone")
+        except Conflict:
+            return self._result(
+                step, Action.SKIPPED, "replaced by another object since it was read: left in place"
+            )
+        except GitkrmError as e:
+            return self._result(step, Action.FAILED, f"prune failed: {e.message}")
+        return self._result(step, Action.PRUNED)
+
+
+_PASSIVE: Final = {
+    Op.UNCHANGED: Action.UNCHANGED,
+    Op.REFUSE: Action.REFUSED,
+    Op.SKIP: Action.SKIPPED,
+    Op.FAIL: Action.FAILED,
+    Op.ORPHAN: Action.SKIPPED,
+    Op.FORGET: Action.SKIPPED,
+}

@@ -1,0 +1,156 @@
+"""The per-object three-way patch: last-applied vs desired vs live.
+
+Strategic merge for built-in kinds, JSON merge for custom resources (as kubectl). The
+desired object carries its new last-applied annotation, so a changed manifest also
+updates the annotation; the revision annotation is added only to a patch that changes
+something anyway. Fields under the source's ignoreDifferences pointers take the live
+value on both the desired and the last-applied side, so they are neither reported nor
+set back. A resourceVersion precondition makes a concurrent change a Conflict (the
+applier re-reads and plans the object again) instead of a silent overwrite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+import orjson
+
+from gitkrm.krm import Obj
+from gitkrm.patch import (
+    PatchMeta,
+    create_three_way_json_merge_patch,
+    create_three_way_merge_patch,
+)
+from gitkrm.store import PatchType
+from gitkrm.sync import keys
+from gitkrm.sync.desired import Desired
+
+MISSING: Final[Any] = object()
+
+
+def with_annotations(d: Desired, extra: dict[str, str]) -> Obj:
+    """The desired object with annotations added (shallow copies; `d.obj` is shared)."""
+    md = dict(d.obj.get("metadata") or {})
+    ann = dict(md.get("annotations") or {})
+    ann.update(extra)
+    md["annotations"] = ann
+    out = dict(d.obj)
+    out["metadata"] = md
+    return out
+
+
+def create_body(d: Desired, revision: str) -> Obj:
+    return with_annotations(d, {keys.LAST_APPLIED: d.applied, keys.REVISION: revision})
+
+
+def last_applied(live: Obj) -> Obj | None:
+    """The live object's last-applied configuration, or None (absent or unreadable)."""
+    raw = keys.annotations_of(live).get(keys.LAST_APPLIED)
+    if not isinstance(raw, str) or not raw:
+        return None
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def pointer_tokens(pointer: str) -> list[str]:
+    """RFC 6901 reference tokens of a JSON pointer (`~1` is `/`, `~0` is `~`)."""
+    if pointer in ("", "/"):
+        return []
+    return [t.replace("~1", "/").replace("~0", "~") for t in pointer[1:].split("/")]
+
+
+def lookup(doc: Any, tokens: Sequence[str]) -> Any:
+    for t in tokens:
+        if isinstance(doc, dict):
+            doc = doc.get(t, MISSING)
+        elif isinstance(doc, list) and t.isdigit() and int(t) < len(doc):
+            doc = doc[int(t)]
+        else:
+            return MISSING
+        if doc is MISSING:
+            return MISSING
+    return doc
+
+
+def graft(doc: Any, tokens: Sequence[str], value: Any) -> Any:
+    """`doc` with the value at `tokens` replaced by `value` (MISSING: removed), copying
+    only along the path; unchanged when the path leads nowhere."""
+    if not tokens:
+        return value
+    head, rest = tokens[0], tokens[1:]
+    if isinstance(doc, dict):
+        if head not in doc:
+            if value is MISSING or rest:
+                return doc
+            out = dict(doc)
+            out[head] = value
+            return out
+        child = graft(doc[head], rest, value)
+        if child is doc[head]:
+            return doc
+        out = dict(doc)
+        if child is MISSING:
+            del out[head]
+        else:
+            out[head] = child
+        return out
+    if isinstance(doc, list) and head.isdigit() and int(head) < len(doc):
+        i = int(head)
+        child = graft(doc[i], rest, value)
+        if child is doc[i]:
+            return doc
+        items = list(doc)
+        if child is MISSING:
+            del items[i]
+        else:
+            items[i] = child
+        return items
+    return doc
+
+
+def three_way(
+    d: Desired,
+    live: Obj,
+    *,
+    meta: PatchMeta | None,
+    ignore: Sequence[str] = (),
+    revision: str,
+) -> tuple[Obj | None, PatchType]:
+    """The patch that brings `live` to `d` (None: nothing to change) and its type.
+
+    `meta` None means a custom resource (JSON merge patch). Raises the patch engine's
+    errors (BadRequest) for documents it can't diff.
+    """
+    original = last_applied(live)
+    modified = with_annotations(d, {keys.LAST_APPLIED: d.applied})
+    for pointer in ignore:
+        tokens = pointer_tokens(pointer)
+        value = lookup(live, tokens)
+        modified = graft(modified, tokens, value)
+        if original is not None:
+            original = graft(original, tokens, value)
+    patch_type: PatchType
+    if meta is not None:
+        patch = create_three_way_merge_patch(original, modified, live, meta)
+        patch_type = "strategic"
+    else:
+        patch = create_three_way_json_merge_patch(original, modified, live)
+        patch_type = "merge"
+    if not patch:
+        return None, patch_type
+    out = dict(patch)
+    md = out.get("metadata")
+    md = dict(md) if isinstance(md, dict) else {}
+    ann = md.get("annotations")
+    ann = dict(ann) if isinstance(ann, dict) else {}
+    ann[keys.REVISION] = revision
+    md["annotations"] = ann
+    rv = keys.metadata(live).get("resourceVersion")
+    if rv:
+        md["resourceVersion"] = rv
+    out["metadata"] = md
+    return out, patch_type

@@ -1,0 +1,241 @@
+"""The plan: a pure function from (desired objects, inventory, live objects) to steps.
+
+Per desired object, in apply order: create it when absent; refuse it when another owner
+has it (see `ownership`); leave it alone when `gitkrm.io/reconcile: disabled` is on the
+manifest or the live object; otherwise the three-way patch, or nothing when the patch is
+empty. Then the prunes, in reverse order: inventory objects the revision no longer has,
+deleted with a uid precondition, unless `gitkrm.io/prune: disabled` (or the source does
+not prune), in which case they are only dropped from the inventory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from gitkrm.errors import BadRequest, GitkrmError
+from gitkrm.krm import GVK, Obj, ObjectRef
+from gitkrm.patch import PatchMeta
+from gitkrm.store import PatchType
+from gitkrm.sync import keys
+from gitkrm.sync.desired import Desired
+from gitkrm.sync.objkey import parse_key
+from gitkrm.sync.options import SyncOptions
+from gitkrm.sync.order import prune_order, stage_of
+from gitkrm.sync.ownership import decide
+from gitkrm.sync.patching import create_body, three_way
+from gitkrm.sync.results import Action
+
+
+class Op(StrEnum):
+    CREATE = "create"
+    PATCH = "patch"
+    UNCHANGED = "unchanged"
+    REFUSE = "refuse"  # another owner has it
+    SKIP = "skip"  # reconcile disabled: left alone
+    FAIL = "fail"  # can't be planned (e.g. the object is being deleted)
+    PRUNE = "prune"
+    ORPHAN = "orphan"  # gone from Git, kept in the store (pruning disabled), dropped from inventory
+    FORGET = "forget"  # an inventory entry whose object is gone or no longer ours
+
+
+WRITES = frozenset({Op.CREATE, Op.PATCH, Op.PRUNE})
+# Steps after which the object is (still) this source's: kept in the inventory.
+_OWNED = frozenset({Op.CREATE, Op.PATCH, Op.UNCHANGED})
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    op: Op
+    ref: ObjectRef
+    key: str  # the inventory key (see objkey)
+    desired: Desired | None = None
+    live: Obj | None = None
+    body: Obj | None = None  # CREATE
+    patch: Obj | None = None  # PATCH
+    patch_type: PatchType = "strategic"
+    uid: str | None = None  # PRUNE precondition
+    message: str = ""
+    adopt: bool = False
+
+    @property
+    def stage(self) -> tuple[int, int]:
+        d = self.desired
+        return stage_of(self.ref, d.wave if d is not None else 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What a sync does. `steps`: the desired objects in apply order, then the prunes in
+    prune order. `errors`: why the revision can't be applied at all (no steps then)."""
+
+    revision: str
+    steps: tuple[Step, ...]
+    inventory: frozenset[str]  # inventory keys before the sync
+    errors: tuple[str, ...] = ()
+
+    @property
+    def in_sync(self) -> bool:
+        """Nothing to write and nothing refused: `gitkrm diff` exits 0."""
+        return not self.errors and all(
+            s.op in (Op.UNCHANGED, Op.SKIP, Op.FORGET, Op.ORPHAN) for s in self.steps
+        )
+
+    @property
+    def union(self) -> frozenset[str]:
+        """The inventory written before any object is touched: old and new together."""
+        new = {s.key for s in self.steps if s.op in _OWNED and s.desired is not None}
+        return self.inventory | new
+
+
+MetaLookup = Callable[[GVK], "PatchMeta | None"]
+
+
+def ignored_pointers(ref: ObjectRef, options: SyncOptions) -> tuple[str, ...]:
+    out: list[str] = []
+    for ig in options.ignore_differences:
+        if ig.matches(group=ref.group, kind=ref.kind, name=ref.name, namespace=ref.namespace):
+            out.extend(ig.json_pointers)
+    return tuple(out)
+
+
+def plan_object(
+    d: Desired,
+    live: Obj | None,
+    *,
+    options: SyncOptions,
+    revision: str,
+    meta: MetaLookup,
+) -> Step:
+    """The step for one desired object given its live state (None: absent)."""
+    if live is None:
+        return Step(Op.CREATE, d.ref, d.key, desired=d, body=create_body(d, revision))
+    md = keys.metadata(live)
+    if md.get("deletionTimestamp"):
+        return Step(
+            Op.FAIL,
+            d.ref,
+            d.key,
+            desired=d,
+            live=live,
+            message="the object is being deleted; it is created again once it is gone",
+        )
+    decision = decide(live, source=options.source_name, policy=options.adoption)
+    if not decision.allowed:
+        return Step(Op.REFUSE, d.ref, d.key, desired=d, live=live, message=decision.reason)
+    if not d.reconcile or keys.flag(live, keys.RECONCILE, keys.DISABLED):
+        return Step(
+            Op.SKIP, d.ref, d.key, desired=d, live=live, message="reconcile disabled: left alone"
+        )
+    try:
+        patch, patch_type = three_way(
+            d,
+            live,
+            meta=meta(d.gvk),
+            ignore=ignored_pointers(d.ref, options),
+            revision=revision,
+        )
+    except GitkrmError as e:
+        return Step(Op.FAIL, d.ref, d.key, desired=d, live=live, message=e.message)
+    if patch is None:
+        return Step(Op.UNCHANGED, d.ref, d.key, desired=d, live=live)
+    return Step(
+        Op.PATCH,
+        d.ref,
+        d.key,
+        desired=d,
+        live=live,
+        patch=patch,
+        patch_type=patch_type,
+        adopt=decision.adopt,
+        message="adopted" if decision.adopt else "",
+    )
+
+
+def plan_prune(ref: ObjectRef, key: str, live: Obj | None, *, options: SyncOptions) -> Step:
+    """The step for an inventory object the revision no longer has."""
+    if live is None:
+        return Step(Op.FORGET, ref, key, message="already gone")
+    if keys.source_of(live) != options.source_name:
+        return Step(
+            Op.FORGET, ref, key, live=live, message="no longer owned by this source: left in place"
+        )
+    if not options.prune:
+        return Step(Op.ORPHAN, ref, key, live=live, message="pruning is disabled for this source")
+    if keys.flag(live, keys.PRUNE, keys.DISABLED):
+        return Step(
+            Op.ORPHAN, ref, key, live=live, message=f"{keys.PRUNE}: disabled: left in place"
+        )
+    if keys.flag(live, keys.RECONCILE, keys.DISABLED):
+        return Step(Op.ORPHAN, ref, key, live=live, message="reconcile disabled: left in place")
+    uid = keys.metadata(live).get("uid")
+    return Step(Op.PRUNE, ref, key, live=live, uid=uid if isinstance(uid, str) else None)
+
+
+def prune_candidates(
+    inventory: Collection[str], wanted: Collection[str]
+) -> tuple[dict[str, ObjectRef], list[str]]:
+    """Inventory entries the revision no longer has (parsed), and malformed entries."""
+    out: dict[str, ObjectRef] = {}
+    bad: list[str] = []
+    for k in inventory:
+        if k in wanted:
+            continue
+        try:
+            out[k] = parse_key(k)
+        except BadRequest:
+            bad.append(k)
+    return out, bad
+
+
+def make_plan(
+    *,
+    revision: str,
+    desired: Sequence[Desired],
+    inventory: frozenset[str],
+    live: Mapping[ObjectRef, Obj | None],
+    options: SyncOptions,
+    meta: MetaLookup,
+    in_sync: Collection[str] = (),
+) -> Plan:
+    """Plan a revision. `desired` is in apply order; `inventory` holds the inventory's
+    keys; `live` the live state of every object read (None: absent); `in_sync` the keys
+    of objects known unchanged since they were last applied (planned as unchanged
+    without being read)."""
+    steps: list[Step] = []
+    wanted: set[str] = set()
+    for d in desired:
+        wanted.add(d.key)
+        if d.key in in_sync:
+            steps.append(Step(Op.UNCHANGED, d.ref, d.key, desired=d))
+        else:
+            steps.append(
+                plan_object(d, live.get(d.ref), options=options, revision=revision, meta=meta)
+            )
+    gone, bad = prune_candidates(inventory, wanted)
+    by_ref = {ref: k for k, ref in gone.items()}
+    for ref in prune_order((ref, live.get(ref)) for ref in gone.values()):
+        steps.append(plan_prune(ref, by_ref[ref], live.get(ref), options=options))
+    for k in sorted(bad):
+        ref = ObjectRef(group="", kind="InventoryEntry", name=k)
+        steps.append(Step(Op.FORGET, ref, k, message="malformed inventory entry: dropped"))
+    return Plan(revision=revision, steps=tuple(steps), inventory=inventory)
+
+
+def narrowed(plan: Plan, actions: Sequence[Action]) -> frozenset[str]:
+    """The inventory after applying `plan`, from what happened to each object: the
+    objects this source now has, those it had and left alone or failed to change, and
+    the prunes that failed. `actions` are what happened to each step, in plan order."""
+    out: set[str] = set()
+    for s, action in zip(plan.steps, actions, strict=True):
+        if s.desired is not None:
+            if action in _KEPT or (action in _KEPT_IF_OWNED and s.key in plan.inventory):
+                out.add(s.key)
+        elif s.op is Op.PRUNE and action is Action.FAILED:
+            out.add(s.key)
+    return frozenset(out)
+
+
+_KEPT = frozenset({Action.CREATED, Action.CONFIGURED, Action.UNCHANGED})
+_KEPT_IF_OWNED = frozenset({Action.SKIPPED, Action.FAILED})
