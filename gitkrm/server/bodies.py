@@ -12,6 +12,7 @@ from gitkrm.errors import BadRequest, ManifestError
 from gitkrm.krm import FieldValidation, Obj, load_manifests
 from gitkrm.schema import ResourceInfo
 from gitkrm.server.negotiation import BodyFormat
+from gitkrm.server.protobuf import decode_object
 
 
 def _reject_constant(name: str) -> Any:
@@ -69,6 +70,8 @@ def decode_body(
     Warn (kube's wording)."""
     if fmt is BodyFormat.YAML:
         return decode_yaml(body), []
+    if fmt is BodyFormat.PROTOBUF:
+        return decode_object(body), []
     value, dups = decode_json(body, validation=validation)
     if not dups:
         return value, []

@@ -129,6 +129,7 @@ def patch_type(content_type: str | None) -> PatchType:
 class BodyFormat(StrEnum):
     JSON = "json"
     YAML = "yaml"
+    PROTOBUF = "protobuf"
 
 
 def body_format(content_type: str | None) -> BodyFormat:
@@ -138,7 +139,9 @@ def body_format(content_type: str | None) -> BodyFormat:
         return BodyFormat.JSON
     if mt in ("application/yaml", "application/x-yaml", "text/yaml"):
         return BodyFormat.YAML
+    if mt == "application/vnd.kubernetes.protobuf":
+        return BodyFormat.PROTOBUF
     raise UnsupportedMediaType(
-        f"the body of the request was in an unknown format - accepted media types include: "
-        f'application/json, application/yaml (got "{mt}")'
+        "the body of the request was in an unknown format - accepted media types include: "
+        f'application/json, application/yaml, application/vnd.kubernetes.protobuf (got "{mt}")'
     )
