@@ -183,13 +183,18 @@ class ReportRepo:
         return out or None
 
     async def notes(self, ref: str) -> dict[str, str]:
-        """commit -> note blob, for every note under `ref` (empty when the ref is absent)."""
-        res = await self._git("notes", f"--ref={ref}", "list")
+        """commit -> note blob, for every note of the notes commit `ref` names (any ref,
+        not only under refs/notes/; empty when it does not exist)."""
+        if await self.rev(ref) is None:
+            return {}
+        res = await self._git("ls-tree", "-r", "-z", "--end-of-options", ref)
         out: dict[str, str] = {}
-        for line in res.stdout.decode().splitlines():
-            blob, _, commit = line.partition(" ")
-            if commit:
-                out[commit] = blob
+        for record in res.stdout.split(b"\0"):
+            meta, _, path = record.partition(b"\t")
+            parts = meta.split()
+            name = path.decode().replace("/", "")  # fan-out directories: ab/cdef... -> abcdef...
+            if len(parts) == 3 and parts[1] == b"blob" and _OID.match(name):
+                out[name] = parts[2].decode()
         return out
 
     async def set_note(self, ref: str, commit: str, blob: str) -> None:

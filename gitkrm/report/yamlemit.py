@@ -24,12 +24,24 @@ _WORDS = frozenset(
 )
 
 
+# JSON writes characters beyond U+FFFF as surrogate pairs, which YAML does not take.
+_PAIR = re.compile(r"(\\\\)|\\u(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})")
+
+
+def _astral(m: re.Match[str]) -> str:
+    if m[1]:
+        return m[1]
+    code = 0x10000 + ((int(m[2], 16) - 0xD800) << 10) + (int(m[3], 16) - 0xDC00)
+    return f"\\U{code:08X}"
+
+
 def scalar(value: Any) -> str:
     """One scalar as YAML text that reads back as the same value."""
     if isinstance(value, str):
         if _PLAIN.match(value) and value not in _WORDS:
             return value
-        return json.dumps(value)
+        quoted = json.dumps(value)
+        return _PAIR.sub(_astral, quoted) if "\\ud" in quoted else quoted
     if value is None:
         return "null"
     if value is True:
@@ -39,7 +51,9 @@ def scalar(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return json.dumps(value)
+        text = json.dumps(value)  # YAML 1.1 wants a dot in the mantissa: 1.0e-05, not 1e-05
+        mantissa, e, exponent = text.partition("e")
+        return f"{mantissa}.0e{exponent}" if e and "." not in mantissa else text
     raise TypeError(f"cannot write a {type(value).__name__} in a report document")
 
 
@@ -93,5 +107,7 @@ def _emit(value: Any, indent: str, out: list[str]) -> None:
 def dump(doc: Mapping[str, Any] | Sequence[Any], *, header: str = "") -> str:
     """`doc` as a YAML document; `header` lines are written first as comments."""
     out = [f"# {line}".rstrip() for line in header.splitlines()]
+    if not doc:
+        out.append("{}" if isinstance(doc, Mapping) else "[]")
     _emit(doc, "", out)
     return "\n".join(out) + "\n"

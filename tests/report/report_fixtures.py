@@ -1,0 +1,64 @@
+"""Fixtures of the report tests (imported by tests/report/conftest.py and the e2e tests)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gitkrm.report import Backoff, Reporter
+from gitkrm.source import GitSource, GitSourceSpec
+from tests.source.source_gitrepo import RemoteRepo
+
+SourceMaker = Callable[..., Awaitable[GitSource]]
+ReporterMaker = Callable[..., Reporter]
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> RemoteRepo:
+    """A bare remote with one commit of one manifest on main."""
+    r = RemoteRepo(tmp_path / "repo")
+    r.write("app.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+    r.commit("first")
+    r.push()
+    return r
+
+
+@pytest.fixture
+async def make_source(tmp_path: Path) -> AsyncIterator[SourceMaker]:
+    """Git sources whose caches live in `<state>/git/<name>`, each snapshotted once."""
+    made: list[GitSource] = []
+
+    async def make(
+        url: str, *, name: str = "default", state: str = "state", **spec: Any
+    ) -> GitSource:
+        src = GitSource(
+            GitSourceSpec(name=name, url=url, **spec), cache_dir=tmp_path / state / "git" / name
+        )
+        made.append(src)
+        await src.snapshot()
+        return src
+
+    yield make
+    for src in made:
+        await src.close()
+
+
+FAST = Backoff(initial=0.05, maximum=0.2, jitter=0.0)
+
+
+@pytest.fixture
+async def make_reporter() -> AsyncIterator[ReporterMaker]:
+    made: list[Reporter] = []
+
+    def make(agent: str = "edge-1", *, throttle_s: float = 0.0, **kw: Any) -> Reporter:
+        kw.setdefault("backoff", FAST)
+        rep = Reporter(agent_name=agent, throttle_s=throttle_s, **kw)
+        made.append(rep)
+        return rep
+
+    yield make
+    for rep in made:
+        await rep.close()

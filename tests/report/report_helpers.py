@@ -1,0 +1,113 @@
+"""Helpers of the report tests: results, verdicts, and reading back (and validating) what
+the reporter wrote into a repository."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gitkrm.health import Health, HealthResult
+from gitkrm.krm import ObjectRef
+from gitkrm.report import PushState, validate_note, validate_status
+from gitkrm.sync.results import Action, ObjectResult, SyncResult, make_result
+from tests.source.source_gitrepo import ENV
+
+
+def deployment(name: str, namespace: str = "default") -> ObjectRef:
+    return ObjectRef(group="apps", kind="Deployment", name=name, namespace=namespace)
+
+
+def service(name: str, namespace: str = "default") -> ObjectRef:
+    return ObjectRef(group="", kind="Service", name=name, namespace=namespace)
+
+
+CURRENT = HealthResult(Health.CURRENT, "Resource is current")
+PROGRESSING = HealthResult(Health.IN_PROGRESS, "Available: 0/3", "LessAvailable")
+DEADLINE = HealthResult(Health.FAILED, "Progress deadline exceeded", "ProgressDeadlineExceeded")
+
+
+def result(
+    revision: str,
+    refs: Iterable[ObjectRef],
+    *,
+    action: Action = Action.CREATED,
+    errors: Iterable[str] = (),
+) -> SyncResult:
+    return make_result(
+        revision=revision, objects=[ObjectResult(r, action) for r in refs], errors=errors
+    )
+
+
+def git_out(git_dir: Path, *args: str, check: bool = True) -> str:
+    res = subprocess.run(
+        ["git", f"--git-dir={git_dir}", *args], env=ENV, capture_output=True, text=True, check=False
+    )
+    if check and res.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {res.stderr}")
+    return res.stdout
+
+
+def read_note(git_dir: Path, agent: str, commit: str) -> dict[str, Any] | None:
+    """The note of `commit` by `agent` in a repository, validated; None if there is none."""
+    res = subprocess.run(
+        ["git", f"--git-dir={git_dir}", "notes", f"--ref=gitkrm/{agent}", "show", commit],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if res.returncode != 0:
+        return None
+    doc: dict[str, Any] = yaml.safe_load(res.stdout)
+    validate_note(doc)
+    return doc
+
+
+def read_status(
+    git_dir: Path, agent: str, ref: str = "refs/heads/gitkrm/status"
+) -> dict[str, Any] | None:
+    """The status file of `agent` on a status ref, validated; None if there is none."""
+    res = subprocess.run(
+        ["git", f"--git-dir={git_dir}", "show", f"{ref}:status/{agent}.yaml"],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if res.returncode != 0:
+        return None
+    doc: dict[str, Any] = yaml.safe_load(res.stdout)
+    validate_status(doc)
+    return doc
+
+
+def objects_of(entry: dict[str, Any]) -> dict[str, str]:
+    """`Kind ns/name` -> health of a note or status entry."""
+    return {
+        f"{o['kind']} {o.get('namespace', '')}/{o['name']}": o["health"] for o in entry["objects"]
+    }
+
+
+class PushLog:
+    """Records push states from a Reporter's listener; `until` waits for one that matches."""
+
+    def __init__(self) -> None:
+        self.states: list[tuple[str, PushState]] = []
+        self._changed = asyncio.Event()
+
+    def __call__(self, source: str, state: PushState) -> None:
+        self.states.append((source, state))
+        self._changed.set()
+
+    async def until(self, pred: Callable[[PushState], bool], *, within: float = 10.0) -> PushState:
+        async with asyncio.timeout(within):
+            while True:
+                if self.states and pred(self.states[-1][1]):
+                    return self.states[-1][1]
+                self._changed.clear()
+                await self._changed.wait()

@@ -1,0 +1,130 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gitkrm.report import notes as notes_module
+from gitkrm.report.formats import note_document, render
+from gitkrm.report.notes import NoteBook
+from gitkrm.report.repo import RemoteTarget, ReportRepo
+from tests.report.report_fixtures import SourceMaker
+from tests.report.report_helpers import git_out, read_note
+from tests.source.source_gitrepo import RemoteRepo
+
+
+def _entry(updated: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "revision": "0" * 40,
+        "time": "2024-05-01T10:00:00Z",
+        "updated": updated,
+        "result": "Succeeded",
+        "health": "Current",
+        "counts": {"created": 0, "configured": 0, "pruned": 0, "unchanged": 0, "failed": 0},
+        "errors": [],
+        "objects": [],
+        **extra,
+    }
+
+
+async def _book(make_source: SourceMaker, remote: RemoteRepo) -> NoteBook:
+    src = await make_source(remote.url)
+    return NoteBook(ReportRepo(RemoteTarget.of_source(src), agent="edge-1"), agent="edge-1")
+
+
+async def test_sources_share_a_commits_note(make_source: SourceMaker, remote: RemoteRepo) -> None:
+    book = await _book(make_source, remote)
+    head = remote.head()
+    e1 = {**_entry("2024-05-01T10:00:00Z"), "revision": head}
+    e2 = {**_entry("2024-05-01T10:00:01Z"), "revision": head, "health": "InProgress"}
+    assert await book.write(head, {"apps": e1})
+    assert await book.write(head, {"infra": e2})
+    assert not await book.write(head, {"infra": e2})  # the same note again: nothing written
+    note = read_note(book.repo.git_dir, "edge-1", head)
+    assert note is not None
+    assert note["sources"] == {"apps": e1, "infra": e2}
+    # One commit per change of the note, none for the repeated write.
+    assert (
+        git_out(book.repo.git_dir, "rev-list", "--count", "refs/notes/gitkrm/edge-1").strip() == "2"
+    )
+
+
+async def test_a_known_note_is_not_parsed_again(
+    make_source: SourceMaker, remote: RemoteRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    book = await _book(make_source, remote)
+    head = remote.head()
+    await book.write(head, {"apps": _entry("2024-05-01T10:00:00Z", revision=head)})
+    calls: list[str] = []
+    monkeypatch.setattr(notes_module, "parse", lambda *a, **k: calls.append("parse"))
+    await book.write(head, {"infra": _entry("2024-05-01T10:00:00Z", revision=head)})
+    assert calls == []
+
+
+async def test_a_foreign_note_is_replaced(make_source: SourceMaker, remote: RemoteRepo) -> None:
+    book = await _book(make_source, remote)
+    head = remote.head()
+    blob = await book.repo.write_blob(b"not: [a gitkrm note")
+    await book.repo.set_note(book.ref, head, blob)
+    assert await book.read(head) is None
+    await book.write(head, {"apps": _entry("2024-05-01T10:00:00Z", revision=head)})
+    note = await book.read(head)
+    assert note is not None
+    assert list(note["sources"]) == ["apps"]
+
+
+async def test_rebase_keeps_both_sides_entries(
+    make_source: SourceMaker, remote: RemoteRepo
+) -> None:
+    book = await _book(make_source, remote)
+    repo = book.repo
+    head = remote.head()
+    other = "1" * 40
+    # The remote's history (as fetched): a note on `head` by source a, one on `other`.
+    await book.write(head, {"a": _entry("2024-05-01T10:00:05Z", v="theirs")})
+    await book.write(other, {"a": _entry("2024-05-01T10:00:00Z")})
+    theirs = await repo.rev(book.ref)
+    assert theirs is not None
+    await repo.set_ref("refs/notes/test-remote", theirs, message="test")
+    # Ours diverged from an older point: our own entries on `head`.
+    first = await repo.rev(f"{book.ref}~1")
+    assert first is not None
+    await repo.update_ref(book.ref, first, old=theirs, message="test")
+    book._docs.clear()
+    await book.write(
+        head,
+        {"a": _entry("2024-05-01T10:00:01Z", v="ours-older"), "b": _entry("2024-05-01T10:00:02Z")},
+    )
+    await book.rebase("refs/notes/test-remote")
+    tip = await repo.rev(book.ref)
+    assert tip is not None
+    assert await repo.is_ancestor(theirs, tip)
+    note = await book.read(head)
+    assert note is not None
+    assert note["sources"]["a"]["v"] == "theirs"  # updated later than ours
+    assert "b" in note["sources"]
+    assert await book.read(other) is not None
+
+
+async def test_rebase_fast_forwards_and_adopts(
+    make_source: SourceMaker, remote: RemoteRepo
+) -> None:
+    book = await _book(make_source, remote)
+    repo = book.repo
+    head = remote.head()
+    await book.rebase("refs/gitkrm/test/none")  # no remote notes: nothing to do
+    assert await repo.rev(book.ref) is None
+    blob = await repo.write_blob(
+        render(note_document("edge-1", {"a": _entry("2024-05-01T10:00:00Z")}))
+    )
+    await repo.set_note("refs/notes/test-remote", head, blob)
+    remote_tip = await repo.rev("refs/notes/test-remote")
+    assert remote_tip is not None
+    await book.rebase("refs/notes/test-remote")  # no local notes: take theirs
+    assert await repo.rev(book.ref) == remote_tip
+    await repo.set_note("refs/notes/test-remote", "2" * 40, blob)
+    newer = await repo.rev("refs/notes/test-remote")
+    assert newer is not None
+    assert newer != remote_tip
+    await book.rebase("refs/notes/test-remote")  # behind: fast-forward
+    assert await repo.rev(book.ref) == newer

@@ -1,0 +1,255 @@
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from gitkrm.report import Reporter
+from gitkrm.report.statusfile import STATUS_REF
+from gitkrm.source import LocalSource
+from gitkrm.sync.results import Action
+from tests.report.report_fixtures import ReporterMaker, SourceMaker
+from tests.report.report_helpers import (
+    CURRENT,
+    DEADLINE,
+    PROGRESSING,
+    PushLog,
+    deployment,
+    git_out,
+    objects_of,
+    read_note,
+    read_status,
+    result,
+    service,
+)
+from tests.source.source_gitrepo import RemoteRepo
+
+
+async def test_a_sync_is_noted_and_in_the_status_file(
+    make_source: SourceMaker, make_reporter: ReporterMaker, remote: RemoteRepo
+) -> None:
+    src = await make_source(remote.url)
+    rep = make_reporter()
+    rep.register("default", src)
+    head = remote.head()
+    web, svc = deployment("web"), service("web")
+    await rep.record_sync(
+        source_name="default",
+        result=result(head, [web, svc]),
+        health={web: PROGRESSING, svc: CURRENT},
+    )
+    await rep.settled()
+    cache = src.cache_dir
+    note = read_note(cache, "edge-1", head)
+    assert note is not None
+    entry = note["sources"]["default"]
+    assert (entry["result"], entry["health"]) == ("Succeeded", "InProgress")
+    assert objects_of(entry) == {"Deployment default/web": "InProgress"}
+    status = read_status(cache, "edge-1", STATUS_REF)
+    assert status is not None
+    assert objects_of(status["sources"]["default"]) == {
+        "Deployment default/web": "InProgress",
+        "Service default/web": "Current",
+    }
+    assert await rep.flush(timeout=10)
+    assert read_note(remote.bare, "edge-1", head) == note
+    assert read_status(remote.bare, "edge-1") == status
+    state = rep.push_state("default")
+    assert state is not None
+    assert state.ok
+    assert not state.pending
+    assert state.last_success
+
+
+async def test_health_changes_wait_for_the_throttle_and_flush_writes_the_last(
+    make_source: SourceMaker, make_reporter: ReporterMaker, remote: RemoteRepo
+) -> None:
+    src = await make_source(remote.url)
+    rep = make_reporter(throttle_s=3600)
+    rep.register("default", src)
+    head = remote.head()
+    web, db = deployment("web"), deployment("db")
+    await rep.record_sync(
+        source_name="default",
+        result=result(head, [web, db]),
+        health={web: PROGRESSING, db: PROGRESSING},
+    )
+    await rep.settled()
+    stats = rep.stats("default")
+    assert stats is not None
+    assert (stats.note_writes, stats.status_writes) == (1, 1)
+    notes_tip = git_out(src.cache_dir, "rev-parse", "refs/notes/gitkrm/edge-1")
+    # Same verdicts again: nothing to do at all.
+    await rep.record_health(source_name="default", revision=head, health={web: PROGRESSING})
+    await rep.settled()
+    deferred = stats.deferred
+    # A change that keeps the aggregate (InProgress): held back by the throttle.
+    await rep.record_health(source_name="default", revision=head, health={web: CURRENT})
+    await rep.settled()
+    assert stats.deferred == deferred + 1
+    assert (stats.note_writes, stats.status_writes) == (1, 1)
+    assert git_out(src.cache_dir, "rev-parse", "refs/notes/gitkrm/edge-1") == notes_tip
+    # Then the deadline passes for db; the final state is written by flush.
+    await rep.record_health(source_name="default", revision=head, health={db: DEADLINE})
+    assert await rep.flush(timeout=10)
+    assert (stats.note_writes, stats.status_writes) == (2, 2)
+    note = read_note(remote.bare, "edge-1", head)
+    assert note is not None
+    assert note["sources"]["default"]["health"] == "Failed"
+    assert objects_of(note["sources"]["default"]) == {"Deployment default/db": "Failed"}
+    status = read_status(remote.bare, "edge-1")
+    assert status is not None
+    assert status["sources"]["default"]["health"] == "Failed"
+
+
+async def test_a_new_commit_is_noted_at_once_and_the_old_note_keeps_its_last_health(
+    make_source: SourceMaker, make_reporter: ReporterMaker, remote: RemoteRepo
+) -> None:
+    src = await make_source(remote.url)
+    rep = make_reporter(throttle_s=3600)
+    rep.register("default", src)
+    first = remote.head()
+    web = deployment("web")
+    await rep.record_sync(
+        source_name="default", result=result(first, [web]), health={web: PROGRESSING}
+    )
+    await rep.settled()
+    await rep.record_health(source_name="default", revision=first, health={web: DEADLINE})
+    remote.write("app.yaml", "changed: true\n")
+    second = remote.commit("second")
+    remote.push()
+    await src.snapshot()
+    await rep.record_sync(
+        source_name="default",
+        result=result(second, [web], action=Action.CONFIGURED),
+        health={web: PROGRESSING},
+    )
+    await rep.settled()
+    new = read_note(src.cache_dir, "edge-1", second)
+    assert new is not None
+    assert new["sources"]["default"]["counts"]["configured"] == 1
+    # Health of the old revision is no longer followed.
+    await rep.record_health(source_name="default", revision=first, health={web: CURRENT})
+    await rep.flush(timeout=10)
+    old = read_note(remote.bare, "edge-1", first)
+    assert old is not None
+    assert old["sources"]["default"]["health"] == "Failed"
+    status = read_status(remote.bare, "edge-1")
+    assert status is not None
+    assert status["sources"]["default"]["revision"] == second
+
+
+async def test_a_drift_check_that_changed_nothing_keeps_the_sync_time(
+    make_source: SourceMaker, make_reporter: ReporterMaker, remote: RemoteRepo
+) -> None:
+    src = await make_source(remote.url)
+    rep = make_reporter()
+    rep.register("default", src)
+    head = remote.head()
+    web = deployment("web")
+    await rep.record_sync(source_name="default", result=result(head, [web]), health={web: CURRENT})
+    await rep.settled()
+    stats = rep.stats("default")
+    assert stats is not None
+    writes = (stats.note_writes, stats.status_writes)
+    await rep.record_sync(
+        source_name="default",
+        result=result(head, [web], action=Action.UNCHANGED),
+        health={web: CURRENT},
+    )
+    await rep.settled()
+    assert (stats.note_writes, stats.status_writes) == writes
+
+
+async def test_two_sources_of_one_agent_share_the_note(
+    make_source: SourceMaker, make_reporter: ReporterMaker, remote: RemoteRepo
+) -> None:
+    apps = await make_source(remote.url, name="apps", path="")
+    infra = await make_source(remote.url, name="infra")
+    rep = make_reporter(throttle_s=3600)
+    rep.register("apps", apps)
+    rep.register("infra", infra)
+    head = remote.head()
+    web = deployment("web")
+    await rep.record_sync(source_name="apps", result=result(head, [web]), health={web: CURRENT})
+    await rep.record_sync(
+        source_name="infra", result=result(head, [service("db")]), health={service("db"): CURRENT}
+    )
+    assert await rep.flush(timeout=10)
+    note = read_note(remote.bare, "edge-1", head)
+    assert note is not None
+    assert sorted(note["sources"]) == ["apps", "infra"]
+    status = read_status(remote.bare, "edge-1")
+    assert status is not None
+    assert sorted(status["sources"]) == ["apps", "infra"]
+    rep.unregister("infra")
+    assert await rep.flush(timeout=10)
+    status = read_status(remote.bare, "edge-1")
+    assert status is not None
+    assert sorted(status["sources"]) == ["apps"]
+    note = read_note(remote.bare, "edge-1", head)
+    assert note is not None
+    assert sorted(note["sources"]) == ["apps", "infra"]
+
+
+async def test_plain_directories_and_unknown_sources_are_not_reported(
+    make_reporter: ReporterMaker, tmp_path: Path
+) -> None:
+    rep = make_reporter()
+    rep.register("dir", LocalSource(name="dir", root=tmp_path))
+    web = deployment("web")
+    await rep.record_sync(source_name="dir", result=result("a" * 40, [web]), health={})
+    await rep.record_health(source_name="nope", revision="a" * 40, health={web: CURRENT})
+    assert rep.push_state("dir") is None
+    assert await rep.flush(timeout=1)
+
+
+async def test_push_failures_are_retried_reported_and_never_raised(
+    make_source: SourceMaker,
+    make_reporter: ReporterMaker,
+    remote: RemoteRepo,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    src = await make_source(remote.url)
+    pushes = PushLog()
+    rep = make_reporter(on_push_state=pushes)
+    rep.register("default", src)
+    hook = remote.bare / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\nexit 1\n")
+    hook.chmod(0o755)
+    head = remote.head()
+    with caplog.at_level(logging.WARNING, logger="gitkrm.report"):
+        await rep.record_sync(
+            source_name="default", result=result(head, [deployment("w")]), health={}
+        )
+        state = await pushes.until(lambda s: s.failures >= 2)
+    assert state.pending
+    assert state.next_attempt is not None
+    assert state.last_error is not None
+    assert "pre-receive hook declined" in state.last_error
+    assert "reports not pushed" in caplog.text
+    assert {name for name, _ in pushes.states} == {"default"}
+    assert read_note(remote.bare, "edge-1", head) is None
+    hook.unlink()
+    state = await pushes.until(lambda s: s.ok)
+    assert not state.pending
+    assert rep.push_state("default") == state
+    assert read_note(remote.bare, "edge-1", head) is not None
+
+
+async def test_flush_gives_up_at_its_deadline(
+    make_source: SourceMaker, make_reporter: ReporterMaker, remote: RemoteRepo
+) -> None:
+    src = await make_source(remote.url)
+    rep: Reporter = make_reporter()
+    rep.register("default", src)
+    hook = remote.bare / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\nexit 1\n")
+    hook.chmod(0o755)
+    await rep.record_sync(
+        source_name="default", result=result(remote.head(), [deployment("w")]), health={}
+    )
+    assert not await rep.flush(timeout=0.5)
+    # The final state is in the cache even so, ready for the next push.
+    assert read_note(src.cache_dir, "edge-1", remote.head()) is not None
