@@ -88,26 +88,28 @@ class _Cache(Generic[K, V]):
     """Entries used in this render or the one before; older ones are dropped."""
 
     def __init__(self) -> None:
-        self._current: dict[K, V] = {}
-        self._previous: dict[K, V] = {}
+        self._entries: dict[K, tuple[int, V]] = {}
+        self._generation = 0
 
     def get(self, key: K) -> V | None:
-        hit = self._current.get(key)
+        hit = self._entries.get(key)
         if hit is None:
-            hit = self._previous.get(key)
-            if hit is not None:
-                self._current[key] = hit
-        return hit
+            return None
+        if hit[0] != self._generation:
+            self._entries[key] = (self._generation, hit[1])
+        return hit[1]
 
     def put(self, key: K, value: V) -> None:
-        self._current[key] = value
+        self._entries[key] = (self._generation, value)
 
     def rotate(self) -> None:
-        self._previous = self._current
-        self._current = {}
+        """End of a render: forget what neither this render nor the one before used."""
+        oldest = self._generation - 1
+        self._entries = {k: v for k, v in self._entries.items() if v[0] >= oldest}
+        self._generation += 1
 
     def __len__(self) -> int:
-        return len(self._current) + len(self._previous)
+        return len(self._entries)
 
 
 def describe_ref(ref: ObjectRef) -> str:

@@ -1,0 +1,61 @@
+"""Fixtures for the sync tests: a real SQLite store, engines, Git remotes and sources."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gitkrm.source import GitSource, GitSourceSpec
+from gitkrm.store import Store, open_store
+from gitkrm.sync.engine import SyncEngine
+from gitkrm.sync.options import SyncOptions
+from tests.sync.sync_helpers import Remote
+
+EngineFactory = Callable[..., SyncEngine]
+SourceFactory = Callable[..., GitSource]
+
+
+@pytest.fixture
+async def store() -> AsyncIterator[Store]:
+    s = await open_store("sqlite:///:memory:")
+    yield s
+    await s.close()
+
+
+@pytest.fixture
+async def make_engine(store: Store) -> AsyncIterator[EngineFactory]:
+    """Engines on the test's store (closed afterwards); options as keywords."""
+    made: list[SyncEngine] = []
+
+    def make(*, target: Store | None = None, **options: Any) -> SyncEngine:
+        options.setdefault("source_name", "src")
+        options.setdefault("agent_name", "agent")
+        eng = SyncEngine(store=target or store, options=SyncOptions(**options))
+        made.append(eng)
+        return eng
+
+    yield make
+    for eng in made:
+        await eng.close()
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Remote:
+    return Remote(tmp_path / "repo")
+
+
+@pytest.fixture
+async def make_source(tmp_path: Path) -> AsyncIterator[SourceFactory]:
+    made: list[GitSource] = []
+
+    def make(url: str, *, name: str = "src", cache: str = "cache") -> GitSource:
+        src = GitSource(GitSourceSpec(name=name, url=url), cache_dir=tmp_path / cache)
+        made.append(src)
+        return src
+
+    yield make
+    for src in made:
+        await src.close()

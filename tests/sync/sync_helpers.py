@@ -1,0 +1,142 @@
+"""Helpers for the sync tests: in-memory snapshots, a Git remote to commit to, manifests."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from gitkrm.source.snapshot import FileEntry, MemoryBlobs, Snapshot, git_blob_id
+from gitkrm.sync.desired import Desired, make_desired
+from gitkrm.sync.parse import ParseContext, builtin_registry, parse_file
+
+ENV = {
+    **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_AUTHOR_NAME": "Test",
+    "GIT_AUTHOR_EMAIL": "test@example.invalid",
+    "GIT_COMMITTER_NAME": "Test",
+    "GIT_COMMITTER_EMAIL": "test@example.invalid",
+    "LC_ALL": "C",
+}
+
+
+def snapshot(files: dict[str, str | bytes], revision: str = "rev-1") -> Snapshot:
+    """A snapshot held in memory, as a plain-directory source builds it."""
+    entries: dict[str, FileEntry] = {}
+    blobs: dict[str, bytes] = {}
+    for path, content in files.items():
+        data = content.encode() if isinstance(content, str) else content
+        blob = git_blob_id(data)
+        entries[path] = FileEntry(path=path, blob=blob, size=len(data))
+        blobs[blob] = data
+    return Snapshot(revision=revision, files=entries, reader=MemoryBlobs(blobs))
+
+
+def git(*args: str, cwd: Path) -> str:
+    res = subprocess.run(
+        ["git", *args], cwd=cwd, env=ENV, capture_output=True, text=True, check=False
+    )
+    if res.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {res.stderr}")
+    return res.stdout.strip()
+
+
+class Remote:
+    """A bare repository sources fetch from, and a work clone tests commit and push from."""
+
+    def __init__(self, root: Path) -> None:
+        self.bare = root / "remote.git"
+        self.work = root / "work"
+        root.mkdir(parents=True, exist_ok=True)
+        git("init", "-q", "--bare", "--initial-branch=main", str(self.bare), cwd=root)
+        git("init", "-q", "--initial-branch=main", str(self.work), cwd=root)
+        git("remote", "add", "origin", str(self.bare), cwd=self.work)
+
+    @property
+    def url(self) -> str:
+        return str(self.bare)
+
+    def write(self, path: str, content: str | bytes) -> None:
+        p = self.work / path
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(content.encode() if isinstance(content, str) else content)
+
+    def remove(self, path: str) -> None:
+        git("rm", "-q", "-r", path, cwd=self.work)
+
+    def commit(self, message: str = "change") -> str:
+        git("add", "-A", cwd=self.work)
+        git("commit", "-q", "--allow-empty", "-m", message, cwd=self.work)
+        git("push", "-q", "origin", "HEAD:refs/heads/main", cwd=self.work)
+        return git("rev-parse", "HEAD", cwd=self.work)
+
+    def revert_head(self) -> str:
+        git("revert", "--no-edit", "HEAD", cwd=self.work)
+        git("push", "-q", "origin", "HEAD:refs/heads/main", cwd=self.work)
+        return git("rev-parse", "HEAD", cwd=self.work)
+
+
+def namespace(name: str) -> str:
+    return f"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {name}\n"
+
+
+def configmap(name: str, ns: str = "apps", data: str = "a: '1'", extra: str = "") -> str:
+    return (
+        f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: {ns}\n"
+        f"{extra}data:\n  {data}\n"
+    )
+
+
+def deployment(
+    name: str = "web",
+    ns: str = "apps",
+    *,
+    replicas: int = 2,
+    image: str = "nginx:1",
+    annotations: str = "",
+    extra_spec: str = "",
+) -> str:
+    ann = f"  annotations:\n{annotations}" if annotations else ""
+    return f"""\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+  namespace: {ns}
+{ann}spec:
+  replicas: {replicas}
+{extra_spec}  selector:
+    matchLabels: {{app: {name}}}
+  template:
+    metadata:
+      labels: {{app: {name}}}
+    spec:
+      containers:
+      - name: web
+        image: {image}
+"""
+
+
+def desired(text: str, *, source: str = "src", path: str = "m.yaml") -> list[Desired]:
+    """The desired objects of one manifest file (which must be valid)."""
+    ctx = ParseContext(source=source, default_namespace="apps")
+    pf = parse_file(path, text.encode(), ctx=ctx, registry=builtin_registry())
+    assert pf.error is None, pf.error
+    out: list[Desired] = []
+    for po in pf.objects:
+        assert po.resolved
+        assert not po.problems, po.problems
+        d, problems = make_desired(
+            doc=po.doc,
+            api_version=po.api_version,
+            kind=po.kind,
+            name=po.name,
+            namespace=po.namespace,
+            path=path,
+            line=po.line,
+        )
+        assert d is not None, problems
+        out.append(d)
+    return out
