@@ -1,0 +1,331 @@
+"""Informers: list then watch one kind, keep a local cache, and tell handlers of changes.
+
+Each informer resumes its watch from the last resourceVersion it saw, and lists again when
+the store answers Expired (history compacted). Controllers read the cache, never the store,
+to decide; they write through `Writer`, which records what a write returned here at once
+("read your writes"), so a reconcile that runs before the watch delivers the event still
+sees its own change. Handlers hear only of watched changes, with the old state the watch
+last delivered.
+
+Objects in the cache are shared (with the store's watch hub and other controllers): they
+are never modified in place.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from gitkrm.errors import Expired, GitkrmError, NotFound
+from gitkrm.krm import GVK, Obj
+from gitkrm.store.protocol import EventType, Store
+
+log = logging.getLogger(__name__)
+
+Key = tuple[str, str]  # (namespace or "", name)
+Handler = Callable[[Obj | None, Obj | None], None]  # (old, new): add (None, o), delete (o, None)
+IndexFn = Callable[[Obj], Iterable[str]]
+
+NAMESPACE_INDEX = "namespace"
+RETRY_DELAY = 1.0
+MAX_RETRY_DELAY = 30.0
+
+
+def key_of(obj: Obj) -> Key:
+    md = obj["metadata"]
+    return (md.get("namespace") or "", md["name"])
+
+
+def rv_of(obj: Obj) -> int:
+    """The resourceVersion as a number (the embedded store's are; 0 when it is not)."""
+    try:
+        return int(obj["metadata"].get("resourceVersion") or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _namespace_index(obj: Obj) -> Iterable[str]:
+    return (obj["metadata"].get("namespace") or "",)
+
+
+class Informer:
+    """The cache of one kind (all namespaces), fed by list + watch."""
+
+    def __init__(self, store: Store, gvk: GVK) -> None:
+        self.store = store
+        self.gvk = gvk
+        self.synced = asyncio.Event()
+        self.rv: str | None = None
+        self._items: dict[Key, Obj] = {}
+        self._watched: dict[Key, Obj] = {}
+        self._tombstones: dict[Key, int] = {}
+        self._handlers: list[Handler] = []
+        self._listeners: list[Handler] = []
+        self._indexers: dict[str, IndexFn] = {}
+        self._indexes: dict[str, dict[str, set[Key]]] = {}
+        self._task: asyncio.Task[None] | None = None
+        self.add_index(NAMESPACE_INDEX, _namespace_index)
+
+    # -- reads ---------------------------------------------------------------------------
+
+    def get(self, namespace: str | None, name: str) -> Obj | None:
+        return self._items.get((namespace or "", name))
+
+    def get_key(self, key: Key) -> Obj | None:
+        return self._items.get(key)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def keys(self) -> list[Key]:
+        return list(self._items)
+
+    def items(self) -> list[Obj]:
+        return list(self._items.values())
+
+    def objects(self, namespace: str | None = None) -> list[Obj]:
+        if namespace is None:
+            return list(self._items.values())
+        return self.by_index(NAMESPACE_INDEX, namespace)
+
+    def by_index(self, index: str, value: str) -> list[Obj]:
+        keys = self._indexes[index].get(value)
+        if not keys:
+            return []
+        items = self._items
+        return [items[k] for k in keys]
+
+    def index_keys(self, index: str, value: str) -> set[Key]:
+        return set(self._indexes[index].get(value) or ())
+
+    # -- registration ----------------------------------------------------------------------
+
+    def add_handler(self, handler: Handler) -> None:
+        """Hear of every watched change; added late, it first hears of what is cached."""
+        self._handlers.append(handler)
+        for obj in list(self._watched.values()):
+            handler(None, obj)
+
+    def add_listener(self, listener: Handler) -> None:
+        """Hear of every change of the cached view (watched or written through)."""
+        self._listeners.append(listener)
+        for obj in list(self._items.values()):
+            listener(None, obj)
+
+    def add_index(self, name: str, fn: IndexFn) -> None:
+        if name in self._indexers:
+            return
+        self._indexers[name] = fn
+        index: dict[str, set[Key]] = {}
+        for k, obj in self._items.items():
+            for v in fn(obj):
+                index.setdefault(v, set()).add(k)
+        self._indexes[name] = index
+
+    # -- the cached view -------------------------------------------------------------------
+
+    def _set(self, key: Key, obj: Obj) -> None:
+        old = self._items.get(key)
+        self._items[key] = obj
+        for name, fn in self._indexers.items():
+            index = self._indexes[name]
+            if old is not None:
+                for v in fn(old):
+                    s = index.get(v)
+                    if s is not None:
+                        s.discard(key)
+                        if not s:
+                            del index[v]
+            for v in fn(obj):
+                index.setdefault(v, set()).add(key)
+        for listener in self._listeners:
+            listener(old, obj)
+
+    def _remove(self, key: Key) -> None:
+        old = self._items.pop(key, None)
+        if old is None:
+            return
+        for name, fn in self._indexers.items():
+            index = self._indexes[name]
+            for v in fn(old):
+                s = index.get(v)
+                if s is not None:
+                    s.discard(key)
+                    if not s:
+                        del index[v]
+        for listener in self._listeners:
+            listener(old, None)
+
+    def observe(self, obj: Obj) -> None:
+        """Record an object a write returned (newer than the cache: it replaces it)."""
+        key, rv = key_of(obj), rv_of(obj)
+        tomb = self._tombstones.get(key)
+        if tomb is not None:
+            if rv <= tomb:
+                return
+            del self._tombstones[key]
+        cur = self._items.get(key)
+        if cur is not None and rv_of(cur) >= rv:
+            return
+        self._set(key, obj)
+
+    def observe_deleted(self, obj: Obj) -> None:
+        """Record that a write removed an object (its final state carries the deletion's
+        resourceVersion): older watch events will not bring it back."""
+        key, rv = key_of(obj), rv_of(obj)
+        cur = self._items.get(key)
+        if cur is not None and rv_of(cur) > rv:
+            return
+        self._tombstones[key] = rv
+        self._remove(key)
+
+    # -- watch events ----------------------------------------------------------------------
+
+    def _apply(self, etype: EventType, obj: Obj, *, at: int | None = None) -> None:
+        key = key_of(obj)
+        rv = rv_of(obj) if at is None else at
+        if etype is EventType.DELETED:
+            old = self._watched.pop(key, None)
+            tomb = self._tombstones.get(key)
+            if tomb is not None and tomb <= rv:
+                del self._tombstones[key]
+            cur = self._items.get(key)
+            if cur is not None and rv_of(cur) <= rv:
+                self._remove(key)
+            self._notify(old if old is not None else obj, None, final=obj)
+            return
+        old = self._watched.get(key)
+        self._watched[key] = obj
+        tomb = self._tombstones.get(key)
+        if tomb is not None and rv > tomb:
+            del self._tombstones[key]
+            tomb = None
+        if tomb is None:
+            cur = self._items.get(key)
+            if cur is None or rv_of(cur) < rv:
+                self._set(key, obj)
+        self._notify(old, obj)
+
+    def _notify(self, old: Obj | None, new: Obj | None, *, final: Obj | None = None) -> None:
+        if new is None and final is not None:
+            old = final  # a deletion: handlers get the object's last state
+        for handler in self._handlers:
+            try:
+                handler(old, new)
+            except Exception:
+                log.exception("handler of %s failed", self.gvk.kind)
+
+    async def _relist(self) -> None:
+        listed = await self.store.list(self.gvk)
+        rv = str((listed.get("metadata") or {}).get("resourceVersion") or "")
+        at = int(rv) if rv.isdigit() else None
+        seen: set[Key] = set()
+        for obj in listed.get("items") or ():
+            key = key_of(obj)
+            seen.add(key)
+            old = self._watched.get(key)
+            if old is None:
+                self._apply(EventType.ADDED, obj)
+            elif rv_of(old) != rv_of(obj):
+                self._apply(EventType.MODIFIED, obj)
+        for key in [k for k in self._watched if k not in seen]:
+            self._apply(EventType.DELETED, self._watched[key], at=at)
+        self.rv = rv or None
+        self.synced.set()
+
+    # -- running ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self.run(), name=f"informer {self.gvk.kind}")
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def run(self) -> None:
+        delay = RETRY_DELAY
+        while True:
+            try:
+                if self.rv is None:
+                    await self._relist()
+                heard = await self._watch()
+                if heard:
+                    delay = RETRY_DELAY
+                    continue
+            except Expired:
+                self.rv = None
+                continue
+            except NotFound as e:  # the kind is not served (any more): its CRD went away
+                log.debug("%s not served: %s", self.gvk, e)
+            except GitkrmError as e:
+                log.warning("watch of %s failed: %s", self.gvk, e)
+            await asyncio.sleep(delay)
+            delay = min(MAX_RETRY_DELAY, delay * 2)
+
+    async def _watch(self) -> bool:
+        """Follow the watch until it ends (dropped by a busy store); True if it said
+        anything."""
+        heard = False
+        watch: Any = self.store.watch(self.gvk, resource_version=self.rv, allow_bookmarks=True)
+        async for ev in watch:
+            heard = True
+            etype = ev.type
+            obj = ev.obj
+            if etype is EventType.BOOKMARK:
+                self.rv = obj["metadata"].get("resourceVersion") or self.rv
+                continue
+            if etype is EventType.ERROR:
+                raise Expired(str(obj.get("message") or "watch error"))
+            self._apply(etype, obj)
+            self.rv = obj["metadata"].get("resourceVersion") or self.rv
+        return heard
+
+
+class Informers:
+    """Shared informers, one per kind (at its preferred version), started on demand."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._by_gk: dict[tuple[str, str], Informer] = {}
+        self.running = False
+
+    def get(self, gvk: GVK) -> Informer:
+        key = (gvk.group, gvk.kind)
+        inf = self._by_gk.get(key)
+        if inf is None:
+            inf = self._by_gk[key] = Informer(self.store, gvk)
+            if self.running:
+                inf.start()
+        return inf
+
+    def find(self, group: str, kind: str) -> Informer | None:
+        return self._by_gk.get((group, kind))
+
+    def all(self) -> list[Informer]:
+        return list(self._by_gk.values())
+
+    def start(self) -> None:
+        self.running = True
+        for inf in self._by_gk.values():
+            inf.start()
+
+    async def wait_synced(self, informers: Iterable[Informer] | None = None) -> None:
+        for inf in list(informers if informers is not None else self._by_gk.values()):
+            await inf.synced.wait()
+
+    async def remove(self, group: str, kind: str) -> None:
+        inf = self._by_gk.pop((group, kind), None)
+        if inf is not None:
+            await inf.stop()
+
+    async def stop(self) -> None:
+        self.running = False
+        for inf in list(self._by_gk.values()):
+            await inf.stop()

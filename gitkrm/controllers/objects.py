@@ -1,0 +1,230 @@
+"""Helpers on raw objects that several controllers share: owner references, conditions,
+times, pod states. Cached objects are shared and read-only, so the writers here copy."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from gitkrm.krm import GVK, Obj
+
+_last_second = -1
+_last_stamp = ""
+
+
+def now_rfc3339() -> str:
+    """Seconds precision, as metav1.Time serializes."""
+    global _last_second, _last_stamp
+    second = int(time.time())
+    if second != _last_second:
+        _last_stamp = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        _last_second = second
+    return _last_stamp
+
+
+def now_micro() -> str:
+    """metav1.MicroTime (Lease renewTime)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_time(value: object) -> float | None:
+    """An RFC 3339 time as a Unix timestamp (None when absent or malformed)."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.timestamp()
+
+
+def meta(obj: Obj) -> dict[str, Any]:
+    md: dict[str, Any] = obj["metadata"]
+    return md
+
+
+def uid(obj: Obj) -> str:
+    return str(obj["metadata"].get("uid") or "")
+
+
+def labels(obj: Obj) -> Mapping[str, str]:
+    found = obj["metadata"].get("labels")
+    return found if isinstance(found, dict) else {}
+
+
+def annotations_of(obj: Obj) -> Mapping[str, str]:
+    found = obj["metadata"].get("annotations")
+    return found if isinstance(found, dict) else {}
+
+
+def being_deleted(obj: Obj) -> bool:
+    return bool(obj["metadata"].get("deletionTimestamp"))
+
+
+# -- owner references --------------------------------------------------------------------
+
+
+def owner_refs(obj: Obj) -> list[Mapping[str, Any]]:
+    found = obj["metadata"].get("ownerReferences")
+    return [r for r in found if isinstance(r, dict)] if isinstance(found, list) else []
+
+
+def controller_ref(obj: Obj) -> Mapping[str, Any] | None:
+    for r in owner_refs(obj):
+        if r.get("controller") is True:
+            return r
+    return None
+
+
+def controller_uid(obj: Obj) -> str | None:
+    ref = controller_ref(obj)
+    return str(ref.get("uid")) if ref is not None else None
+
+
+def owner_ref(owner: Obj, *, controller: bool = True, block: bool = True) -> dict[str, Any]:
+    """An ownerReference to `owner`, as controllers set it on what they create."""
+    md = owner["metadata"]
+    ref: dict[str, Any] = {
+        "apiVersion": owner["apiVersion"],
+        "kind": owner["kind"],
+        "name": md["name"],
+        "uid": md["uid"],
+    }
+    if controller:
+        ref["controller"] = True
+    if block:
+        ref["blockOwnerDeletion"] = True
+    return ref
+
+
+def owner_index(obj: Obj) -> tuple[str, ...]:
+    """Index function: the uid of an object's controller."""
+    ref = controller_ref(obj)
+    return (str(ref.get("uid")),) if ref is not None else ()
+
+
+def gvk_of(obj: Obj) -> GVK:
+    return GVK.of(obj)
+
+
+# -- conditions --------------------------------------------------------------------------
+
+
+def get_condition(obj: Obj | Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
+    status = obj.get("status")
+    conds = status.get("conditions") if isinstance(status, dict) else None
+    for c in conds if isinstance(conds, list) else ():
+        if isinstance(c, dict) and c.get("type") == kind:
+            return c
+    return None
+
+
+def set_condition(
+    conditions: list[dict[str, Any]],
+    kind: str,
+    status: str,
+    reason: str,
+    message: str,
+    *,
+    now: str | None = None,
+    update_time: bool = False,
+) -> list[dict[str, Any]]:
+    """A copy of `conditions` with `kind` set; lastTransitionTime moves only when the status
+    does (and lastUpdateTime, for the kinds that have one, when `update_time`)."""
+    stamp = now or now_rfc3339()
+    out: list[dict[str, Any]] = []
+    found = False
+    for c in conditions:
+        if c.get("type") != kind:
+            out.append(c)
+            continue
+        found = True
+        new = dict(c)
+        if c.get("status") != status:
+            new["lastTransitionTime"] = stamp
+            if update_time:
+                new["lastUpdateTime"] = stamp
+        new["status"] = status
+        new["reason"] = reason
+        new["message"] = message
+        if update_time and (c.get("reason") != reason or c.get("message") != message):
+            new["lastUpdateTime"] = stamp
+        out.append(new)
+    if not found:
+        new = {"type": kind, "status": status}
+        if update_time:
+            new["lastUpdateTime"] = stamp
+        new.update({"lastTransitionTime": stamp, "reason": reason, "message": message})
+        out.append(new)
+    return out
+
+
+def remove_condition(conditions: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [c for c in conditions if c.get("type") != kind]
+
+
+def conditions_of(obj: Obj) -> list[dict[str, Any]]:
+    status = obj.get("status")
+    conds = status.get("conditions") if isinstance(status, dict) else None
+    return [c for c in conds if isinstance(c, dict)] if isinstance(conds, list) else []
+
+
+# -- pods --------------------------------------------------------------------------------
+
+
+def pod_phase(pod: Obj) -> str:
+    status = pod.get("status")
+    return str(status.get("phase") or "") if isinstance(status, dict) else ""
+
+
+def pod_terminal(pod: Obj) -> bool:
+    return pod_phase(pod) in ("Succeeded", "Failed")
+
+
+def pod_active(pod: Obj) -> bool:
+    """Counted by workload controllers: not finished and not being deleted."""
+    return not pod_terminal(pod) and not being_deleted(pod)
+
+
+def pod_ready(pod: Obj) -> bool:
+    c = get_condition(pod, "Ready")
+    return c is not None and c.get("status") == "True"
+
+
+def pod_ready_since(pod: Obj) -> float | None:
+    c = get_condition(pod, "Ready")
+    if c is None or c.get("status") != "True":
+        return None
+    return parse_time(c.get("lastTransitionTime"))
+
+
+def pod_available_in(pod: Obj, min_ready_seconds: int, now: float) -> float | None:
+    """0 when the pod is available now, the seconds until it is, None if it is not ready."""
+    since = pod_ready_since(pod)
+    if since is None:
+        return None
+    if min_ready_seconds <= 0:
+        return 0.0
+    return max(0.0, since + min_ready_seconds - now)
+
+
+def with_status(obj: Obj, status: dict[str, Any]) -> Obj:
+    """A shallow copy of `obj` carrying `status` (for update_status)."""
+    out = dict(obj)
+    out["status"] = status
+    return out
+
+
+def node_index(pod: Obj) -> tuple[str, ...]:
+    """Index function: the node a pod is bound to."""
+    spec = pod.get("spec")
+    name = spec.get("nodeName") if isinstance(spec, dict) else None
+    return (name,) if name else ()
+
+
+NODE_INDEX = "node"
+OWNER_INDEX = "owner"

@@ -1,0 +1,143 @@
+"""What the workload controllers share about their pods: building pods from templates,
+claiming (adopt / release) pods by selector, ranking pods for deletion, failure backoff."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from gitkrm.controllers.informer import Informer
+from gitkrm.controllers.objects import (
+    OWNER_INDEX,
+    being_deleted,
+    controller_ref,
+    get_condition,
+    labels,
+    owner_ref,
+    parse_time,
+    pod_phase,
+    pod_ready_since,
+    uid,
+)
+from gitkrm.controllers.writer import Writer, ref_of
+from gitkrm.errors import Conflict, Invalid, NotFound
+from gitkrm.krm import LabelSelector, Obj
+
+ORPHAN_INDEX = "orphan"
+
+
+def orphan_index(obj: Obj) -> tuple[str, ...]:
+    """Index function: the namespace of an object no controller owns."""
+    if controller_ref(obj) is not None:
+        return ()
+    return (obj["metadata"].get("namespace") or "",)
+
+
+def pod_from_template(
+    owner: Obj,
+    template: Mapping[str, Any],
+    *,
+    name: str | None = None,
+    generate_name: str | None = None,
+    extra_labels: Mapping[str, str] | None = None,
+    extra_annotations: Mapping[str, str] | None = None,
+) -> Obj:
+    """A pod of `owner` (its controller) made from a pod template."""
+    tmeta = template.get("metadata") or {}
+    md: dict[str, Any] = {"namespace": owner["metadata"].get("namespace")}
+    if name is not None:
+        md["name"] = name
+    else:
+        md["generateName"] = generate_name or owner["metadata"]["name"] + "-"
+    pod_labels = dict(tmeta.get("labels") or {})
+    if extra_labels:
+        pod_labels.update(extra_labels)
+    if pod_labels:
+        md["labels"] = pod_labels
+    pod_annotations = dict(tmeta.get("annotations") or {})
+    if extra_annotations:
+        pod_annotations.update(extra_annotations)
+    if pod_annotations:
+        md["annotations"] = pod_annotations
+    if tmeta.get("finalizers"):
+        md["finalizers"] = list(tmeta["finalizers"])
+    md["ownerReferences"] = [owner_ref(owner)]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": template.get("spec") or {}}
+
+
+async def claim(
+    writer: Writer,
+    informer: Informer,
+    owner: Obj,
+    selector: LabelSelector,
+    *,
+    adopt: bool = True,
+) -> list[Obj]:
+    """The objects `owner` controls and that match its selector: releases owned ones that no
+    longer match, adopts matching orphans (ControllerRefManager)."""
+    owner_uid = uid(owner)
+    ns = owner["metadata"].get("namespace") or ""
+    out: list[Obj] = []
+    deleting = being_deleted(owner)
+    for obj in informer.by_index(OWNER_INDEX, owner_uid):
+        if selector.matches(labels(obj)):
+            out.append(obj)
+        elif not deleting:
+            await _patch_owner(writer, obj, {"$patch": "delete", "uid": owner_uid})
+    if adopt and not deleting and not selector.empty:
+        for obj in informer.by_index(ORPHAN_INDEX, ns):
+            if being_deleted(obj) or not selector.matches(labels(obj)):
+                continue
+            adopted = await _patch_owner(writer, obj, owner_ref(owner))
+            if adopted is not None:
+                out.append(adopted)
+    return out
+
+
+async def _patch_owner(writer: Writer, obj: Obj, entry: Mapping[str, Any]) -> Obj | None:
+    patch = {"metadata": {"ownerReferences": [dict(entry)], "uid": uid(obj)}}
+    try:
+        return await writer.patch(ref_of(obj), patch, "strategic")
+    except (NotFound, Conflict, Invalid):
+        return None  # gone, or changed: the next sync sees it as it is
+
+
+_PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
+
+
+def deletion_rank(pod: Obj) -> tuple[Any, ...]:
+    """Sort key: the pods to delete first come first (controller.ActivePods ordering)."""
+    spec = pod.get("spec") or {}
+    ready_since = pod_ready_since(pod)
+    restarts = 0
+    for cs in (pod.get("status") or {}).get("containerStatuses") or ():
+        if isinstance(cs, dict):
+            restarts = max(restarts, int(cs.get("restartCount") or 0))
+    created = parse_time(pod["metadata"].get("creationTimestamp")) or 0.0
+    return (
+        bool(spec.get("nodeName")),
+        _PHASE_RANK.get(pod_phase(pod), 1),
+        ready_since is not None,
+        -(ready_since or 0.0),
+        -restarts,
+        -created,
+    )
+
+
+def failure_backoff(pods: Iterable[Obj], base: float, cap: float) -> float:
+    """Seconds to wait before replacing failed pods (0: now): the Job controller's backoff,
+    base * 2^(failures-1) after the latest failure."""
+    failures = 0
+    latest = 0.0
+    for pod in pods:
+        if pod_phase(pod) != "Failed":
+            continue
+        failures += 1
+        cond = get_condition(pod, "Ready")
+        when = parse_time(cond.get("lastTransitionTime")) if cond is not None else None
+        latest = max(latest, when or 0.0)
+    if failures == 0:
+        return 0.0
+    delay = float(min(cap, base * 2 ** (failures - 1)))
+    return max(0.0, latest + delay - time.time())

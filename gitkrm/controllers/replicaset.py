@@ -1,0 +1,184 @@
+"""The ReplicaSet controller: keeps `spec.replicas` pods of the template running.
+
+Pods are created with generateName `<replicaset>-` and a controller ownerReference, many in
+one commit; surplus pods are deleted in kube's order (unscheduled, pending, not ready,
+newest first). A deleted or failed pod is replaced (failed ones after the Job controller's
+backoff, so a failing template does not spin). Status: replicas, fullyLabeledReplicas,
+readyReplicas, availableReplicas (ready for minReadySeconds), observedGeneration and the
+ReplicaFailure condition when pods cannot be created.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from gitkrm.controllers.informer import Key, key_of
+from gitkrm.controllers.kinds import POD, REPLICASET
+from gitkrm.controllers.objects import (
+    OWNER_INDEX,
+    being_deleted,
+    conditions_of,
+    controller_ref,
+    labels,
+    owner_index,
+    pod_active,
+    pod_available_in,
+    pod_ready,
+    remove_condition,
+    set_condition,
+    uid,
+    with_status,
+)
+from gitkrm.controllers.pods import (
+    ORPHAN_INDEX,
+    claim,
+    deletion_rank,
+    failure_backoff,
+    orphan_index,
+    pod_from_template,
+)
+from gitkrm.controllers.runtime import Controller
+from gitkrm.controllers.selectors import selector_of
+from gitkrm.controllers.writer import ref_of
+from gitkrm.errors import GitkrmError, NotFound
+from gitkrm.krm import Obj
+from gitkrm.store.protocol import Preconditions
+
+BURST = 500  # pods created or deleted per sync at most (kube's burstReplicas)
+
+
+def _int(value: Any, default: int = 0) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+class ReplicaSetController(Controller):
+    name = "replicaset"
+    batch = 100
+
+    def setup(self) -> None:
+        self.sets = self.watch(REPLICASET, primary=True)
+        self.pods = self.watch(POD)
+        self.pods.add_index(OWNER_INDEX, owner_index)
+        self.pods.add_index(ORPHAN_INDEX, orphan_index)
+        self.pods.add_handler(self._on_pod)
+
+    def _on_pod(self, old: Obj | None, new: Obj | None) -> None:
+        for obj in (old, new):
+            if obj is None:
+                continue
+            ref = controller_ref(obj)
+            if ref is not None:
+                if ref.get("kind") == "ReplicaSet":
+                    self.queue.add((obj["metadata"].get("namespace") or "", str(ref.get("name"))))
+            elif obj is new and not being_deleted(obj):
+                ns = obj["metadata"].get("namespace") or ""
+                for rs in self.sets.objects(ns):
+                    if selector_of(rs).matches(labels(obj)):
+                        self.queue.add(key_of(rs))
+
+    async def reconcile(self, key: Key) -> float | None:
+        rs = self.sets.get_key(key)
+        if rs is None:
+            return None
+        pods = await claim(self.writer, self.pods, rs, selector_of(rs))
+        again: float | None = None
+        error: GitkrmError | None = None
+        if not being_deleted(rs):
+            try:
+                again = await self._manage(rs, pods)
+            except GitkrmError as e:
+                error = e
+            pods = [p for p in self.pods.by_index(OWNER_INDEX, uid(rs))]
+        wait = await self._sync_status(rs, pods, error)
+        if error is not None:
+            raise error
+        if wait is not None:
+            again = wait if again is None else min(again, wait)
+        return again
+
+    async def _manage(self, rs: Obj, pods: list[Obj]) -> float | None:
+        spec = rs.get("spec") or {}
+        want = _int(spec.get("replicas"), 1)
+        active = [p for p in pods if pod_active(p)]
+        diff = len(active) - want
+        if diff < 0:
+            wait = failure_backoff(
+                pods, self.options.failure_backoff, self.options.failure_backoff_max
+            )
+            if wait > 0:
+                return wait
+            template = spec.get("template") or {}
+            count = min(-diff, BURST)
+            results = await asyncio.gather(
+                *(self.writer.create(pod_from_template(rs, template)) for _ in range(count)),
+                return_exceptions=True,
+            )
+            for r in results:
+                if isinstance(r, GitkrmError):
+                    raise r
+                if isinstance(r, BaseException):
+                    raise r
+        elif diff > 0:
+            victims = sorted(active, key=deletion_rank)[: min(diff, BURST)]
+            results = await asyncio.gather(
+                *(
+                    self.writer.delete(ref_of(p), preconditions=Preconditions(uid=uid(p)))
+                    for p in victims
+                ),
+                return_exceptions=True,
+            )
+            for r in results:
+                if isinstance(r, BaseException) and not isinstance(r, NotFound):
+                    raise r
+        return None
+
+    async def _sync_status(
+        self, rs: Obj, pods: list[Obj], error: GitkrmError | None
+    ) -> float | None:
+        spec = rs.get("spec") or {}
+        min_ready = _int(spec.get("minReadySeconds"))
+        template_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+        now = time.time()
+        replicas = labelled = ready = available = 0
+        wait: float | None = None
+        for p in pods:
+            if not pod_active(p):
+                continue
+            replicas += 1
+            pl = labels(p)
+            if all(pl.get(k) == v for k, v in template_labels.items()):
+                labelled += 1
+            if pod_ready(p):
+                ready += 1
+                left = pod_available_in(p, min_ready, now)
+                if left == 0:
+                    available += 1
+                elif left is not None:
+                    wait = left if wait is None else min(wait, left)
+        old = rs.get("status") or {}
+        conds = conditions_of(rs)
+        if error is not None:
+            conds = set_condition(conds, "ReplicaFailure", "True", "FailedCreate", error.message)
+        elif any(c.get("type") == "ReplicaFailure" for c in conds):
+            conds = remove_condition(conds, "ReplicaFailure")
+        status: dict[str, Any] = {"replicas": replicas}
+        for field, value in (
+            ("fullyLabeledReplicas", labelled),
+            ("readyReplicas", ready),
+            ("availableReplicas", available),
+        ):
+            if value:
+                status[field] = value
+        gen = rs["metadata"].get("generation")
+        if gen is not None:
+            status["observedGeneration"] = gen
+        if conds:
+            status["conditions"] = conds
+        if status != old:
+            try:
+                await self.writer.update_status(with_status(rs, status))
+            except NotFound:
+                return None
+        return None if wait is None else wait + 0.01

@@ -1,0 +1,133 @@
+"""Pod template hashes, revisions and the ReplicaSet a Deployment creates for a template.
+
+The hash is FNV-32a over the template's JSON with sorted keys (and the collision count),
+written the way Kubernetes writes it (rand.SafeEncodeString of the decimal number), so names
+look like `web-5d4f8c7b9`. Which ReplicaSet belongs to the current template is decided by
+comparing templates without the hash label, as the Deployment controller does, so the hash
+function only has to be stable, not identical to Go's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import orjson
+
+from gitkrm.controllers.objects import annotations_of, parse_time
+from gitkrm.krm import Obj
+
+HASH_LABEL = "pod-template-hash"
+REVISION = "deployment.kubernetes.io/revision"
+DESIRED_REPLICAS = "deployment.kubernetes.io/desired-replicas"
+MAX_REPLICAS = "deployment.kubernetes.io/max-replicas"
+_SKIP_COPY = frozenset(
+    {
+        "kubectl.kubernetes.io/last-applied-configuration",
+        REVISION,
+        "deployment.kubernetes.io/revision-history",
+        DESIRED_REPLICAS,
+        MAX_REPLICAS,
+        "deprecated.deployment.rollback.to",
+    }
+)
+_ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
+
+
+def _fnv32a(data: bytes) -> int:
+    h = 0x811C9DC5
+    for b in data:
+        h ^= b
+        h = (h * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def template_hash(template: Mapping[str, Any], collision_count: int | None = None) -> str:
+    """ComputeHash: a short, name-safe hash of a pod template."""
+    data = orjson.dumps(template, option=orjson.OPT_SORT_KEYS)
+    if collision_count is not None:
+        data += str(collision_count).encode()
+    return "".join(_ALPHANUMS[b % len(_ALPHANUMS)] for b in str(_fnv32a(data)).encode())
+
+
+def without_hash(template: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(template)
+    md = dict(out.get("metadata") or {})
+    lab = dict(md.get("labels") or {})
+    lab.pop(HASH_LABEL, None)
+    md["labels"] = lab
+    out["metadata"] = md
+    return out
+
+
+def same_template(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """EqualIgnoreHash."""
+    return without_hash(a) == without_hash(b)
+
+
+def revision(obj: Obj) -> int:
+    try:
+        return int(annotations_of(obj).get(REVISION) or 0)
+    except ValueError:
+        return 0
+
+
+def max_revision(sets: Iterable[Obj]) -> int:
+    return max((revision(rs) for rs in sets), default=0)
+
+
+def copied_annotations(deployment: Obj) -> dict[str, str]:
+    """The Deployment's annotations that its ReplicaSets carry too."""
+    return {k: v for k, v in annotations_of(deployment).items() if k not in _SKIP_COPY}
+
+
+def by_creation(rs: Obj) -> tuple[float, str]:
+    return (parse_time(rs["metadata"].get("creationTimestamp")) or 0.0, rs["metadata"]["name"])
+
+
+def new_replica_set(
+    deployment: Obj, template_hash_value: str, replicas: int, new_revision: int, max_surge: int
+) -> Obj:
+    """The ReplicaSet for the Deployment's current template."""
+    md = deployment["metadata"]
+    spec = deployment.get("spec") or {}
+    template = dict(spec.get("template") or {})
+    tmeta = dict(template.get("metadata") or {})
+    tlabels = dict(tmeta.get("labels") or {})
+    tlabels[HASH_LABEL] = template_hash_value
+    tmeta["labels"] = tlabels
+    template["metadata"] = tmeta
+    selector = dict(spec.get("selector") or {})
+    selector["matchLabels"] = {
+        **(selector.get("matchLabels") or {}),
+        HASH_LABEL: template_hash_value,
+    }
+    notes = copied_annotations(deployment)
+    notes[REVISION] = str(new_revision)
+    want = int(spec.get("replicas", 1))
+    notes[DESIRED_REPLICAS] = str(want)
+    notes[MAX_REPLICAS] = str(want + max_surge)
+    rs_spec: dict[str, Any] = {"replicas": replicas, "selector": selector, "template": template}
+    if spec.get("minReadySeconds"):
+        rs_spec["minReadySeconds"] = spec["minReadySeconds"]
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {
+            "name": f"{md['name']}-{template_hash_value}",
+            "namespace": md.get("namespace"),
+            "labels": dict(tlabels),
+            "annotations": notes,
+            "ownerReferences": [
+                {
+                    "apiVersion": deployment["apiVersion"],
+                    "kind": deployment["kind"],
+                    "name": md["name"],
+                    "uid": md["uid"],
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "spec": rs_spec,
+    }
