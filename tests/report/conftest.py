@@ -1,3 +1,3 @@
-from tests.report.report_fixtures import make_reporter, make_source, remote
+from tests.report.report_fixtures import free_port, make_reporter, make_source, remote
 
-__all__ = ["make_reporter", "make_source", "remote"]
+__all__ = ["free_port", "make_reporter", "make_source", "remote"]

@@ -4,6 +4,7 @@ the reporter wrote into a repository."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import subprocess
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -15,7 +16,7 @@ from gitkrm.health import Health, HealthResult
 from gitkrm.krm import ObjectRef
 from gitkrm.report import PushState, validate_note, validate_status
 from gitkrm.sync.results import Action, ObjectResult, SyncResult, make_result
-from tests.source.source_gitrepo import ENV
+from tests.source.source_gitrepo import ENV, RemoteRepo
 
 
 def deployment(name: str, namespace: str = "default") -> ObjectRef:
@@ -111,3 +112,39 @@ class PushLog:
                     return self.states[-1][1]
                 self._changed.clear()
                 await self._changed.wait()
+
+
+T = dt.datetime(2024, 5, 1, 10, 0, tzinfo=dt.UTC)
+
+
+async def make_history(make_source: Any, make_reporter: Any, remote: RemoteRepo) -> list[str]:
+    """Commits first, second, third on main; `edge-1` synced the first and the third
+    (source default) and `edge-2` the third (source apps)."""
+    first = remote.head()
+    remote.write("b.yaml", "b: 1\n")
+    second = remote.commit("second")
+    remote.write("c.yaml", "c: 1\n")
+    third = remote.commit("third")
+    remote.push()
+    src = await make_source(remote.url)
+    one = make_reporter("edge-1")
+    one.register("default", src)
+    web = deployment("web")
+    await one.record_sync(
+        source_name="default", result=result(first, [web]), health={web: CURRENT}, now=T
+    )
+    await one.record_sync(
+        source_name="default",
+        result=result(third, [web], errors=["boom"]),
+        health={web: DEADLINE},
+        now=T + dt.timedelta(minutes=5),
+    )
+    assert await one.flush(timeout=10)
+    src2 = await make_source(remote.url, name="apps", state="state-2")
+    two = make_reporter("edge-2")
+    two.register("apps", src2)
+    await two.record_sync(
+        source_name="apps", result=result(third, [web]), health={web: CURRENT}, now=T
+    )
+    assert await two.flush(timeout=10)
+    return [first, second, third]
