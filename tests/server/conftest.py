@@ -1,0 +1,171 @@
+"""Fixtures for the API server tests: a real server on 127.0.0.1 (a free port) per test
+module, the real kubectl pointed at it, and an HTTP client."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from gitkrm.server import ServeOptions, ServerThread
+from gitkrm.server.context import Limits
+
+KUBECTL_DIR = Path("/usr/lib/google-cloud-sdk/bin")
+KUBECTL = KUBECTL_DIR / "kubectl"  # 1.32 on these machines
+
+
+def kubectl_path(version: str | None = None) -> Path:
+    """The kubectl binary (`kubectl.1.NN` for a version), skipping the test without it."""
+    path = KUBECTL_DIR / (f"kubectl.{version}" if version else "kubectl")
+    if not path.exists():
+        found = shutil.which(path.name)
+        if found is None:
+            pytest.skip(f"{path.name} is not installed")
+        return Path(found)
+    return path
+
+
+@dataclass
+class Kubectl:
+    """Runs the real kubectl against one server (own HOME, so its caches are private)."""
+
+    binary: Path
+    kubeconfig: Path
+    home: Path
+
+    def run(
+        self,
+        *args: str,
+        input: str | None = None,
+        check: bool = True,
+        env: dict[str, str] | None = None,
+    ) -> subprocess.CompletedProcess[str]:
+        e = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(self.home),
+            "KUBECONFIG": str(self.kubeconfig),
+            **(env or {}),
+        }
+        proc = subprocess.run(
+            [str(self.binary), *args],
+            input=input,
+            capture_output=True,
+            text=True,
+            env=e,
+            timeout=60,
+            check=False,
+        )
+        if check and proc.returncode != 0:
+            raise AssertionError(
+                f"kubectl {' '.join(args)} exited {proc.returncode}\n"
+                f"stdout: {proc.stdout}\nstderr: {proc.stderr}"
+            )
+        return proc
+
+    def __call__(self, *args: str, input: str | None = None) -> str:
+        return self.run(*args, input=input).stdout
+
+    def popen(self, *args: str) -> subprocess.Popen[str]:
+        e = {
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": str(self.home),
+            "KUBECONFIG": str(self.kubeconfig),
+        }
+        return subprocess.Popen(
+            [str(self.binary), *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=e,
+        )
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerThread]:
+    """One server (SQLite file store) shared by the tests of a module."""
+    state = tmp_path_factory.mktemp("state")
+    options = ServeOptions(port=0, state_dir=state, limits=Limits(stuck_watch_timeout=2.0))
+    server = ServerThread(store_path=str(state / "store.db"), options=options)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def kubectl(api: ServerThread, tmp_path_factory: pytest.TempPathFactory) -> Kubectl:
+    assert api.bound is not None
+    assert api.bound.kubeconfig is not None
+    return Kubectl(
+        binary=kubectl_path(), kubeconfig=api.bound.kubeconfig, home=tmp_path_factory.mktemp("home")
+    )
+
+
+@pytest.fixture(scope="module")
+def http(api: ServerThread) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=api.url, timeout=10) as client:
+        yield client
+
+
+_counter = iter(range(1, 1_000_000))
+
+
+@pytest.fixture
+def ns(http: httpx.Client, request: pytest.FixtureRequest) -> str:
+    """A namespace of the test's own (created through the API, not kubectl: faster)."""
+    name = re.sub(r"[^a-z0-9-]", "-", request.node.name.lower())[:40].strip("-")
+    name = f"{name}-{next(_counter)}"
+    body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    r = http.post("/api/v1/namespaces", json=body)
+    assert r.status_code == 201, r.text
+    return name
+
+
+class Lines:
+    """The output lines of a running process, read by a thread (no select/readline
+    races with Python's buffering)."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.lines: list[str] = []
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._read, args=(proc,), daemon=True)
+        self._thread.start()
+
+    def _read(self, proc: subprocess.Popen[str]) -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            with self._lock:
+                self.lines.append(line.rstrip("\n"))
+
+    def snapshot(self) -> list[str]:
+        with self._lock:
+            return list(self.lines)
+
+    def wait(self, predicate: Callable[[list[str]], bool], timeout: float = 15.0) -> list[str]:
+        found: list[str] = wait_for(
+            lambda: (lines := self.snapshot()) and predicate(lines) and lines, timeout=timeout
+        )
+        return found
+
+
+def wait_for(condition: Callable[[], Any], *, timeout: float = 10.0, interval: float = 0.02) -> Any:
+    """Poll `condition` until it returns something truthy (returned), or fail."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s")
+        time.sleep(interval)
