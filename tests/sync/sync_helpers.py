@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 from gitkrm.source.snapshot import FileEntry, MemoryBlobs, Snapshot, git_blob_id
@@ -22,7 +23,7 @@ ENV = {
 }
 
 
-def snapshot(files: dict[str, str | bytes], revision: str = "rev-1") -> Snapshot:
+def snapshot(files: Mapping[str, str | bytes], revision: str = "rev-1") -> Snapshot:
     """A snapshot held in memory, as a plain-directory source builds it."""
     entries: dict[str, FileEntry] = {}
     blobs: dict[str, bytes] = {}
