@@ -108,7 +108,7 @@ class ApiServer:
         request = Request(scope, receive)
         labels = _Labels(verb=scope["method"])
         try:
-            if self.auth is not None and scope["path"] not in PUBLIC_PATHS:
+            if self.auth is not None and scope["path"].rstrip("/") not in PUBLIC_PATHS:
                 self.auth.check(_header(scope, b"authorization"))
             response = await self._route(request, labels)
         except GitkrmError as e:
@@ -137,8 +137,8 @@ class ApiServer:
                 return
 
     async def _route(self, request: Request, labels: _Labels) -> Response:
-        path: str = request.scope["path"]
-        segs = [s for s in path.split("/") if s]
+        segs = [s for s in request.scope["path"].split("/") if s]
+        path = "/" + "/".join(segs)  # `/version/` is `/version`
         head = segs[0] if segs else ""
         method = request.method
         if head == "api" and len(segs) >= 3 and segs[1] == "v1":
