@@ -27,6 +27,7 @@ from gitkrm.krm import ObjectRef
 from gitkrm.sync.results import Action, SyncResult, SyncStatus
 
 from . import yamlemit
+from .scrub import scrub_secret_values
 
 API_VERSION = "gitkrm.io/v1alpha1"
 NOTE_KIND = "SyncNote"
@@ -109,7 +110,7 @@ class SourceReport:
                 objects[o.ref.without_version()] = _NOT_OBSERVED
         for ref, h in health.items():
             objects[ref.without_version()] = h
-        problems = [_clip(redact(p)) for p in result.problems()]
+        problems = [_clip(redact(scrub_secret_values(p))) for p in result.problems()]
         if len(problems) > MAX_ERRORS:
             more = len(problems) - MAX_ERRORS + 1
             problems = [*problems[: MAX_ERRORS - 1], f"... and {more} more"]
@@ -168,7 +169,7 @@ def object_entry(ref: ObjectRef, h: HealthResult, *, redact: Redact) -> dict[str
         if h.reason:
             out["reason"] = h.reason
         if h.message:
-            out["message"] = _clip(redact(h.message))
+            out["message"] = _clip(redact(scrub_secret_values(h.message)))
     return out
 
 
