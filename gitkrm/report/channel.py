@@ -92,6 +92,8 @@ class Channel:
         self._push_wake = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
+        self._drained = asyncio.Event()
+        self._drained.set()
         self._publishing = asyncio.Lock()
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -114,6 +116,11 @@ class Channel:
         """Wait until everything the throttle allows now has been written."""
         while not self._idle.is_set():
             await self._idle.wait()
+
+    async def drained(self) -> None:
+        """Wait until every update is written, throttled ones included."""
+        while not self._drained.is_set():
+            await self._drained.wait()
 
     async def flush(self, *, timeout: float) -> bool:  # noqa: ASYNC109 (a budget, reported)
         """Write everything now (throttle or not), then push until `timeout` seconds pass.
@@ -153,6 +160,7 @@ class Channel:
 
     def _kick(self) -> None:
         self._idle.clear()
+        self._drained.clear()
         self._wake.set()
         if not self._tasks:
             self._tasks = [
@@ -199,6 +207,8 @@ class Channel:
                 self.stats.deferred += 1
             if not self._wake.is_set():
                 self._idle.set()
+                if due is None:
+                    self._drained.set()
             await _sleep_or(self._wake, None if due is None else due - now)
 
     async def _write(self, *, force: bool) -> bool:

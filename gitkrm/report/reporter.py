@@ -184,6 +184,11 @@ class Reporter:
         for channel in list(self._channels.values()):
             await channel.settled()
 
+    async def drained(self) -> None:
+        """Wait until every update is written, waiting out the throttle (not pushed)."""
+        for channel in list(self._channels.values()):
+            await channel.drained()
+
     async def flush(self, *, timeout: float = 10.0) -> bool:  # noqa: ASYNC109
         """Write the final state of every source now, ignoring the throttle, and push it
         for at most `timeout` seconds. True when every remote has it."""

@@ -10,6 +10,7 @@ otherwise they are JSON-quoted (ASCII escapes), which every YAML reader accepts.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -35,13 +36,21 @@ def _astral(m: re.Match[str]) -> str:
     return f"\\U{code:08X}"
 
 
+@functools.lru_cache(maxsize=4096)
+def _string(value: str) -> str:
+    if _PLAIN.match(value) and value not in _WORDS:
+        return value
+    quoted = json.dumps(value)
+    return _PAIR.sub(_astral, quoted) if "\\ud" in quoted else quoted
+
+
 def scalar(value: Any) -> str:
     """One scalar as YAML text that reads back as the same value."""
+    if type(value) is str:
+        # Kinds, namespaces, verdicts and keys repeat on every line: cached.
+        return _string(value) if len(value) <= 64 else _string.__wrapped__(value)
     if isinstance(value, str):
-        if _PLAIN.match(value) and value not in _WORDS:
-            return value
-        quoted = json.dumps(value)
-        return _PAIR.sub(_astral, quoted) if "\\ud" in quoted else quoted
+        return _string.__wrapped__(value)
     if value is None:
         return "null"
     if value is True:
@@ -64,7 +73,7 @@ def _is_leaf(value: Any) -> bool:
 
 
 def _flow(value: Mapping[str, Any]) -> str:
-    return "{" + ", ".join(f"{scalar(k)}: {scalar(v)}" for k, v in value.items()) + "}"
+    return "{" + ", ".join([scalar(k) + ": " + scalar(v) for k, v in value.items()]) + "}"
 
 
 def _emit(value: Any, indent: str, out: list[str]) -> None:
