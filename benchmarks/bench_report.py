@@ -135,7 +135,8 @@ async def _run(root: Path) -> list[str]:
         _line(
             "same_aggregate_writes_after",
             f"{later} writes",
-            f"target 2 (note + status) after the {THROTTLE:g} s throttle; came after {waited:.2f} s",
+            f"target 2 (note + status) after the {THROTTLE:g} s throttle; "
+            f"came after {waited:.2f} s",
         ),
     ]
 
