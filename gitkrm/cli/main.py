@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from gitkrm import __version__
-from gitkrm.cli import get_cmd, serve_cmd, status_cmd, validate_cmd
+from gitkrm.cli import get_cmd, history_cmd, serve_cmd, status_cmd, validate_cmd
 from gitkrm.errors import GitkrmError
 
 EXIT_OK = 0
@@ -30,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve_cmd.add_parser(sub)
     get_cmd.add_parser(sub)
     status_cmd.add_parser(sub)
+    history_cmd.add_parser(sub)
     return parser
 
 
