@@ -135,3 +135,13 @@ def test_a_repository_without_syncs(remote: RemoteRepo, capsys: pytest.CaptureFi
     code, out, _ = _run(capsys, "--repo", str(remote.work), "--no-fetch")
     assert code == 0
     assert out.splitlines()[1].split()[3:] == ["-", "-", "-", "-", "-", "first"]
+
+
+def test_gitkrm_history_is_a_command(
+    remote: RemoteRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gitkrm.cli.main import main as gitkrm
+
+    assert gitkrm(["history", "--repo", str(remote.bare), "-n", "1", "-o", "json"]) == 0
+    data = orjson.loads(capsys.readouterr().out)
+    assert [c["subject"] for c in data["commits"]] == ["first"]
