@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -69,12 +69,15 @@ class Applier:
         revision: str,
         meta: MetaLookup,
         wait_limit: float = WAIT_LIMIT,
+        reuse: Mapping[int, ObjectResult] | None = None,
     ) -> None:
+        """`reuse`: results of unchanged steps of the last apply, by id of the step."""
         self.store = store
         self.options = options
         self.revision = revision
         self.meta = meta
         self.wait_limit = wait_limit
+        self.reuse = reuse or {}
 
     def _result(self, step: Step, action: Action, message: str = "") -> ObjectResult:
         d = step.desired
@@ -94,10 +97,11 @@ class Applier:
         for i, step in enumerate(plan.steps):
             if step.desired is None:
                 continue
-            if step.stage != current and stage:
+            this = step.stage
+            if this != current and stage:
                 await self._stage(plan, stage, results, out)
                 stage = []
-            current = step.stage
+            current = this
             stage.append(i)
         if stage:
             await self._stage(plan, stage, results, out)
@@ -118,6 +122,10 @@ class Applier:
             if step.op in (Op.CREATE, Op.PATCH):
                 writes.append(i)
             else:
+                if step.op is Op.UNCHANGED and step.live is None:
+                    hit = self.reuse.get(id(step))
+                    results[i] = hit if hit is not None else self._result(step, Action.UNCHANGED)
+                    continue
                 results[i] = self._result(step, _PASSIVE[step.op])
                 if step.live is not None:
                     out.live[step.key] = step.live

@@ -31,7 +31,7 @@ from gitkrm.sync.drift import DriftTracker
 from gitkrm.sync.inventory import Inventory
 from gitkrm.sync.options import SyncOptions
 from gitkrm.sync.parse import ParseContext
-from gitkrm.sync.plan import Op, Plan, make_plan, narrowed, prune_candidates
+from gitkrm.sync.plan import Plan, Step, make_plan, narrowed, prune_candidates
 from gitkrm.sync.pool import gc_paused
 from gitkrm.sync.render import Renderer, RenderResult
 from gitkrm.sync.results import Action, ObjectResult, SyncResult, make_result
@@ -83,7 +83,9 @@ class SyncEngine:
         self._settled = False
         self._inventory: Inventory | None = None
         self._unchanged: tuple[ObjectResult, ...] | None = None
-        self._kinds: tuple[RenderResult, dict[tuple[str, str], GVK]] | None = None
+        # Unchanged steps of the last plan and their results, reused while the same.
+        self._reuse_steps: dict[str, Step] = {}
+        self._reuse_results: dict[int, ObjectResult] = {}
         self._lock = asyncio.Lock()
 
     @property
@@ -200,16 +202,6 @@ class SyncEngine:
                 return versions[0].gvk
         return GVK(group=ref.group, version="", kind=ref.kind)
 
-    def _kinds_of(self, rendered: RenderResult) -> dict[tuple[str, str], GVK]:
-        if self._kinds is None or self._kinds[0] is not rendered:
-            kinds: dict[tuple[str, str], GVK] = {}
-            for d in rendered.objects:
-                gk = (d.ref.group, d.ref.kind)
-                if gk not in kinds:
-                    kinds[gk] = d.gvk
-            self._kinds = (rendered, kinds)
-        return self._kinds[1]
-
     # -- planning and applying -------------------------------------------------------
 
     async def _plan(
@@ -251,6 +243,7 @@ class SyncEngine:
             options=self.options,
             meta=self._meta,
             in_sync=in_sync,
+            reuse=None if dry_run else self._reuse_steps,
         )
         return plan, since
 
@@ -262,7 +255,7 @@ class SyncEngine:
         await self._tracker.settle()
         if self._tracker.dirty:
             return False
-        return set(self._kinds_of(rendered)) <= self._tracker.trusted_kinds()
+        return set(rendered.kinds) <= self._tracker.trusted_kinds()
 
     async def _apply(self, rendered: RenderResult, timings: dict[str, float]) -> SyncResult:
         o = self.options
@@ -300,7 +293,13 @@ class SyncEngine:
                 timings["apply"] = _ms(start)
                 raise _Refused([f"writing the inventory failed: {e.message}"], timings) from e
             ours.update(int(v) for v in inv.versions.values() if v.isdigit())
-        applier = Applier(self.store, options=o, revision=rendered.revision, meta=self._meta)
+        applier = Applier(
+            self.store,
+            options=o,
+            revision=rendered.revision,
+            meta=self._meta,
+            reuse=self._reuse_results,
+        )
         applied = await applier.apply(plan)
         after = narrowed(plan, applied.actions)
         errors: list[str] = []
@@ -342,12 +341,18 @@ class SyncEngine:
         tracker = self._tracker
         unsettled: set[str] = set()
         settled = True
+        reuse_steps: dict[str, Step] = {}
+        reuse_results: dict[int, ObjectResult] = {}
         for step, result in zip(plan.steps, applied.results, strict=True):
             d = step.desired
+            if result.action is Action.UNCHANGED and step.live is None and d is not None:
+                reuse_steps[step.key] = step
+                reuse_results[id(step)] = result
+                continue  # in sync, not read: nothing new to record
             if d is None:
-                if step.op in (Op.PRUNE, Op.ORPHAN, Op.FORGET):
-                    tracker.forget((step.key,))
-                settled = (settled and result.action is Action.PRUNED) or step.op is Op.FORGET
+                tracker.forget((step.key,))
+                if result.action is Action.FAILED:
+                    settled = False  # the prune is tried again next time
                 continue
             if result.action in _UNSETTLED:
                 unsettled.add(step.key)
@@ -365,6 +370,7 @@ class SyncEngine:
         if len(tracker.seen) > len(inv.entries):
             tracker.forget(list(tracker.seen.keys() - inv.entries))
         self._unsettled = unsettled
+        self._reuse_steps, self._reuse_results = reuse_steps, reuse_results
         self._settled = settled and bool(inv.versions)
         self._inventory = inv if inv.versions else None
         if rendered is not self._synced:
@@ -374,6 +380,4 @@ class SyncEngine:
         # else wrote meanwhile (no need to replay thousands of our own events).
         after = await live.current_revision(self.store)
         start = after if _contiguous(since, after, ours) else since
-        tracker.watch(
-            (gvk for gvk in self._kinds_of(rendered).values() if gvk.version), since=start
-        )
+        tracker.watch((gvk for gvk in rendered.kinds.values() if gvk.version), since=start)

@@ -198,17 +198,23 @@ def make_plan(
     options: SyncOptions,
     meta: MetaLookup,
     in_sync: Collection[str] = (),
+    reuse: Mapping[str, Step] | None = None,
 ) -> Plan:
     """Plan a revision. `desired` is in apply order; `inventory` holds the inventory's
     keys; `live` the live state of every object read (None: absent); `in_sync` the keys
     of objects known unchanged since they were last applied (planned as unchanged
-    without being read)."""
+    without being read). `reuse` may hold the unchanged steps of the last plan: one whose
+    desired object is the same is taken as is (planning 10,000 quiet objects allocates
+    nothing)."""
     steps: list[Step] = []
     wanted: set[str] = set()
     for d in desired:
         wanted.add(d.key)
         if d.key in in_sync:
-            steps.append(Step(Op.UNCHANGED, d.ref, d.key, desired=d))
+            step = reuse.get(d.key) if reuse is not None else None
+            if step is None or step.desired is not d:
+                step = Step(Op.UNCHANGED, d.ref, d.key, desired=d)
+            steps.append(step)
         else:
             steps.append(
                 plan_object(d, live.get(d.ref), options=options, revision=revision, meta=meta)

@@ -19,13 +19,13 @@ import hashlib
 import posixpath
 import time
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 import orjson
 
 from gitkrm.errors import BadRequest, GitkrmError
-from gitkrm.krm import Obj, ObjectRef
+from gitkrm.krm import GVK, Obj, ObjectRef
 from gitkrm.schema import Registry
 from gitkrm.source.snapshot import MODE_SYMLINK, FileEntry, Snapshot
 from gitkrm.source.tree import DEFAULT_MAX_FILE_SIZE
@@ -76,6 +76,7 @@ class RenderResult:
     files: int
     parsed: int  # objects read, valid or not
     registry: Registry
+    kinds: Mapping[tuple[str, str], GVK] = field(default_factory=dict)  # (group, kind) used
     read_ms: float = 0.0
     render_ms: float = 0.0
 
@@ -85,11 +86,13 @@ class RenderResult:
 
 
 class _Cache(Generic[K, V]):
-    """Entries used in this render or the one before; older ones are dropped."""
+    """Entries used in this render or the one before; older ones are dropped (swept only
+    when they make up a good part of the cache, so a quiet render costs nothing)."""
 
     def __init__(self) -> None:
         self._entries: dict[K, tuple[int, V]] = {}
         self._generation = 0
+        self._used = 0
 
     def get(self, key: K) -> V | None:
         hit = self._entries.get(key)
@@ -97,19 +100,33 @@ class _Cache(Generic[K, V]):
             return None
         if hit[0] != self._generation:
             self._entries[key] = (self._generation, hit[1])
+            self._used += 1
         return hit[1]
 
     def put(self, key: K, value: V) -> None:
+        if self._entries.get(key, (-1,))[0] != self._generation:
+            self._used += 1
         self._entries[key] = (self._generation, value)
 
     def rotate(self) -> None:
         """End of a render: forget what neither this render nor the one before used."""
-        oldest = self._generation - 1
-        self._entries = {k: v for k, v in self._entries.items() if v[0] >= oldest}
+        if len(self._entries) > 2 * self._used + 64:
+            oldest = self._generation - 1
+            self._entries = {k: v for k, v in self._entries.items() if v[0] >= oldest}
         self._generation += 1
+        self._used = 0
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+@dataclass(frozen=True, slots=True)
+class _Assembled:
+    """One file's desired objects and problems (cached by path and content)."""
+
+    desired: tuple[Desired, ...]
+    problems: tuple[Problem, ...]
+    warnings: tuple[Problem, ...]
 
 
 def describe_ref(ref: ObjectRef) -> str:
@@ -143,7 +160,7 @@ class Renderer:
         self._files: _Cache[tuple[str, bool], ParsedFile] = _Cache()
         self._kustomized: _Cache[str, ParsedFile] = _Cache()
         self._deferred: _Cache[tuple[bytes, str], ParsedObject] = _Cache()
-        self._desired: _Cache[tuple[str, int, bytes], tuple[Desired | None, list[str]]] = _Cache()
+        self._assembled: _Cache[tuple[str, str, str], _Assembled] = _Cache()
         self._registries: dict[str, Registry] = {}
 
     async def render(
@@ -193,28 +210,41 @@ class Renderer:
             entries[path] = (source, entry)
         parsed, ms = await self._parse(snapshot, entries)
         read_ms += ms
-        outputs: list[tuple[str, ParsedFile]] = [(p, parsed[p]) for p in entries]
+        # (path shown, cache key of its content, parsed file)
+        outputs: list[tuple[str, str, ParsedFile]] = [
+            (p, entries[p][1].blob, parsed[p]) for p in entries
+        ]
         for root in layout.roots:
             kpath = kfiles[root]
             if kpath in layout.problems:
                 continue
-            pf, ms = await self._kustomize(snapshot, root, kpath, layout)
+            pf, key, ms = await self._kustomize(snapshot, root, kpath, layout)
             read_ms += ms
-            outputs.append((kpath, pf))
-        objects: list[tuple[str, ParsedObject]] = []
-        for path, pf in outputs:
-            if pf.error is not None:
-                err = pf.error
-                problems.append(Problem(path, err.line, err.object, err.message))
-            objects.extend((path, po) for po in pf.objects)
+            outputs.append((kpath, key, pf))
         with gc_paused():
-            registry, fingerprint = self._registry(objects, store_crds, problems)
-            desired = self._assemble(objects, registry, fingerprint, problems, warnings)
-        _cross_checks(desired, namespaces, problems)
+            registry, fingerprint = self._registry(outputs, store_crds, problems)
+            desired: list[Desired] = []
+            count = 0
+            for path, key, pf in outputs:
+                count += len(pf.objects)
+                if pf.error is not None:
+                    err = pf.error
+                    problems.append(Problem(path, err.line, err.object, err.message))
+                    continue
+                deferred = any(not po.resolved for po in pf.objects)
+                ckey = (path, key, fingerprint if deferred else "")
+                done = self._assembled.get(ckey)
+                if done is None:
+                    done = self._assemble(path, pf.objects, registry, fingerprint)
+                    self._assembled.put(ckey, done)
+                desired.extend(done.desired)
+                problems.extend(done.problems)
+                warnings.extend(done.warnings)
+        kinds = _cross_checks(desired, namespaces, problems)
         ordered = order(desired)
         for d, message in ordered.errors:
             problems.append(Problem(d.path, d.line or None, describe_ref(d.ref), message))
-        for cache in (self._files, self._kustomized, self._deferred, self._desired):
+        for cache in (self._files, self._kustomized, self._deferred, self._assembled):
             cache.rotate()
         return RenderResult(
             revision=snapshot.revision,
@@ -222,8 +252,9 @@ class Renderer:
             problems=tuple(problems),
             warnings=tuple(warnings),
             files=len(entries) + len(layout.roots),
-            parsed=len(objects),
+            parsed=count,
             registry=registry,
+            kinds=kinds,
             read_ms=read_ms,
             render_ms=(time.perf_counter() - start) * 1000 - read_ms,
         )
@@ -256,13 +287,13 @@ class Renderer:
 
     async def _kustomize(
         self, snapshot: Snapshot, root: str, kpath: str, layout: kustomize.Layout
-    ) -> tuple[ParsedFile, float]:
+    ) -> tuple[ParsedFile, str, float]:
         files = snapshot.files
         needed = kustomize.needed_files(layout.needs[root], sorted(files))
         key = kustomize.tree_key(root, ((p, files[p].blob) for p in needed))
         hit = self._kustomized.get(key)
         if hit is not None:
-            return hit, 0.0
+            return hit, key, 0.0
         t = time.perf_counter()
         contents = snapshot.read_many(needed)
         read_ms = (time.perf_counter() - t) * 1000
@@ -279,19 +310,20 @@ class Renderer:
                 error=None if pf.error is None else FileError(None, None, pf.error.message),
             )
         self._kustomized.put(key, pf)
-        return pf, read_ms
+        return pf, key, read_ms
 
     def _registry(
         self,
-        objects: Sequence[tuple[str, ParsedObject]],
+        outputs: Sequence[tuple[str, str, ParsedFile]],
         store_crds: Sequence[Obj],
         problems: list[Problem],
     ) -> tuple[Registry, str]:
         """A registry of the built-in kinds, the store's CRDs and the revision's CRDs."""
         crds = [
             (path, po)
-            for path, po in objects
-            if (po.api_version, po.kind) == _CRD and po.resolved and not po.problems
+            for path, _, pf in outputs
+            for po in pf.objects
+            if po.kind == _CRD[1] and po.api_version == _CRD[0] and not po.problems
         ]
         h = hashlib.sha256()
         for crd in sorted(store_crds, key=lambda c: str(c.get("metadata", {}).get("name"))):
@@ -323,14 +355,15 @@ class Renderer:
 
     def _assemble(
         self,
-        objects: Sequence[tuple[str, ParsedObject]],
+        path: str,
+        objects: Sequence[ParsedObject],
         registry: Registry,
         fingerprint: str,
-        problems: list[Problem],
-        warnings: list[Problem],
-    ) -> list[Desired]:
-        out: list[Desired] = []
-        for path, po in objects:
+    ) -> _Assembled:
+        desired: list[Desired] = []
+        problems: list[Problem] = []
+        warnings: list[Problem] = []
+        for po in objects:
             if not po.resolved:
                 po = self._resolve(po, registry, fingerprint)
             line = po.line or None
@@ -338,25 +371,20 @@ class Renderer:
                 problems.extend(Problem(path, line, po.describe(), m) for m in po.problems)
                 continue
             warnings.extend(Problem(path, line, po.describe(), w) for w in po.warnings)
-            key = (path, po.line, po.doc)
-            hit = self._desired.get(key)
-            if hit is None:
-                hit = make_desired(
-                    doc=po.doc,
-                    api_version=po.api_version,
-                    kind=po.kind,
-                    name=po.name,
-                    namespace=po.namespace,
-                    path=path,
-                    line=po.line,
-                )
-                self._desired.put(key, hit)
-            d, msgs = hit
+            d, msgs = make_desired(
+                doc=po.doc,
+                api_version=po.api_version,
+                kind=po.kind,
+                name=po.name,
+                namespace=po.namespace,
+                path=path,
+                line=po.line,
+            )
             if d is None:
                 problems.extend(Problem(path, line, po.describe(), m) for m in msgs)
             else:
-                out.append(d)
-        return out
+                desired.append(d)
+        return _Assembled(tuple(desired), tuple(problems), tuple(warnings))
 
     def _resolve(self, po: ParsedObject, registry: Registry, fingerprint: str) -> ParsedObject:
         """A custom resource, prepared against the revision's registry (cached)."""
@@ -408,14 +436,16 @@ def _without_line(po: ParsedObject) -> ParsedObject:
 
 def _cross_checks(
     desired: Sequence[Desired], namespaces: Collection[str] | None, problems: list[Problem]
-) -> None:
-    """Duplicates, and namespaces that exist neither in the revision nor in the store."""
-    first: dict[ObjectRef, Desired] = {}
+) -> dict[tuple[str, str], GVK]:
+    """Duplicates, and namespaces that exist neither in the revision nor in the store;
+    returns the kinds used."""
+    first: dict[str, Desired] = {}
+    kinds: dict[tuple[str, str], GVK] = {}
     revision_namespaces = {
         d.ref.name for d in desired if d.ref.kind == "Namespace" and d.ref.group == ""
     }
     for d in desired:
-        seen = first.get(d.ref)
+        seen = first.get(d.key)
         if seen is not None:
             problems.append(
                 Problem(
@@ -426,8 +456,12 @@ def _cross_checks(
                 )
             )
             continue
-        first[d.ref] = d
-        ns = d.ref.namespace
+        first[d.key] = d
+        ref = d.ref
+        gk = (ref.group, ref.kind)
+        if gk not in kinds:
+            kinds[gk] = d.gvk
+        ns = ref.namespace
         if (
             namespaces is not None
             and ns is not None
@@ -438,8 +472,9 @@ def _cross_checks(
                 Problem(
                     d.path,
                     d.line or None,
-                    describe_ref(d.ref),
+                    describe_ref(ref),
                     f'namespace "{ns}" does not exist: it is neither in this revision nor '
                     "in the store",
                 )
             )
+    return kinds

@@ -1,0 +1,170 @@
+"""Sync engine figures on W10k (issue 4, "Performance"), medians of several runs.
+
+The W10k tree is written into a temporary Git repository, committed and pushed to a bare
+repository that a GitSource clones; each run syncs into a new store file, as the agent
+keeps it. The engine figures are `SyncEngine.sync` on the fetched snapshot (the Git
+figures are in bench_source); the end-to-end ones add the source's fetch.
+
+- sync.cold_w10k: empty store to W10k applied (<= 2.0 s), and its ratio to the plain
+  C YAML loader (`yaml.load_all`, CSafeLoader) reading the same files (<= 2x);
+- sync.resync_unchanged: the same revision again, nothing changed (<= 0.1 s);
+- sync.one_file_commit: a commit that changes one file, applied (<= 0.2 s);
+- sync.peak_rss: the benchmark process, and its parse workers (<= 400 MB).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import resource
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+from benchmarks.workload import APPS, app_yaml, write_tree
+from gitkrm.source import GitSource, GitSourceSpec, Snapshot
+from gitkrm.store.sqlite import SqliteStore
+from gitkrm.sync.engine import SyncEngine
+from gitkrm.sync.options import SyncOptions
+from gitkrm.sync.results import SyncResult
+
+RUNS = 5
+OPTIONS = SyncOptions(source_name="bench", agent_name="bench")
+
+_ENV = {
+    **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+}
+
+
+def _git(*args: str, cwd: Path) -> None:
+    subprocess.run(["git", *args], cwd=cwd, env=_ENV, check=True, capture_output=True)
+
+
+def _make_repo(root: Path) -> tuple[Path, Path]:
+    work, bare = root / "work", root / "remote.git"
+    write_tree(work)
+    _git("init", "-q", "--initial-branch=main", cwd=work)
+    _git("add", "-A", cwd=work)
+    _git("commit", "-q", "-m", "W10k", cwd=work)
+    _git("init", "-q", "--bare", str(bare), cwd=root)
+    _git("push", "-q", str(bare), "HEAD:refs/heads/main", cwd=work)
+    return work, bare
+
+
+def _commit_one(work: Path, bare: Path, n: int) -> None:
+    i = 7 + n
+    (work / "apps" / f"app-{i}.yaml").write_text(app_yaml(i).replace("replicas: 3", "replicas: 4"))
+    _git("commit", "-q", "-am", f"scale app-{i}", cwd=work)
+    _git("push", "-q", str(bare), "HEAD:refs/heads/main", cwd=work)
+
+
+def _baseline(contents: list[bytes]) -> float:
+    start = time.perf_counter()
+    for data in contents:
+        for _doc in yaml.load_all(data, Loader=yaml.CSafeLoader):
+            pass
+    return time.perf_counter() - start
+
+
+def _check(result: SyncResult, *, created: int = 0, configured: int = 0) -> None:
+    if not result.ok:
+        raise SystemExit(f"sync failed: {result.problems()[:5]}")
+    if result.counts["created"] != created or result.counts["configured"] != configured:
+        raise SystemExit(f"unexpected counts: {dict(result.counts)}")
+
+
+def _line(name: str, value: str, note: str) -> None:
+    print(f"sync.{name:<30} {value:>14}  ({note})", flush=True)
+
+
+async def _timed_sync(engine: SyncEngine, snap: Snapshot) -> tuple[float, SyncResult]:
+    start = time.perf_counter()
+    result = await engine.sync(snap)
+    return time.perf_counter() - start, result
+
+
+async def _run(root: Path) -> None:
+    work, bare = _make_repo(root)
+    source = GitSource(GitSourceSpec(name="bench", url=str(bare)), cache_dir=root / "cache")
+    snap = await source.snapshot()
+    contents = list(snap.read_many(snap.files).values())
+    objects = 2 * APPS + 20
+    cold: list[float] = []
+    base: list[float] = []
+    resync: list[float] = []
+    resync_poll: list[float] = []
+    one_file: list[float] = []
+    one_file_fetch: list[float] = []
+    first = 0.0
+    for run in range(RUNS):
+        base.append(_baseline(contents))
+        store = SqliteStore.open(str(root / f"store-{run}.db"))
+        engine = SyncEngine(store=store, options=OPTIONS)
+        seconds, result = await _timed_sync(engine, snap)
+        _check(result, created=objects)
+        cold.append(seconds)
+        if run == 0:
+            first = seconds
+        for _ in range(2):
+            seconds, result = await _timed_sync(engine, snap)
+            _check(result)
+            resync.append(seconds)
+            start = time.perf_counter()
+            again = await source.snapshot()
+            _check(await engine.sync(again))
+            resync_poll.append(time.perf_counter() - start)
+        _commit_one(work, bare, run)
+        start = time.perf_counter()
+        snap2 = await source.snapshot()
+        fetched = time.perf_counter() - start
+        seconds, result = await _timed_sync(engine, snap2)
+        _check(result, configured=1)
+        one_file.append(seconds)
+        one_file_fetch.append(fetched + seconds)
+        await engine.close()
+        await store.close()
+        snap = snap2
+    await source.close()
+    median_cold = statistics.median(cold)
+    median_base = statistics.median(base)
+    _line(
+        "cold_w10k",
+        f"{median_cold:.3f} s",
+        f"median of {RUNS}, target <= 2.0 s; first run {first:.3f} s",
+    )
+    _line(
+        "yaml_csafeloader_baseline",
+        f"{median_base:.3f} s",
+        f"yaml.load_all over the same {len(contents)} files",
+    )
+    _line("cold_ratio", f"{median_cold / median_base:.2f} x", "cold sync / C loader, target <= 2x")
+    _line("resync_unchanged", f"{statistics.median(resync) * 1000:.1f} ms", "target <= 100 ms")
+    _line("resync_with_poll", f"{statistics.median(resync_poll) * 1000:.1f} ms", "ls-remote + sync")
+    _line("one_file_commit", f"{statistics.median(one_file) * 1000:.1f} ms", "target <= 200 ms")
+    _line(
+        "one_file_with_fetch", f"{statistics.median(one_file_fetch) * 1000:.1f} ms", "fetch + sync"
+    )
+    self_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    kids_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    _line(
+        "peak_rss", f"{self_mb:.0f} MB", f"target <= 400 MB; largest child process {kids_mb:.0f} MB"
+    )
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="gitkrm-bench-sync-") as tmp:
+        asyncio.run(_run(Path(tmp)))
+
+
+if __name__ == "__main__":
+    main()
