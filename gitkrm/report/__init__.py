@@ -19,7 +19,14 @@ from .formats import (
 )
 from .history import HistoryEntry, SyncRecord, repo_history, state_history, url_history
 from .reporter import Reporter
-from .table import health_rows, health_table, live_rows, read_local_status, source_health
+from .table import (
+    health_rows,
+    health_table,
+    live_rows,
+    read_local_status,
+    source_health,
+    status_health_text,
+)
 from .validation import validate_note, validate_status
 
 __all__ = [
@@ -43,6 +50,7 @@ __all__ = [
     "repo_history",
     "source_health",
     "state_history",
+    "status_health_text",
     "status_path",
     "url_history",
     "validate_note",

@@ -134,3 +134,17 @@ def source_health(doc: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             "updated": entry.get("updated"),
         }
     return out
+
+
+def status_health_text(
+    state_dir: Path, *, agent: str | None = None, sources: Iterable[str] | None = None
+) -> str:
+    """The per-object health table of an agent's state directory (every agent whose status
+    file is there, or only `agent`), for `gitkrm status`; "" when no status was written."""
+    docs = read_local_status(state_dir)
+    wanted = None if sources is None else list(sources)
+    rows: list[list[str]] = []
+    for name, doc in sorted(docs.items()):
+        if agent is None or name == agent:
+            rows.extend(health_rows(doc, sources=wanted))
+    return health_table(rows) if rows else ""

@@ -4,6 +4,7 @@ from pathlib import Path
 
 from gitkrm.health import Health, HealthResult
 from gitkrm.report import health_rows, health_table, live_rows, read_local_status, source_health
+from gitkrm.report.table import status_health_text
 from tests.report.report_fixtures import ReporterMaker, SourceMaker
 from tests.report.report_helpers import CURRENT, DEADLINE, deployment, result, service
 from tests.source.source_gitrepo import RemoteRepo
@@ -36,6 +37,16 @@ async def test_status_reads_the_status_files_of_the_state(
     assert summary["default"]["objects"] == 2
     assert summary["default"]["notCurrent"] == 1
     assert summary["default"]["revision"] == remote.head()
+    text = status_health_text(tmp_path / "state")
+    assert text.splitlines()[2].split()[:5] == [
+        "default",
+        "team-a",
+        "apps/Deployment",
+        "web",
+        "Failed",
+    ]
+    assert status_health_text(tmp_path / "state", agent="other") == ""
+    assert status_health_text(tmp_path / "state", sources=["other"]) == ""
 
 
 def test_table_is_aligned_and_the_message_is_last() -> None:
