@@ -120,21 +120,22 @@ class DriftTracker:
             )
 
     async def _run(self, gvk: GVK, since: str) -> None:
-        stream = self.store.watch(
-            gvk, resource_version=since, label_selector=keys.source_selector(self.source)
-        )
+        selector = keys.source_selector(self.source)
         try:
-            async for event in stream:
-                if event.type is EventType.ERROR:
-                    return
-                if event.type is EventType.BOOKMARK:
-                    continue
-                self._event(event.type, event.obj)
+            stream = self.store.watch(gvk, resource_version=since, label_selector=selector)
+            try:
+                async for event in stream:
+                    if event.type is EventType.ERROR:
+                        return
+                    if event.type is not EventType.BOOKMARK:
+                        self._event(event.type, event.obj)
+            finally:
+                aclose = getattr(stream, "aclose", None)
+                if aclose is not None:
+                    with contextlib.suppress(Exception):
+                        await aclose()
         except GitkrmError as e:  # Expired and friends: the kind is read again next time
             log.debug("drift watch of %s ended: %s", gvk.kind, e)
-        finally:
-            with contextlib.suppress(Exception):
-                await stream.aclose()  # type: ignore[attr-defined]
 
     def _event(self, etype: EventType, obj: Obj) -> None:
         key = key_of_object(obj)

@@ -1,0 +1,128 @@
+"""Drift tracking: which owned objects changed since gitkrm last looked."""
+
+from __future__ import annotations
+
+import asyncio
+
+from gitkrm.krm import GVK, ObjectRef
+from gitkrm.store import Store
+from gitkrm.store.sqlite import SqliteStore
+from gitkrm.sync import live
+from gitkrm.sync.drift import DriftTracker, key_of_object
+from gitkrm.sync.engine import _contiguous
+
+DEPLOY = GVK(group="apps", version="v1", kind="Deployment")
+REF = ObjectRef(group="apps", kind="Deployment", name="web", namespace="default", version="v1")
+KEY = "default_web_apps_Deployment"
+
+
+def body(replicas: int = 1) -> dict[str, object]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default", "labels": {"gitkrm.io/source": "src"}},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx"}]},
+            },
+        },
+    }
+
+
+async def watched(store: Store) -> DriftTracker:
+    tracker = DriftTracker(store, source="src")
+    since = await live.current_revision(store)
+    obj = await store.create(body())
+    tracker.record(KEY, obj, "applied")
+    tracker.watch([DEPLOY], since=since)
+    await tracker.settle()
+    assert tracker.trusted_kinds() == {("apps", "Deployment")}
+    return tracker
+
+
+async def test_our_own_write_and_status_updates_are_not_drift(store: Store) -> None:
+    tracker = await watched(store)
+    assert tracker.in_sync(KEY, "applied")
+    obj = await store.get(REF)
+    obj["status"] = {"replicas": 1, "observedGeneration": 1}
+    await store.update_status(obj)
+    await tracker.settle()
+    assert tracker.dirty == set()
+    assert not tracker.in_sync(KEY, "other applied configuration")
+    await tracker.close()
+
+
+async def test_spec_label_and_delete_changes_are_drift(store: Store) -> None:
+    tracker = await watched(store)
+    await store.patch(REF, {"spec": {"replicas": 3}}, "strategic")
+    await tracker.settle()
+    assert tracker.dirty == {KEY}
+    assert not tracker.in_sync(KEY, "applied")
+    tracker.record(KEY, await store.get(REF), "applied")
+    await store.patch(REF, {"metadata": {"labels": {"x": "y"}}}, "strategic")
+    await tracker.settle()
+    assert tracker.dirty == {KEY}
+    tracker.record(KEY, await store.get(REF), "applied")
+    await store.delete(REF)
+    await tracker.settle()
+    assert tracker.dirty == {KEY}
+    await tracker.close()
+
+
+async def test_objects_not_recorded_are_not_tracked(store: Store) -> None:
+    tracker = await watched(store)
+    other = body()
+    other["metadata"] = {
+        "name": "other",
+        "namespace": "default",
+        "labels": {"gitkrm.io/source": "src"},
+    }
+    await store.create(other)
+    await tracker.settle()
+    assert tracker.dirty == set()
+    await tracker.close()
+    assert tracker.trusted_kinds() == set()
+
+
+async def test_an_expired_watch_leaves_the_kind_untrusted() -> None:
+    store = SqliteStore.open(":memory:", history_limit=1)
+    try:
+        tracker = DriftTracker(store, source="src")
+        await store.create(body())
+        for i in range(3):
+            await store.patch(REF, {"spec": {"replicas": i + 2}}, "strategic")
+        store.compact()
+        tracker.watch([DEPLOY], since="1")
+        await asyncio.wait_for(asyncio.gather(*tracker._watches.values()), 5)
+        assert tracker.trusted_kinds() == set()
+        await tracker.close()
+    finally:
+        await store.close()
+
+
+def test_keys_of_live_objects() -> None:
+    assert (
+        key_of_object(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": "w", "namespace": "n"},
+            }
+        )
+        == "n_w_apps_Deployment"
+    )
+    assert (
+        key_of_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "n"}})
+        == "_n__Namespace"
+    )
+    assert key_of_object({"kind": "X", "metadata": {}}) is None
+
+
+def test_watches_start_after_our_writes_only_when_nobody_else_wrote() -> None:
+    assert _contiguous("10", "13", {11, 12, 13})
+    assert not _contiguous("10", "13", {11, 13})
+    assert _contiguous("10", "10", set())
+    assert not _contiguous("abc", "13", {11, 12, 13})
