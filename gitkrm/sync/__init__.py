@@ -1,1 +1,35 @@
-"""gitkrm.sync: see docs/architecture.md."""
+"""gitkrm.sync: render, validate, plan and apply a source's revisions into a store.
+
+`SyncEngine(store=..., options=SyncOptions(...))` is the entry point (see `engine`);
+`validate_paths` is the offline check behind `gitkrm validate`; `redact` hides Secret
+data wherever objects are shown.
+"""
+
+from gitkrm.sync.engine import SyncEngine
+from gitkrm.sync.options import AdoptionPolicy, IgnoreDifference, SyncOptions
+from gitkrm.sync.plan import Op, Plan, Step
+from gitkrm.sync.redact import redact, redact_pair
+from gitkrm.sync.render import Problem, RenderResult
+from gitkrm.sync.results import Action, ObjectResult, SyncResult, SyncStatus
+from gitkrm.sync.validate import Report, validate_paths, validate_tree
+
+__all__ = [
+    "Action",
+    "AdoptionPolicy",
+    "IgnoreDifference",
+    "ObjectResult",
+    "Op",
+    "Plan",
+    "Problem",
+    "RenderResult",
+    "Report",
+    "Step",
+    "SyncEngine",
+    "SyncOptions",
+    "SyncResult",
+    "SyncStatus",
+    "redact",
+    "redact_pair",
+    "validate_paths",
+    "validate_tree",
+]
