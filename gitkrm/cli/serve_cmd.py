@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -70,13 +72,17 @@ def options(args: argparse.Namespace) -> ServeOptions:
 
 
 async def _main(opts: ServeOptions, state: Path) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
     store = SqliteStore.open(str(state / STORE_FILE))
 
     def started(b: Bound) -> None:
         print(f"gitkrm: serving {b.url} (kubeconfig {b.kubeconfig})", file=sys.stderr, flush=True)
 
     try:
-        await serve(store, opts, started=started)
+        await serve(store, opts, started=started, stop=stop)
     finally:
         await store.close()
 

@@ -14,7 +14,7 @@ import ipaddress
 import logging
 import socket
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, TypeVar
@@ -126,21 +126,20 @@ def _bind(host: str, port: int) -> socket.socket:
 
 
 class _Server(uvicorn.Server):
-    """uvicorn's server; a signal (Ctrl-C, SIGTERM) also ends the watch streams."""
+    """uvicorn's server without its signal handling: the program running `serve()` owns
+    the signals (the CLI turns SIGINT/SIGTERM into `stop`)."""
 
-    def __init__(self, config: uvicorn.Config, app: ApiServer) -> None:
+    def __init__(self, config: uvicorn.Config) -> None:
         super().__init__(config)
-        self._app = app
-        self._loop = asyncio.get_running_loop()
         self.listening = asyncio.Event()
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)
         self.listening.set()
 
-    def handle_exit(self, sig: int, frame: Any) -> None:
-        self._loop.call_soon_threadsafe(self._app.begin_shutdown)
-        super().handle_exit(sig, frame)
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
 
 
 def _url(host: str, port: int, tls: bool) -> str:
@@ -157,7 +156,7 @@ async def serve(
     started: Callable[[Bound], None] | None = None,
     stop: asyncio.Event | None = None,
 ) -> None:
-    """Serve `store` until `stop` is set (or a signal, when run in the main thread)."""
+    """Serve `store` until `stop` is set (signals are the caller's to handle)."""
     opts = options.secured()
     sock = _bind(opts.host, opts.port)
     port = int(sock.getsockname()[1])
@@ -175,7 +174,7 @@ async def serve(
         timeout_graceful_shutdown=5,
         server_header=False,
     )
-    server = _Server(config, app)
+    server = _Server(config)
     url = _url(opts.host, port, opts.tls is not None)
     kubeconfig = None
     if opts.state_dir is not None:
