@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -42,14 +42,14 @@ class ParseContext:
     max_bytes: int = DEFAULT_MAX_BYTES
 
 
-@dataclass(frozen=True, slots=True)
-class ParsedObject:
+class ParsedObject(NamedTuple):
     """One object of a file. `doc` is the last-applied JSON of the prepared object when
-    `resolved`, else the raw object (its kind is not built in)."""
+    `resolved`, else the raw object (its kind is not built in). A named tuple: thousands
+    travel back from worker processes, and tuples pickle several times faster."""
 
     doc: bytes
     line: int
-    index: int
+    document: int  # the YAML document's index in its file
     api_version: str
     kind: str
     name: str
@@ -63,15 +63,13 @@ class ParsedObject:
         return f"{self.kind} {self.namespace}/{name}" if self.namespace else f"{self.kind} {name}"
 
 
-@dataclass(frozen=True, slots=True)
-class FileError:
+class FileError(NamedTuple):
     line: int | None
     object: str | None
     message: str
 
 
-@dataclass(frozen=True, slots=True)
-class ParsedFile:
+class ParsedFile(NamedTuple):
     """Every object of one file, or the reason the file can't be read at all."""
 
     objects: tuple[ParsedObject, ...] = ()

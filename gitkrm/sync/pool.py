@@ -107,6 +107,11 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _parse_in_worker(ctx: ParseContext, items: Sequence[tuple[str, bytes]]) -> list[ParsedFile]:
+    with gc_paused():
+        return parse_chunk(ctx, items)
+
+
 async def parse_many(items: Sequence[tuple[str, bytes]], ctx: ParseContext) -> list[ParsedFile]:
     """Parse files against the built-in kinds, in worker processes when it pays off."""
     size = sum(len(d) for _, d in items)
@@ -117,7 +122,7 @@ async def parse_many(items: Sequence[tuple[str, bytes]], ctx: ParseContext) -> l
     loop = asyncio.get_running_loop()
     parts = worker_count() * CHUNKS_PER_WORKER
     futures = [
-        loop.run_in_executor(pool, parse_chunk, ctx, chunk) for chunk in _chunks(items, parts)
+        loop.run_in_executor(pool, _parse_in_worker, ctx, chunk) for chunk in _chunks(items, parts)
     ]
     out: list[ParsedFile] = []
     for chunk_result in await asyncio.gather(*futures):

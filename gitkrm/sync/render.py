@@ -394,7 +394,7 @@ class Renderer:
             hit = parse_object(
                 orjson.loads(po.doc),
                 line=po.line,
-                index=po.index,
+                index=po.document,
                 ctx=self.context,
                 registry=registry,
             )
@@ -404,7 +404,7 @@ class Renderer:
                 hit = ParsedObject(
                     po.doc,
                     po.line,
-                    po.index,
+                    po.document,
                     po.api_version,
                     po.kind,
                     po.name,
@@ -423,7 +423,7 @@ def _without_line(po: ParsedObject) -> ParsedObject:
     return ParsedObject(
         po.doc,
         0,
-        po.index,
+        po.document,
         po.api_version,
         po.kind,
         po.name,
