@@ -22,6 +22,7 @@ from gitkrm.errors import AlreadyExists, Conflict, GitkrmError, Invalid, NotFoun
 from gitkrm.krm import Obj, ObjectRef
 from gitkrm.store import BatchOp, BatchOpKind, Preconditions, Propagation, Store
 from gitkrm.sync import keys
+from gitkrm.sync.desired import Desired
 from gitkrm.sync.options import SyncOptions
 from gitkrm.sync.patching import create_body
 from gitkrm.sync.plan import MetaLookup, Op, Plan, Step, plan_object
@@ -69,9 +70,10 @@ class Applier:
         revision: str,
         meta: MetaLookup,
         wait_limit: float = WAIT_LIMIT,
-        reuse: Mapping[int, ObjectResult] | None = None,
+        reuse: Mapping[str, tuple[Desired, ObjectResult]] | None = None,
     ) -> None:
-        """`reuse`: results of unchanged steps of the last apply, by id of the step."""
+        """`reuse`: "unchanged" results of earlier syncs by object key, with the desired
+        object they were for (taken when it is the same object)."""
         self.store = store
         self.options = options
         self.revision = revision
@@ -123,8 +125,11 @@ class Applier:
                 writes.append(i)
             else:
                 if step.op is Op.UNCHANGED and step.live is None:
-                    hit = self.reuse.get(id(step))
-                    results[i] = hit if hit is not None else self._result(step, Action.UNCHANGED)
+                    hit = self.reuse.get(step.key)
+                    if hit is not None and hit[0] is step.desired:
+                        results[i] = hit[1]
+                    else:
+                        results[i] = self._result(step, Action.UNCHANGED)
                     continue
                 results[i] = self._result(step, _PASSIVE[step.op])
                 if step.live is not None:

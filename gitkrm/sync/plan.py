@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 from gitkrm.errors import BadRequest, GitkrmError
 from gitkrm.krm import GVK, Obj, ObjectRef
@@ -45,8 +46,9 @@ WRITES = frozenset({Op.CREATE, Op.PATCH, Op.PRUNE})
 _OWNED = frozenset({Op.CREATE, Op.PATCH, Op.UNCHANGED})
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
+class Step(NamedTuple):
+    """One planned action (a named tuple: a plan of 10,000 objects builds 10,000)."""
+
     op: Op
     ref: ObjectRef
     key: str  # the inventory key (see objkey)
