@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,6 +72,9 @@ def manifest_files(root: Path) -> Iterator[Path]:
     return _walk(root, everything_under_kustomizations=False)
 
 
+_ELSEWHERE = re.compile(r"is also defined at (.+):\d+$")
+
+
 def _key(path: Path) -> str:
     """A snapshot path for a file on disk: relative, posix (kustomize materializes it)."""
     return path.absolute().as_posix().lstrip("/")
@@ -99,7 +103,11 @@ async def validate_tree(paths: Sequence[Path], *, crds: Sequence[Obj] = ()) -> R
     result = await renderer.render(snapshot, store_crds=crds)
 
     def located(p: Problem) -> Problem:
-        return Problem(shown.get(p.path, p.path), p.line, p.object, p.message)
+        message = p.message
+        other = _ELSEWHERE.search(message)
+        if other is not None and other.group(1) in shown:
+            message = message[: other.start(1)] + shown[other.group(1)] + message[other.end(1) :]
+        return Problem(shown.get(p.path, p.path), p.line, p.object, message)
 
     problems.extend(located(p) for p in result.problems)
     problems.sort(key=lambda p: (p.path, p.line or 0))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from gitkrm.sync.validate import manifest_files, validate_paths
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample-repo"
@@ -111,3 +113,26 @@ def test_symlink_out_of_the_tree_is_refused(tmp_path: Path) -> None:
     assert report.objects == 0
     assert len(report.problems) == 1
     assert "outside the repository" in report.problems[0].message
+
+
+def test_duplicates_and_dependency_cycles_are_problems_too(tmp_path: Path) -> None:
+    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: d\n"
+    (tmp_path / "a.yaml").write_text(cm)
+    (tmp_path / "b.yaml").write_text(cm)
+    report = validate_paths([tmp_path])
+    assert [(p.path, p.line) for p in report.problems] == [(str(tmp_path / "b.yaml"), 1)]
+    assert report.problems[0].message.endswith(f"is also defined at {tmp_path / 'a.yaml'}:1")
+
+
+def test_kustomizations_are_validated_as_rendered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", "/usr/lib/google-cloud-sdk/bin:/usr/bin:/bin")
+    (tmp_path / "k").mkdir()
+    (tmp_path / "k" / "kustomization.yaml").write_text("resources: [cm.yaml]\nnamespace: prod\n")
+    (tmp_path / "k" / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
+    )
+    report = validate_paths([tmp_path])
+    assert report.problems == []
+    assert report.objects == 1
