@@ -13,7 +13,7 @@ from gitkrm.krm.types import Obj
 from gitkrm.schema import defaults_workloads as workloads
 from gitkrm.schema.defaults_workloads import child_dict, spec_of
 
-__all__ = ["apply_defaults"]
+__all__ = ["Defaulter", "apply_defaults", "defaulter_for"]
 
 Defaulter = Callable[[Obj, bool], None]
 
@@ -196,3 +196,8 @@ def apply_defaults(obj: Obj, *, group: str, kind: str, create: bool) -> None:
     defaulter = _DEFAULTERS.get((group, kind))
     if defaulter is not None:
         defaulter(obj, create)
+
+
+def defaulter_for(group: str, kind: str) -> Defaulter | None:
+    """apply_defaults of one kind, looked up once (`defaulter(obj, create)`)."""
+    return _DEFAULTERS.get((group, kind))

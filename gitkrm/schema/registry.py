@@ -7,7 +7,9 @@ the pinned release (loaded once per process); custom kinds are added by register
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
 
 from gitkrm.errors import BadRequest, Cause, Invalid, NotFound
 from gitkrm.krm.names import NameRule, validate_object_meta
@@ -23,13 +25,13 @@ from gitkrm.schema.crd import (
 )
 from gitkrm.schema.crd_validation import validate_crd
 from gitkrm.schema.custom import CustomVersion
-from gitkrm.schema.defaults import apply_defaults
+from gitkrm.schema.defaults import Defaulter, apply_defaults, defaulter_for
 from gitkrm.schema.immutable import metadata_update, validate_update
 from gitkrm.schema.openapi import definition_name
 from gitkrm.schema.resources import ResourceInfo, builtin_resources
-from gitkrm.schema.rules import validate_rules
+from gitkrm.schema.rules import Rule, rule_for
 from gitkrm.schema.secrets import merge_string_data
-from gitkrm.schema.validation import PathT, check, fast_valid
+from gitkrm.schema.validation import PathT, check, fast_validator
 
 __all__ = ["Registry", "ResourceInfo", "unknown_field_error", "version_priority"]
 
@@ -68,7 +70,18 @@ def _delete_path(obj: Obj, path: PathT) -> None:
         node.pop(path[-1], None)
 
 
-_Kind = tuple[GVK, ResourceInfo, CustomVersion | None, str]
+@dataclass(frozen=True, slots=True)
+class _Kind:
+    """What admission needs about one served kind, looked up once per (apiVersion, kind)."""
+
+    gvk: GVK
+    info: ResourceInfo
+    custom: CustomVersion | None
+    definition: str  # its OpenAPI definition ("" for custom kinds)
+    fast_valid: Callable[[Any], bool] | None  # the fast-path schema (built-in kinds)
+    defaulter: Defaulter | None
+    rule: Rule | None
+    is_secret: bool
 
 
 class Registry:
@@ -155,35 +168,43 @@ class Registry:
         )
         if resolved is None:
             resolved = self._resolve(GVK.of(obj))
-        gvk, info, custom, definition = resolved
-        if custom is not None:
-            return self._admit_custom(obj, custom, old=old, field_validation=field_validation)
+        if resolved.custom is not None:
+            return self._admit_custom(
+                obj, resolved.custom, old=old, field_validation=field_validation
+            )
+        gvk, info = resolved.gvk, resolved.info
         warnings: list[str] = []
         causes: list[Cause] = []
-        if gvk.group == "" and gvk.kind == "Secret":
+        if resolved.is_secret:
             merge_string_data(obj)
+        is_valid = resolved.fast_valid
         try:
-            fast = fast_valid(definition, obj)
+            fast = is_valid is not None and is_valid(obj)
         except ValueError as e:  # a value JSON cannot hold (a date, a set, ...)
             raise BadRequest(f"{gvk.kind} {_name_of(obj)!r}: not a JSON object: {e}") from e
-        report = None if fast else check(definition, obj)
-        if report is not None:
-            if report.unknown:
-                warnings = self._unknown(obj, gvk, report.unknown, field_validation)
-            causes.extend(report.causes)
-            if report.mistyped:
-                causes.extend(
-                    validate_object_meta(obj, namespaced=info.namespaced, name_rule=info.name_rule)
-                )
-                raise _invalid(obj, gvk, causes)
+        if not fast:
+            report = check(resolved.definition, obj)
+            if report is not None:
+                if report.unknown:
+                    warnings = self._unknown(obj, gvk, report.unknown, field_validation)
+                causes.extend(report.causes)
+                if report.mistyped:
+                    causes.extend(
+                        validate_object_meta(
+                            obj, namespaced=info.namespaced, name_rule=info.name_rule
+                        )
+                    )
+                    raise _invalid(obj, gvk, causes)
         if old is not None:
             carry_over(obj, old, group=gvk.group, kind=gvk.kind)
-        apply_defaults(obj, group=gvk.group, kind=gvk.kind, create=old is None)
-        causes.extend(
-            validate_object_meta(obj, namespaced=info.namespaced, name_rule=info.name_rule)
-        )
-        if subresource is None:
-            causes.extend(validate_rules(obj, group=gvk.group, kind=gvk.kind, fast=fast))
+        if resolved.defaulter is not None:
+            resolved.defaulter(obj, old is None)
+        if meta_causes := validate_object_meta(
+            obj, namespaced=info.namespaced, name_rule=info.name_rule
+        ):
+            causes.extend(meta_causes)
+        if subresource is None and resolved.rule is not None:
+            causes.extend(resolved.rule(obj, fast))
         if old is not None:
             causes.extend(validate_update(obj, old, group=gvk.group, kind=gvk.kind))
         if causes:
@@ -199,7 +220,16 @@ class Registry:
             if found is None:
                 raise NotFound(f'no schema for kind "{gvk.kind}" in version "{gvk.api_version}"')
             definition = found
-        resolved = (gvk, info, custom, definition)
+        resolved = _Kind(
+            gvk=gvk,
+            info=info,
+            custom=custom,
+            definition=definition,
+            fast_valid=fast_validator(definition) if custom is None else None,
+            defaulter=defaulter_for(gvk.group, gvk.kind),
+            rule=rule_for(gvk.group, gvk.kind),
+            is_secret=gvk.group == "" and gvk.kind == "Secret",
+        )
         self._types[(gvk.api_version, gvk.kind)] = resolved
         return resolved
 

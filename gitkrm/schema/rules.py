@@ -271,3 +271,8 @@ def validate_rules(obj: Obj, *, group: str, kind: str, fast: bool = False) -> li
     """
     rule = RULES.get((group, kind))
     return rule(obj, fast) if rule is not None else []
+
+
+def rule_for(group: str, kind: str) -> Rule | None:
+    """validate_rules of one kind, looked up once (`rule(obj, fast)`)."""
+    return RULES.get((group, kind))

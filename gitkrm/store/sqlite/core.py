@@ -75,6 +75,7 @@ class Core:
         options: Options,
     ) -> None:
         self.conn = conn
+        self.cursor = conn.cursor()  # for row writes (see Txn)
         self.registry = registry
         self.kinds = Kinds(registry)
         self.read_only = read_only
@@ -119,7 +120,7 @@ class Core:
         COMMIT; the caller's coroutine returns after it (the acknowledgement).
         """
         self.check_writable()
-        txn = Txn(core=self, dry_run=dry_run)
+        txn = Txn(core=self, cursor=self.cursor, dry_run=dry_run)
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:

@@ -129,7 +129,8 @@ class Checkpointer:
         self._thread.start()
 
     def mark(self) -> None:
-        self._dirty.set()
+        if not self._dirty.is_set():  # set() takes a lock: once per interval is enough
+            self._dirty.set()
 
     def _run(self) -> None:
         conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)

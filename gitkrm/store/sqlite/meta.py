@@ -41,31 +41,31 @@ def now_rfc3339() -> str:
     return _last_stamp
 
 
-_random = b""
-_random_at = 0
+_hex = ""  # random bytes drawn from the OS, as hex digits
+_hex_at = 0
+# The variant nibble (10xx): two random bits of a hex digit, as 8, 9, a or b.
+_VARIANT = {d: "89ab"[int(d, 16) & 3] for d in "0123456789abcdef"}
 
 
 def _reset_random() -> None:
-    global _random, _random_at
-    _random, _random_at = b"", 0
+    global _hex, _hex_at
+    _hex, _hex_at = "", 0
 
 
 os.register_at_fork(after_in_child=_reset_random)  # a forked child must not reuse them
 
 
 def new_uid() -> str:
-    """A random (version 4) UUID string, as uuid.uuid4() but at a third of the cost
-    (random bytes drawn from the OS 4 KiB at a time)."""
-    global _random, _random_at
-    if _random_at + 16 > len(_random):
-        _random = os.urandom(4096)
-        _random_at = 0
-    b = bytearray(_random[_random_at : _random_at + 16])
-    _random_at += 16
-    b[6] = (b[6] & 0x0F) | 0x40
-    b[8] = (b[8] & 0x3F) | 0x80
-    h = b.hex()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    """A random (version 4) UUID string, as str(uuid.uuid4()) but at a fifth of the cost
+    (random bytes drawn from the OS 8 KiB at a time, hex-encoded at once)."""
+    global _hex, _hex_at
+    at = _hex_at
+    if at + 32 > len(_hex):
+        _hex = os.urandom(8192).hex()
+        at = 0
+    _hex_at = at + 32
+    h = _hex[at : at + 32]
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT[h[16]]}{h[17:20]}-{h[20:]}"
 
 
 def generate_name(prefix: str) -> str:
@@ -93,10 +93,10 @@ def ordered(obj: Obj) -> Obj:
     Stored JSON then starts with `{"apiVersion":"...` so a list can rewrite the served
     version by replacing that prefix, without decoding the object.
     """
-    if next(iter(obj), None) == "apiVersion":
-        keys = list(obj)
-        if keys[1:3] == ["kind", "metadata"]:
-            return obj
+    keys = iter(obj)
+    first, second, third = next(keys, None), next(keys, None), next(keys, None)
+    if first == "apiVersion" and second == "kind" and third == "metadata":
+        return obj
     out: dict[str, Any] = {}
     for k in ("apiVersion", "kind", "metadata"):
         if k in obj:

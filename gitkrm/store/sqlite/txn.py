@@ -7,7 +7,7 @@ COMMIT, so two transactions never interleave and watchers see events only after 
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import orjson
@@ -43,20 +43,20 @@ class Stored:
     obj: Obj
 
 
-@dataclass
 class Txn:
-    core: Core
-    dry_run: bool = False
-    rv: int = 0
-    changes: list[Change] = field(default_factory=list)
-    crds_touched: set[str] = field(default_factory=set)
+    """The state of one write transaction (a plain slotted class: one is made per write)."""
 
-    def __post_init__(self) -> None:
-        self.rv = self.core.rv
+    __slots__ = ("changes", "conn", "core", "crds_touched", "cursor", "dry_run", "rv")
 
-    @property
-    def conn(self) -> sqlite3.Connection:
-        return self.core.conn
+    def __init__(self, *, core: Core, cursor: sqlite3.Cursor, dry_run: bool = False) -> None:
+        self.core = core
+        self.conn: sqlite3.Connection = core.conn
+        # Row writes reuse one cursor: conn.execute makes a new cursor per statement.
+        self.cursor = cursor
+        self.dry_run = dry_run
+        self.rv = core.rv
+        self.changes: list[Change] = []
+        self.crds_touched: set[str] = set()
 
     def load(self, kind: Kind, ns: str, name: str) -> Stored:
         """The stored object (NotFound with the API server's message when missing)."""
@@ -97,7 +97,7 @@ class Txn:
         lab = orjson.dumps(labels) if labels else None
         if old is None:
             try:
-                self.conn.execute(
+                self.cursor.execute(
                     "INSERT INTO objects (gk, ns, name, rv, labels, data) VALUES (?,?,?,?,?,?)",
                     (kind.key, ns, name, rv, lab, data),
                 )
@@ -106,7 +106,7 @@ class Txn:
                 raise AlreadyExists(f'{kind.resource} "{name}" already exists') from None
             self.changes.append(Change(rv, kind.key, ns, name, EventType.ADDED, data, None))
         else:
-            self.conn.execute(
+            self.cursor.execute(
                 "UPDATE objects SET rv = ?, labels = ?, data = ? "
                 "WHERE gk = ? AND ns = ? AND name = ?",
                 (rv, lab, data, kind.key, ns, name),
@@ -127,10 +127,10 @@ class Txn:
         rv = self.rv
         final["metadata"]["resourceVersion"] = str(rv)
         data = orjson.dumps(final)
-        self.conn.execute(
+        self.cursor.execute(
             "DELETE FROM objects WHERE gk = ? AND ns = ? AND name = ?", (kind.key, ns, name)
         )
-        self.conn.execute(
+        self.cursor.execute(
             "INSERT INTO events (rv, gk, ns, name, type, prev_rv, data) VALUES (?,?,?,?,?,?,?)",
             (rv, kind.key, ns, name, "DELETED", old.rv, data),
         )

@@ -20,6 +20,14 @@ from gitkrm.store.sqlite.meta import (
 )
 from gitkrm.store.sqlite.txn import Stored, Txn
 
+# Server-managed metadata a create cannot set (rest.FillObjectMetaSystemFields).
+_CLEARED_ON_CREATE = (
+    "uid",
+    "creationTimestamp",
+    "generation",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+)
 # Server-managed metadata an update cannot change (rest.BeforeUpdate).
 _KEPT_ON_UPDATE = (
     "uid",
@@ -132,9 +140,8 @@ def create(txn: Txn, body: Any, opts: WriteOpts, warnings: list[str]) -> Obj:
             ],
         )
     ns = namespace_of(kind, md)
-    for f in ("uid", "creationTimestamp", "generation", "deletionTimestamp"):
+    for f in _CLEARED_ON_CREATE:
         md.pop(f, None)
-    md.pop("deletionGracePeriodSeconds", None)
     if kind.is_namespace:
         spec = obj.setdefault("spec", {})
         fins = spec.get("finalizers") if isinstance(spec, dict) else None
