@@ -5,11 +5,13 @@
 """
 
 from gitkrm.server.app import ApiServer
+from gitkrm.server.metrics import Metrics
 from gitkrm.server.serve import Bound, ServeOptions, ServerThread, is_loopback, parse_listen, serve
 
 __all__ = [
     "ApiServer",
     "Bound",
+    "Metrics",
     "ServeOptions",
     "ServerThread",
     "is_loopback",

@@ -25,6 +25,7 @@ from gitkrm.errors import BadRequest
 from gitkrm.server.app import ApiServer
 from gitkrm.server.context import Limits
 from gitkrm.server.kubeconfig import write_kubeconfig
+from gitkrm.server.metrics import Metrics
 from gitkrm.server.tls import TLSFiles, default_hosts, ensure_self_signed
 from gitkrm.store.sqlite import SqliteStore
 
@@ -155,12 +156,17 @@ async def serve(
     *,
     started: Callable[[Bound], None] | None = None,
     stop: asyncio.Event | None = None,
+    metrics: Metrics | None = None,
 ) -> None:
-    """Serve `store` until `stop` is set (signals are the caller's to handle)."""
+    """Serve `store` until `stop` is set (signals are the caller's to handle).
+
+    `metrics`: the registry `/metrics` shows (the agent passes its own to record sync
+    durations in it); a new one by default.
+    """
     opts = options.secured()
     sock = _bind(opts.host, opts.port)
     port = int(sock.getsockname()[1])
-    app = ApiServer(store, token=opts.token, limits=opts.limits)
+    app = ApiServer(store, token=opts.token, limits=opts.limits, metrics=metrics)
     config = uvicorn.Config(
         app,
         log_level=opts.log_level,

@@ -13,6 +13,7 @@ from gitkrm.errors import GitkrmError
 from gitkrm.krm import Obj
 from gitkrm.schema import ResourceInfo
 from gitkrm.server import printers_core as core
+from gitkrm.server import printers_more as more
 from gitkrm.server import printers_workloads as wl
 from gitkrm.server.crds import crd_version
 from gitkrm.server.humanize import human_duration, parse_time
@@ -40,6 +41,14 @@ BUILTIN: Final[dict[tuple[str, str], Printer]] = {
     ("", "PersistentVolumeClaim"): core.PVC,
     ("networking.k8s.io", "Ingress"): core.INGRESS,
     ("autoscaling", "HorizontalPodAutoscaler"): core.HPA,
+    ("", "ResourceQuota"): more.QUOTA,
+    ("policy", "PodDisruptionBudget"): more.PDB,
+    ("rbac.authorization.k8s.io", "RoleBinding"): more.BINDING,
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): more.BINDING,
+    ("scheduling.k8s.io", "PriorityClass"): more.PRIORITY_CLASS,
+    ("storage.k8s.io", "StorageClass"): more.STORAGE_CLASS,
+    ("networking.k8s.io", "NetworkPolicy"): more.NETWORK_POLICY,
+    ("coordination.k8s.io", "Lease"): more.LEASE,
 }
 
 _CREATED_AT: Final = Column(

@@ -325,3 +325,47 @@ def test_jsonpath() -> None:
     with pytest.raises(BadRequest):
         find(obj, ".a[")
     assert go_text({"b": 1, "a": [True, None]}) == "map[a:[true <nil>] b:1]"
+
+
+def test_policy_rbac_and_storage_rows() -> None:
+    pdb = {
+        "metadata": meta("p"),
+        "spec": {"minAvailable": "50%"},
+        "status": {"disruptionsAllowed": 1},
+    }
+    assert cells("policy", "PodDisruptionBudget", pdb) == ["p", "50%", "N/A", 1, "65s"]
+    rb = {
+        "metadata": meta("rb"),
+        "roleRef": {"kind": "ClusterRole", "name": "view"},
+        "subjects": [
+            {"kind": "User", "name": "bob"},
+            {"kind": "ServiceAccount", "name": "sa", "namespace": "ns"},
+        ],
+    }
+    assert cells("rbac.authorization.k8s.io", "RoleBinding", rb) == [
+        "rb",
+        "ClusterRole/view",
+        "65s",
+        "bob",
+        "",
+        "ns/sa",
+    ]
+    pc = {"metadata": meta("pc"), "value": 100}
+    assert cells("scheduling.k8s.io", "PriorityClass", pc) == [
+        "pc",
+        100,
+        False,
+        "65s",
+        "PreemptLowerPriority",
+    ]
+    sc = {
+        "metadata": meta("sc", annotations={"storageclass.kubernetes.io/is-default-class": "true"}),
+        "provisioner": "p",
+    }
+    assert cells("storage.k8s.io", "StorageClass", sc)[:2] == ["sc (default)", "p"]
+    q = {
+        "metadata": meta("q"),
+        "spec": {"hard": {"pods": "2", "limits.cpu": "1"}},
+        "status": {"used": {"pods": "1"}},
+    }
+    assert cells("", "ResourceQuota", q) == ["q", "65s", "pods: 1/2", "limits.cpu: 0/1"]
