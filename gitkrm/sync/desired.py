@@ -8,9 +8,9 @@ from typing import Any, NamedTuple
 import orjson
 
 from gitkrm.errors import BadRequest
-from gitkrm.krm import GVK, Obj, ObjectRef, split_api_version
+from gitkrm.krm import GVK, Obj, ObjectRef
 from gitkrm.sync import keys
-from gitkrm.sync.objkey import object_key
+from gitkrm.sync.objkey import key_of
 from gitkrm.sync.order_keys import SortKey, sort_key
 
 
@@ -91,12 +91,17 @@ def _settings(ann: Mapping[str, Any]) -> tuple[int, tuple[ObjectRef, ...], list[
     return wave, tuple(deps), problems
 
 
+def _flag(ann: Mapping[str, Any], key: str, value: str) -> bool:
+    v = ann.get(key)
+    return isinstance(v, str) and v.strip().lower() == value
+
+
 def make_desired(
     *, doc: bytes, api_version: str, kind: str, name: str, namespace: str, path: str, line: int
 ) -> tuple[Desired | None, list[str]]:
     """A Desired from a prepared object's JSON, or the problems of its gitkrm annotations."""
     obj: Obj = orjson.loads(doc)
-    group, _ = split_api_version(api_version)
+    group = api_version.rpartition("/")[0]
     ann = keys.annotations_of(obj)
     wave, deps, problems = _settings(ann) if ann else (0, (), [])
     if problems:
@@ -104,19 +109,19 @@ def make_desired(
     ref = ObjectRef(group=group, kind=kind, name=name, namespace=namespace or None)
     return (
         Desired(
-            ref=ref,
-            api_version=api_version,
-            obj=obj,
-            applied=doc.decode(),
-            path=path,
-            line=line,
-            key=object_key(ref),
-            order_key=sort_key(ref, wave),
-            wave=wave,
-            depends_on=deps,
-            prune=not keys.flag(obj, keys.PRUNE, keys.DISABLED),
-            reconcile=not keys.flag(obj, keys.RECONCILE, keys.DISABLED),
-            force=keys.flag(obj, keys.FORCE, keys.ENABLED),
+            ref,
+            api_version,
+            obj,
+            doc.decode(),
+            path,
+            line,
+            key_of(group=group, kind=kind, name=name, namespace=namespace),
+            sort_key(ref, wave),
+            wave,
+            deps,
+            not (ann and _flag(ann, keys.PRUNE, keys.DISABLED)),
+            not (ann and _flag(ann, keys.RECONCILE, keys.DISABLED)),
+            bool(ann) and _flag(ann, keys.FORCE, keys.ENABLED),
         ),
         [],
     )
