@@ -96,8 +96,9 @@ class DriftTracker:
         )
 
     def record(self, key: str, obj: Obj, applied: str) -> None:
+        """Remember an object as read or written. Its dirty mark stays: the caller clears
+        it before reading, so a change made after the read is never lost."""
         self.seen[key] = seen_of(obj, applied)
-        self.dirty.discard(key)
 
     def forget(self, object_keys: Iterable[str]) -> None:
         for k in object_keys:
