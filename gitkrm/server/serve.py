@@ -37,6 +37,19 @@ KUBECONFIG: Final = "kubeconfig"
 DEFAULT_LISTEN: Final = "127.0.0.1:6443"
 
 
+class _StuckWatchFilter(logging.Filter):
+    """Drops uvicorn's error for a response left incomplete: the one response gitkrm
+    leaves so is the watch of a client that stopped reading (logged by the watch)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != "ASGI callable returned without completing response."
+
+
+_UVICORN_ERRORS = logging.getLogger("uvicorn.error")
+if not any(isinstance(f, _StuckWatchFilter) for f in _UVICORN_ERRORS.filters):
+    _UVICORN_ERRORS.addFilter(_StuckWatchFilter())
+
+
 def is_loopback(host: str) -> bool:
     if host == "localhost":
         return True

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import AsyncIterator
 from typing import Any, Final
@@ -30,6 +31,8 @@ from gitkrm.server.printing import Printer
 from gitkrm.server.responses import error_response
 from gitkrm.server.tables import table
 from gitkrm.store import EventType, WatchEvent
+
+log = logging.getLogger(__name__)
 
 _HEADERS: Final = [(b"content-type", b"application/json"), (b"cache-control", b"no-cache")]
 
@@ -129,6 +132,14 @@ class WatchResponse(Response):
                 raise
             main.uncancel()
             completed = self._stop != "stuck"
+            if not completed:
+                client = scope.get("client")
+                log.warning(
+                    "closed the watch of %s by %s: it accepted no data for %gs",
+                    scope.get("path"),
+                    f"{client[0]}:{client[1]}" if client else "a client",
+                    ctx.limits.stuck_watch_timeout,
+                )
         finally:
             self._streaming = False
             listener.cancel()
