@@ -8,8 +8,9 @@ data wherever objects are shown.
 from gitkrm.sync.engine import SyncEngine
 from gitkrm.sync.options import AdoptionPolicy, IgnoreDifference, SyncOptions
 from gitkrm.sync.plan import Op, Plan, Step
+from gitkrm.sync.problems import Problem
 from gitkrm.sync.redact import redact, redact_pair
-from gitkrm.sync.render import Problem, RenderResult
+from gitkrm.sync.render import RenderResult
 from gitkrm.sync.results import Action, ObjectResult, SyncResult, SyncStatus
 from gitkrm.sync.validate import Report, validate_paths, validate_tree
 

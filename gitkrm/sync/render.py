@@ -20,16 +20,16 @@ import posixpath
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
 
 import orjson
 
 from gitkrm.errors import BadRequest, GitkrmError
-from gitkrm.krm import GVK, Obj, ObjectRef
+from gitkrm.krm import GVK, Obj
 from gitkrm.schema import Registry
 from gitkrm.source.snapshot import MODE_SYMLINK, FileEntry, Snapshot
 from gitkrm.source.tree import DEFAULT_MAX_FILE_SIZE
 from gitkrm.sync import kustomize
+from gitkrm.sync.cache import GenerationCache
 from gitkrm.sync.desired import Desired, make_desired
 from gitkrm.sync.order import order
 from gitkrm.sync.parse import (
@@ -42,27 +42,11 @@ from gitkrm.sync.parse import (
     parse_object,
 )
 from gitkrm.sync.pool import gc_paused, parse_many
+from gitkrm.sync.problems import Problem, cross_checks, describe_ref
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 _CRD = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
 _THREAD_READ_ABOVE = 64  # files; fewer are read on the loop (one cat-file round trip)
-
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """One reason a revision is refused, located by file, line and object."""
-
-    path: str
-    line: int | None
-    object: str | None
-    message: str
-
-    def __str__(self) -> str:
-        loc = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{loc}: {self.object}: {self.message}" if self.object else f"{loc}: {self.message}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,41 +69,6 @@ class RenderResult:
         return not self.problems
 
 
-class _Cache(Generic[K, V]):
-    """Entries used in this render or the one before; older ones are dropped (swept only
-    when they make up a good part of the cache, so a quiet render costs nothing)."""
-
-    def __init__(self) -> None:
-        self._entries: dict[K, tuple[int, V]] = {}
-        self._generation = 0
-        self._used = 0
-
-    def get(self, key: K) -> V | None:
-        hit = self._entries.get(key)
-        if hit is None:
-            return None
-        if hit[0] != self._generation:
-            self._entries[key] = (self._generation, hit[1])
-            self._used += 1
-        return hit[1]
-
-    def put(self, key: K, value: V) -> None:
-        if self._entries.get(key, (-1,))[0] != self._generation:
-            self._used += 1
-        self._entries[key] = (self._generation, value)
-
-    def rotate(self) -> None:
-        """End of a render: forget what neither this render nor the one before used."""
-        if len(self._entries) > 2 * self._used + 64:
-            oldest = self._generation - 1
-            self._entries = {k: v for k, v in self._entries.items() if v[0] >= oldest}
-        self._generation += 1
-        self._used = 0
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-
 @dataclass(frozen=True, slots=True)
 class _Assembled:
     """One file's desired objects and problems (cached by path and content)."""
@@ -127,10 +76,6 @@ class _Assembled:
     desired: tuple[Desired, ...]
     problems: tuple[Problem, ...]
     warnings: tuple[Problem, ...]
-
-
-def describe_ref(ref: ObjectRef) -> str:
-    return f"{ref.kind} {ref.namespace}/{ref.name}" if ref.namespace else f"{ref.kind} {ref.name}"
 
 
 def _symlink_target(
@@ -157,10 +102,10 @@ class Renderer:
     ) -> None:
         self.context = context
         self.max_file_size = max_file_size
-        self._files: _Cache[tuple[str, bool], ParsedFile] = _Cache()
-        self._kustomized: _Cache[str, ParsedFile] = _Cache()
-        self._deferred: _Cache[tuple[bytes, str], ParsedObject] = _Cache()
-        self._assembled: _Cache[tuple[str, str, str], _Assembled] = _Cache()
+        self._files: GenerationCache[tuple[str, bool], ParsedFile] = GenerationCache()
+        self._kustomized: GenerationCache[str, ParsedFile] = GenerationCache()
+        self._deferred: GenerationCache[tuple[bytes, str], ParsedObject] = GenerationCache()
+        self._assembled: GenerationCache[tuple[str, str, str], _Assembled] = GenerationCache()
         self._registries: dict[str, Registry] = {}
 
     async def render(
@@ -240,7 +185,7 @@ class Renderer:
                 desired.extend(done.desired)
                 problems.extend(done.problems)
                 warnings.extend(done.warnings)
-        kinds = _cross_checks(desired, namespaces, problems)
+        kinds = cross_checks(desired, namespaces, problems)
         ordered = order(desired)
         for d, message in ordered.errors:
             problems.append(Problem(d.path, d.line or None, describe_ref(d.ref), message))
@@ -432,49 +377,3 @@ def _without_line(po: ParsedObject) -> ParsedObject:
         po.problems,
         po.warnings,
     )
-
-
-def _cross_checks(
-    desired: Sequence[Desired], namespaces: Collection[str] | None, problems: list[Problem]
-) -> dict[tuple[str, str], GVK]:
-    """Duplicates, and namespaces that exist neither in the revision nor in the store;
-    returns the kinds used."""
-    first: dict[str, Desired] = {}
-    kinds: dict[tuple[str, str], GVK] = {}
-    revision_namespaces = {
-        d.ref.name for d in desired if d.ref.kind == "Namespace" and d.ref.group == ""
-    }
-    for d in desired:
-        seen = first.get(d.key)
-        if seen is not None:
-            problems.append(
-                Problem(
-                    d.path,
-                    d.line or None,
-                    describe_ref(d.ref),
-                    f"duplicate object: {describe_ref(d.ref)} is also defined at {seen.location}",
-                )
-            )
-            continue
-        first[d.key] = d
-        ref = d.ref
-        gk = (ref.group, ref.kind)
-        if gk not in kinds:
-            kinds[gk] = d.gvk
-        ns = ref.namespace
-        if (
-            namespaces is not None
-            and ns is not None
-            and ns not in revision_namespaces
-            and ns not in namespaces
-        ):
-            problems.append(
-                Problem(
-                    d.path,
-                    d.line or None,
-                    describe_ref(ref),
-                    f'namespace "{ns}" does not exist: it is neither in this revision nor '
-                    "in the store",
-                )
-            )
-    return kinds

@@ -21,7 +21,8 @@ from gitkrm.krm import Obj
 from gitkrm.source.snapshot import FileEntry, MemoryBlobs, Snapshot, git_blob_id
 from gitkrm.sync.kustomize import KUSTOMIZATION_NAMES
 from gitkrm.sync.parse import ParseContext
-from gitkrm.sync.render import MANIFEST_SUFFIXES, Problem, Renderer, describe_ref
+from gitkrm.sync.problems import Problem, describe_ref
+from gitkrm.sync.render import MANIFEST_SUFFIXES, Renderer
 
 __all__ = ["MANIFEST_SUFFIXES", "Problem", "Report", "describe_ref", "manifest_files"]
 __all__ += ["validate_paths", "validate_tree"]
