@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -77,6 +76,5 @@ def test_bad_flags(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cert.write_text("x")
     assert main(["serve", "--state", str(tmp_path), "--tls-cert", str(cert)]) == 2
     assert "go together" in capsys.readouterr().err
-    started = time.monotonic()
     assert main(["serve", "--state", str(tmp_path), "--token-file", str(tmp_path / "nope")]) == 2
-    assert time.monotonic() - started < 5
+    assert "--token-file" in capsys.readouterr().err

