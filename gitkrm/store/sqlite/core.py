@@ -120,6 +120,10 @@ class Core:
         COMMIT; the caller's coroutine returns after it (the acknowledgement).
         """
         self.check_writable()
+        checkpointer = self.checkpointer
+        if checkpointer is not None and checkpointer.restart_wanted:
+            checkpointer.restart_wanted = False
+            db.restart_wal(self.conn)
         txn = Txn(core=self, cursor=self.cursor, dry_run=dry_run)
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
@@ -136,8 +140,8 @@ class Core:
             self._after_rollback(txn)
             raise
         self.rv = txn.rv
-        if self.checkpointer is not None:
-            self.checkpointer.mark()
+        if checkpointer is not None:
+            checkpointer.mark()
         if txn.changes:
             self.hub.publish(txn.changes, self.rv)
             self._maybe_compact()

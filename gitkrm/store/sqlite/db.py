@@ -20,6 +20,14 @@ from typing import IO
 from gitkrm.errors import Conflict, NotFound
 
 SCHEMA_VERSION = 1
+BUSY_TIMEOUT_MS = 5000
+CHECKPOINT_INTERVAL = 0.5  # seconds
+# Past this many frames (4 KiB pages) in the WAL, the Checkpointer has the writer restart
+# it (see Checkpointer).
+RESTART_FRAMES = 4096
+# The writer restarts the WAL once at most this many frames are left to copy.
+CATCH_UP_FRAMES = 256
+WAL_SIZE_LIMIT = 64 * 1024 * 1024
 
 _DDL = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)",
@@ -71,11 +79,13 @@ def connect(path: str, *, read_only: bool) -> sqlite3.Connection:
     if read_only and not memory and not Path(path).exists():
         raise NotFound(f"store {path} does not exist")
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    conn.execute("PRAGMA busy_timeout = 5000")
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     if not memory and not read_only:
         conn.execute("PRAGMA journal_mode = WAL")
         # Checkpoints (they fsync) run on the Checkpointer's thread, not inside commits.
         conn.execute("PRAGMA wal_autocheckpoint = 0")
+        # A WAL that grew during a burst of writes is cut back to this when it restarts.
+        conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA cache_size = -65536")
     conn.execute("PRAGMA temp_store = MEMORY")
@@ -118,13 +128,22 @@ class Checkpointer:
     SQLite's automatic checkpoint runs inside a COMMIT and fsyncs; moving it here keeps
     commits (acknowledgements) fast. Its own connection: a PASSIVE checkpoint never
     blocks the writer or readers.
+
+    A WAL restarts (the next commit writes it from its start, over pages the OS still
+    caches) only once every frame is copied, which never happens while writes go on
+    without a pause: it would grow without bound, and every commit would extend the file
+    (page cache allocation: a fifth of a single create's cost). So once it is past
+    RESTART_FRAMES, this thread copies until a few frames are left and sets
+    `restart_wanted`; the writer then copies those few itself between two transactions
+    (`restart_wal`).
     """
 
-    def __init__(self, path: str, *, interval: float = 0.5) -> None:
+    def __init__(self, path: str, *, interval: float | None = None) -> None:
         self._path = path
-        self._interval = interval
+        self._interval = CHECKPOINT_INTERVAL if interval is None else interval
         self._dirty = threading.Event()
         self._stop = threading.Event()
+        self.restart_wanted = False
         self._thread = threading.Thread(target=self._run, name="gitkrm-checkpoint", daemon=True)
         self._thread.start()
 
@@ -135,19 +154,44 @@ class Checkpointer:
     def _run(self) -> None:
         conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
         try:
-            conn.execute("PRAGMA busy_timeout = 5000")
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             while not self._stop.is_set():
                 self._stop.wait(self._interval)
                 if self._dirty.is_set():
                     self._dirty.clear()
                     with contextlib.suppress(sqlite3.Error):
-                        conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                        self._checkpoint(conn)
         finally:
             conn.close()
+
+    def _checkpoint(self, conn: sqlite3.Connection) -> None:
+        frames = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
+        if frames < RESTART_FRAMES:
+            return
+        for _ in range(8):  # each pass copies what the writer appended during the last one
+            now = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
+            if now - frames <= CATCH_UP_FRAMES:  # a short pass: the writer appended little
+                self.restart_wanted = True
+                return
+            frames = now
 
     def stop(self) -> None:
         self._stop.set()
         self._thread.join()
+
+
+def restart_wal(conn: sqlite3.Connection) -> bool:
+    """On the writer's connection, between transactions: copy the WAL's last frames so the
+    next commit restarts it. Gives up at once (False; it is tried again later) when a
+    reader in another process still uses the WAL or the Checkpointer is copying."""
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        busy: int = conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()[0]
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    return busy == 0
 
 
 @contextlib.contextmanager
