@@ -183,6 +183,7 @@ async def serve(
     config = uvicorn.Config(
         app,
         log_level=opts.log_level,
+        log_config=None,  # the program running serve() owns logging (text or JSON)
         access_log=False,
         lifespan="on",
         loop="none",
