@@ -214,23 +214,28 @@ class SyncEngine:
         tracker = self._tracker
         await tracker.settle()
         trusted = tracker.trusted_kinds()
+        all_trusted = set(rendered.kinds) <= trusted
         unsettled = self._unsettled
+        seen = tracker.seen
+        dirty = tracker.dirty
         wanted: dict[ObjectRef, GVK] = {}
         wanted_keys: set[str] = set()
         in_sync: set[str] = set()
-        desired_keys: set[str] = set()
-        for d in rendered.objects:
+        for d in rendered.objects:  # the hot loop of a quiet revision: kept flat
             k = d.key
-            desired_keys.add(k)
+            s = seen.get(k)
             if (
-                k not in unsettled
-                and (d.ref.group, d.ref.kind) in trusted
-                and tracker.in_sync(k, d.applied)
+                s is not None
+                and (s.applied is d.applied or s.applied == d.applied)
+                and k not in dirty
+                and k not in unsettled
+                and (all_trusted or (d.ref.group, d.ref.kind) in trusted)
             ):
                 in_sync.add(k)
             else:
                 wanted[d.ref] = d.gvk
                 wanted_keys.add(k)
+        desired_keys = rendered.keys
         gone, _ = prune_candidates(inv.entries, desired_keys)
         for ref in gone.values():
             wanted[ref] = self._gvk(ref)

@@ -35,7 +35,7 @@ def directory_of(path: str) -> str:
 def kustomization_files(paths: Iterable[str]) -> dict[str, str]:
     """Directory -> its kustomization file (the first of kustomize's accepted names)."""
     out: dict[str, str] = {}
-    for p in sorted(paths):
+    for p in sorted(p for p in paths if p.endswith(KUSTOMIZATION_NAMES)):
         d, _, name = p.rpartition("/")
         if name in KUSTOMIZATION_NAMES:
             known = out.get(d)
@@ -65,6 +65,8 @@ class Layout:
 
     def owned(self, path: str) -> bool:
         """Whether a file belongs to a kustomization (and is not read on its own)."""
+        if not self.dirs:
+            return False
         d = directory_of(path)
         while True:
             if d in self.dirs:

@@ -62,10 +62,12 @@ def first_phase(ref: ObjectRef) -> bool:
 
 
 def sort_key(ref: ObjectRef, wave: int) -> SortKey:
+    """The sort key; its first two items are the stage (see `stage_of`)."""
     rank = _RANK.get(ref.kind, _UNKNOWN)
+    first = first_phase(ref)
     return (
-        0 if first_phase(ref) else 1,
-        wave,
+        0 if first else 1,
+        0 if first else wave,
         rank,
         ref.kind if rank == _UNKNOWN else "",
         ref.namespace or "",

@@ -70,10 +70,12 @@ class FileError(NamedTuple):
 
 
 class ParsedFile(NamedTuple):
-    """Every object of one file, or the reason the file can't be read at all."""
+    """Every object of one file, or the reason the file can't be read at all. `deferred`:
+    some objects wait for the renderer (their kind is not built in)."""
 
     objects: tuple[ParsedObject, ...] = ()
     error: FileError | None = None
+    deferred: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,12 +186,11 @@ def parse_file(path: str, data: bytes, *, ctx: ParseContext, registry: Registry)
         manifests = load_manifests(data, path=path, max_bytes=ctx.max_bytes)
     except ManifestError as e:
         return ParsedFile(error=FileError(e.line, e.object, e.detail))
-    return ParsedFile(
-        objects=tuple(
-            parse_object(m.obj, line=m.line, index=m.index, ctx=ctx, registry=registry)
-            for m in manifests
-        )
+    objects = tuple(
+        parse_object(m.obj, line=m.line, index=m.index, ctx=ctx, registry=registry)
+        for m in manifests
     )
+    return ParsedFile(objects, None, any(not po.resolved for po in objects))
 
 
 _REGISTRY: Registry | None = None

@@ -64,7 +64,9 @@ class Step(NamedTuple):
     @property
     def stage(self) -> tuple[int, int]:
         d = self.desired
-        return stage_of(self.ref, d.wave if d is not None else 0)
+        if d is None:
+            return stage_of(self.ref, 0)
+        return (d.order_key[0], d.order_key[1])
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,9 +34,9 @@ def describe_ref(ref: ObjectRef) -> str:
 
 def cross_checks(
     desired: Sequence[Desired], namespaces: Collection[str] | None, problems: list[Problem]
-) -> dict[tuple[str, str], GVK]:
+) -> tuple[dict[tuple[str, str], GVK], frozenset[str]]:
     """Duplicates, and namespaces that exist neither in the revision nor in the store;
-    returns the kinds used."""
+    returns the kinds used and the object keys."""
     first: dict[str, Desired] = {}
     kinds: dict[tuple[str, str], GVK] = {}
     revision_namespaces = {
@@ -75,4 +75,4 @@ def cross_checks(
                     "in the store",
                 )
             )
-    return kinds
+    return kinds, frozenset(first)

@@ -61,6 +61,7 @@ class RenderResult:
     parsed: int  # objects read, valid or not
     registry: Registry
     kinds: Mapping[tuple[str, str], GVK] = field(default_factory=dict)  # (group, kind) used
+    keys: frozenset[str] = frozenset()  # object keys (see objkey)
     read_ms: float = 0.0
     render_ms: float = 0.0
 
@@ -76,6 +77,12 @@ class _Assembled:
     desired: tuple[Desired, ...]
     problems: tuple[Problem, ...]
     warnings: tuple[Problem, ...]
+
+
+def _parse_key(path: str, entry: FileEntry) -> str:
+    """Parsed files are cached by blob (and by format: the same bytes as .json parse
+    differently)."""
+    return entry.blob + ":json" if path.endswith(".json") else entry.blob
 
 
 def _symlink_target(
@@ -102,7 +109,7 @@ class Renderer:
     ) -> None:
         self.context = context
         self.max_file_size = max_file_size
-        self._files: GenerationCache[tuple[str, bool], ParsedFile] = GenerationCache()
+        self._files: GenerationCache[str, ParsedFile] = GenerationCache()
         self._kustomized: GenerationCache[str, ParsedFile] = GenerationCache()
         self._deferred: GenerationCache[tuple[bytes, str], ParsedObject] = GenerationCache()
         self._assembled: GenerationCache[tuple[str, str, str], _Assembled] = GenerationCache()
@@ -130,7 +137,12 @@ class Renderer:
             read_ms += (time.perf_counter() - t) * 1000
             layout = kustomize.layout(files, kcontent)
             problems.extend(Problem(p, None, None, m) for p, m in layout.problems.items())
-        plain = sorted(p for p in files if p.endswith(MANIFEST_SUFFIXES) and not layout.owned(p))
+        if layout.dirs:
+            plain = sorted(
+                p for p in files if p.endswith(MANIFEST_SUFFIXES) and not layout.owned(p)
+            )
+        else:
+            plain = sorted(p for p in files if p.endswith(MANIFEST_SUFFIXES))
         entries: dict[str, tuple[str, FileEntry]] = {}  # path -> (path read, entry read)
         for path in plain:
             entry = files[path]
@@ -176,8 +188,7 @@ class Renderer:
                     err = pf.error
                     problems.append(Problem(path, err.line, err.object, err.message))
                     continue
-                deferred = any(not po.resolved for po in pf.objects)
-                ckey = (path, key, fingerprint if deferred else "")
+                ckey = (path, key, fingerprint if pf.deferred else "")
                 done = self._assembled.get(ckey)
                 if done is None:
                     done = self._assemble(path, pf.objects, registry, fingerprint)
@@ -185,7 +196,7 @@ class Renderer:
                 desired.extend(done.desired)
                 problems.extend(done.problems)
                 warnings.extend(done.warnings)
-        kinds = cross_checks(desired, namespaces, problems)
+        kinds, object_keys = cross_checks(desired, namespaces, problems)
         ordered = order(desired)
         for d, message in ordered.errors:
             problems.append(Problem(d.path, d.line or None, describe_ref(d.ref), message))
@@ -200,6 +211,7 @@ class Renderer:
             parsed=count,
             registry=registry,
             kinds=kinds,
+            keys=object_keys,
             read_ms=read_ms,
             render_ms=(time.perf_counter() - start) * 1000 - read_ms,
         )
@@ -209,8 +221,9 @@ class Renderer:
     ) -> tuple[dict[str, ParsedFile], float]:
         out: dict[str, ParsedFile] = {}
         todo: list[str] = []
+        cache = self._files
         for path, (_, entry) in entries.items():
-            hit = self._files.get((entry.blob, path.endswith(".json")))
+            hit = cache.get(_parse_key(path, entry))
             if hit is None:
                 todo.append(path)
             else:
@@ -226,7 +239,7 @@ class Renderer:
         read_ms = (time.perf_counter() - t) * 1000
         results = await parse_many([(p, contents[entries[p][0]]) for p in todo], self.context)
         for path, pf in zip(todo, results, strict=True):
-            self._files.put((entries[path][1].blob, path.endswith(".json")), pf)
+            self._files.put(_parse_key(path, entries[path][1]), pf)
             out[path] = pf
         return out, read_ms
 
@@ -251,8 +264,9 @@ class Renderer:
                 pf = parse_file(kpath, out, ctx=self.context, registry=builtin_registry())
             # Lines of kustomize's output mean nothing in the repository.
             pf = ParsedFile(
-                objects=tuple(_without_line(po) for po in pf.objects),
+                objects=tuple(po._replace(line=0) for po in pf.objects),
                 error=None if pf.error is None else FileError(None, None, pf.error.message),
+                deferred=pf.deferred,
             )
         self._kustomized.put(key, pf)
         return pf, key, read_ms
@@ -362,18 +376,3 @@ class Renderer:
                 )
             self._deferred.put(key, hit)
         return hit
-
-
-def _without_line(po: ParsedObject) -> ParsedObject:
-    return ParsedObject(
-        po.doc,
-        0,
-        po.document,
-        po.api_version,
-        po.kind,
-        po.name,
-        po.namespace,
-        po.resolved,
-        po.problems,
-        po.warnings,
-    )
