@@ -44,7 +44,7 @@ def _available(obj: dict[str, object]) -> bool:
     return False
 
 
-async def _run(path: str, apps: int) -> tuple[float, float, dict[str, int]]:
+async def _run(path: str, apps: int) -> tuple[float, float, dict[str, float]]:
     store = SqliteStore.open(path)
     manager = ControllerManager(store=store, options=ControllerOptions())
     await manager.start()
@@ -65,10 +65,11 @@ async def _run(path: str, apps: int) -> tuple[float, float, dict[str, int]]:
     watcher = asyncio.create_task(follow())
     ops = [BatchOp(op=BatchOpKind.CREATE, obj=namespace(n)) for n in range(NAMESPACES)]
     ops += [BatchOp(op=BatchOpKind.CREATE, obj=o) for o in objects(apps)]
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     await store.batch(ops)
     await done.wait()
     elapsed = time.perf_counter() - start
+    cpu = time.process_time() - cpu_start
     await watcher
     await asyncio.sleep(IDLE_SETTLE)
     cpu0, wall0 = time.process_time(), time.perf_counter()
@@ -78,6 +79,7 @@ async def _run(path: str, apps: int) -> tuple[float, float, dict[str, int]]:
         "writes": manager.writer.writes,
         "batches": manager.writer.batches,
         "revision": store.resource_version,
+        "cpu": round(cpu, 1),
     }
     await manager.stop()
     await store.close()
@@ -95,7 +97,7 @@ async def _main(apps: int, runs: int) -> None:
             print(
                 f"  run {i + 1}: {elapsed:.1f} s, idle {idle * 100:.2f}% "
                 f"({stats['writes']:,} controller writes in {stats['batches']:,} batches, "
-                f"revision {stats['revision']:,})",
+                f"revision {stats['revision']:,}, {stats['cpu']:.1f} s of CPU)",
                 flush=True,
             )
     pods = apps * 3

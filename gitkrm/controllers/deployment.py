@@ -61,6 +61,7 @@ class _Sync:
     def __init__(self, ctl: DeploymentController, d: Obj, sets: list[Obj]) -> None:
         self.ctl = ctl
         self.d = d
+        self.stored_status = d.get("status") or {}
         self.sets = {rs["metadata"]["name"]: rs for rs in sets}
 
     def split(self) -> tuple[Obj | None, list[Obj]]:
@@ -105,10 +106,20 @@ class _Sync:
         out = await self.update_rs(new)
         return size_changed, out
 
+    def stage_status(self, status: dict[str, Any]) -> None:
+        """A status change that the next write_status (or flush) writes: kube writes some
+        conditions on their own, one write here saves a revision per Deployment."""
+        self.d = with_status(self.d, status)
+
     async def write_status(self, status: dict[str, Any]) -> None:
-        if status == (self.d.get("status") or {}):
+        if status == self.stored_status:
+            self.d = with_status(self.d, status)
             return
         self.d = await self.ctl.writer.update_status(with_status(self.d, status))
+        self.stored_status = self.d.get("status") or {}
+
+    async def flush(self) -> None:
+        await self.write_status(self.d.get("status") or {})
 
     # -- revisions and the new ReplicaSet --------------------------------------------------
 
@@ -146,7 +157,7 @@ class _Sync:
                     conditions_of(self.d),
                     ds.condition(ds.PROGRESSING, "True", ds.FOUND_NEW_RS, msg),
                 )
-                await self.write_status({**(self.d.get("status") or {}), "conditions": conds})
+                self.stage_status({**(self.d.get("status") or {}), "conditions": conds})
             return new, old
         if not create:
             return None, old
@@ -197,7 +208,7 @@ class _Sync:
             conds = ds.set_condition(
                 conditions_of(self.d), ds.condition(ds.PROGRESSING, "True", ds.NEW_RS_CREATED, msg)
             )
-            await self.write_status({**(self.d.get("status") or {}), "conditions": conds})
+            self.stage_status({**(self.d.get("status") or {}), "conditions": conds})
         return created
 
     # -- strategies ------------------------------------------------------------------------
@@ -416,7 +427,7 @@ class _Sync:
         else:
             return
         conds = ds.set_condition(conditions_of(d), new)
-        await self.write_status({**(d.get("status") or {}), "conditions": conds})
+        self.stage_status({**(d.get("status") or {}), "conditions": conds})
 
 
 class DeploymentController(Controller):
@@ -476,10 +487,14 @@ class DeploymentController(Controller):
             return None
         await sync.paused_conditions()
         if (sync.d.get("spec") or {}).get("paused"):
-            return await sync.scale_only()
-        new, old = await sync.all_sets(create=False)
-        if sync.scaling_event(new, old):
-            return await sync.scale_only()
-        if rollout.is_rolling(sync.d):
-            return await sync.rolling()
-        return await sync.recreate()
+            again = await sync.scale_only()
+        else:
+            new, old = await sync.all_sets(create=False)
+            if sync.scaling_event(new, old):
+                again = await sync.scale_only()
+            elif rollout.is_rolling(sync.d):
+                again = await sync.rolling()
+            else:
+                again = await sync.recreate()
+        await sync.flush()
+        return again

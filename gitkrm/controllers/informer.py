@@ -132,15 +132,23 @@ class Informer:
         self._items[key] = obj
         for name, fn in self._indexers.items():
             index = self._indexes[name]
+            after = fn(obj)
             if old is not None:
-                for v in fn(old):
+                before = fn(old)
+                if before == after:
+                    continue
+                for v in before:
                     s = index.get(v)
                     if s is not None:
                         s.discard(key)
                         if not s:
                             del index[v]
-            for v in fn(obj):
-                index.setdefault(v, set()).add(key)
+            for v in after:
+                found = index.get(v)
+                if found is None:
+                    index[v] = {key}
+                else:
+                    found.add(key)
         for listener in self._listeners:
             listener(old, obj)
 
@@ -307,6 +315,12 @@ class Informers:
 
     def find(self, group: str, kind: str) -> Informer | None:
         return self._by_gk.get((group, kind))
+
+    def for_object(self, obj: Obj) -> Informer | None:
+        """The informer of an object's kind (its apiVersion's group and its kind)."""
+        api_version = obj.get("apiVersion")
+        group = api_version.rpartition("/")[0] if isinstance(api_version, str) else ""
+        return self._by_gk.get((group, str(obj.get("kind"))))
 
     def all(self) -> list[Informer]:
         return list(self._by_gk.values())

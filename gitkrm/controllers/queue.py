@@ -90,7 +90,8 @@ class WorkQueue(Generic[K]):
 
     def forget(self, key: K) -> None:
         """The key succeeded: its backoff starts over."""
-        self._failures.pop(key, None)
+        if self._failures:
+            self._failures.pop(key, None)
 
     def failures(self, key: K) -> int:
         return self._failures.get(key, 0)

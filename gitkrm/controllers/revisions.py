@@ -1,14 +1,15 @@
 """Pod template hashes, revisions and the ReplicaSet a Deployment creates for a template.
 
-The hash is FNV-32a over the template's JSON with sorted keys (and the collision count),
-written the way Kubernetes writes it (rand.SafeEncodeString of the decimal number), so names
-look like `web-5d4f8c7b9`. Which ReplicaSet belongs to the current template is decided by
-comparing templates without the hash label, as the Deployment controller does, so the hash
-function only has to be stable, not identical to Go's.
+The hash is a CRC-32 of the template's JSON with sorted keys and the collision count
+(Kubernetes uses FNV-32a over Go's printing of the struct), written as Kubernetes writes it
+(rand.SafeEncodeString of the decimal number), so names look like `web-5d4f8c7b9`. Which
+ReplicaSet belongs to the current template is decided by comparing templates without the
+hash label, as the Deployment controller does, so the hash only has to be stable.
 """
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -34,20 +35,12 @@ _SKIP_COPY = frozenset(
 _ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
 
 
-def _fnv32a(data: bytes) -> int:
-    h = 0x811C9DC5
-    for b in data:
-        h ^= b
-        h = (h * 0x01000193) & 0xFFFFFFFF
-    return h
-
-
 def template_hash(template: Mapping[str, Any], collision_count: int | None = None) -> str:
     """ComputeHash: a short, name-safe hash of a pod template."""
     data = orjson.dumps(template, option=orjson.OPT_SORT_KEYS)
     if collision_count is not None:
         data += str(collision_count).encode()
-    return "".join(_ALPHANUMS[b % len(_ALPHANUMS)] for b in str(_fnv32a(data)).encode())
+    return "".join(_ALPHANUMS[b % len(_ALPHANUMS)] for b in str(zlib.crc32(data)).encode())
 
 
 def without_hash(template: Mapping[str, Any]) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from gitkrm.store.protocol import (
 log = logging.getLogger(__name__)
 
 MAX_BATCH = 500
+MAX_ROUNDS = 16  # event-loop rounds a write may wait for others to join its commit
 FIELD_MANAGER = "gitkrm-controllers"
 
 
@@ -61,6 +62,8 @@ class Writer:
         self._pending: list[tuple[BatchOp, asyncio.Future[Obj]]] = []
         self._scheduled = False
         self._inflight: set[asyncio.Task[None]] = set()
+        self._seen = 0
+        self._rounds = 0
         self.writes = 0
         self.batches = 0
         self.counts: dict[tuple[str, str], int] = {}  # (kind, op) -> writes
@@ -106,8 +109,7 @@ class Writer:
     def record(self, result: Obj, *, deleted: bool = False) -> None:
         """Tell the informer of the object's kind what a write returned."""
         try:
-            gvk = GVK.of(result)
-            inf = self.informers.find(gvk.group, gvk.kind)
+            inf = self.informers.for_object(result)
             if inf is not None:
                 if deleted:
                     inf.observe_deleted(result)
@@ -124,10 +126,20 @@ class Writer:
         self._pending.append((op, fut))
         if not self._scheduled:
             self._scheduled = True
+            self._seen = 0
+            self._rounds = 0
             loop.call_soon(self._flush)
         return fut
 
     def _flush(self) -> None:
+        """Commit what is pending, once a round of the event loop added nothing more (the
+        callers are all waiting for their results) or enough has gathered."""
+        n = len(self._pending)
+        if n > self._seen and n < MAX_BATCH and self._rounds < MAX_ROUNDS:
+            self._seen = n
+            self._rounds += 1
+            asyncio.get_running_loop().call_soon(self._flush)
+            return
         self._scheduled = False
         pending, self._pending = self._pending, []
         for start in range(0, len(pending), MAX_BATCH):
