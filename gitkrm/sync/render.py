@@ -31,7 +31,8 @@ from gitkrm.source.tree import DEFAULT_MAX_FILE_SIZE
 from gitkrm.sync import kustomize
 from gitkrm.sync.cache import GenerationCache
 from gitkrm.sync.desired import Desired, make_desired
-from gitkrm.sync.order import order
+from gitkrm.sync.order import Ordered, order
+from gitkrm.sync.order_keys import SortKey
 from gitkrm.sync.parse import (
     FileError,
     ParseContext,
@@ -114,6 +115,8 @@ class Renderer:
         self._deferred: GenerationCache[tuple[bytes, str], ParsedObject] = GenerationCache()
         self._assembled: GenerationCache[tuple[str, str, str], _Assembled] = GenerationCache()
         self._registries: dict[str, Registry] = {}
+        # The last apply order: object key -> (position, sort key).
+        self._positions: dict[str, tuple[int, SortKey]] = {}
 
     async def render(
         self,
@@ -197,7 +200,7 @@ class Renderer:
                 problems.extend(done.problems)
                 warnings.extend(done.warnings)
         kinds, object_keys = cross_checks(desired, namespaces, problems)
-        ordered = order(desired)
+        ordered = self._order(desired)
         for d, message in ordered.errors:
             problems.append(Problem(d.path, d.line or None, describe_ref(d.ref), message))
         for cache in (self._files, self._kustomized, self._deferred, self._assembled):
@@ -215,6 +218,26 @@ class Renderer:
             read_ms=read_ms,
             render_ms=(time.perf_counter() - start) * 1000 - read_ms,
         )
+
+    def _order(self, desired: Sequence[Desired]) -> Ordered:
+        """The apply order; when only contents changed (same objects, same sort keys, no
+        dependencies), the last order is reused instead of sorting again."""
+        positions = self._positions
+        if len(positions) == len(desired) and not any(d.depends_on for d in desired):
+            slots: list[Desired | None] = [None] * len(desired)
+            for d in desired:
+                hit = positions.get(d.key)
+                if hit is None or hit[1] != d.order_key or slots[hit[0]] is not None:
+                    break
+                slots[hit[0]] = d
+            else:
+                return Ordered(tuple(slots), ())  # type: ignore[arg-type]  # all filled
+        result = order(desired)
+        positions = {d.key: (i, d.order_key) for i, d in enumerate(result.objects)}
+        # Only a clean order is a hint (duplicates would leave holes in it).
+        ok = not result.errors and len(positions) == len(result.objects)
+        self._positions = positions if ok else {}
+        return result
 
     async def _parse(
         self, snapshot: Snapshot, entries: Mapping[str, tuple[str, FileEntry]]

@@ -313,3 +313,22 @@ async def test_kustomize_missing_from_path_is_a_clear_error(
         "k/kustomization.yaml: rendering a kustomization needs `kustomize` or `kubectl` on PATH; "
         "neither was found"
     ]
+
+
+async def test_the_last_order_is_reused_only_while_it_still_holds() -> None:
+    renderer = Renderer(context=CTX)
+    files: dict[str, str | bytes] = {f"cm-{i}.yaml": configmap(f"c{i}") for i in (3, 1, 2)}
+    files["d.yaml"] = deployment()
+    first = await render(files, renderer=renderer)
+    names = [d.ref.name for d in first.objects]
+    assert names == ["c1", "c2", "c3", "web"]
+    files["cm-2.yaml"] = configmap("c2", data="a: changed")
+    second = await render(files, renderer=renderer)
+    assert [d.ref.name for d in second.objects] == names
+    assert second.objects[1].obj["data"] == {"a": "changed"}
+    files["cm-0.yaml"] = configmap("c0")
+    files["d.yaml"] = deployment(annotations="    gitkrm.io/wave: '-1'\n")
+    third = await render(files, renderer=renderer)
+    assert [d.ref.name for d in third.objects] == ["web", "c0", "c1", "c2", "c3"]
+    fresh = await render(files)
+    assert [d.ref for d in fresh.objects] == [d.ref for d in third.objects]
