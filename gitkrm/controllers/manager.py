@@ -12,10 +12,13 @@ import asyncio
 import logging
 from types import TracebackType
 
+from gitkrm.controllers.cronjob import CronJobController
+from gitkrm.controllers.daemonset import DaemonSetController
 from gitkrm.controllers.deployment import DeploymentController
 from gitkrm.controllers.endpoints import EndpointsController
 from gitkrm.controllers.gc import GarbageCollector
 from gitkrm.controllers.informer import Informers
+from gitkrm.controllers.job import JobController
 from gitkrm.controllers.kubelet import KubeletSimulator
 from gitkrm.controllers.namespace import NamespaceController
 from gitkrm.controllers.node import NodeController
@@ -24,6 +27,8 @@ from gitkrm.controllers.replicaset import ReplicaSetController
 from gitkrm.controllers.runtime import Context, Controller
 from gitkrm.controllers.scheduler import Scheduler
 from gitkrm.controllers.service import ServiceController
+from gitkrm.controllers.statefulset import StatefulSetController
+from gitkrm.controllers.storage import StorageController
 from gitkrm.controllers.writer import Writer
 from gitkrm.errors import BadRequest
 from gitkrm.schema import Registry
@@ -39,6 +44,11 @@ CONTROLLERS: dict[str, type[Controller]] = {
         Scheduler,
         DeploymentController,
         ReplicaSetController,
+        StatefulSetController,
+        DaemonSetController,
+        JobController,
+        CronJobController,
+        StorageController,
         ServiceController,
         EndpointsController,
         GarbageCollector,

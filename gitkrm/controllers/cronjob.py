@@ -1,0 +1,204 @@
+"""The CronJob controller: Jobs on a schedule (cron syntax, via apscheduler's CronTrigger).
+
+At each scheduled time a Job `<cronjob>-<minutes since the epoch>` is created from the job
+template (owned by the CronJob), unless suspended, past startingDeadlineSeconds, or
+concurrencyPolicy Forbid with a Job still running (Replace deletes it first). Finished Jobs
+beyond successfulJobsHistoryLimit / failedJobsHistoryLimit are deleted. Status carries the
+active Jobs, lastScheduleTime and lastSuccessfulTime. The controller sleeps until the next
+scheduled time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from apscheduler.triggers.cron import CronTrigger  # type: ignore[import-untyped]
+
+from gitkrm.controllers.informer import Key
+from gitkrm.controllers.job import finished
+from gitkrm.controllers.kinds import CRONJOB, JOB
+from gitkrm.controllers.objects import (
+    OWNER_INDEX,
+    being_deleted,
+    controller_ref,
+    owner_index,
+    owner_ref,
+    parse_time,
+    uid,
+    with_status,
+)
+from gitkrm.controllers.runtime import Controller
+from gitkrm.controllers.writer import ref_of
+from gitkrm.errors import AlreadyExists, BadRequest, NotFound
+from gitkrm.krm import Obj
+from gitkrm.store.protocol import Propagation
+
+SCHEDULED_AT = "batch.kubernetes.io/cronjob-scheduled-timestamp"
+MACROS = {
+    "@yearly": "0 0 1 1 *",
+    "@annually": "0 0 1 1 *",
+    "@monthly": "0 0 1 * *",
+    "@weekly": "0 0 * * 0",
+    "@daily": "0 0 * * *",
+    "@midnight": "0 0 * * *",
+    "@hourly": "0 * * * *",
+}
+MISSED_LIMIT = 100
+
+
+def trigger_of(cronjob: Obj) -> CronTrigger:
+    """The schedule, with `TZ=`/`CRON_TZ=` prefixes and spec.timeZone (default UTC)."""
+    spec = cronjob.get("spec") or {}
+    text = str(spec.get("schedule") or "").strip()
+    zone = spec.get("timeZone") or "UTC"
+    for prefix in ("TZ=", "CRON_TZ="):
+        if text.startswith(prefix):
+            zone, _, text = text[len(prefix) :].partition(" ")
+            text = text.strip()
+    text = MACROS.get(text, text)
+    try:
+        tz = ZoneInfo(str(zone))
+    except (ZoneInfoNotFoundError, ValueError) as e:
+        raise BadRequest(
+            f'CronJob {cronjob["metadata"]["name"]}: unknown time zone "{zone}"'
+        ) from e
+    try:
+        return CronTrigger.from_crontab(text, timezone=tz)
+    except ValueError as e:
+        raise BadRequest(
+            f'CronJob {cronjob["metadata"]["name"]}: invalid schedule "{text}": {e}'
+        ) from e
+
+
+def _job_ref(job: Obj) -> dict[str, Any]:
+    md = job["metadata"]
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "name": md["name"],
+        "namespace": md.get("namespace"),
+        "uid": md.get("uid"),
+        "resourceVersion": md.get("resourceVersion"),
+    }
+
+
+def _stamp(t: datetime) -> str:
+    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class CronJobController(Controller):
+    name = "cronjob"
+
+    def setup(self) -> None:
+        self.cronjobs = self.watch(CRONJOB, primary=True)
+        self.jobs = self.watch(JOB)
+        self.jobs.add_index(OWNER_INDEX, owner_index)
+        self.jobs.add_handler(self._on_job)
+
+    def _on_job(self, old: Obj | None, new: Obj | None) -> None:
+        for obj in (old, new):
+            ref = controller_ref(obj) if obj is not None else None
+            if obj is not None and ref is not None and ref.get("kind") == "CronJob":
+                self.queue.add((obj["metadata"].get("namespace") or "", str(ref.get("name"))))
+
+    async def reconcile(self, key: Key) -> float | None:
+        cj = self.cronjobs.get_key(key)
+        if cj is None or being_deleted(cj):
+            return None
+        spec = cj.get("spec") or {}
+        jobs = [j for j in self.jobs.by_index(OWNER_INDEX, uid(cj)) if not being_deleted(j)]
+        now = datetime.now(UTC)
+        status = dict(cj.get("status") or {})
+        trigger = trigger_of(cj)
+        last = parse_time(status.get("lastScheduleTime")) or parse_time(
+            cj["metadata"].get("creationTimestamp")
+        )
+        since = datetime.fromtimestamp(last or now.timestamp(), UTC)
+        due: datetime | None = None
+        t = trigger.get_next_fire_time(None, since + timedelta(seconds=1))
+        for _ in range(MISSED_LIMIT):
+            if t is None or t > now:
+                break
+            due = t
+            t = trigger.get_next_fire_time(t, t + timedelta(seconds=1))
+        if due is not None and not spec.get("suspend"):
+            deadline = spec.get("startingDeadlineSeconds")
+            late = isinstance(deadline, int) and (now - due).total_seconds() > deadline
+            if not late:
+                jobs = await self._run(cj, jobs, due)
+            status["lastScheduleTime"] = _stamp(due)
+        await self._history(cj, jobs)
+        jobs = [j for j in self.jobs.by_index(OWNER_INDEX, uid(cj)) if not being_deleted(j)]
+        active = sorted(
+            (j for j in jobs if finished(j) is None), key=lambda j: j["metadata"]["name"]
+        )
+        if active:
+            status["active"] = [_job_ref(j) for j in active]
+        else:
+            status.pop("active", None)
+        succeeded = [
+            parse_time((j.get("status") or {}).get("completionTime"))
+            for j in jobs
+            if finished(j) == "Complete"
+        ]
+        best = max((s for s in succeeded if s is not None), default=None)
+        if best is not None:
+            prev = parse_time(status.get("lastSuccessfulTime"))
+            if prev is None or best > prev:
+                status["lastSuccessfulTime"] = _stamp(datetime.fromtimestamp(best, UTC))
+        if status != (cj.get("status") or {}):
+            with contextlib.suppress(NotFound):
+                await self.writer.update_status(with_status(cj, status))
+        if t is None:
+            return None
+        return float(max(0.05, (t - datetime.now(UTC)).total_seconds() + 0.05))
+
+    async def _run(self, cj: Obj, jobs: list[Obj], due: datetime) -> list[Obj]:
+        spec = cj.get("spec") or {}
+        running = [j for j in jobs if finished(j) is None]
+        policy = spec.get("concurrencyPolicy") or "Allow"
+        if running and policy == "Forbid":
+            return jobs
+        if running and policy == "Replace":
+            for j in running:
+                with contextlib.suppress(NotFound):
+                    await self.writer.delete(ref_of(j), propagation=Propagation.BACKGROUND)
+            jobs = [j for j in jobs if j not in running]
+        template = spec.get("jobTemplate") or {}
+        tmeta = template.get("metadata") or {}
+        md = cj["metadata"]
+        name = f"{md['name']}-{int(due.timestamp()) // 60}"
+        body: Obj = {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {
+                "name": name,
+                "namespace": md.get("namespace"),
+                "labels": dict(tmeta.get("labels") or {}),
+                "annotations": {**(tmeta.get("annotations") or {}), SCHEDULED_AT: _stamp(due)},
+                "ownerReferences": [owner_ref(cj)],
+            },
+            "spec": template.get("spec") or {},
+        }
+        with contextlib.suppress(AlreadyExists):
+            jobs = [*jobs, await self.writer.create(body)]
+        return jobs
+
+    async def _history(self, cj: Obj, jobs: list[Obj]) -> None:
+        spec = cj.get("spec") or {}
+        for kind, key, default in (
+            ("Complete", "successfulJobsHistoryLimit", 3),
+            ("Failed", "failedJobsHistoryLimit", 1),
+        ):
+            limit = spec.get(key)
+            limit = default if not isinstance(limit, int) else limit
+            done = sorted(
+                (j for j in jobs if finished(j) == kind),
+                key=lambda j: parse_time(j["metadata"].get("creationTimestamp")) or 0.0,
+            )
+            for j in done[: max(0, len(done) - limit)]:
+                with contextlib.suppress(NotFound):
+                    await self.writer.delete(ref_of(j), propagation=Propagation.BACKGROUND)

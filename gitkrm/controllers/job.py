@@ -1,0 +1,298 @@
+"""The Job controller: pods run to completion.
+
+Up to `parallelism` pods run at once until `completions` have Succeeded (Indexed jobs run
+one pod per completion index); then the Job gets SuccessCriteriaMet and Complete. Failed
+pods are replaced after the Job controller's backoff (`options.failure_backoff`, doubling)
+until more than `backoffLimit` have failed, or `activeDeadlineSeconds` passes: then the Job
+gets FailureTarget and Failed and its running pods are deleted. `suspend` deletes the
+running pods (Suspended condition). A finished Job with ttlSecondsAfterFinished is deleted
+that long after it finished. Counts stay monotonic even if finished pods are deleted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from typing import Any
+
+from gitkrm.controllers.informer import Key
+from gitkrm.controllers.kinds import JOB, POD
+from gitkrm.controllers.objects import (
+    OWNER_INDEX,
+    annotations_of,
+    being_deleted,
+    conditions_of,
+    controller_ref,
+    get_condition,
+    now_rfc3339,
+    owner_index,
+    parse_time,
+    pod_active,
+    pod_phase,
+    pod_ready,
+    set_condition,
+    uid,
+    with_status,
+)
+from gitkrm.controllers.pods import (
+    ORPHAN_INDEX,
+    claim,
+    deletion_rank,
+    failure_backoff,
+    orphan_index,
+    pod_from_template,
+)
+from gitkrm.controllers.runtime import Controller
+from gitkrm.controllers.selectors import selector_of
+from gitkrm.controllers.writer import ref_of
+from gitkrm.errors import NotFound
+from gitkrm.krm import Obj
+from gitkrm.store.protocol import Preconditions, Propagation
+
+INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def finished(job: Obj) -> str | None:
+    """ "Complete" or "Failed" once the Job is done."""
+    for kind in ("Complete", "Failed"):
+        c = get_condition(job, kind)
+        if c is not None and c.get("status") == "True":
+            return kind
+    return None
+
+
+def _index(pod: Obj) -> int | None:
+    raw = annotations_of(pod).get(INDEX_ANNOTATION)
+    return int(raw) if isinstance(raw, str) and raw.isdigit() else None
+
+
+class JobController(Controller):
+    name = "job"
+
+    def setup(self) -> None:
+        self.jobs = self.watch(JOB, primary=True)
+        self.pods = self.watch(POD)
+        self.pods.add_index(OWNER_INDEX, owner_index)
+        self.pods.add_index(ORPHAN_INDEX, orphan_index)
+        self.pods.add_handler(self._on_pod)
+
+    def _on_pod(self, old: Obj | None, new: Obj | None) -> None:
+        for obj in (old, new):
+            ref = controller_ref(obj) if obj is not None else None
+            if obj is not None and ref is not None and ref.get("kind") == "Job":
+                self.queue.add((obj["metadata"].get("namespace") or "", str(ref.get("name"))))
+
+    async def _delete_pods(self, pods: list[Obj]) -> None:
+        results = await asyncio.gather(
+            *(
+                self.writer.delete(ref_of(p), preconditions=Preconditions(uid=uid(p)))
+                for p in pods
+                if not being_deleted(p)
+            ),
+            return_exceptions=True,
+        )
+        for r in results:
+            if isinstance(r, BaseException) and not isinstance(r, NotFound):
+                raise r
+
+    async def reconcile(self, key: Key) -> float | None:
+        job = self.jobs.get_key(key)
+        if job is None:
+            return None
+        pods = await claim(self.writer, self.pods, job, selector_of(job), adopt=False)
+        done = finished(job)
+        if done is not None:
+            if done == "Failed":
+                await self._delete_pods([p for p in pods if pod_active(p)])
+            return await self._ttl(job)
+        if being_deleted(job):
+            return None
+        return await self._sync(job, pods)
+
+    async def _ttl(self, job: Obj) -> float | None:
+        ttl = _int((job.get("spec") or {}).get("ttlSecondsAfterFinished"))
+        if ttl is None:
+            return None
+        status = job.get("status") or {}
+        kind = finished(job) or "Complete"
+        cond = get_condition(job, kind) or {}
+        at = parse_time(status.get("completionTime")) or parse_time(cond.get("lastTransitionTime"))
+        if at is None:
+            return None
+        wait = at + ttl - time.time()
+        if wait > 0:
+            return wait
+        with contextlib.suppress(NotFound):
+            await self.writer.delete(
+                ref_of(job),
+                propagation=Propagation.BACKGROUND,
+                preconditions=Preconditions(uid=uid(job)),
+            )
+        return None
+
+    async def _sync(self, job: Obj, pods: list[Obj]) -> float | None:
+        spec = job.get("spec") or {}
+        old = job.get("status") or {}
+        status = dict(old)
+        conds = conditions_of(job)
+        now = time.time()
+        stamp = now_rfc3339()
+        active = [p for p in pods if pod_active(p)]
+        succeeded_pods = [p for p in pods if pod_phase(p) == "Succeeded"]
+        failed_pods = [p for p in pods if pod_phase(p) == "Failed"]
+        succeeded = max(int(old.get("succeeded") or 0), len(succeeded_pods))
+        failures = max(int(old.get("failed") or 0), len(failed_pods))
+        parallelism = _int(spec.get("parallelism"))
+        parallelism = 1 if parallelism is None else parallelism
+        completions = _int(spec.get("completions"))
+        indexed = spec.get("completionMode") == "Indexed" and completions is not None
+        backoff_limit = _int(spec.get("backoffLimit"))
+        backoff_limit = 6 if backoff_limit is None else backoff_limit
+        again: float | None = None
+        outcome: tuple[str, str, str] | None = None  # (condition, reason, message)
+        if spec.get("suspend"):
+            await self._delete_pods(active)
+            active = []
+            conds = set_condition(conds, "Suspended", "True", "JobSuspended", "Job suspended")
+        else:
+            if any(c.get("type") == "Suspended" and c.get("status") == "True" for c in conds):
+                conds = set_condition(conds, "Suspended", "False", "JobResumed", "Job resumed")
+            status.setdefault("startTime", stamp)
+            started = parse_time(status["startTime"]) or now
+            deadline = _int(spec.get("activeDeadlineSeconds"))
+            done_indexes = {i for i in map(_index, succeeded_pods) if i is not None}
+            if indexed:
+                succeeded = max(succeeded, len(done_indexes))
+            all_done = (
+                succeeded >= completions
+                if completions is not None
+                else (succeeded >= 1 and not active)
+            )
+            if all_done:
+                outcome = (
+                    "Complete",
+                    "CompletionsReached",
+                    "Reached expected number of succeeded pods",
+                )
+            elif failures > backoff_limit:
+                outcome = (
+                    "Failed",
+                    "BackoffLimitExceeded",
+                    "Job has reached the specified backoff limit",
+                )
+            elif deadline is not None and started + deadline <= now:
+                outcome = (
+                    "Failed",
+                    "DeadlineExceeded",
+                    "Job was active longer than specified deadline",
+                )
+            else:
+                again = await self._manage(
+                    job, active, failed_pods, done_indexes, parallelism, completions, succeeded
+                )
+                if deadline is not None:
+                    left = started + deadline - now + 0.01
+                    again = left if again is None else min(again, left)
+                active = [p for p in self.pods.by_index(OWNER_INDEX, uid(job)) if pod_active(p)]
+            if indexed:
+                status["completedIndexes"] = _ranges(sorted(done_indexes))
+        if outcome is not None:
+            kind, reason, message = outcome
+            if kind == "Failed":
+                await self._delete_pods(active)
+                active = []
+                conds = set_condition(conds, "FailureTarget", "True", reason, message)
+            else:
+                conds = set_condition(conds, "SuccessCriteriaMet", "True", reason, message)
+                status["completionTime"] = stamp
+            conds = set_condition(conds, kind, "True", reason, message)
+        status["active"] = len(active)
+        status["ready"] = sum(1 for p in active if pod_ready(p))
+        status["succeeded"] = succeeded
+        status["failed"] = failures
+        status["terminating"] = 0
+        status["uncountedTerminatedPods"] = {}
+        for k in ("active", "succeeded", "failed"):
+            if not status[k]:
+                del status[k]
+        if conds:
+            status["conditions"] = conds
+        if status != old:
+            job = await self.writer.update_status(with_status(job, status))
+        if outcome is not None:
+            ttl = await self._ttl(job)
+            return ttl
+        return again
+
+    async def _manage(
+        self,
+        job: Obj,
+        active: list[Obj],
+        failed_pods: list[Obj],
+        done_indexes: set[int],
+        parallelism: int,
+        completions: int | None,
+        succeeded: int,
+    ) -> float | None:
+        spec = job.get("spec") or {}
+        template = spec.get("template") or {}
+        name = job["metadata"]["name"]
+        if completions is None:
+            want = parallelism if succeeded == 0 else 0
+        else:
+            want = min(parallelism, completions - succeeded)
+        if len(active) > want:
+            extra = sorted(active, key=deletion_rank)[: len(active) - want]
+            await self._delete_pods(extra)
+            return None
+        if len(active) == want:
+            return None
+        wait = failure_backoff(
+            failed_pods, self.options.failure_backoff, self.options.failure_backoff_max
+        )
+        if wait > 0:
+            return wait
+        creates = []
+        if spec.get("completionMode") == "Indexed" and completions is not None:
+            running = {i for i in map(_index, active) if i is not None}
+            free = [i for i in range(completions) if i not in done_indexes and i not in running]
+            for i in free[: want - len(active)]:
+                pod = pod_from_template(
+                    job,
+                    template,
+                    generate_name=f"{name}-{i}-",
+                    extra_labels={INDEX_ANNOTATION: str(i)},
+                    extra_annotations={INDEX_ANNOTATION: str(i)},
+                )
+                pod["spec"] = {**pod["spec"], "hostname": f"{name}-{i}"}
+                creates.append(self.writer.create(pod))
+        else:
+            for _ in range(want - len(active)):
+                creates.append(self.writer.create(pod_from_template(job, template)))
+        results = await asyncio.gather(*creates, return_exceptions=True)
+        for r in results:
+            if isinstance(r, BaseException):
+                raise r
+        return None
+
+
+def _ranges(indexes: list[int]) -> str:
+    """completedIndexes: `0-2,5`."""
+    out: list[str] = []
+    start = prev = None
+    for i in indexes:
+        if start is None:
+            start = prev = i
+        elif prev is not None and i == prev + 1:
+            prev = i
+        else:
+            out.append(f"{start}-{prev}" if start != prev else str(start))
+            start = prev = i
+    if start is not None:
+        out.append(f"{start}-{prev}" if start != prev else str(start))
+    return ",".join(out)
