@@ -21,6 +21,7 @@ import signal
 import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Final
 
 from gitkrm.sync.parse import ParseContext, ParsedFile, builtin_registry, parse_chunk
@@ -69,6 +70,14 @@ def warm_up() -> None:
     if pool is not None:
         for _ in range(worker_count()):
             pool.submit(builtin_registry)
+
+
+def _discard(broken: ProcessPoolExecutor) -> None:
+    global _pool
+    with _lock:
+        if _pool is broken:
+            _pool = None
+    broken.shutdown(wait=False, cancel_futures=True)
 
 
 def shutdown() -> None:
@@ -121,10 +130,18 @@ async def parse_many(items: Sequence[tuple[str, bytes]], ctx: ParseContext) -> l
             return parse_chunk(ctx, items)
     loop = asyncio.get_running_loop()
     parts = worker_count() * CHUNKS_PER_WORKER
-    futures = [
-        loop.run_in_executor(pool, _parse_in_worker, ctx, chunk) for chunk in _chunks(items, parts)
-    ]
+    try:
+        futures = [
+            loop.run_in_executor(pool, _parse_in_worker, ctx, chunk)
+            for chunk in _chunks(items, parts)
+        ]
+        results = await asyncio.gather(*futures)
+    except BrokenProcessPool:
+        # A worker died (killed, out of memory): start afresh next time, parse here now.
+        _discard(pool)
+        with gc_paused():
+            return parse_chunk(ctx, items)
     out: list[ParsedFile] = []
-    for chunk_result in await asyncio.gather(*futures):
+    for chunk_result in results:
         out.extend(chunk_result)
     return out

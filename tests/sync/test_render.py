@@ -332,3 +332,25 @@ async def test_the_last_order_is_reused_only_while_it_still_holds() -> None:
     assert [d.ref.name for d in third.objects] == ["web", "c0", "c1", "c2", "c3"]
     fresh = await render(files)
     assert [d.ref for d in fresh.objects] == [d.ref for d in third.objects]
+
+
+async def test_a_broken_worker_pool_falls_back_to_parsing_here(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import os
+    import signal
+
+    from gitkrm.sync import pool
+
+    monkeypatch.setattr(pool, "PARALLEL_MIN_BYTES", 0)
+    executor = pool.get_pool()
+    if executor is None:
+        pytest.skip("a single core: no worker processes")
+    executor.submit(os.getpid).result()  # workers started
+    for pid in list(executor._processes):  # kill them: the pool breaks
+        os.kill(pid, signal.SIGKILL)
+    files: dict[str, str | bytes] = {f"d-{i}.yaml": deployment(f"web-{i}") for i in range(4)}
+    result = await render(files)
+    assert result.ok
+    assert len(result.objects) == 4
+    assert pool.get_pool() is not executor  # a new pool next time
