@@ -100,6 +100,7 @@ async def _run(root: Path) -> None:
     contents = list(snap.read_many(snap.files).values())
     objects = 2 * APPS + 20
     cold: list[float] = []
+    phases: dict[str, list[float]] = {}
     base: list[float] = []
     resync: list[float] = []
     resync_poll: list[float] = []
@@ -113,6 +114,8 @@ async def _run(root: Path) -> None:
         seconds, result = await _timed_sync(engine, snap)
         _check(result, created=objects)
         cold.append(seconds)
+        for phase, ms in result.timings_ms.items():
+            phases.setdefault(phase, []).append(ms)
         if run == 0:
             first = seconds
         for _ in range(2):
@@ -147,6 +150,8 @@ async def _run(root: Path) -> None:
         f"{median_base:.3f} s",
         f"yaml.load_all over the same {len(contents)} files",
     )
+    breakdown = ", ".join(f"{k} {statistics.median(v):,.0f}" for k, v in phases.items())
+    _line("cold_breakdown", "ms", breakdown)
     _line("cold_ratio", f"{median_cold / median_base:.2f} x", "cold sync / C loader, target <= 2x")
     _line("resync_unchanged", f"{statistics.median(resync) * 1000:.1f} ms", "target <= 100 ms")
     _line("resync_with_poll", f"{statistics.median(resync_poll) * 1000:.1f} ms", "ls-remote + sync")
