@@ -1,0 +1,135 @@
+"""Fixtures for the controller tests: a real SQLite store, a ControllerManager with the
+simulator's delays near zero, and wait_until (wait on a condition, never sleep-and-hope)."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gitkrm.controllers import ControllerManager, ControllerOptions
+from gitkrm.krm import GVK, Obj, ObjectRef
+from gitkrm.store.sqlite import SqliteStore
+
+FAST = ControllerOptions(
+    pod_start_delay=0.01,
+    pod_run_duration=0.05,
+    crashloop_backoff=0.05,
+    crashloop_backoff_max=0.2,
+    failure_backoff=0.02,
+    failure_backoff_max=0.1,
+    lease_interval=0.2,
+    resync_period=0,
+)
+
+Predicate = Callable[[], Any]
+
+
+async def wait_until(predicate: Predicate, timeout: float = 10.0, what: str = "") -> Any:  # noqa: ASYNC109
+    """Poll `predicate` (sync or async) until it returns something truthy; returns it."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        value = predicate()
+        if inspect.isawaitable(value):
+            value = await value
+        if value:
+            return value
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what or predicate}")
+        await asyncio.sleep(0.01)
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[SqliteStore]:
+    s = SqliteStore.open(str(tmp_path / "store.db"))
+    yield s
+    await s.close()
+
+
+Start = Callable[..., Awaitable[ControllerManager]]
+
+
+@pytest.fixture
+async def start(store: SqliteStore) -> AsyncIterator[Start]:
+    """start(**options) runs a ControllerManager on the store (stopped after the test)."""
+    managers: list[ControllerManager] = []
+
+    async def run(**overrides: Any) -> ControllerManager:
+        fields = {f: getattr(FAST, f) for f in FAST.__dataclass_fields__}
+        fields.update(overrides)
+        m = ControllerManager(store=store, options=ControllerOptions(**fields))
+        await m.start()
+        managers.append(m)
+        return m
+
+    yield run
+    for m in managers:
+        await m.stop()
+
+
+def ref(kind: str, name: str, namespace: str | None = "default", group: str = "") -> ObjectRef:
+    return ObjectRef(group=group, kind=kind, name=name, namespace=namespace)
+
+
+async def get(
+    store: SqliteStore, kind: str, name: str, namespace: str | None = "default", group: str = ""
+) -> Obj | None:
+    try:
+        return await store.get(ref(kind, name, namespace, group))
+    except Exception:
+        return None
+
+
+async def items(
+    store: SqliteStore,
+    kind: str,
+    namespace: str | None = "default",
+    group: str = "",
+    version: str = "v1",
+    selector: str | None = None,
+) -> list[Obj]:
+    listed = await store.list(
+        GVK(group=group, version=version, kind=kind), namespace=namespace, label_selector=selector
+    )
+    return list(listed["items"])
+
+
+def deployment(
+    name: str, *, replicas: int = 3, image: str = "nginx:1.25", ns: str = "default", **spec: Any
+) -> Obj:
+    body: Obj = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {
+                    "containers": [
+                        {"name": "web", "image": image, "ports": [{"containerPort": 80}]}
+                    ]
+                },
+            },
+        },
+    }
+    body["spec"].update(spec)
+    return body
+
+
+def condition(obj: Obj | None, kind: str) -> dict[str, Any] | None:
+    for c in ((obj or {}).get("status") or {}).get("conditions") or ():
+        if c.get("type") == kind:
+            return dict(c)
+    return None
+
+
+def ready(pod: Obj) -> bool:
+    c = condition(pod, "Ready")
+    return c is not None and c.get("status") == "True"
