@@ -28,8 +28,11 @@ import yaml
 from benchmarks.workload import APPS, app_yaml, write_tree
 from gitkrm.source import GitSource, GitSourceSpec, Snapshot
 from gitkrm.store.sqlite import SqliteStore
+from gitkrm.sync import pool
 from gitkrm.sync.engine import SyncEngine
 from gitkrm.sync.options import SyncOptions
+from gitkrm.sync.parse import ParseContext
+from gitkrm.sync.render import Renderer
 from gitkrm.sync.results import SyncResult
 
 RUNS = 5
@@ -93,6 +96,27 @@ async def _timed_sync(engine: SyncEngine, snap: Snapshot) -> tuple[float, SyncRe
     return time.perf_counter() - start, result
 
 
+async def _render_figures(snap: Snapshot) -> tuple[float, float]:
+    """A cold render (parse, prepare, admit) of W10k inline and on the worker pool."""
+    times: dict[bool, list[float]] = {False: [], True: []}
+    for _ in range(3):
+        for parallel in (False, True):
+            saved = pool.PARALLEL_MIN_BYTES
+            pool.PARALLEL_MIN_BYTES = 0 if parallel else 1 << 62
+            try:
+                renderer = Renderer(
+                    context=ParseContext(source="bench", default_namespace="default")
+                )
+                start = time.perf_counter()
+                result = await renderer.render(snap, namespaces=set())
+                times[parallel].append(time.perf_counter() - start)
+            finally:
+                pool.PARALLEL_MIN_BYTES = saved
+            if not result.ok:
+                raise SystemExit(f"render failed: {result.problems[:3]}")
+    return statistics.median(times[False]), statistics.median(times[True])
+
+
 async def _run(root: Path) -> None:
     work, bare = _make_repo(root)
     source = GitSource(GitSourceSpec(name="bench", url=str(bare)), cache_dir=root / "cache")
@@ -137,6 +161,7 @@ async def _run(root: Path) -> None:
         await engine.close()
         await store.close()
         snap = snap2
+    inline, pooled = await _render_figures(snap)
     await source.close()
     median_cold = statistics.median(cold)
     median_base = statistics.median(base)
@@ -153,6 +178,8 @@ async def _run(root: Path) -> None:
     breakdown = ", ".join(f"{k} {statistics.median(v):,.0f}" for k, v in phases.items())
     _line("cold_breakdown", "ms", breakdown)
     _line("cold_ratio", f"{median_cold / median_base:.2f} x", "cold sync / C loader, target <= 2x")
+    _line("render_cold_inline", f"{inline:.3f} s", "one core")
+    _line("render_cold_pool", f"{pooled:.3f} s", f"{pool.worker_count()} worker processes")
     _line("resync_unchanged", f"{statistics.median(resync) * 1000:.1f} ms", "target <= 100 ms")
     _line("resync_with_poll", f"{statistics.median(resync_poll) * 1000:.1f} ms", "ls-remote + sync")
     _line("one_file_commit", f"{statistics.median(one_file) * 1000:.1f} ms", "target <= 200 ms")

@@ -27,7 +27,7 @@ from typing import Final
 from gitkrm.sync.parse import ParseContext, ParsedFile, builtin_registry, parse_chunk
 
 # Below this many bytes to parse, inline parsing wins (measured: ~0.1 s of work).
-PARALLEL_MIN_BYTES: Final = 256 * 1024
+PARALLEL_MIN_BYTES = 256 * 1024  # a tunable (benchmarks and tests set it)
 CHUNKS_PER_WORKER: Final = 4
 
 _lock = threading.Lock()
