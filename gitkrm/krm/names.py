@@ -363,40 +363,79 @@ def _validate_name_fields(meta: Mapping[str, Any], rule: NameRule, causes: list[
         causes.extend(invalid("metadata.name", name, m) for m in validate_name(name, rule))
 
 
-@lru_cache(maxsize=1024)
-def _namespace_valid(value: str) -> bool:
-    return not is_dns1123_label(value)
+# Valid values seen by the fast path (names of namespaces, label keys and values recur
+# across the objects of a sync). Sets: a lookup costs a third of an lru_cache hit.
+_KNOWN_VALID_MAX = 16384
+_valid_namespaces: set[str] = set()
+_valid_label_keys: set[str] = set()
+_valid_label_values: set[str] = set()
 
 
-def _string_pairs_valid(value: dict[Any, Any], *, annotations: bool) -> bool:
-    """Whether a labels/annotations dict of strings has only valid keys (and values, for
-    labels) by the cached verdicts; False also when anything is not a plain str."""
-    size = 0
-    for k, v in value.items():
+def _remember(known: set[str], value: str) -> None:
+    if len(known) >= _KNOWN_VALID_MAX:
+        known.clear()
+    known.add(value)
+
+
+# name rule -> (pattern, maximum length); names here are ASCII (len counts bytes).
+_NAME_SYNTAX = {
+    NameRule.DNS1123_SUBDOMAIN: (_DNS1123_SUBDOMAIN_RE, DNS1123_SUBDOMAIN_MAX_LENGTH),
+    NameRule.DNS1123_LABEL: (_DNS1123_LABEL_RE, DNS1123_LABEL_MAX_LENGTH),
+    NameRule.DNS1035_LABEL: (_DNS1035_LABEL_RE, DNS1035_LABEL_MAX_LENGTH),
+}
+
+
+def _name_valid(name: str, rule: NameRule) -> bool:
+    syntax = _NAME_SYNTAX.get(rule)
+    if syntax is None:
+        return not validate_name(name, rule)
+    pattern, limit = syntax
+    return len(name) <= limit and name.isascii() and pattern.fullmatch(name) is not None
+
+
+def _labels_valid(labels: dict[Any, Any]) -> bool:
+    for k, v in labels.items():
         if type(k) is not str or type(v) is not str:
             return False
-        if annotations:
-            if _qualified_name_errors(k.lower()):
+        if k not in _valid_label_keys:
+            if _qualified_name_errors(k):
                 return False
-            size += _byte_len(k) + _byte_len(v)
-        elif _qualified_name_errors(k) or _label_value_errors(v):
+            _remember(_valid_label_keys, k)
+        if v not in _valid_label_values:
+            if _label_value_errors(v):
+                return False
+            _remember(_valid_label_values, v)
+    return True
+
+
+def _annotations_valid(annotations: dict[Any, Any]) -> bool:
+    size = 0
+    for k, v in annotations.items():
+        if type(k) is not str or type(v) is not str or _qualified_name_errors(k.lower()):
             return False
+        size += _byte_len(k) + _byte_len(v)
     return size <= TOTAL_ANNOTATION_SIZE_LIMIT
 
 
-def _meta_valid(meta: dict[str, Any], namespaced: bool, name_rule: NameRule) -> bool:
+def _meta_valid(
+    meta: dict[str, Any], namespaced: bool, name_rule: NameRule, labels_checked: bool
+) -> bool:
     """The common ObjectMeta proven valid without building any cause: a name, no
     generateName, owner references or finalizers, string labels and annotations. False
     means "not proven": the full check then finds the causes, in its order."""
     name = meta.get("name")
     if type(name) is not str or not name or meta.get("generateName") is not None:
         return False
-    if validate_name(name, name_rule):
+    if not _name_valid(name, name_rule):
         return False
     namespace = meta.get("namespace")
     if namespaced:
-        if type(namespace) is not str or not namespace or not _namespace_valid(namespace):
+        if type(namespace) is not str:
             return False
+        if namespace not in _valid_namespaces:
+            if not namespace or is_dns1123_label(namespace):
+                return False
+            _remember(_valid_namespaces, namespace)
     elif namespace is not None and (type(namespace) is not str or namespace):
         return False
     generation = meta.get("generation")
@@ -405,27 +444,28 @@ def _meta_valid(meta: dict[str, Any], namespaced: bool, name_rule: NameRule) -> 
     if meta.get("ownerReferences") is not None or meta.get("finalizers") is not None:
         return False
     labels = meta.get("labels")
-    if labels is not None and (
-        type(labels) is not dict or not _string_pairs_valid(labels, annotations=False)
-    ):
+    if not (labels is None or labels_checked or (type(labels) is dict and _labels_valid(labels))):
         return False
     annotations = meta.get("annotations")
-    return annotations is None or (
-        type(annotations) is dict and _string_pairs_valid(annotations, annotations=True)
-    )
+    return annotations is None or (type(annotations) is dict and _annotations_valid(annotations))
 
 
 def validate_object_meta(
-    obj: Mapping[str, Any], *, namespaced: bool, name_rule: NameRule
+    obj: Mapping[str, Any],
+    *,
+    namespaced: bool,
+    name_rule: NameRule,
+    labels_checked: bool = False,
 ) -> list[Cause]:
     """Every ObjectMeta problem of `obj`, as causes of an `Invalid` error (empty = valid).
 
     Same checks and messages as apimachinery's ValidateObjectMetaAccessor: name (or
     generateName), namespace presence and syntax, labels, annotations (keys and 256 KiB
-    total), ownerReferences, finalizers and generation.
+    total), ownerReferences, finalizers and generation. `labels_checked`: the caller has
+    proven metadata.labels valid (admission's fast-path schema does).
     """
     meta = obj.get("metadata")
-    if type(meta) is dict and _meta_valid(meta, namespaced, name_rule):
+    if type(meta) is dict and _meta_valid(meta, namespaced, name_rule, labels_checked):
         return []  # the hot path of every write (a third of the full check's cost)
     return object_meta_causes(obj, namespaced=namespaced, name_rule=name_rule)
 

@@ -199,8 +199,10 @@ class Registry:
             carry_over(obj, old, group=gvk.group, kind=gvk.kind)
         if resolved.defaulter is not None:
             resolved.defaulter(obj, old is None)
+        # The fast-path schema checked metadata.labels (defaulting only copies labels it
+        # checked too, from a pod template).
         if meta_causes := validate_object_meta(
-            obj, namespaced=info.namespaced, name_rule=info.name_rule
+            obj, namespaced=info.namespaced, name_rule=info.name_rule, labels_checked=fast
         ):
             causes.extend(meta_causes)
         if subresource is None and resolved.rule is not None:

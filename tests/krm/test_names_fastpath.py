@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,7 +19,14 @@ TEXT = st.one_of(
     st.text(alphabet="abz09-_.A/ é", max_size=12),
 )
 VALID = st.sampled_from(["a", "app-1", "team-3", "x.y"])
-VALUES = st.one_of(VALID, TEXT, st.integers(min_value=-2, max_value=2), st.none(), st.booleans())
+VALUES = st.one_of(
+    VALID,
+    TEXT,
+    st.integers(min_value=-2, max_value=2),
+    st.none(),
+    st.booleans(),
+    st.sampled_from([[], {}, ["a"]]),
+)
 STRING_MAPS = st.one_of(
     st.dictionaries(VALID, VALID, max_size=3),
     st.none(),
@@ -77,3 +85,21 @@ def test_annotation_size_limit_on_the_fast_path() -> None:
     meta["annotations"] = {"k": "v" * limit}
     causes = validate_object_meta({"metadata": meta}, namespaced=False, name_rule=rule)
     assert [c.type for c in causes] == ["FieldValueTooLong"]
+
+
+@pytest.mark.parametrize(
+    ("rule", "limit"),
+    [
+        (NameRule.DNS1123_SUBDOMAIN, 253),
+        (NameRule.DNS1123_LABEL, 63),
+        (NameRule.DNS1035_LABEL, 63),
+    ],
+)
+def test_name_length_limits_on_the_fast_path(rule: NameRule, limit: int) -> None:
+    at_limit = {"metadata": {"name": "a" * limit}}
+    assert validate_object_meta(at_limit, namespaced=False, name_rule=rule) == []
+    over = {"metadata": {"name": "a" * (limit + 1)}}
+    causes = validate_object_meta(over, namespaced=False, name_rule=rule)
+    assert [c.message for c in causes] == [
+        f'Invalid value: "{"a" * (limit + 1)}": must be no more than {limit} characters'
+    ]
