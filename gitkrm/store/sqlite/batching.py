@@ -58,11 +58,11 @@ def served(ref: ObjectRef, obj: Obj) -> Obj:
 def apply_op(t: Txn, op: BatchOp, opts: writes.WriteOpts, out: list[str]) -> Obj:
     """One op of a batch, inside the batch's transaction."""
     kind = op.op
+    if kind is BatchOpKind.CREATE and op.obj is not None:  # the common op first
+        return writes.create(t, op.obj, opts, out)
     if kind in (BatchOpKind.CREATE, BatchOpKind.UPDATE, BatchOpKind.UPDATE_STATUS):
         if op.obj is None:
             raise BadRequest(f"a {kind.value} op needs an object")
-        if kind is BatchOpKind.CREATE:
-            return writes.create(t, op.obj, opts, out)
         sub = "status" if kind is BatchOpKind.UPDATE_STATUS else None
         return writes.update(t, op.obj, opts, out, subresource=sub)
     if op.ref is None:

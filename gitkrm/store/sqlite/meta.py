@@ -41,31 +41,33 @@ def now_rfc3339() -> str:
     return _last_stamp
 
 
-_hex = ""  # random bytes drawn from the OS, as hex digits
-_hex_at = 0
 # The variant nibble (10xx): two random bits of a hex digit, as 8, 9, a or b.
 _VARIANT = {d: "89ab"[int(d, 16) & 3] for d in "0123456789abcdef"}
+_uids: list[str] = []  # made 256 at a time, from 4 KiB drawn from the OS
 
 
 def _reset_random() -> None:
-    global _hex, _hex_at
-    _hex, _hex_at = "", 0
+    _uids.clear()
 
 
 os.register_at_fork(after_in_child=_reset_random)  # a forked child must not reuse them
 
 
+def _fill_uids() -> None:
+    h = os.urandom(4096).hex()
+    v = _VARIANT
+    _uids.extend(
+        f"{h[i : i + 8]}-{h[i + 8 : i + 12]}-4{h[i + 13 : i + 16]}-"
+        f"{v[h[i + 16]]}{h[i + 17 : i + 20]}-{h[i + 20 : i + 32]}"
+        for i in range(0, len(h), 32)
+    )
+
+
 def new_uid() -> str:
-    """A random (version 4) UUID string, as str(uuid.uuid4()) but at a fifth of the cost
-    (random bytes drawn from the OS 8 KiB at a time, hex-encoded at once)."""
-    global _hex, _hex_at
-    at = _hex_at
-    if at + 32 > len(_hex):
-        _hex = os.urandom(8192).hex()
-        at = 0
-    _hex_at = at + 32
-    h = _hex[at : at + 32]
-    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT[h[16]]}{h[17:20]}-{h[20:]}"
+    """A random (version 4) UUID string, as str(uuid.uuid4()) but at a fifth of the cost."""
+    if not _uids:
+        _fill_uids()
+    return _uids.pop()
 
 
 def generate_name(prefix: str) -> str:

@@ -119,7 +119,8 @@ def at_version(obj: Obj, api_version: str) -> Obj:
 
 def create(txn: Txn, body: Any, opts: WriteOpts, warnings: list[str]) -> Obj:
     obj = copy_obj(body)
-    _, kind = resolve(txn, obj)
+    core = txn.core
+    _, kind = core.kinds.of_type(obj.get("apiVersion"), obj.get("kind"))
     md = obj["metadata"]
     if md.get("resourceVersion"):
         raise BadRequest("resourceVersion should not be set on objects to be created")
@@ -150,7 +151,7 @@ def create(txn: Txn, body: Any, opts: WriteOpts, warnings: list[str]) -> Obj:
         obj["status"] = {"phase": "Active"}
     elif kind.has_status:
         obj.pop("status", None)  # status is written through the status subresource only
-    if ns:
+    if ns and core.ns_cache.get(ns) is not False:  # False: known, not terminating
         check_namespace(txn, ns)
     uid = md["uid"] = new_uid()  # before admission: a Job's generated selector uses it
     warnings.extend(admit(txn, obj, old=None, opts=opts, sub=None))
@@ -165,7 +166,7 @@ def create(txn: Txn, body: Any, opts: WriteOpts, warnings: list[str]) -> Obj:
     if kind.is_crd:
         if txn.exists(kind, ns, name):
             raise _already(kind, name)
-        txn.core.register_crd(txn, obj)
+        core.register_crd(txn, obj)
     txn.put(kind, ns, name, obj, old=None)
     return at_version(obj, served)
 
