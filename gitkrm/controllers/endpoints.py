@@ -6,21 +6,28 @@ EndpointSlices named `<service>-<suffix>` (at most 100 endpoints each, owned by 
 Service) list every pod with a ready / serving / terminating condition. Target ports given
 by name are resolved against each pod's container ports. Services without a selector are
 left to whoever writes their endpoints.
+
+The objects of a new Service are created once its pods have addresses, or empty after a
+grace period of 10 seconds (of `options.endpoint_batch_period` when it selects no pod at
+all): this spares a write of an empty Endpoints and EndpointSlice for every Service applied
+together with its workload.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from gitkrm.controllers.informer import Key
+from gitkrm.controllers.informer import Key, key_of
 from gitkrm.controllers.kinds import ENDPOINT_SLICE, ENDPOINTS, POD, SERVICE
 from gitkrm.controllers.objects import (
     being_deleted,
     labels,
     owner_ref,
+    parse_time,
     pod_phase,
     pod_ready,
     uid,
@@ -36,6 +43,7 @@ SLICE_CONTROLLER = "endpointslice-controller.k8s.io"
 EP_MANAGED_BY = "endpoints.kubernetes.io/managed-by"
 EP_CONTROLLER = "endpoint-controller"
 MAX_PER_SLICE = 100
+STARTUP_GRACE = 10.0
 LABEL_INDEX = "label"
 SELECTOR_INDEX = "selector"
 SLICE_INDEX = "service"
@@ -113,7 +121,9 @@ class EndpointsController(Controller):
     batch = 100
 
     def setup(self) -> None:
-        self.services = self.watch(SERVICE, primary=True)
+        self.services = self.watch(SERVICE)
+        self.primary = self.services
+        self.services.add_handler(self._on_service)
         self.services.add_index(SELECTOR_INDEX, _selector_index)
         self.pods = self.watch(POD)
         self.pods.add_index(LABEL_INDEX, _label_index)
@@ -145,6 +155,15 @@ class EndpointsController(Controller):
                 for key in self._services_for(obj):
                     self.queue.add(key)
 
+    def _on_service(self, old: Obj | None, new: Obj | None) -> None:
+        obj = new if new is not None else old
+        if obj is None:
+            return
+        if old is None:
+            self.queue.add_after(key_of(obj), self.options.endpoint_batch_period)
+        else:
+            self.queue.add(key_of(obj))
+
     def _on_endpoints(self, old: Obj | None, new: Obj | None) -> None:
         obj = new if new is not None else old
         if obj is not None:
@@ -171,13 +190,20 @@ class EndpointsController(Controller):
             return None
         ns = key[0]
         first = next(iter(_pairs(ns, selector)))
-        pods = [
+        selected = [
             p
             for p in self.pods.by_index(LABEL_INDEX, first)
             if all(labels(p).get(k) == v for k, v in selector.items())
-            and (p.get("status") or {}).get("podIP")
             and pod_phase(p) not in ("Succeeded", "Failed")
         ]
+        pods = [p for p in selected if (p.get("status") or {}).get("podIP")]
+        if not pods and self.endpoints.get_key(key) is None:
+            # A new Service whose pods are still to come or starting: their addresses bring
+            # the first write (after a grace period an empty one is written anyway).
+            age = time.time() - (parse_time(svc["metadata"].get("creationTimestamp")) or 0.0)
+            grace = STARTUP_GRACE if selected else self.options.endpoint_batch_period
+            if age < grace:
+                return grace - age
         pods.sort(key=lambda p: (str((p.get("status") or {}).get("podIP")), uid(p)))
         await asyncio.gather(self._sync_endpoints(svc, pods), self._sync_slices(svc, pods))
         return None

@@ -35,6 +35,7 @@ class ControllerOptions:
     pod_cidr: str = "10.244.0.0/14"
     node_ip_base: str = "172.18.0.2"
     load_balancer_pool: str = "172.18.255.200-172.18.255.250"
+    endpoint_batch_period: float = 1.0  # a Service selecting no pod gets endpoints after this
     node_port_range: tuple[int, int] = (30000, 32767)
     default_storage_class: str = "standard"
     resync_period: float = 1800.0

@@ -23,6 +23,7 @@ FAST = ControllerOptions(
     failure_backoff=0.02,
     failure_backoff_max=0.1,
     lease_interval=0.2,
+    endpoint_batch_period=0.01,
     resync_period=0,
 )
 
