@@ -1,10 +1,12 @@
 """gitkrm.agent: the long-lived process that keeps a store equal to its sources.
 
-See docs/concepts.md (sources, ownership, drift) and docs/reference.md (the CLI).
+The process itself is `gitkrm.agent.agent.Agent`; this package exports the light parts
+(configuration, the GitSource kind, status, logging) so that readers such as `gitkrm status`
+start fast. See docs/agent.md, docs/concepts.md and docs/reference.md.
 """
 
 from .config import SourceConfig, check_name, from_flags, from_object, load_config_file
-from .crd import GITSOURCE_GVK, NAMESPACE, gitsource_crd
+from .crd import GITSOURCE_GVK, NAMESPACE, REQUESTED_AT, gitsource_crd
 from .duration import format_duration, parse_duration
 from .logging import LogFormat, configure
 from .shutdown import Shutdown
@@ -14,6 +16,7 @@ from .status import Outcome
 __all__ = [
     "GITSOURCE_GVK",
     "NAMESPACE",
+    "REQUESTED_AT",
     "LogFormat",
     "Outcome",
     "Shutdown",

@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from gitkrm.errors import BadRequest, GitkrmError, ManifestError
 from gitkrm.krm import Obj, load_manifests
@@ -27,6 +27,7 @@ from gitkrm.sync.options import AdoptionPolicy, IgnoreDifference
 from .crd import API_VERSION, KIND, NAMESPACE, gitsource_crd
 from .duration import format_duration, parse_duration
 
+ApplyMode = Literal["client-side", "server-side"]
 DEFAULT_INTERVAL = 30.0
 DEFAULT_SOURCE_NAME = "default"
 

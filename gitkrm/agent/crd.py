@@ -28,6 +28,8 @@ CRD_NAME = f"gitsources.{GROUP}"
 GITSOURCE_GVK = GVK(group=GROUP, version=VERSION, kind=KIND)
 CRD_REF = ObjectRef(group="apiextensions.k8s.io", kind="CustomResourceDefinition", name=CRD_NAME)
 _HASH_ANNOTATION = "gitkrm.io/definition-hash"
+REQUESTED_AT = "gitkrm.io/requestedAt"
+"""Set this annotation on a GitSource (any new value, e.g. a timestamp) to sync it now."""
 
 ADOPTION_POLICIES = ("never", "if-unowned", "always")
 

@@ -2,8 +2,7 @@
 
 Every record passes a filter that strips user-info from URLs, as a last guard behind the
 source layer's own redaction: nothing secret is ever written, whatever a message holds.
-A progress bar is drawn on a terminal for syncs that take a while (never into a file or a
-pipe, and never in JSON mode).
+The progress line of long syncs (`progress.py`) is drawn only in text mode on a terminal.
 """
 
 from __future__ import annotations
@@ -12,7 +11,6 @@ import datetime as dt
 import logging
 import re
 import sys
-import time
 from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any, TextIO
@@ -25,6 +23,9 @@ log = logging.getLogger(LOGGER_NAME)
 _USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]*@")
 COUNT_KEYS = ("created", "configured", "pruned", "unchanged", "failed", "refused")
 TIMING_KEYS = ("git", "render", "diff", "apply")
+
+progress_stream: TextIO | None = None
+"""Where progress lines go: the log's terminal in text mode, else nowhere (see configure)."""
 
 
 class LogFormat(StrEnum):
@@ -84,7 +85,10 @@ class JsonFormatter(logging.Formatter):
 
 def configure(fmt: LogFormat, *, stream: TextIO | None = None, level: int = logging.INFO) -> None:
     """Send gitkrm's records (and apscheduler's warnings) to `stream` in `fmt`."""
-    handler = logging.StreamHandler(stream or sys.stderr)
+    global progress_stream
+    out = stream or sys.stderr
+    progress_stream = out if fmt is LogFormat.TEXT and out.isatty() else None
+    handler = logging.StreamHandler(out)
     handler.setFormatter(JsonFormatter() if fmt is LogFormat.JSON else TextFormatter())
     handler.addFilter(_Redact())
     for name, lvl in ((LOGGER_NAME, level), ("apscheduler", logging.WARNING)):
@@ -118,37 +122,3 @@ def log_sync(fields: Mapping[str, Any], *, errors: tuple[str, ...] = (), level: 
     log.log(lvl, "sync", extra={"fields": dict(fields)})
     for e in errors:
         log.error("sync error", extra={"fields": {"source": fields.get("source"), "error": e}})
-
-
-class ProgressBar:
-    """A one-line bar on a terminal, drawn only once a sync has run for `delay` seconds."""
-
-    def __init__(
-        self, *, stream: TextIO | None = None, delay: float = 1.0, enabled: bool | None = None
-    ) -> None:
-        self._stream = stream or sys.stderr
-        self._delay = delay
-        self._enabled = self._stream.isatty() if enabled is None else enabled
-        self._started = time.monotonic()
-        self._drawn = 0.0
-        self._shown = False
-
-    def update(self, phase: str, done: int, total: int) -> None:
-        if not self._enabled:
-            return
-        now = time.monotonic()
-        if now - self._started < self._delay or (now - self._drawn < 0.1 and done < total):
-            return
-        self._drawn = now
-        width = 30
-        filled = width * done // total if total else width
-        bar = "#" * filled + "." * (width - filled)
-        self._stream.write(f"\r{phase:<8} [{bar}] {done}/{total}\x1b[K")
-        self._stream.flush()
-        self._shown = True
-
-    def close(self) -> None:
-        if self._shown:
-            self._stream.write("\r\x1b[K")
-            self._stream.flush()
-            self._shown = False

@@ -31,13 +31,15 @@ class Shutdown:
         self._installed: list[signal.Signals] = []
 
     def install(self) -> None:
+        """Handle the signals (again, when something else took them meanwhile)."""
         loop = asyncio.get_running_loop()
         for sig in SIGNALS:
             try:
                 loop.add_signal_handler(sig, self._on_signal, sig)
             except (NotImplementedError, RuntimeError):  # not the main thread
                 continue
-            self._installed.append(sig)
+            if sig not in self._installed:
+                self._installed.append(sig)
 
     def uninstall(self) -> None:
         loop = asyncio.get_running_loop()

@@ -35,6 +35,7 @@ class Reason(StrEnum):
     SYNC_FAILED = "SyncFailed"
     INVALID_REVISION = "InvalidRevision"
     SOURCE_FAILED = "SourceFailed"
+    INVALID_SPEC = "InvalidSpec"
     SUSPENDED = "Suspended"
 
 

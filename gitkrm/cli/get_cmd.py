@@ -17,7 +17,6 @@ import orjson
 from gitkrm.errors import BadRequest, NotFound
 from gitkrm.krm import Obj, ObjectRef, dump_yaml
 from gitkrm.schema import Registry, ResourceInfo
-from gitkrm.server.tables import Tables, table
 from gitkrm.store import Store
 from gitkrm.store.sqlite import SqliteStore
 
@@ -25,12 +24,34 @@ from .reader import open_reader
 from .source_flags import add_state_flag
 
 
+class _Intermixed(argparse.ArgumentParser):
+    """Options and positionals in any order (`get cm -n ns NAME`, as kubectl takes it)."""
+
+    _inner = False
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        if self._inner:
+            return super().parse_known_args(args, namespace)
+        self._inner = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._inner = False
+
+
 def add_parser(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser(
-        "get",
-        help="show objects of the store",
-        description="Show objects of the embedded store (works while an agent runs on it).",
-    )
+    default_class = sub._parser_class
+    sub._parser_class = _Intermixed
+    try:
+        p: argparse.ArgumentParser = sub.add_parser(
+            "get",
+            help="show objects of the store",
+            description="Show objects of the embedded store (works while an agent runs on it).",
+        )
+    finally:
+        sub._parser_class = default_class
     p.add_argument("kind", metavar="KIND", help="e.g. deployments, deploy, cm, gitsources")
     p.add_argument("name", metavar="NAME", nargs="?")
     ns = p.add_mutually_exclusive_group()
@@ -154,6 +175,8 @@ async def _print(
         else:
             print(dump_yaml(doc), end="")
     else:
+        from gitkrm.server.tables import Tables, table  # the server's imports are heavy
+
         assert isinstance(store, SqliteStore)
         printer = await Tables(store).printer(info)
         t = table(printer, items, include_object="Metadata")

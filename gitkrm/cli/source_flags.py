@@ -8,7 +8,7 @@ import socket
 from pathlib import Path
 
 from gitkrm.agent import SourceConfig, check_name, from_flags, load_config_file, parse_duration
-from gitkrm.agent.config import DEFAULT_SOURCE_NAME
+from gitkrm.agent.config import DEFAULT_SOURCE_NAME, ApplyMode
 from gitkrm.errors import BadRequest
 
 DEFAULT_STATE = Path(".gitkrm")
@@ -69,6 +69,11 @@ def host_agent_name() -> str:
     first = socket.gethostname().split(".")[0].lower()
     label = re.sub(r"[^a-z0-9-]+", "-", first).strip("-")[:63].rstrip("-")
     return label or "gitkrm"
+
+
+def apply_mode(args: argparse.Namespace) -> ApplyMode:
+    mode: ApplyMode = "server-side" if args.apply_mode == "server-side" else "client-side"
+    return mode
 
 
 def agent_name(args: argparse.Namespace) -> str:

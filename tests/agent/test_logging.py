@@ -96,18 +96,11 @@ class _Tty(io.StringIO):
         return True
 
 
-def test_progress_bar_only_on_a_terminal_and_after_a_delay() -> None:
+def test_progress_only_on_a_terminal_in_text_mode(stream: io.StringIO) -> None:
+    agentlog.configure(agentlog.LogFormat.TEXT, stream=stream)
+    assert agentlog.progress_stream is None  # not a terminal
     tty = _Tty()
-    bar = agentlog.ProgressBar(stream=tty, delay=0.0)
-    bar.update("apply", 5, 10)
-    assert "[###############...............] 5/10" in tty.getvalue()
-    bar.close()
-    assert tty.getvalue().endswith("\r\x1b[K")
-    pipe = io.StringIO()
-    quiet = agentlog.ProgressBar(stream=pipe, delay=0.0)
-    quiet.update("apply", 5, 10)
-    quiet.close()
-    assert pipe.getvalue() == ""
-    late = agentlog.ProgressBar(stream=_Tty(), delay=3600)
-    late.update("apply", 1, 10)
-    assert late._shown is False
+    agentlog.configure(agentlog.LogFormat.TEXT, stream=tty)
+    assert agentlog.progress_stream is tty
+    agentlog.configure(agentlog.LogFormat.JSON, stream=tty)
+    assert agentlog.progress_stream is None

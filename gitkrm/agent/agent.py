@@ -1,0 +1,344 @@
+"""The agent: one process keeping the embedded store equal to N sources.
+
+At start it opens the store (as its one writer), installs the GitSource CRD and writes one
+GitSource object per configured source. Then either `sync_once` (run --once) or `run`
+(long-lived): apscheduler ticks, local changes (watchfiles) and edits of the GitSource
+objects (spec changes, the `gitkrm.io/requestedAt` annotation) ask each source's worker for
+a sync; SIGTERM/SIGINT stop it gracefully.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gitkrm.errors import AlreadyExists, Conflict, Expired, GitkrmError, NotFound
+from gitkrm.krm import Obj
+from gitkrm.store import EventType, Store, open_store
+from gitkrm.store.protocol import meta
+
+from . import crd
+from .api import ApiService
+from .config import ApplyMode, SourceConfig, from_object, is_remote_url, unique_names
+from .crd import REQUESTED_AT
+from .runner import SourceRunner
+from .scheduler import Scheduler, SourceWorker, Trigger
+from .shutdown import DEFAULT_GRACE, Shutdown, wait_or_force
+from .state import git_cache, store_url
+from .status import Outcome, gitsource_ref
+
+log = logging.getLogger("gitkrm.agent")
+
+
+@dataclass(frozen=True, slots=True)
+class AgentOptions:
+    state_dir: Path
+    agent_name: str
+    sources: tuple[SourceConfig, ...]
+    apply_mode: ApplyMode = "client-side"
+    listen: tuple[str, int] | None = None
+    """Where the long-lived agent serves the Kubernetes API (None: it doesn't)."""
+    grace: float = DEFAULT_GRACE
+    watch_changes: bool = True
+
+
+class Agent:
+    """See the module docstring. `open` first, `close` last (also after errors)."""
+
+    def __init__(self, options: AgentOptions) -> None:
+        unique_names(options.sources)
+        self.options = options
+        self.store: Store | None = None
+        self.runners: dict[str, SourceRunner] = {}
+        self.workers: dict[str, SourceWorker] = {}
+        self.scheduler = Scheduler()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._replaced: dict[str, asyncio.Event] = {}
+        self._pending_spec: dict[str, Obj] = {}
+        self._stopping = False
+
+    # -- setup -------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        state = self.options.state_dir
+        state.mkdir(parents=True, exist_ok=True)
+        self.store = await open_store(store_url(state))
+        await crd.install(self.store)
+        wanted = {c.name for c in self.options.sources}
+        await self._forget_unconfigured(wanted)
+        for config in self.options.sources:
+            live = await self._ensure_object(config)
+            self.runners[config.name] = SourceRunner(
+                store=self.store,
+                config=config,
+                agent_name=self.options.agent_name,
+                apply_mode=self.options.apply_mode,
+                git_cache=git_cache(state, config.name),
+                live=live,
+            )
+            handled = (live.get("status") or {}).get("lastHandledRequestedAt")
+            self.runners[config.name].requested_at = handled
+
+    def _store(self) -> Store:
+        if self.store is None:
+            raise RuntimeError("the agent is not open")
+        return self.store
+
+    async def _ensure_object(self, config: SourceConfig) -> Obj:
+        """Create or update the GitSource of a configured source (its status is kept)."""
+        store = self._store()
+        desired = config.to_object(agent_name=self.options.agent_name)
+        for _ in range(5):
+            try:
+                live = await store.get(gitsource_ref(config.name))
+            except NotFound:
+                try:
+                    return await store.create(copy.deepcopy(desired))
+                except AlreadyExists:
+                    continue
+            labels = meta(live).get("labels") or {}
+            if live.get("spec") == desired["spec"] and all(
+                labels.get(k) == v for k, v in desired["metadata"]["labels"].items()
+            ):
+                return live
+            body = copy.deepcopy(live)
+            body["spec"] = desired["spec"]
+            body["metadata"]["labels"] = {**labels, **desired["metadata"]["labels"]}
+            try:
+                return await store.update(body)
+            except Conflict:
+                continue
+        raise Conflict(f"GitSource {config.name} kept changing while the agent started")
+
+    async def _forget_unconfigured(self, wanted: set[str]) -> None:
+        """Drop this agent's GitSources that are no longer configured (their objects stay)."""
+        store = self._store()
+        selector = f"gitkrm.io/agent={self.options.agent_name}"
+        listed = await store.list(crd.GITSOURCE_GVK, crd.NAMESPACE, label_selector=selector)
+        for obj in listed.get("items", []):
+            name = meta(obj).get("name", "")
+            if name in wanted:
+                continue
+            log.warning(
+                "source %s is no longer configured: its GitSource is removed, the objects it "
+                "synced stay in the store (inventory gitkrm-inventory-%s)",
+                name,
+                name,
+            )
+            with contextlib.suppress(NotFound):
+                await store.delete(gitsource_ref(name))
+
+    # -- one pass ----------------------------------------------------------------------
+
+    async def sync_once(self, shutdown: Shutdown | None = None) -> list[Outcome]:
+        """Sync every source that is not suspended, one after the other."""
+        outcomes: list[Outcome] = []
+        for runner in self.runners.values():
+            if shutdown is not None and shutdown.requested.is_set():
+                break
+            if runner.config.suspend:
+                log.info("source %s is suspended: not synced", runner.name)
+                continue
+            outcome = await runner.reconcile(frozenset({Trigger.START}))
+            if outcome is not None:
+                outcomes.append(outcome)
+        return outcomes
+
+    # -- long-lived --------------------------------------------------------------------
+
+    async def run(self, shutdown: Shutdown) -> None:
+        """Serve the API, then sync until `shutdown` is requested, then stop gracefully."""
+        store = self._store()
+        api = None
+        if self.options.listen is not None:
+            host, port = self.options.listen
+            api = ApiService(store, host=host, port=port, state_dir=self.options.state_dir)
+            await api.start()
+            shutdown.install()  # again: uvicorn took the signals when it started
+        try:
+            await self._run(shutdown)
+        finally:
+            if api is not None:
+                await api.stop()
+
+    async def _run(self, shutdown: Shutdown) -> None:
+        store = self._store()
+        for name, runner in self.runners.items():
+            worker = SourceWorker(name, self._reconciler(name))
+            self.workers[name] = worker
+            self._replaced[name] = asyncio.Event()
+            self.scheduler.add(worker, interval=runner.config.interval)
+            worker.start()
+            worker.request(Trigger.START)
+            if self.options.watch_changes:
+                self._spawn(self._watch_changes(name), f"gitkrm-changes-{name}")
+        listed = await store.list(crd.GITSOURCE_GVK, crd.NAMESPACE)
+        rv = listed["metadata"]["resourceVersion"]
+        self._spawn(self._watch_gitsources(rv), "gitkrm-gitsources")
+        self.scheduler.start()
+        log.info(
+            "agent %s running %d source(s): %s",
+            self.options.agent_name,
+            len(self.runners),
+            ", ".join(f"{r.name}={r.config.safe_url}" for r in self.runners.values()),
+        )
+        await shutdown.requested.wait()
+        await self._stop(shutdown)
+
+    def _spawn(self, coro: Any, name: str) -> None:
+        self._tasks.append(asyncio.create_task(coro, name=name))
+
+    def _reconciler(self, name: str) -> Any:
+        async def reconcile(triggers: frozenset[Trigger]) -> None:
+            runner = self.runners[name]
+            pending = self._pending_spec.pop(name, None)
+            if pending is not None:
+                await self._apply_spec(runner, pending)
+            await runner.reconcile(triggers)
+
+        return reconcile
+
+    async def _apply_spec(self, runner: SourceRunner, obj: Obj) -> None:
+        generation = int(meta(obj).get("generation") or 0)
+        try:
+            config = from_object(obj, base=Path("/"))
+        except GitkrmError as e:
+            log.error(
+                "spec not used",
+                extra={
+                    "fields": {"source": runner.name, "generation": generation, "error": e.message}
+                },
+            )
+            runner.spec_error = f"GitSource spec (generation {generation}): {e.message}"
+            runner.generation = generation
+            return
+        runner.spec_error = None
+        interval_changed = config.interval != runner.config.interval
+        source = runner.source
+        await runner.reconfigure(config, generation=generation)
+        if interval_changed:
+            self.scheduler.reschedule(runner.name, interval=config.interval)
+        if runner.source is not source:
+            self._replaced[runner.name].set()
+        log.info(
+            "spec in use",
+            extra={
+                "fields": {
+                    "source": runner.name,
+                    "generation": generation,
+                    "suspend": config.suspend,
+                    "interval": config.interval,
+                }
+            },
+        )
+
+    async def _watch_changes(self, name: str) -> None:
+        """Ask for a sync whenever a local repository or directory changes."""
+        while not self._stopping:
+            runner = self.runners[name]
+            source = runner.source
+            changes = getattr(source, "changes", None)
+            if changes is not None:
+                try:
+                    async for _ in changes():
+                        self.workers[name].request(Trigger.CHANGE)
+                except (OSError, RuntimeError, GitkrmError) as e:
+                    log.warning("source %s: not watching for changes: %s", name, e)
+            replaced = self._replaced[name]
+            if runner.source is not source:
+                continue
+            if is_remote_url(runner.config.url):
+                await replaced.wait()  # nothing to watch until the spec points elsewhere
+            else:
+                # The watched path went away (moved, deleted): interval ticks still run, and
+                # the watch starts again after an interval.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(replaced.wait(), runner.config.interval)
+            replaced.clear()
+
+    async def _watch_gitsources(self, rv: str) -> None:
+        """React to edits of the GitSource objects: spec changes and sync requests."""
+        store = self._store()
+        while not self._stopping:
+            try:
+                async for event in store.watch(crd.GITSOURCE_GVK, crd.NAMESPACE, rv):
+                    if event.type in (EventType.ADDED, EventType.MODIFIED):
+                        rv = meta(event.obj).get("resourceVersion", rv)
+                        self._on_gitsource(event.obj)
+                # The store ended the watch (a slow watcher is dropped): watch again.
+            except Expired:
+                pass
+            except GitkrmError as e:
+                if self._stopping:
+                    return
+                log.error("watch of GitSources ended: %s; watching again", e.message)
+            await asyncio.sleep(1.0)  # never a busy loop, whatever ends the watch
+            try:
+                listed = await store.list(crd.GITSOURCE_GVK, crd.NAMESPACE)
+            except GitkrmError:
+                continue
+            rv = listed["metadata"]["resourceVersion"]
+            for obj in listed.get("items", []):
+                self._on_gitsource(obj)
+
+    def _on_gitsource(self, obj: Obj) -> None:
+        m = meta(obj)
+        name = m.get("name", "")
+        runner = self.runners.get(name)
+        worker = self.workers.get(name)
+        if runner is None or worker is None:
+            return
+        generation = int(m.get("generation") or 0)
+        if generation and generation != runner.generation:
+            self._pending_spec[name] = copy.deepcopy(obj)
+            worker.request(Trigger.SPEC)
+        asked = (m.get("annotations") or {}).get(REQUESTED_AT)
+        if asked and asked != runner.requested_at:
+            runner.requested_at = asked
+            worker.request(Trigger.REQUEST)
+
+    async def _stop(self, shutdown: Shutdown) -> None:
+        self._stopping = True
+        self.scheduler.shutdown()
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks.clear()
+        stops = [w.stop(grace=self.options.grace) for w in self.workers.values()]
+        stopping: asyncio.Future[Any] = asyncio.ensure_future(asyncio.gather(*stops))
+
+        def cancel_all() -> None:
+            for w in self.workers.values():
+                w.cancel()
+
+        await wait_or_force(
+            stopping, forced=shutdown.forced, grace=self.options.grace + 1, on_force=cancel_all
+        )
+        log.info("agent %s stopped", self.options.agent_name)
+
+    async def close(self) -> None:
+        """Release everything (after `run` returned, or instead of it after an error)."""
+        self._stopping = True
+        self.scheduler.shutdown()
+        for task in self._tasks:
+            task.cancel()
+        for worker in self.workers.values():
+            worker.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks.clear()
+        for runner in self.runners.values():
+            await runner.close()
+        if self.store is not None:
+            await self.store.close()
+            self.store = None
+
+
+def exit_code(outcomes: Sequence[Outcome]) -> int:
+    """`run --once`: 0 when every source synced, 1 when any failed (or refused an object)."""
+    return 0 if all(o.succeeded for o in outcomes) else 1

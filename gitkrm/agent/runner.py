@@ -1,0 +1,262 @@
+"""One source inside the agent: fetch, sync (or check drift), record the status, log the line.
+
+A runner never raises for something that went wrong with the source or the sync: a bad
+revision, an unreachable remote or a refused object becomes a failed `Outcome`, a log
+line and a GitSource status, and the runner is ready for the next attempt. The previous
+state stays in place because the engine applies a revision all or nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from gitkrm.errors import GitkrmError
+from gitkrm.krm import Obj
+from gitkrm.source import InvalidRevision, PathNotFound, Source, UntrustedRevision
+from gitkrm.store import Store
+from gitkrm.sync.engine import SyncEngine
+from gitkrm.sync.options import SyncOptions
+from gitkrm.sync.results import SyncResult, SyncStatus
+
+from . import logging as agentlog
+from . import status as st
+from .config import ApplyMode, SourceConfig
+from .logging import log_sync, sync_fields
+from .progress import Progress
+from .scheduler import Trigger
+from .sources import open_source
+
+log = logging.getLogger("gitkrm.agent")
+
+_REVISION_ERRORS = (InvalidRevision, UntrustedRevision, PathNotFound)
+
+
+def outcome_of(result: SyncResult) -> st.Outcome:
+    """A sync result as the status shows it; any failed or refused object fails the sync."""
+    counts = dict(result.counts)
+    bad = counts.get("failed", 0) + counts.get("refused", 0)
+    ok = result.status is SyncStatus.SUCCEEDED and bad == 0 and not result.errors
+    errors = result.problems()
+    applied = any(counts.get(k, 0) for k in ("created", "configured", "pruned", "unchanged"))
+    stalled = not ok and not applied and bad == 0  # the revision itself was refused
+    reason = st.Reason.SUCCEEDED if ok else st.Reason.SYNC_FAILED
+    if stalled:
+        reason = st.Reason.INVALID_REVISION
+    return st.Outcome(
+        revision=result.revision,
+        succeeded=ok,
+        reason=reason,
+        counts=counts,
+        timings_ms=dict(result.timings_ms),
+        errors=tuple(errors),
+        stalled=stalled,
+    )
+
+
+def outcome_of_error(e: GitkrmError, *, revision: str | None) -> st.Outcome:
+    """A source or engine error as a failed outcome (Stalled when the revision is at fault)."""
+    stalled = isinstance(e, _REVISION_ERRORS)
+    return st.Outcome(
+        revision=getattr(e, "revision", None) or revision,
+        succeeded=False,
+        reason=st.Reason.INVALID_REVISION if stalled else st.Reason.SOURCE_FAILED,
+        errors=(e.message,),
+        stalled=stalled,
+    )
+
+
+class SourceRunner:
+    """Syncs one source into the store and keeps its GitSource status."""
+
+    def __init__(
+        self,
+        *,
+        store: Store,
+        config: SourceConfig,
+        agent_name: str,
+        apply_mode: ApplyMode,
+        git_cache: Path,
+        live: Obj | None = None,
+    ) -> None:
+        self.store = store
+        self.agent_name = agent_name
+        self.apply_mode = apply_mode
+        self.git_cache = git_cache
+        self.config = config
+        self.source: Source = open_source(config, git_cache=git_cache)
+        self.engine = SyncEngine(store=store, options=self._options(config))
+        self.writer = st.StatusWriter(store, desired=config.to_object(agent_name=agent_name))
+        live = live or {}
+        self.status: dict[str, Any] = dict(live.get("status") or {})
+        self.generation: int = int((live.get("metadata") or {}).get("generation") or 1)
+        self.requested_at: str | None = None
+        self.synced_revision: str | None = None
+        self.last_ok = False
+        self.last_outcome: st.Outcome | None = None
+        self.spec_error: str | None = None
+        """Why the GitSource's current spec can't be used (the source is stalled until fixed)."""
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def _options(self, config: SourceConfig) -> SyncOptions:
+        return SyncOptions(
+            source_name=config.name,
+            agent_name=self.agent_name,
+            default_namespace=config.default_namespace,
+            prune=config.prune,
+            allow_empty=config.allow_empty,
+            adoption=config.adoption,
+            ignore_differences=config.ignore_differences,
+            apply_mode=self.apply_mode,
+        )
+
+    async def reconfigure(self, config: SourceConfig, *, generation: int) -> None:
+        """Take a new spec (an edit of the GitSource): a new source when where-from changed,
+        a new engine for the rest; the next sync is a full one."""
+        old = self.config
+        self.config = config
+        self.generation = generation
+        where = (old.url, old.ref, old.path, old.auth, old.ca_file, old.verify, old.timeout)
+        if where != (config.url, config.ref, config.path, config.auth, config.ca_file,
+                     config.verify, config.timeout):  # fmt: skip
+            await self.source.close()
+            self.source = open_source(config, git_cache=self.git_cache)
+        await self.engine.close()
+        self.engine = SyncEngine(store=self.store, options=self._options(config))
+        self.writer = st.StatusWriter(
+            self.store, desired=config.to_object(agent_name=self.agent_name)
+        )
+        self.last_ok = False
+
+    async def reconcile(self, triggers: frozenset[Trigger]) -> st.Outcome | None:
+        """One pass: fetch; a full sync when the revision moved (or was asked for), else a
+        drift check; then status and log. None when the source is suspended."""
+        if self.config.suspend:
+            # Said at info level when someone asked (a change, a request), not every tick.
+            quiet = triggers <= {Trigger.INTERVAL}
+            log.log(
+                logging.DEBUG if quiet else logging.INFO,
+                "suspended: not synced",
+                extra={"fields": {"source": self.name, "trigger": ",".join(sorted(triggers))}},
+            )
+            return None
+        trigger = ",".join(sorted(triggers)) or "once"
+        requested = self.requested_at if Trigger.REQUEST in triggers else None
+        if self.spec_error is not None:
+            outcome = st.Outcome(
+                revision=None,
+                succeeded=False,
+                reason=st.Reason.INVALID_SPEC,
+                errors=(self.spec_error,),
+                stalled=True,
+            )
+            if self.last_outcome != outcome:
+                await self._finish(outcome, trigger=trigger, requested=requested)
+            return outcome
+        with Progress(agentlog.progress_stream, label=f"{self.name}: ") as progress:
+            outcome, quiet = await self._pass(triggers, progress)
+        await self._finish(outcome, trigger=trigger, requested=requested, quiet=quiet)
+        return outcome
+
+    async def _pass(
+        self, triggers: frozenset[Trigger], progress: Progress
+    ) -> tuple[st.Outcome, bool]:
+        """Fetch, then sync or check drift: the outcome, and whether it is quiet (a drift
+        check that found nothing: no status write, a debug log line)."""
+        progress.phase("fetching")
+        started = time.perf_counter()
+        try:
+            snap = await self.source.snapshot()
+        except GitkrmError as e:
+            git_ms = (time.perf_counter() - started) * 1000
+            return _with_timing(outcome_of_error(e, revision=None), git=git_ms), False
+        git_ms = (time.perf_counter() - started) * 1000
+        full = (
+            snap.revision != self.synced_revision
+            or not self.last_ok
+            or bool(triggers & {Trigger.REQUEST, Trigger.SPEC, Trigger.START})
+        )
+        try:
+            if full:
+                await self._progressing(snap.revision)
+                progress.phase("syncing")
+                result = await self.engine.sync(snap)
+            else:
+                progress.phase("drift")
+                result = await self.engine.check_drift()
+        except GitkrmError as e:
+            return _with_timing(outcome_of_error(e, revision=snap.revision), git=git_ms), False
+        outcome = outcome_of(result)
+        outcome = _with_timing(outcome, git=git_ms + outcome.timings_ms.get("git", 0.0))
+        quiet = not full and outcome.succeeded and not _changed(outcome.counts)
+        return outcome, quiet
+
+    async def _progressing(self, revision: str) -> None:
+        status = st.progressing(
+            self.status, revision=revision, generation=self.generation, now=st.now_rfc3339()
+        )
+        await self._write(status)
+
+    async def _finish(
+        self, outcome: st.Outcome, *, trigger: str, requested: str | None, quiet: bool = False
+    ) -> None:
+        if outcome.succeeded and outcome.revision:
+            self.synced_revision = outcome.revision
+        self.last_ok = outcome.succeeded
+        fields = sync_fields(
+            source=self.name,
+            revision=outcome.revision,
+            result="Succeeded" if outcome.succeeded else "Failed",
+            counts=outcome.counts,
+            timings_ms=outcome.timings_ms,
+            trigger=trigger,
+        )
+        log_sync(fields, errors=tuple(outcome.errors), level=logging.DEBUG if quiet else 0)
+        previous = self.last_outcome
+        self.last_outcome = outcome
+        if quiet and previous is not None and previous.succeeded:
+            return  # a drift check that found nothing: the status is already right
+        status = st.finished(
+            self.status,
+            outcome,
+            generation=self.generation,
+            now=st.now_rfc3339(),
+            requested_at=requested,
+        )
+        await self._write(status)
+
+    async def _write(self, status: dict[str, Any]) -> None:
+        try:
+            await self.writer.write(status)
+        except GitkrmError as e:
+            log.error("source %s: status not written: %s", self.name, e.message)
+            return
+        self.status = status
+
+    async def close(self) -> None:
+        await self.engine.close()
+        await self.source.close()
+
+
+def _changed(counts: Mapping[str, int]) -> bool:
+    return any(counts.get(k, 0) for k in ("created", "configured", "pruned", "failed", "refused"))
+
+
+def _with_timing(outcome: st.Outcome, *, git: float) -> st.Outcome:
+    timings = {"git": git, "render": 0.0, "diff": 0.0, "apply": 0.0}
+    timings.update({k: v for k, v in outcome.timings_ms.items() if k != "git"})
+    return st.Outcome(
+        revision=outcome.revision,
+        succeeded=outcome.succeeded,
+        reason=outcome.reason,
+        counts=outcome.counts,
+        timings_ms=timings,
+        errors=outcome.errors,
+        stalled=outcome.stalled,
+    )

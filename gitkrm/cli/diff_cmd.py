@@ -1,0 +1,100 @@
+"""`gitkrm diff`: what a sync would change, as a unified YAML diff (exit 0 in sync, 1
+differences, 2 error). Nothing is written: the store is read (an agent may be running on
+it), and Git sources are fetched into a temporary cache."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from gitkrm.agent import SourceConfig
+from gitkrm.agent.config import ApplyMode
+from gitkrm.agent.state import STORE_FILE, store_url
+from gitkrm.errors import GitkrmError
+from gitkrm.store import Store, open_store
+
+from .source_flags import add_source_flags, agent_name, apply_mode, check_target, sources
+
+
+def add_parser(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "diff",
+        help="show what a sync would change (exit 0 in sync, 1 differences, 2 error)",
+        description="Render the sources and print a unified YAML diff per object that a sync "
+        "would change (Secrets redacted). Nothing is written.",
+    )
+    add_source_flags(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    check_target(args)
+    configs = sources(args)
+    name = agent_name(args)
+    mode = apply_mode(args)
+    result: int = asyncio.run(_diff(args.state, configs, agent=name, apply_mode=mode))
+    return result
+
+
+async def _open(state: Path) -> Store:
+    """The agent's store, read-only; an empty one when nothing was synced yet."""
+    if (state / STORE_FILE).exists():
+        return await open_store(store_url(state), read_only=True)
+    return await open_store("sqlite:///:memory:")
+
+
+async def _diff(
+    state: Path, configs: list[SourceConfig], *, agent: str, apply_mode: ApplyMode
+) -> int:
+    store = await _open(state)
+    code = 0
+    try:
+        with tempfile.TemporaryDirectory(prefix="gitkrm-diff-") as tmp:
+            for config in configs:
+                code = max(code, await _diff_one(store, config, agent, apply_mode, Path(tmp)))
+    finally:
+        await store.close()
+    return code
+
+
+async def _diff_one(
+    store: Store, config: SourceConfig, agent: str, apply_mode: ApplyMode, tmp: Path
+) -> int:
+    from gitkrm.agent.sources import open_source  # heavy imports, only when diffing
+    from gitkrm.sync.engine import SyncEngine
+    from gitkrm.sync.options import SyncOptions
+
+    options = SyncOptions(
+        source_name=config.name,
+        agent_name=agent,
+        default_namespace=config.default_namespace,
+        prune=config.prune,
+        allow_empty=config.allow_empty,
+        adoption=config.adoption,
+        ignore_differences=config.ignore_differences,
+        apply_mode=apply_mode,
+    )
+    source = open_source(config, git_cache=tmp / config.name)
+    engine = SyncEngine(store=store, options=options)
+    try:
+        try:
+            snapshot = await source.snapshot()
+        except GitkrmError as e:
+            print(f"gitkrm: error: source {config.name}: {e.message}", file=sys.stderr)
+            return 2
+        plan = await engine.plan(snapshot)
+        if plan.errors:
+            for problem in plan.errors:
+                print(problem, file=sys.stderr)
+            return 2
+        text = engine.diff_text(plan)
+        if text:
+            print(text, end="" if text.endswith("\n") else "\n")
+        return 0 if plan.in_sync else 1
+    finally:
+        await engine.close()
+        await source.close()

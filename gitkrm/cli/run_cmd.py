@@ -1,0 +1,104 @@
+"""`gitkrm run`: the agent, long-lived or `--once` (exit 0 synced, 1 sync failed, 2 error)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from gitkrm.agent import LogFormat, Outcome, Shutdown, configure
+from gitkrm.agent.status import short, summary
+from gitkrm.errors import BadRequest
+
+from .source_flags import add_source_flags, agent_name, apply_mode, check_target, sources
+
+if TYPE_CHECKING:
+    from gitkrm.agent.agent import Agent, AgentOptions
+
+DEFAULT_LISTEN = "127.0.0.1:6443"
+
+
+def add_parser(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "run",
+        help="run the agent: keep the store equal to the sources",
+        description="Sync one source (--repo) or the GitSources of --config into the embedded "
+        "store: once (--once), or for good (periodic syncs, local changes, drift checks, and "
+        "the Kubernetes API of the store on --listen).",
+    )
+    add_source_flags(p)
+    p.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        default=DEFAULT_LISTEN,
+        help=f"where the long-lived agent serves the Kubernetes API (default {DEFAULT_LISTEN})",
+    )
+    p.add_argument("--once", action="store_true", help="sync once and exit (0 synced, 1 failed)")
+    p.add_argument(
+        "--wait", action="store_true", help="with --once: wait until objects are healthy"
+    )
+    p.add_argument("--timeout", metavar="DUR", help="with --wait: how long to wait")
+    p.add_argument("--log-format", choices=[f.value for f in LogFormat], default="text")
+    p.set_defaults(func=run)
+
+
+def parse_listen(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not host.strip("[]") or not port.isdigit() or int(port) > 65535:
+        raise BadRequest(f"--listen {value!r}: expected HOST:PORT, as 127.0.0.1:6443")
+    return host.strip("[]"), int(port)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gitkrm.agent.agent import AgentOptions  # the agent's imports are heavy: only here
+
+    if args.wait and not args.once:
+        raise BadRequest("--wait needs --once")
+    if args.timeout is not None and not args.wait:
+        raise BadRequest("--timeout needs --wait")
+    if args.wait:
+        raise BadRequest("--wait arrives with health checks; use --once without --wait for now")
+    check_target(args)
+    listen = parse_listen(args.listen)
+    options = AgentOptions(
+        state_dir=args.state,
+        agent_name=agent_name(args),
+        sources=tuple(sources(args)),
+        apply_mode=apply_mode(args),
+        listen=None if args.once else listen,
+    )
+    configure(LogFormat(args.log_format))
+    return asyncio.run(_run(options, once=args.once))
+
+
+async def _run(options: AgentOptions, *, once: bool) -> int:
+    from gitkrm.agent.agent import Agent, exit_code
+
+    shutdown = Shutdown()
+    shutdown.install()
+    agent = Agent(options)
+    try:
+        await agent.open()
+        if once:
+            outcomes = await agent.sync_once(shutdown)
+            _print_summary(agent, outcomes)
+            return exit_code(outcomes)
+        await agent.run(shutdown)
+        return 0
+    finally:
+        await agent.close()
+        shutdown.uninstall()
+
+
+def _print_summary(agent: Agent, outcomes: list[Outcome]) -> None:
+    synced = iter(outcomes)
+    for runner in agent.runners.values():
+        if runner.config.suspend:
+            print(f"{runner.name}: suspended, not synced")
+            continue
+        o = next(synced, None)
+        if o is None:
+            print(f"{runner.name}: not synced (stopped)")
+            continue
+        result = "synced" if o.succeeded else f"FAILED ({len(o.errors)} error(s) above)"
+        print(f"{runner.name}: {result} revision {short(o.revision)}: {summary(o.counts)}")

@@ -1,0 +1,173 @@
+"""The Agent in-process: GitSource objects, one pass, graceful stop mid-sync, spec edits."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gitkrm.agent.agent import Agent, AgentOptions, exit_code
+from gitkrm.agent.config import SourceConfig
+from gitkrm.agent.crd import GITSOURCE_GVK, NAMESPACE
+from gitkrm.agent.shutdown import Shutdown
+from gitkrm.agent.status import gitsource_ref
+from gitkrm.krm import GVK, ObjectRef
+from gitkrm.source import Snapshot
+from gitkrm.store import Store
+from gitkrm.sync.results import SyncResult
+from tests.agent.agent_waits import wait_until
+
+CM = GVK(group="", version="v1", kind="ConfigMap")
+
+
+def _cms(prefix: str, count: int, wave: int = 0) -> str:
+    return "---\n".join(
+        f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {prefix}-{i}\n  namespace: default\n"
+        f"  annotations: {{gitkrm.io/wave: '{wave}'}}\ndata: {{i: '{i}'}}\n"
+        for i in range(count)
+    )
+
+
+def _dir_source(name: str, root: Path, **kw: Any) -> SourceConfig:
+    return SourceConfig(name=name, url=str(root), ref=None, **kw)
+
+
+@pytest.fixture
+async def agents() -> AsyncIterator[list[Agent]]:
+    """Agents made by a test; all closed afterwards."""
+    made: list[Agent] = []
+    yield made
+    for a in made:
+        await a.close()
+
+
+async def _open(
+    agents: list[Agent], state: Path, *sources: SourceConfig, watch_changes: bool = True
+) -> Agent:
+    options = AgentOptions(
+        state_dir=state, agent_name="unit", sources=sources, watch_changes=watch_changes
+    )
+    agent = Agent(options)
+    agents.append(agent)
+    await agent.open()
+    return agent
+
+
+def _store(agent: Agent) -> Store:
+    assert agent.store is not None
+    return agent.store
+
+
+async def _count(store: Store) -> int:
+    listed = await store.list(CM, "default", label_selector="gitkrm.io/source=apps")
+    return len(listed["items"])
+
+
+async def test_one_pass_writes_objects_and_gitsource_status(
+    tmp_path: Path, agents: list[Agent]
+) -> None:
+    root = tmp_path / "manifests"
+    root.mkdir()
+    (root / "a.yaml").write_text(_cms("a", 3))
+    agent = await _open(agents, tmp_path / "state", _dir_source("apps", root, interval=5.0))
+    outcomes = await agent.sync_once()
+    assert exit_code(outcomes) == 0
+    store = _store(agent)
+    assert await _count(store) == 3
+    src = await store.get(gitsource_ref("apps"))
+    assert src["spec"]["url"] == str(root)
+    assert src["spec"]["interval"] == "5s"
+    assert "ref" not in src["spec"]  # a plain directory
+    assert src["metadata"]["labels"]["gitkrm.io/agent"] == "unit"
+    status = src["status"]
+    assert status["result"] == "Succeeded"
+    assert status["counts"]["created"] == 3
+    assert status["lastSyncedRevision"] == outcomes[0].revision
+    assert [c["type"] for c in status["conditions"]] == ["Ready"]
+
+
+async def test_unconfigured_sources_lose_their_gitsource_not_their_objects(
+    tmp_path: Path, agents: list[Agent]
+) -> None:
+    root = tmp_path / "m"
+    root.mkdir()
+    (root / "a.yaml").write_text(_cms("a", 2))
+    state = tmp_path / "state"
+    first = await _open(agents, state, _dir_source("apps", root), _dir_source("old", root / "x"))
+    (root / "x").mkdir()
+    await first.sync_once()
+    await first.close()
+    second = await _open(agents, state, _dir_source("apps", root))
+    listed = await _store(second).list(GITSOURCE_GVK, NAMESPACE)
+    assert [o["metadata"]["name"] for o in listed["items"]] == ["apps"]
+    assert await _count(_store(second)) == 2
+
+
+async def test_stop_lets_the_sync_under_way_finish(
+    tmp_path: Path, agents: list[Agent], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "m"
+    root.mkdir()
+    for w in range(20):  # one transaction per wave
+        (root / f"w{w:02d}.yaml").write_text(_cms(f"w{w:02d}", 50, wave=w))
+    agent = await _open(
+        agents, tmp_path / "state", _dir_source("apps", root, interval=3600.0), watch_changes=False
+    )
+    shutdown = Shutdown()
+    engine = agent.runners["apps"].engine
+    original = engine.sync
+
+    async def sync_then_stopped(snapshot: Snapshot) -> SyncResult:
+        shutdown.request()  # as a SIGTERM arriving mid-sync
+        await asyncio.sleep(0)  # the agent sees it before the sync goes on
+        return await original(snapshot)
+
+    monkeypatch.setattr(engine, "sync", sync_then_stopped)
+    await asyncio.wait_for(agent.run(shutdown), 60)
+    store = _store(agent)
+    assert await _count(store) == 1000  # the sync under way finished: nothing half-done
+    status = (await store.get(gitsource_ref("apps")))["status"]
+    assert status["result"] == "Succeeded"
+    assert not any(c["type"] == "Reconciling" for c in status["conditions"])
+
+
+async def test_an_unusable_spec_edit_stalls_the_source(tmp_path: Path, agents: list[Agent]) -> None:
+    root = tmp_path / "m"
+    root.mkdir()
+    (root / "a.yaml").write_text(_cms("a", 1))
+    agent = await _open(
+        agents, tmp_path / "state", _dir_source("apps", root, interval=3600.0), watch_changes=False
+    )
+    shutdown = Shutdown()
+    running = asyncio.create_task(agent.run(shutdown))
+    store = _store(agent)
+    try:
+
+        async def status() -> dict[str, Any]:
+            return dict((await store.get(gitsource_ref("apps"))).get("status") or {})
+
+        async def synced() -> bool:
+            return (await status()).get("result") == "Succeeded"
+
+        await wait_until(synced, what="the first sync")
+        live = await store.get(gitsource_ref("apps"))
+        live["spec"]["ref"] = {"branch": "main"}  # a plain directory has no branch
+        await store.update(live)
+
+        async def stalled() -> bool:
+            s = await status()
+            return any(c["type"] == "Stalled" for c in s.get("conditions", []))
+
+        await wait_until(stalled, what="Stalled")
+        s = await status()
+        assert s["observedGeneration"] == 2
+        assert "plain directory" in s["lastError"]
+        assert s["lastError"].startswith("GitSource spec (generation 2): ")
+    finally:
+        shutdown.request()
+        await asyncio.wait_for(running, 30)
+    ref = ObjectRef(group="", kind="ConfigMap", name="a-0", namespace="default")
+    assert (await store.get(ref))["data"] == {"i": "0"}

@@ -1,0 +1,238 @@
+"""What the end-to-end tests share: the real `gitkrm` CLI as a subprocess, a long-lived
+agent process that is always cleaned up, reads of its store, and waiting on conditions."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import orjson
+import yaml
+
+from gitkrm.errors import GitkrmError, NotFound
+from gitkrm.krm import GVK, Obj, ObjectRef
+from gitkrm.store import Store, open_store
+from tests.source.source_gitrepo import ENV
+
+CM = GVK(group="", version="v1", kind="ConfigMap")
+DEPLOY = GVK(group="apps", version="v1", kind="Deployment")
+GITSOURCE = GVK(group="gitkrm.io", version="v1alpha1", kind="GitSource")
+
+
+def gitkrm_command() -> list[str]:
+    """The installed console script next to this interpreter (else `python -m`)."""
+    script = Path(sys.executable).parent / "gitkrm"
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-m", "gitkrm.cli.main"]
+
+
+def cli_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    return {**ENV, "PYTHONUNBUFFERED": "1", **(extra or {})}
+
+
+def gitkrm(
+    *args: str, cwd: Path, env: Mapping[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """Run `gitkrm ARGS` to completion; stdout and stderr captured as text."""
+    return subprocess.run(
+        [*gitkrm_command(), *args],
+        cwd=cwd,
+        env=cli_env(env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def store_url(state: Path) -> str:
+    return "sqlite:///" + str((state / "store.db").resolve())
+
+
+def _ensure_dir(path: Path) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+
+
+async def writer(state: Path) -> Store:
+    """The store as its writer (only while no agent runs on it): for live edits."""
+    _ensure_dir(state)
+    return await open_store(store_url(state))
+
+
+async def reader(state: Path) -> Store:
+    return await open_store(store_url(state), read_only=True)
+
+
+def cm_ref(name: str, namespace: str = "default") -> ObjectRef:
+    return ObjectRef(group="", kind="ConfigMap", name=name, namespace=namespace)
+
+
+async def get_or_none(store: Store, ref: ObjectRef) -> Obj | None:
+    try:
+        return await store.get(ref)
+    except NotFound:
+        return None
+
+
+async def names(store: Store, gvk: GVK, *, source: str | None = None) -> set[str]:
+    """`namespace/name` of every object of a kind (managed by `source`, when given)."""
+    selector = f"gitkrm.io/source={source}" if source else None
+    listed = await store.list(gvk, label_selector=selector)
+    return {
+        f"{o['metadata'].get('namespace', '')}/{o['metadata']['name']}" for o in listed["items"]
+    }
+
+
+async def gitsource_status(store: Store, name: str = "default") -> dict[str, Any]:
+    ref = ObjectRef(group="gitkrm.io", kind="GitSource", name=name, namespace="gitkrm-system")
+    obj = await get_or_none(store, ref)
+    return dict((obj or {}).get("status") or {})
+
+
+async def store_ready(state: Path) -> bool:
+    """Whether a reader can open the store yet (its writer may still be creating it)."""
+    if not (state / "store.db").exists():
+        return False
+    try:
+        store = await reader(state)
+    except (sqlite3.Error, GitkrmError):
+        return False
+    await store.close()
+    return True
+
+
+async def read_object(state: Path, ref: ObjectRef) -> Obj | None:
+    """One object of the state's store (None while the store or the object does not exist)."""
+    if not await store_ready(state):
+        return None
+    store = await reader(state)
+    try:
+        return await get_or_none(store, ref)
+    finally:
+        await store.close()
+
+
+async def read_status(state: Path, name: str = "default") -> dict[str, Any]:
+    """A GitSource's status ({} while there is none)."""
+    ref = ObjectRef(group="gitkrm.io", kind="GitSource", name=name, namespace="gitkrm-system")
+    obj = await read_object(state, ref)
+    return dict((obj or {}).get("status") or {})
+
+
+async def wait_for(
+    cond: Callable[[], Awaitable[bool]], *, within: float = 30.0, what: str = "condition"
+) -> None:
+    """Poll `cond` until it holds; fail naming `what` after `within` seconds."""
+    deadline = time.monotonic() + within
+    while not await cond():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {within}s waiting for {what}")
+        await asyncio.sleep(0.05)
+
+
+def start(*args: str, cwd: Path) -> subprocess.Popen[bytes]:
+    """`gitkrm ARGS` in the background, in a process group of its own (killed as a whole)."""
+    return subprocess.Popen(
+        [*gitkrm_command(), *args],
+        cwd=cwd,
+        env=cli_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+class AgentProcess:
+    """`gitkrm run ...` in the background, its log in a file; stopped (or killed) on exit."""
+
+    def __init__(
+        self, *args: str, cwd: Path, log: Path, env: Mapping[str, str] | None = None
+    ) -> None:
+        self.args = args
+        self.log_path = log
+        self._log = log.open("wb")
+        self.proc = subprocess.Popen(
+            [*gitkrm_command(), *args],
+            cwd=cwd,
+            env=cli_env(env),
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def records(self) -> list[dict[str, Any]]:
+        """The JSON log records so far (with --log-format json)."""
+        out = []
+        for line in self.log().splitlines():
+            if line.startswith("{"):
+                try:
+                    out.append(orjson.loads(line))
+                except orjson.JSONDecodeError:
+                    continue  # a line being written
+        return out
+
+    def stop(self, timeout: float = 30) -> int:
+        """SIGTERM, then wait (SIGKILL if it does not stop in time)."""
+        if self.alive:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self._log.close()
+        return self.proc.returncode
+
+    def kill(self) -> None:
+        if self.alive:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+        self._log.close()
+
+    def __enter__(self) -> AgentProcess:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+def api_patch(server: str, path: str, patch: Mapping[str, Any]) -> dict[str, Any]:
+    """A JSON merge patch through the agent's Kubernetes API (as `kubectl patch --type merge`)."""
+    req = urllib.request.Request(
+        server + path,
+        data=orjson.dumps(patch),
+        method="PATCH",
+        headers={"Content-Type": "application/merge-patch+json", "Accept": "application/json"},
+    )
+    with urllib.request.urlopen(req, timeout=30) as res:
+        out: dict[str, Any] = orjson.loads(res.read())
+        return out
+
+
+def kubeconfig_server(state: Path) -> str:
+    """The API server URL the agent wrote into `<state>/kubeconfig`."""
+    config = yaml.safe_load((state / "kubeconfig").read_text())
+    server: str = config["clusters"][0]["cluster"]["server"]
+    return server

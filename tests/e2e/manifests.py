@@ -1,0 +1,60 @@
+"""Small manifests the end-to-end tests commit."""
+
+from __future__ import annotations
+
+import json
+
+
+def configmap(
+    name: str, data: dict[str, str], *, namespace: str = "default", wave: int | None = None
+) -> str:
+    annotations = f"  annotations: {{gitkrm.io/wave: '{wave}'}}\n" if wave is not None else ""
+    return (
+        "apiVersion: v1\nkind: ConfigMap\n"
+        f"metadata:\n  name: {name}\n  namespace: {namespace}\n{annotations}"
+        f"data: {json.dumps(data)}\n"
+    )
+
+
+def namespace(name: str) -> str:
+    return f"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {name}\n"
+
+
+def deployment(name: str, *, namespace: str = "default", replicas: int = 2, image: str) -> str:
+    return f"""\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+  namespace: {namespace}
+  labels: {{app: {name}}}
+spec:
+  replicas: {replicas}
+  selector:
+    matchLabels: {{app: {name}}}
+  template:
+    metadata:
+      labels: {{app: {name}}}
+    spec:
+      containers:
+      - name: main
+        image: {image}
+"""
+
+
+def many_configmaps(
+    prefix: str, count: int, *, namespace: str = "default", wave: int | None = None
+) -> str:
+    """`count` ConfigMaps in one multi-document file."""
+    return "---\n".join(
+        configmap(f"{prefix}-{i}", {"index": str(i)}, namespace=namespace, wave=wave)
+        for i in range(count)
+    )
+
+
+def gitsource(name: str, url: str, **spec: object) -> str:
+    body = {"url": url, **spec}
+    return (
+        "apiVersion: gitkrm.io/v1alpha1\nkind: GitSource\n"
+        f"metadata:\n  name: {name}\nspec: {json.dumps(body)}\n"
+    )

@@ -1,0 +1,195 @@
+"""The long-lived agent: immediate syncs on local changes, readers while it runs, SIGTERM."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import yaml
+
+from tests.e2e.e2e_support import (
+    AgentProcess,
+    api_patch,
+    cm_ref,
+    gitkrm,
+    kubeconfig_server,
+    read_object,
+    read_status,
+    wait_for,
+)
+from tests.e2e.manifests import configmap
+from tests.source.source_gitrepo import RemoteRepo
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+async def _data(state: Path, name: str) -> dict[str, str] | None:
+    obj = await read_object(state, cm_ref(name))
+    return None if obj is None else dict(obj.get("data") or {})
+
+
+async def test_plain_directory_edits_are_synced_at_once(tmp_path: Path) -> None:
+    src = tmp_path / "manifests"
+    src.mkdir()
+    (src / "a.yaml").write_text(configmap("a", {"v": "1"}))
+    state = tmp_path / "state"
+    agent = AgentProcess(
+        "run",
+        "--repo",
+        str(src),
+        "--state",
+        str(state),
+        "--interval",
+        "1h",
+        "--listen",
+        f"127.0.0.1:{free_port()}",
+        cwd=tmp_path,
+        log=tmp_path / "agent.log",
+    )
+    with agent:
+
+        async def has(name: str, value: str) -> bool:
+            return (await _data(state, name) or {}).get("v") == value
+
+        await wait_for(lambda: has("a", "1"), what="the first sync")
+        (src / "b.yaml").write_text(configmap("b", {"v": "2"}))
+        (src / "a.yaml").write_text(configmap("a", {"v": "3"}))
+        await wait_for(lambda: has("b", "2"), what="a new file synced (interval is 1h)")
+        await wait_for(lambda: has("a", "3"), what="an edit synced")
+        (src / "b.yaml").unlink()
+
+        async def pruned() -> bool:
+            return await _data(state, "b") is None
+
+        await wait_for(pruned, what="a deleted file pruned")
+
+        # Readers work while the agent holds the store.
+        res = gitkrm("status", "--state", str(state), "-o", "json", cwd=tmp_path)
+        assert res.returncode == 0, res.stderr
+        (source,) = json.loads(res.stdout)["sources"]
+        assert source["name"] == "default"
+        assert source["url"] == str(src)
+        assert source["ready"] == "True"
+        res = gitkrm("get", "configmaps", "a", "-o", "yaml", "--state", str(state), cwd=tmp_path)
+        assert res.returncode == 0, res.stderr
+        assert yaml.safe_load(res.stdout)["data"] == {"v": "3"}
+        # A second writer is refused, clearly.
+        res = gitkrm("run", "--once", "--repo", str(src), "--state", str(state), cwd=tmp_path)
+        assert res.returncode == 2
+        assert "in use by another gitkrm process" in res.stderr
+        assert agent.stop() == 0
+    assert "stopped" in agent.log()
+
+
+async def test_a_push_to_a_local_repository_is_synced_at_once(
+    repo: RemoteRepo, state: Path, tmp_path: Path
+) -> None:
+    repo.write("a.yaml", configmap("a", {"v": "1"}))
+    first = repo.commit("a")
+    repo.push()
+    agent = AgentProcess(
+        "run",
+        "--repo",
+        repo.url,
+        "--state",
+        str(state),
+        "--interval",
+        "1h",
+        "--listen",
+        f"127.0.0.1:{free_port()}",
+        cwd=tmp_path,
+        log=tmp_path / "agent.log",
+    )
+    with agent:
+
+        async def synced(rev: str) -> bool:
+            return (await read_status(state)).get("lastSyncedRevision") == rev
+
+        await wait_for(lambda: synced(first), what="the first sync")
+        repo.write("a.yaml", configmap("a", {"v": "2"}))
+        second = repo.commit("a=2")
+        repo.push()
+        await wait_for(lambda: synced(second), what="the pushed commit (interval is 1h)")
+        assert await _data(state, "a") == {"v": "2"}
+    assert agent.proc.returncode == 0
+
+
+async def test_drift_requests_and_suspend_through_the_api(
+    repo: RemoteRepo, state: Path, tmp_path: Path
+) -> None:
+    repo.write("app.yaml", configmap("app", {"color": "blue"}))
+    first = repo.commit("blue")
+    repo.push()
+    port = free_port()
+    agent = AgentProcess(
+        "run",
+        "--repo",
+        repo.url,
+        "--state",
+        str(state),
+        "--interval",
+        "1h",
+        "--listen",
+        f"127.0.0.1:{port}",
+        "--log-format",
+        "json",
+        cwd=tmp_path,
+        log=tmp_path / "agent.log",
+    )
+    source = "/apis/gitkrm.io/v1alpha1/namespaces/gitkrm-system/gitsources/default"
+    app = "/api/v1/namespaces/default/configmaps/app"
+    with agent:
+
+        async def status_is(**want: object) -> bool:
+            s = await read_status(state)
+            return all(s.get(k) == v for k, v in want.items())
+
+        await wait_for(lambda: status_is(lastSyncedRevision=first), what="the first sync")
+        server = kubeconfig_server(state)
+        assert server == f"http://127.0.0.1:{port}"
+
+        # A live edit, then a sync request (the interval is 1h): Git's field is set back,
+        # the field Git never set is kept.
+        api_patch(server, app, {"data": {"color": "red", "extra": "kept"}})
+        api_patch(server, source, {"metadata": {"annotations": {"gitkrm.io/requestedAt": "r1"}}})
+        await wait_for(lambda: status_is(lastHandledRequestedAt="r1"), what="the request handled")
+        assert await _data(state, "app") == {"color": "blue", "extra": "kept"}
+
+        # Suspended: a push is seen but not synced.
+        api_patch(server, source, {"spec": {"suspend": True}})
+        repo.write("app.yaml", configmap("app", {"color": "green"}))
+        second = repo.commit("green")
+        repo.push()
+
+        def skipped() -> bool:
+            return any(
+                r.get("msg") == "suspended: not synced" and "change" in r.get("trigger", "")
+                for r in agent.records()
+            )
+
+        await wait_for(lambda: _true(skipped()), what="the push seen while suspended")
+        assert (await _data(state, "app") or {}).get("color") == "blue"
+        assert (await read_status(state)).get("lastSyncedRevision") == first
+
+        # Resumed with a 1s interval: the push is synced, and drift is now set back on every
+        # interval although Git does not move.
+        api_patch(server, source, {"spec": {"suspend": False, "interval": "1s"}})
+        await wait_for(lambda: status_is(lastSyncedRevision=second), what="the resumed sync")
+        api_patch(server, app, {"data": {"color": "red"}})
+
+        async def set_back() -> bool:
+            return (await _data(state, "app") or {}).get("color") == "green"
+
+        await wait_for(set_back, what="the drift set back at the next interval")
+        assert agent.stop() == 0
+    assert (await read_status(state)).get("observedGeneration") == 3
+
+
+async def _true(value: bool) -> bool:
+    return value

@@ -1,0 +1,101 @@
+"""`kill -9` during a large apply, then a restart: it converges, no orphans, no duplicates.
+
+The revision is spread over waves, each applied as one transaction, so the kill lands with
+some waves written and others not; the inventory, written as the union of old and new
+before any object, is what lets the restart prune what the killed run left behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from pathlib import Path
+
+from tests.e2e.e2e_support import (
+    CM,
+    gitkrm,
+    names,
+    reader,
+    start,
+    store_ready,
+    wait_for,
+)
+from tests.e2e.manifests import many_configmaps
+from tests.source.source_gitrepo import RemoteRepo
+
+FILES = 40
+PER_FILE = 100
+
+
+SELECTOR = "gitkrm.io/source=default"
+
+
+async def _count(state: Path) -> int:
+    store = await reader(state)
+    try:
+        listed = await store.list(CM, "default", label_selector=SELECTOR)
+    finally:
+        await store.close()
+    return len(listed["items"])
+
+
+async def test_kill_9_during_a_large_apply_then_restart(
+    repo: RemoteRepo, state: Path, tmp_path: Path
+) -> None:
+    for f in range(FILES):  # one wave per file: one transaction each
+        repo.write(f"cms/part-{f:02d}.yaml", many_configmaps(f"a{f:02d}", PER_FILE, wave=f))
+    repo.commit("a large revision")
+    repo.push()
+    total = FILES * PER_FILE
+    args = ["run", "--once", "--repo", repo.url, "--state", str(state), "--agent-name", "e2e"]
+    proc = start(*args, cwd=tmp_path)
+    try:
+        await wait_for(lambda: store_ready(state), within=60, what="the store")
+        store = await reader(state)
+        try:
+            # Kill as soon as the first wave is in: the others are still to come.
+            deadline = time.monotonic() + 120
+            while proc.poll() is None and time.monotonic() < deadline:
+                first = await store.list(CM, "default", label_selector=SELECTOR, limit=1)
+                if first["items"]:
+                    break
+                await asyncio.sleep(0.002)
+            # As a container runtime or systemd kills: every process of the agent at once.
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+        finally:
+            await store.close()
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+    partial = await _count(state)
+    assert proc.returncode == -signal.SIGKILL
+    assert 0 < partial < total, partial
+
+    # The next revision drops half the files and adds new ones; the restart converges on it.
+    for f in range(0, FILES, 2):
+        repo.remove(f"cms/part-{f:02d}.yaml")
+    repo.write("cms/new.yaml", many_configmaps("new", 50))
+    head = repo.commit("half of it, and something new")
+    repo.push()
+    res = gitkrm(*args, cwd=tmp_path)
+    assert res.returncode == 0, res.stdout + res.stderr
+    expected = {f"default/a{f:02d}-{i}" for f in range(1, FILES, 2) for i in range(PER_FILE)}
+    expected |= {f"default/new-{i}" for i in range(50)}
+    store = await reader(state)
+    try:
+        assert await names(store, CM, source="default") == expected  # no orphans
+        listed = await store.list(CM, "default")
+        all_names = [o["metadata"]["name"] for o in listed["items"]]
+        assert len(all_names) == len(set(all_names))
+        inv = await store.list(
+            CM, "gitkrm-system", label_selector="cli-utils.sigs.k8s.io/inventory-id=e2e.default"
+        )
+    finally:
+        await store.close()
+    keys = [k for item in inv["items"] for k in (item.get("data") or {})]
+    assert len(keys) == len(set(keys)) == len(expected)  # the inventory holds each once
+    assert f"default: synced revision {head[:12]}" in res.stdout
