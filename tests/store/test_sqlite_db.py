@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import random
+import signal
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from gitkrm.krm import GVK
+from gitkrm.krm import GVK, ObjectRef
 from gitkrm.store.sqlite import SqliteStore, db
+from tests.store.test_sqlite_process import ROOT, readline
 
 CONFIGMAPS = GVK(group="", version="v1", kind="ConfigMap")
 
@@ -26,7 +32,7 @@ async def test_the_wal_restarts_while_writes_go_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(db, "RESTART_FRAMES", 64)
-    monkeypatch.setattr(db, "CATCH_UP_FRAMES", 16)
+    monkeypatch.setattr(db, "CATCH_UP_FRAMES", 48)
     monkeypatch.setattr(db, "CHECKPOINT_INTERVAL", 0.01)
     restarted = 0
     restart = db.restart_wal
@@ -61,6 +67,8 @@ async def test_the_wal_restarts_while_writes_go_on(
 
 def _wal_restarts(wal: Path) -> int:
     """The checkpoint sequence number of a WAL's header: how often it was restarted."""
+    if not wal.exists():
+        return 0
     with wal.open("rb") as f:
         return int.from_bytes(f.read(16)[12:16], "big")
 
@@ -84,3 +92,51 @@ def test_restart_gives_up_at_once_while_a_reader_uses_the_wal(tmp_path: Path) ->
     finally:
         reader.close()
         writer.close()
+
+
+def _spawn_writer(path: str, prefix: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("wal_process.py")), path, prefix],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+
+
+async def test_kill_9_while_the_wal_restarts_loses_no_acknowledged_write(tmp_path: Path) -> None:
+    path = str(tmp_path / "store.db")
+    rng = random.Random(20261122)
+    acked: dict[str, tuple[int, int]] = {}  # name -> (rv, value) of the last ack
+    wal = Path(path + "-wal")
+    for round_ in range(3):
+        before = _wal_restarts(wal)
+        proc = _spawn_writer(path, f"r{round_}")
+        lines = [readline(proc) for _ in range(rng.randint(100, 1000))]
+        while _wal_restarts(wal) <= before:  # kill it after it restarted the WAL at least once
+            assert len(lines) < 100_000, "the writer never restarted the WAL"
+            lines += [readline(proc) for _ in range(100)]
+        lines += [readline(proc) for _ in range(rng.randint(0, 300))]
+        proc.send_signal(signal.SIGKILL)
+        assert proc.stdout is not None
+        lines += proc.stdout.read().split("\n")[:-1]  # acknowledged before the kill too
+        proc.wait(timeout=30)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+        for line in lines:
+            if line.strip():
+                rv_text, name, value_text = line.split()
+                acked[name] = (int(rv_text), int(value_text))
+        conn = sqlite3.connect(path)
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        conn.close()
+    store = SqliteStore.open(path)
+    try:
+        for name, (acked_rv, value) in acked.items():
+            ref = ObjectRef(group="", kind="ConfigMap", namespace="default", name=name)
+            obj = await store.get(ref)
+            assert int(obj["metadata"]["resourceVersion"]) >= acked_rv
+            assert int(obj["data"]["v"]) >= value
+    finally:
+        await store.close()
