@@ -13,8 +13,20 @@ $(BIN)/gitkrm: pyproject.toml
 
 install: $(BIN)/gitkrm
 
+# One sync of sample-repo into the embedded store (./.gitkrm), then its status. The command
+# ends (a quickstart check can run it); the long-lived agent is the last command it prints.
 run: install
 	$(BIN)/gitkrm validate sample-repo
+	$(BIN)/gitkrm run --repo sample-repo --state .gitkrm --once
+	$(BIN)/gitkrm status --state .gitkrm
+	@echo
+	@echo "sample-repo is synced into .gitkrm/store.db. Look at it:"
+	@echo "  $(BIN)/gitkrm get deployments -A"
+	@echo "  $(BIN)/gitkrm get queues -n worker"
+	@echo "Run the agent for good (Ctrl-C stops it); edits under sample-repo are synced at once:"
+	@echo "  $(BIN)/gitkrm run --repo sample-repo --interval 30s"
+	@echo "and, from another terminal, kubectl against its API:"
+	@echo "  kubectl --kubeconfig .gitkrm/kubeconfig get gitsources,deployments -A"
 
 lint: install
 	$(BIN)/ruff check gitkrm tests benchmarks
