@@ -1,0 +1,74 @@
+"""`gitkrm run` flags: what is refused, clearly, before anything starts (exit 2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gitkrm.cli.main import main
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    code = main(["run", *args])
+    _, err = capsys.readouterr()
+    return code, err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--once"], "nothing to sync: give --repo URL|PATH or --config FILE"),
+        (["--repo", "x", "--config", "y", "--once"], "give --repo or --config, not both"),
+        (["--config", "y", "--branch", "b"], "--branch: describe the sources in --config instead"),
+        (["--repo", "x", "--wait"], "--wait needs --once"),
+        (["--repo", "x", "--once", "--timeout", "5m"], "--timeout needs --wait"),
+        (["--repo", "x", "--once", "--wait"], "--wait arrives with health checks"),
+        (
+            ["--repo", "x", "--kubeconfig", "k"],
+            "--kubeconfig: the cluster target is not available yet",
+        ),
+        (["--repo", "x", "--context", "c"], "--context needs --kubeconfig"),
+        (["--repo", "x", "--interval", "30"], "--interval '30' is not a duration"),
+        (["--repo", "x", "--interval", "0s"], "--interval must be more than 0s"),
+        (["--repo", "x", "--listen", "6443"], "--listen '6443': expected HOST:PORT"),
+        (["--repo", "x", "--source-name", "Prod"], "--source-name 'Prod' is not a valid name"),
+        (["--repo", "x", "--agent-name", "a" * 64], "--agent-name"),
+        (["--repo", "/does/not/exist", "--once"], "--repo /does/not/exist: no such directory"),
+        (["--repo", "https://e.com/r.git", "--commit", "abc"], "must be a full lowercase hex sha"),
+    ],
+)
+def test_refused_with_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, args: list[str], message: str
+) -> None:
+    code, err = run(capsys, *args, "--state", str(tmp_path / "state"))
+    assert code == 2
+    assert err.startswith("gitkrm: error: ")
+    assert message in err
+    assert err.count("\n") == 1
+    assert not (tmp_path / "state").exists()  # nothing was started
+
+
+def test_server_side_apply_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "m").mkdir()
+    code, err = run(
+        capsys, "--repo", str(tmp_path / "m"), "--once", "--apply-mode", "server-side",
+        "--state", str(tmp_path / "state"),
+    )  # fmt: skip
+    assert code == 2
+    assert "apply mode 'server-side' is not supported yet" in err
+
+
+def test_a_bad_config_file_names_file_and_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    config = tmp_path / "sources.yaml"
+    config.write_text(
+        "apiVersion: gitkrm.io/v1alpha1\nkind: GitSource\nmetadata: {name: a}\nspec: {url: u}\n"
+        "---\napiVersion: gitkrm.io/v1alpha1\nkind: GitSource\nmetadata: {name: b}\n"
+        "spec: {url: u, prune: maybe}\n"
+    )
+    code, err = run(capsys, "--config", str(config), "--once", "--state", str(tmp_path / "s"))
+    assert code == 2
+    assert err.startswith(f"gitkrm: error: {config}:6: GitSource b: ")
+    assert "spec.prune" in err
