@@ -40,7 +40,7 @@ def dns_label_errors(name: str) -> tuple[str, ...]:
 
 # apimachinery's label value syntax, used only to skip the (message-building) full check
 # for the common valid value; values are unique per object, so they are not memoized.
-_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?", re.ASCII)
+_LABEL_VALUE = re.compile(r"(?:(?:[A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?", re.ASCII)
 
 
 @lru_cache(maxsize=8192)

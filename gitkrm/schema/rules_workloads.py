@@ -51,7 +51,10 @@ def _selector_matches(
             validate_labels(match_labels, path + ".matchLabels", out)
         if not isinstance(labels, dict):
             return False
-        return all(labels.get(k) == v for k, v in match_labels.items())
+        for k, v in match_labels.items():  # noqa: SIM110 (all() builds a generator per call)
+            if labels.get(k) != v:
+                return False
+        return True
     try:
         compiled = label_selector_from_dict(selector)
     except BadRequest as e:
