@@ -67,6 +67,8 @@ class Informer:
         self._indexers: dict[str, IndexFn] = {}
         self._indexes: dict[str, dict[str, set[Key]]] = {}
         self._task: asyncio.Task[None] | None = None
+        self.lists = 0  # lists made (the first, and one after each Expired)
+        self.watches = 0  # watches started (resumed after a busy store dropped one)
         self.add_index(NAMESPACE_INDEX, _namespace_index)
 
     # -- reads ---------------------------------------------------------------------------
@@ -227,6 +229,7 @@ class Informer:
                 log.exception("handler of %s failed", self.gvk.kind)
 
     async def _relist(self) -> None:
+        self.lists += 1
         listed = await self.store.list(self.gvk)
         rv = str((listed.get("metadata") or {}).get("resourceVersion") or "")
         at = int(rv) if rv.isdigit() else None
@@ -281,6 +284,7 @@ class Informer:
         """Follow the watch until it ends (dropped by a busy store); True if it said
         anything."""
         heard = False
+        self.watches += 1
         watch: Any = self.store.watch(self.gvk, resource_version=self.rv, allow_bookmarks=True)
         async for ev in watch:
             heard = True
