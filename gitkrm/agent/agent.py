@@ -82,8 +82,10 @@ class Agent:
                 git_cache=git_cache(state, config.name),
                 live=live,
             )
+            # A request made while no agent ran is handled by the first sync.
+            asked = (meta(live).get("annotations") or {}).get(REQUESTED_AT)
             handled = (live.get("status") or {}).get("lastHandledRequestedAt")
-            self.runners[config.name].requested_at = handled
+            self.runners[config.name].requested_at = asked or handled
 
     def _store(self) -> Store:
         if self.store is None:

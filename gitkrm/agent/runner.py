@@ -147,7 +147,8 @@ class SourceRunner:
             )
             return None
         trigger = ",".join(sorted(triggers)) or "once"
-        requested = self.requested_at if Trigger.REQUEST in triggers else None
+        asked = bool(triggers & {Trigger.REQUEST, Trigger.START})
+        requested = self.requested_at if asked else None
         if self.spec_error is not None:
             outcome = st.Outcome(
                 revision=None,

@@ -171,3 +171,23 @@ async def test_an_unusable_spec_edit_stalls_the_source(tmp_path: Path, agents: l
         await asyncio.wait_for(running, 30)
     ref = ObjectRef(group="", kind="ConfigMap", name="a-0", namespace="default")
     assert (await store.get(ref))["data"] == {"i": "0"}
+
+
+async def test_a_request_made_while_no_agent_ran_is_handled_at_start(
+    tmp_path: Path, agents: list[Agent]
+) -> None:
+    root = tmp_path / "m"
+    root.mkdir()
+    (root / "a.yaml").write_text(_cms("a", 1))
+    state = tmp_path / "state"
+    first = await _open(agents, state, _dir_source("apps", root))
+    await first.sync_once()
+    store = _store(first)
+    live = await store.get(gitsource_ref("apps"))
+    live["metadata"]["annotations"] = {"gitkrm.io/requestedAt": "while-down"}
+    await store.update(live)
+    await first.close()
+    second = await _open(agents, state, _dir_source("apps", root))
+    await second.sync_once()
+    status = (await _store(second).get(gitsource_ref("apps")))["status"]
+    assert status["lastHandledRequestedAt"] == "while-down"
