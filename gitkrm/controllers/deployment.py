@@ -351,10 +351,9 @@ class _Sync:
         allowed = desired + rollout.max_surge(d) if desired > 0 else 0
         to_add = allowed - rollout.total(live)
         if to_add > 0:
-            live.sort(
-                key=lambda rs: (-rollout.spec_replicas(rs), [-x for x in by_creation(rs)[:1]])
-            )
-        else:
+            # ReplicaSetsBySizeNewer: the largest first, the newest among equals.
+            live.sort(key=lambda rs: (-rollout.spec_replicas(rs), -by_creation(rs)[0]))
+        else:  # ReplicaSetsBySizeOlder
             live.sort(key=lambda rs: (-rollout.spec_replicas(rs), by_creation(rs)))
         added = 0
         sizes: dict[str, int] = {}

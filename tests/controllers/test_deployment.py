@@ -229,3 +229,38 @@ async def test_crash_looping_pods_exceed_the_progress_deadline(
     pods = await items(store, "Pod")
     waiting = [p["status"]["containerStatuses"][0]["state"].get("waiting", {}) for p in pods]
     assert all(w.get("reason") == "CrashLoopBackOff" for w in waiting)
+
+
+async def test_scaling_during_a_stuck_rollout_is_proportional(
+    store: SqliteStore, start: Start
+) -> None:
+    await start()
+    strategy = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
+    await store.create(deployment("web", replicas=4, strategy=strategy))
+    d = await wait_until(lambda: current(store, "web"))
+    d["spec"]["template"]["metadata"]["annotations"] = {"gitkrm.io/simulate": "crashloop"}
+    await store.update(d)
+
+    async def stuck() -> list[Obj] | None:
+        sets = await items(store, "ReplicaSet", group="apps")
+        return sets if len(sets) == 2 and all(rs["spec"]["replicas"] > 0 for rs in sets) else None
+
+    before = await wait_until(stuck, what="two active ReplicaSets")
+    assert sum(rs["spec"]["replicas"] for rs in before) == 5
+    d = await get(store, "Deployment", "web", group="apps")
+    assert d is not None
+    d["spec"]["replicas"] = 8
+    await store.update(d)
+
+    async def scaled() -> list[Obj] | None:
+        sets = await items(store, "ReplicaSet", group="apps")
+        notes = {
+            rs["metadata"]["annotations"]["deployment.kubernetes.io/desired-replicas"]
+            for rs in sets
+        }
+        return sets if notes == {"8"} else None
+
+    after = {rs["metadata"]["name"]: rs["spec"]["replicas"] for rs in await wait_until(scaled)}
+    old = {rs["metadata"]["name"]: rs["spec"]["replicas"] for rs in before}
+    assert sum(after.values()) == 8 + 1  # replicas + maxSurge
+    assert all(after[name] >= old[name] for name in old)
