@@ -26,7 +26,7 @@ from tests.e2e.manifests import many_configmaps
 from tests.source.source_gitrepo import RemoteRepo
 
 FILES = 40
-PER_FILE = 100
+PER_FILE = 50
 
 
 SELECTOR = "gitkrm.io/source=default"
