@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import dataclasses
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -221,6 +222,9 @@ class Agent:
             runner.generation = generation
             return
         runner.spec_error = None
+        if config.url == runner.config.safe_url:
+            # The stored URL has no user-info: keep the credentials the flags gave.
+            config = dataclasses.replace(config, url=runner.config.url)
         interval_changed = config.interval != runner.config.interval
         source = runner.source
         await runner.reconfigure(config, generation=generation)

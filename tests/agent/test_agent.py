@@ -191,3 +191,26 @@ async def test_a_request_made_while_no_agent_ran_is_handled_at_start(
     await second.sync_once()
     status = (await _store(second).get(gitsource_ref("apps")))["status"]
     assert status["lastHandledRequestedAt"] == "while-down"
+
+
+async def test_a_spec_edit_keeps_the_credentials_of_the_url(
+    tmp_path: Path, agents: list[Agent]
+) -> None:
+    url = "https://bot:s3cret@127.0.0.1:1/apps.git"  # nothing listens: every fetch fails fast
+    config = SourceConfig(name="apps", url=url, interval=3600.0)
+    agent = await _open(agents, tmp_path / "state", config, watch_changes=False)
+    shutdown = Shutdown()
+    running = asyncio.create_task(agent.run(shutdown))
+    store = _store(agent)
+    try:
+        live = await store.get(gitsource_ref("apps"))
+        assert live["spec"]["url"] == "https://127.0.0.1:1/apps.git"  # stored without secrets
+        live["spec"]["suspend"] = True
+        await store.update(live)
+        await wait_until(lambda: agent.runners["apps"].config.suspend, what="the spec edit")
+        assert agent.runners["apps"].config.url == url
+        status = (await store.get(gitsource_ref("apps")))["status"]
+        assert "s3cret" not in str(status)
+    finally:
+        shutdown.request()
+        await asyncio.wait_for(running, 30)
