@@ -26,6 +26,7 @@ from gitkrm.controllers.objects import (
     pod_active,
     pod_available_in,
     pod_ready,
+    pod_ready_since,
     remove_condition,
     set_condition,
     uid,
@@ -53,6 +54,18 @@ def _int(value: Any, default: int = 0) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
+def _counted(pod: Obj) -> tuple[Any, ...]:
+    """What of a pod a ReplicaSet looks at."""
+    md = pod["metadata"]
+    return (
+        md.get("labels"),
+        md.get("ownerReferences"),
+        md.get("deletionTimestamp"),
+        (pod.get("status") or {}).get("phase"),
+        pod_ready_since(pod),
+    )
+
+
 class ReplicaSetController(Controller):
     name = "replicaset"
     batch = 100
@@ -65,6 +78,8 @@ class ReplicaSetController(Controller):
         self.pods.add_handler(self._on_pod)
 
     def _on_pod(self, old: Obj | None, new: Obj | None) -> None:
+        if old is not None and new is not None and _counted(old) == _counted(new):
+            return  # e.g. bound to a node: nothing a ReplicaSet counts changed
         for obj in (old, new):
             if obj is None:
                 continue
