@@ -257,3 +257,17 @@ async def test_job_selector_is_generated_from_the_stored_uid(mem: SqliteStore) -
     assert (
         job["spec"]["template"]["metadata"]["labels"]["batch.kubernetes.io/controller-uid"] == uid
     )
+
+
+async def test_generated_name_that_is_taken_is_drawn_again(mem: SqliteStore) -> None:
+    import random
+
+    obj = configmap("")
+    del obj["metadata"]["name"]
+    obj["metadata"]["generateName"] = "cfg-"
+    random.seed(7)
+    first = await mem.create(obj)
+    random.seed(7)  # the same first draw again: it collides and must be drawn again
+    second = await mem.create(obj)
+    assert first["metadata"]["name"] != second["metadata"]["name"]
+    assert second["metadata"]["name"].startswith("cfg-")

@@ -117,6 +117,9 @@ def at_version(obj: Obj, api_version: str) -> Obj:
     return out
 
 
+_GENERATE_NAME_ATTEMPTS = 8
+
+
 def create(txn: Txn, body: Any, opts: WriteOpts, warnings: list[str]) -> Obj:
     obj = copy_obj(body)
     core = txn.core
@@ -124,8 +127,9 @@ def create(txn: Txn, body: Any, opts: WriteOpts, warnings: list[str]) -> Obj:
     md = obj["metadata"]
     if md.get("resourceVersion"):
         raise BadRequest("resourceVersion should not be set on objects to be created")
-    if not md.get("name") and md.get("generateName"):
-        md["name"] = generate_name(str(md["generateName"]))
+    prefix = None if md.get("name") else md.get("generateName")
+    if prefix:
+        md["name"] = generate_name(str(prefix))
     name = md.get("name")
     if not isinstance(name, str) or not name:
         raise Invalid.for_object(
@@ -141,6 +145,13 @@ def create(txn: Txn, body: Any, opts: WriteOpts, warnings: list[str]) -> Obj:
             ],
         )
     ns = namespace_of(kind, md)
+    if prefix:
+        # The API server's RetryGenerateName: a generated name that is taken is drawn again,
+        # so thousands of pods of one ReplicaSet don't fail on a 5-character collision.
+        for _ in range(_GENERATE_NAME_ATTEMPTS):
+            if not txn.exists(kind, ns, name):
+                break
+            name = md["name"] = generate_name(str(prefix))
     for f in _CLEARED_ON_CREATE:
         md.pop(f, None)
     if kind.is_namespace:
