@@ -15,10 +15,10 @@ import logging
 from collections.abc import Awaitable, Callable
 from enum import StrEnum
 
-from apscheduler.schedulers.asyncio import (  # type: ignore[import-untyped]
+from apscheduler.schedulers.asyncio import (
     AsyncIOScheduler,
 )
-from apscheduler.triggers.interval import IntervalTrigger  # type: ignore[import-untyped]
+from apscheduler.triggers.interval import IntervalTrigger
 
 log = logging.getLogger("gitkrm.scheduler")
 
