@@ -23,16 +23,18 @@ if TYPE_CHECKING:
 # OR FAIL: a failed statement always rolls back its whole transaction (Core.write), so
 # SQLite need not journal each statement to undo it alone (with the events trigger, that
 # statement journal was a third of an insert's cost).
+# Parameters: sqlite3 binds str, int and bytearray at once, but sends bytes and None
+# through its adapter lookup (which raises and drops an AttributeError per value): BLOBs
+# are passed as bytearrays, and a NULL labels column is written by a statement of its own.
 _INSERT = "INSERT OR FAIL INTO objects (gk, ns, name, rv, labels, data) VALUES (?,?,?,?,?,?)"
+_INSERT_NO_LABELS = "INSERT OR FAIL INTO objects (gk, ns, name, rv, data) VALUES (?,?,?,?,?)"
 _UPDATE = (
     "UPDATE OR FAIL objects SET rv = ?, labels = ?, data = ? WHERE gk = ? AND ns = ? AND name = ?"
 )
-
-
-def _blob(data: bytes | None) -> bytearray | None:
-    """A BLOB parameter: sqlite3 binds a bytearray at once, but sends bytes through its
-    adapter lookup (which raises and drops an AttributeError per value)."""
-    return None if data is None else bytearray(data)
+_UPDATE_NO_LABELS = (
+    "UPDATE OR FAIL objects SET rv = ?, labels = NULL, data = ? "
+    "WHERE gk = ? AND ns = ? AND name = ?"
+)
 
 
 @dataclass(slots=True)
@@ -108,16 +110,25 @@ class Txn:
         md["resourceVersion"] = str(rv)
         data = orjson.dumps(obj)
         labels = md.get("labels")
-        lab = orjson.dumps(labels) if labels else None
+        blob = bytearray(data)
         if old is None:
             try:
-                self.cursor.execute(_INSERT, (kind.key, ns, name, rv, _blob(lab), _blob(data)))
+                if labels:
+                    self.cursor.execute(
+                        _INSERT, (kind.key, ns, name, rv, bytearray(orjson.dumps(labels)), blob)
+                    )
+                else:
+                    self.cursor.execute(_INSERT_NO_LABELS, (kind.key, ns, name, rv, blob))
             except sqlite3.IntegrityError:
                 self.rv -= 1
                 raise AlreadyExists(f'{kind.resource} "{name}" already exists') from None
             self.changes.append(Change(rv, kind.key, ns, name, EventType.ADDED, data, None))
         else:
-            self.cursor.execute(_UPDATE, (rv, _blob(lab), _blob(data), kind.key, ns, name))
+            if labels:
+                lab = bytearray(orjson.dumps(labels))
+                self.cursor.execute(_UPDATE, (rv, lab, blob, kind.key, ns, name))
+            else:
+                self.cursor.execute(_UPDATE_NO_LABELS, (rv, blob, kind.key, ns, name))
             self.changes.append(Change(rv, kind.key, ns, name, EventType.MODIFIED, data, old.data))
         if kind.is_namespace:
             self.core.ns_cache.pop(name, None)
@@ -139,7 +150,7 @@ class Txn:
         )
         self.cursor.execute(
             "INSERT INTO events (rv, gk, ns, name, type, prev_rv, data) VALUES (?,?,?,?,?,?,?)",
-            (rv, kind.key, ns, name, "DELETED", old.rv, _blob(data)),
+            (rv, kind.key, ns, name, "DELETED", old.rv, bytearray(data)),
         )
         self.changes.append(Change(rv, kind.key, ns, name, EventType.DELETED, data, old.data))
         if self.dry_run:
