@@ -127,6 +127,15 @@ class Renderer:
     ) -> RenderResult:
         """Render `snapshot`. `namespaces` are those that exist in the store (None: not
         checked); `store_crds` are the store's CRDs (their kinds can be used)."""
+        with gc_paused():  # thousands of acyclic objects: collections would only cost
+            return await self._render(snapshot, store_crds, namespaces)
+
+    async def _render(
+        self,
+        snapshot: Snapshot,
+        store_crds: Sequence[Obj],
+        namespaces: Collection[str] | None,
+    ) -> RenderResult:
         start = time.perf_counter()
         problems: list[Problem] = []
         warnings: list[Problem] = []
@@ -181,24 +190,23 @@ class Renderer:
             pf, key, ms = await self._kustomize(snapshot, root, kpath, layout)
             read_ms += ms
             outputs.append((kpath, key, pf))
-        with gc_paused():
-            registry, fingerprint = self._registry(outputs, store_crds, problems)
-            desired: list[Desired] = []
-            count = 0
-            for path, key, pf in outputs:
-                count += len(pf.objects)
-                if pf.error is not None:
-                    err = pf.error
-                    problems.append(Problem(path, err.line, err.object, err.message))
-                    continue
-                ckey = (path, key, fingerprint if pf.deferred else "")
-                done = self._assembled.get(ckey)
-                if done is None:
-                    done = self._assemble(path, pf.objects, registry, fingerprint)
-                    self._assembled.put(ckey, done)
-                desired.extend(done.desired)
-                problems.extend(done.problems)
-                warnings.extend(done.warnings)
+        registry, fingerprint = self._registry(outputs, store_crds, problems)
+        desired: list[Desired] = []
+        count = 0
+        for path, key, pf in outputs:
+            count += len(pf.objects)
+            if pf.error is not None:
+                err = pf.error
+                problems.append(Problem(path, err.line, err.object, err.message))
+                continue
+            ckey = (path, key, fingerprint if pf.deferred else "")
+            done = self._assembled.get(ckey)
+            if done is None:
+                done = self._assemble(path, pf.objects, registry, fingerprint)
+                self._assembled.put(ckey, done)
+            desired.extend(done.desired)
+            problems.extend(done.problems)
+            warnings.extend(done.warnings)
         kinds, object_keys = cross_checks(desired, namespaces, problems)
         ordered = self._order(desired)
         for d, message in ordered.errors:
@@ -283,8 +291,7 @@ class Renderer:
         except BadRequest as e:
             pf = ParsedFile(error=FileError(None, None, e.message))
         else:
-            with gc_paused():
-                pf = parse_file(kpath, out, ctx=self.context, registry=builtin_registry())
+            pf = parse_file(kpath, out, ctx=self.context, registry=builtin_registry())
             # Lines of kustomize's output mean nothing in the repository.
             pf = ParsedFile(
                 objects=tuple(po._replace(line=0) for po in pf.objects),
