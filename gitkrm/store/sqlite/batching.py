@@ -10,6 +10,8 @@ from gitkrm.store.sqlite.txn import Txn
 
 
 def validation(v: FieldValidation | str) -> FieldValidation:
+    if type(v) is FieldValidation:  # the common case, without the enum's lookup
+        return v
     try:
         return FieldValidation(v)
     except ValueError:
