@@ -65,9 +65,11 @@ def _fill_uids() -> None:
 
 def new_uid() -> str:
     """A random (version 4) UUID string, as str(uuid.uuid4()) but at a fifth of the cost."""
-    if not _uids:
+    try:
+        return _uids.pop()
+    except IndexError:
         _fill_uids()
-    return _uids.pop()
+        return _uids.pop()
 
 
 def generate_name(prefix: str) -> str:
