@@ -19,7 +19,7 @@ import multiprocessing
 import os
 import signal
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Final
@@ -77,7 +77,7 @@ def _discard(broken: ProcessPoolExecutor) -> None:
     with _lock:
         if _pool is broken:
             _pool = None
-    broken.shutdown(wait=False, cancel_futures=True)
+    broken.shutdown(wait=True, cancel_futures=True)  # its threads end now, not in a finalizer
 
 
 def shutdown() -> None:
@@ -121,8 +121,20 @@ def _parse_in_worker(ctx: ParseContext, items: Sequence[tuple[str, bytes]]) -> l
         return parse_chunk(ctx, items)
 
 
-async def parse_many(items: Sequence[tuple[str, bytes]], ctx: ParseContext) -> list[ParsedFile]:
-    """Parse files against the built-in kinds, in worker processes when it pays off."""
+ChunkDone = Callable[[Sequence[tuple[str, bytes]], Sequence[ParsedFile]], None]
+
+
+async def parse_many(
+    items: Sequence[tuple[str, bytes]],
+    ctx: ParseContext,
+    *,
+    on_chunk: ChunkDone | None = None,
+) -> list[ParsedFile]:
+    """Parse files against the built-in kinds, in worker processes when it pays off.
+
+    `on_chunk(items, results)` is called (on the event loop) as each chunk is parsed, so
+    the caller can use results while workers still parse the rest.
+    """
     size = sum(len(d) for _, d in items)
     pool = get_pool() if size >= PARALLEL_MIN_BYTES else None
     if pool is None:
@@ -130,11 +142,15 @@ async def parse_many(items: Sequence[tuple[str, bytes]], ctx: ParseContext) -> l
             return parse_chunk(ctx, items)
     loop = asyncio.get_running_loop()
     parts = worker_count() * CHUNKS_PER_WORKER
+    chunks = list(_chunks(items, parts))
     try:
-        futures = [
-            loop.run_in_executor(pool, _parse_in_worker, ctx, chunk)
-            for chunk in _chunks(items, parts)
-        ]
+        futures = [loop.run_in_executor(pool, _parse_in_worker, ctx, c) for c in chunks]
+        if on_chunk is not None:
+            pending = {f: c for f, c in zip(futures, chunks, strict=True)}
+            while pending:
+                done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                for f in done:
+                    on_chunk(pending.pop(f), f.result())
         results = await asyncio.gather(*futures)
     except BrokenProcessPool:
         # A worker died (killed, out of memory): start afresh next time, parse here now.

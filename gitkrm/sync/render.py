@@ -268,7 +268,18 @@ class Renderer:
         else:
             contents = snapshot.read_many(sources)
         read_ms = (time.perf_counter() - t) * 1000
-        results = await parse_many([(p, contents[entries[p][0]]) for p in todo], self.context)
+
+        def early(items: Sequence[tuple[str, bytes]], parsed: Sequence[ParsedFile]) -> None:
+            """Assemble built-in kinds while workers parse the rest (it needs no CRDs)."""
+            for (path, _), pf in zip(items, parsed, strict=True):
+                if pf.error is None and not pf.deferred:
+                    key = (path, entries[path][1].blob, "")
+                    if self._assembled.get(key) is None:
+                        self._assembled.put(key, self._assemble(path, pf.objects, None, ""))
+
+        results = await parse_many(
+            [(p, contents[entries[p][0]]) for p in todo], self.context, on_chunk=early
+        )
         for path, pf in zip(todo, results, strict=True):
             self._files.put(_parse_key(path, entries[path][1]), pf)
             out[path] = pf
@@ -346,14 +357,16 @@ class Renderer:
         self,
         path: str,
         objects: Sequence[ParsedObject],
-        registry: Registry,
+        registry: Registry | None,
         fingerprint: str,
     ) -> _Assembled:
+        """One file's desired objects (`registry` may be None when all kinds are built in)."""
         desired: list[Desired] = []
         problems: list[Problem] = []
         warnings: list[Problem] = []
         for po in objects:
             if not po.resolved:
+                assert registry is not None
                 po = self._resolve(po, registry, fingerprint)
             line = po.line or None
             if po.problems:

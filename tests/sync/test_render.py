@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -250,9 +251,11 @@ async def test_custom_resources_validate_against_crds_of_the_revision_and_the_st
 async def test_only_changed_files_are_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
     parsed: list[str] = []
 
-    async def spy(items: Sequence[tuple[str, bytes]], ctx: ParseContext) -> list[ParsedFile]:
+    async def spy(
+        items: Sequence[tuple[str, bytes]], ctx: ParseContext, **kw: Any
+    ) -> list[ParsedFile]:
         parsed.extend(p for p, _ in items)
-        return await parse_many(items, ctx)
+        return await parse_many(items, ctx, **kw)
 
     monkeypatch.setattr("gitkrm.sync.render.parse_many", spy)
     renderer = Renderer(context=CTX)
@@ -337,6 +340,7 @@ async def test_the_last_order_is_reused_only_while_it_still_holds() -> None:
 async def test_a_broken_worker_pool_falls_back_to_parsing_here(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    import gc
     import os
     import signal
 
@@ -354,3 +358,5 @@ async def test_a_broken_worker_pool_falls_back_to_parsing_here(
     assert result.ok
     assert len(result.objects) == 4
     assert pool.get_pool() is not executor  # a new pool next time
+    pool.shutdown()
+    gc.collect()  # finalizers of the dead pool run here, not in a later import
