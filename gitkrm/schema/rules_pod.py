@@ -308,13 +308,19 @@ def validate_pod_spec(spec: Any, path: str, *, fast: bool = False) -> list[Cause
     return out
 
 
-def validate_pod_template(template: Any, path: str, *, fast: bool = False) -> list[Cause]:
-    """ValidatePodTemplateSpec: template labels, then the pod spec."""
+def validate_pod_template(
+    template: Any, path: str, *, fast: bool = False, labels_defaulted: bool = False
+) -> list[Cause]:
+    """ValidatePodTemplateSpec: template labels, then the pod spec.
+
+    `labels_defaulted`: defaulting added labels after the fast-path schema checked them
+    (a Job's job-name and controller-uid), so they are checked even when `fast`.
+    """
     if not isinstance(template, dict):
         return [fe.required(path)]
     out: list[Cause] = []
     meta = template.get("metadata")
-    if not fast and isinstance(meta, dict):
+    if (not fast or labels_defaulted) and isinstance(meta, dict):
         labels = meta.get("labels")
         if labels:
             validate_labels(labels, path + ".metadata.labels", out)

@@ -105,7 +105,11 @@ def _template_for_selector(
         out.append(fe.required(path + ".template"))
         return
     if pod_spec:
-        out.extend(validate_pod_template(template, path + ".template", fast=fast))
+        out.extend(
+            validate_pod_template(
+                template, path + ".template", fast=fast, labels_defaulted=kind == "job"
+            )
+        )
     elif not fast and isinstance(tmeta, dict) and tmeta.get("labels"):
         validate_labels(tmeta["labels"], path + ".template.metadata.labels", out)
     pod = template.get("spec")
@@ -285,7 +289,9 @@ def _job_spec(spec: Any, path: str, out: list[Cause], fast: bool) -> None:
         out.append(fe.required(path + ".template"))
         return
     pod = template.get("spec")
-    out.extend(validate_pod_template(template, path + ".template", fast=fast))
+    out.extend(
+        validate_pod_template(template, path + ".template", fast=fast, labels_defaulted=True)
+    )
     if isinstance(pod, dict):
         _restart_policy(pod, path + ".template.spec.restartPolicy", _JOB_RESTART, out, job=True)
 

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gitkrm.errors import Invalid
 from gitkrm.krm.names import NameRule, object_meta_causes, validate_object_meta
+from gitkrm.schema import Registry
 from gitkrm.schema.defaults import apply_defaults
 from gitkrm.schema.validation import fast_valid
 from tests.schema.schema_objects import deployment
@@ -35,6 +38,7 @@ def _workload(kind: str, labels: Any, template_labels: Any) -> dict[str, Any]:
     if kind != "Deployment":
         spec.pop("selector")
     if kind == "Job":
+        del spec["replicas"]
         spec["template"]["spec"]["restartPolicy"] = "Never"
     if labels is None:
         obj["metadata"].pop("labels", None)
@@ -64,3 +68,20 @@ def test_fast_path_labels_need_no_python_check(
     assert not [c for c in full if c.field.startswith("metadata.labels")]
     checked = validate_object_meta(obj, namespaced=True, name_rule=rule, labels_checked=True)
     assert checked == full
+
+
+def test_labels_a_job_gets_from_defaulting_are_checked_on_the_fast_path(
+    registry: Registry,
+) -> None:
+    """A Job's pods are labelled job-name=<name>: past 63 characters, no valid label."""
+    name = "a" * 64
+    obj = _workload("Job", None, {"app": "x"})
+    obj["metadata"]["name"] = name
+    assert fast_valid(KINDS["Job"][2], obj)
+    with pytest.raises(Invalid) as e:
+        registry.admit(obj)
+    assert {c.field for c in e.value.causes} == {"spec.template.metadata.labels"}
+    assert any("must be no more than 63 characters" in c.message for c in e.value.causes)
+    short = _workload("Job", None, {"app": "x"})
+    short["metadata"]["name"] = "a" * 63
+    assert registry.admit(short) == []
