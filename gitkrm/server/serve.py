@@ -21,6 +21,7 @@ from typing import Any, Final, TypeVar
 
 import uvicorn
 
+from gitkrm.controllers import ControllerManager, ControllerOptions
 from gitkrm.errors import BadRequest
 from gitkrm.server.app import ApiServer
 from gitkrm.server.context import Limits
@@ -264,7 +265,9 @@ class ServerThread:
         store_path: str = ":memory:",
         options: ServeOptions | None = None,
         store_options: dict[str, Any] | None = None,
+        controllers: ControllerOptions | None = None,
     ) -> None:
+        self._controllers = controllers
         self._store_path = store_path
         self._options = options or ServeOptions(port=0)
         self._store_options = store_options or {}
@@ -318,9 +321,15 @@ class ServerThread:
             self.bound = b
             self._ready.set()
 
+        manager = None
+        if self._controllers is not None:  # as `gitkrm serve`: the bundled controllers too
+            manager = ControllerManager(store=store, options=self._controllers)
+            await manager.start()
         try:
             await serve(store, self._options, started=started, stop=self._stop)
         finally:
+            if manager is not None:
+                await manager.stop()
             await store.close()
 
     def run(self, fn: Callable[[SqliteStore], Coroutine[Any, Any, T]], timeout: float = 30) -> T:
