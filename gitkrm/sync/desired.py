@@ -15,14 +15,14 @@ from gitkrm.sync.order_keys import SortKey, sort_key
 
 
 class Desired(NamedTuple):
-    """`obj` is the prepared object (read-only: shared with the render cache); `applied` is
-    its last-applied configuration, the JSON that goes into the annotation. A named tuple:
-    immutable, and five times cheaper to build than a frozen dataclass (a cold render
-    builds 10,000)."""
+    """One desired object. `applied` is its last-applied configuration, the compact JSON
+    that goes into the annotation; `obj` decodes it (a new dict each time: the engine keeps
+    JSON, not thousands of dict trees the garbage collector would walk after every sync).
+    A named tuple: immutable, and five times cheaper to build than a frozen dataclass (a
+    cold render builds 10,000)."""
 
     ref: ObjectRef
     api_version: str
-    obj: Obj
     applied: str
     path: str
     line: int
@@ -33,6 +33,12 @@ class Desired(NamedTuple):
     prune: bool = True
     reconcile: bool = True
     force: bool = False
+
+    @property
+    def obj(self) -> Obj:
+        """The prepared object (a fresh dict: the caller may change it)."""
+        out: Obj = orjson.loads(self.applied)
+        return out
 
     @property
     def gvk(self) -> GVK:
@@ -100,9 +106,9 @@ def make_desired(
     *, doc: bytes, api_version: str, kind: str, name: str, namespace: str, path: str, line: int
 ) -> tuple[Desired | None, list[str]]:
     """A Desired from a prepared object's JSON, or the problems of its gitkrm annotations."""
-    obj: Obj = orjson.loads(doc)
     group = api_version.rpartition("/")[0]
-    ann = keys.annotations_of(obj)
+    # Most objects carry no annotations: then there is nothing to decode.
+    ann = keys.annotations_of(orjson.loads(doc)) if b'"annotations"' in doc else {}
     wave, deps, problems = _settings(ann) if ann else (0, (), [])
     if problems:
         return None, problems
@@ -111,7 +117,6 @@ def make_desired(
         Desired(
             ref,
             api_version,
-            obj,
             doc.decode(),
             path,
             line,

@@ -20,8 +20,9 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
+
+import orjson
 
 from gitkrm.errors import GitkrmError
 from gitkrm.krm import GVK, Obj
@@ -30,28 +31,33 @@ from gitkrm.sync import keys
 from gitkrm.sync.objkey import key_of
 
 log = logging.getLogger(__name__)
+_SORTED = orjson.OPT_SORT_KEYS
 
 
-@dataclass(slots=True)
-class Seen:
-    """What gitkrm last saw of an owned object."""
+class Seen(NamedTuple):
+    """What gitkrm last saw of an owned object: its last-applied configuration, revision,
+    generation and a fingerprint of its labels and annotations (a tuple of atoms: small,
+    and the garbage collector stops tracking it)."""
 
-    applied: str  # its last-applied configuration
+    applied: str
     rv: str
     generation: int | None
-    labels: Mapping[str, Any]
-    annotations: Mapping[str, Any]
+    meta: int
+
+
+def meta_fingerprint(md: Mapping[str, Any]) -> int:
+    """A hash of an object's labels and annotations."""
+    return hash(orjson.dumps((md.get("labels"), md.get("annotations")), option=_SORTED))
 
 
 def seen_of(obj: Obj, applied: str) -> Seen:
     md = keys.metadata(obj)
     gen = md.get("generation")
     return Seen(
-        applied=applied,
-        rv=str(md.get("resourceVersion") or ""),
-        generation=gen if isinstance(gen, int) else None,
-        labels=keys.labels_of(obj),
-        annotations=keys.annotations_of(obj),
+        applied,
+        str(md.get("resourceVersion") or ""),
+        gen if isinstance(gen, int) else None,
+        meta_fingerprint(md),
     )
 
 
@@ -151,13 +157,8 @@ class DriftTracker:
             if rv == s.rv:
                 return
             gen = md.get("generation")
-            if (
-                s.generation is not None
-                and gen == s.generation
-                and keys.labels_of(obj) == s.labels
-                and keys.annotations_of(obj) == s.annotations
-            ):
-                s.rv = rv  # status or server bookkeeping only
+            if s.generation is not None and gen == s.generation and meta_fingerprint(md) == s.meta:
+                self.seen[key] = s._replace(rv=rv)  # status or server bookkeeping only
                 return
         self.dirty.add(key)
 

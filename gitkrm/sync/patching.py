@@ -30,13 +30,15 @@ MISSING: Final[Any] = object()
 
 
 def with_annotations(d: Desired, extra: dict[str, str]) -> Obj:
-    """The desired object with annotations added (shallow copies; `d.obj` is shared)."""
-    md = dict(d.obj.get("metadata") or {})
-    ann = dict(md.get("annotations") or {})
+    """The desired object with annotations added."""
+    out = d.obj
+    md = out.get("metadata")
+    if not isinstance(md, dict):
+        md = out["metadata"] = {}
+    ann = md.get("annotations")
+    if not isinstance(ann, dict):
+        ann = md["annotations"] = {}
     ann.update(extra)
-    md["annotations"] = ann
-    out = dict(d.obj)
-    out["metadata"] = md
     return out
 
 
