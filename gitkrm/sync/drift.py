@@ -46,8 +46,17 @@ class Seen(NamedTuple):
 
 
 def meta_fingerprint(md: Mapping[str, Any]) -> int:
-    """A hash of an object's labels and annotations."""
-    return hash(orjson.dumps((md.get("labels"), md.get("annotations")), option=_SORTED))
+    """A hash of an object's labels and annotations (string maps, as admission keeps them)."""
+    labels, annotations = md.get("labels"), md.get("annotations")
+    try:
+        return hash(
+            (
+                frozenset(labels.items()) if isinstance(labels, dict) else None,
+                frozenset(annotations.items()) if isinstance(annotations, dict) else None,
+            )
+        )
+    except TypeError:  # not strings after all: fall back to their JSON
+        return hash(orjson.dumps((labels, annotations), option=_SORTED))
 
 
 def seen_of(obj: Obj, applied: str) -> Seen:

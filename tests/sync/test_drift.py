@@ -126,3 +126,19 @@ def test_watches_start_after_our_writes_only_when_nobody_else_wrote() -> None:
     assert not _contiguous("10", "13", {11, 13})
     assert _contiguous("10", "10", set())
     assert not _contiguous("abc", "13", {11, 12, 13})
+
+
+def test_the_fingerprint_follows_labels_and_annotations() -> None:
+    from gitkrm.sync.drift import meta_fingerprint
+
+    a = {"labels": {"x": "1", "y": "2"}, "annotations": {"n": "v"}}
+    assert meta_fingerprint(a) == meta_fingerprint(
+        {"annotations": {"n": "v"}, "labels": {"y": "2", "x": "1"}}
+    )
+    assert meta_fingerprint(a) != meta_fingerprint(
+        {"labels": {"x": "1"}, "annotations": {"n": "v"}}
+    )
+    assert meta_fingerprint(a) != meta_fingerprint({"labels": {"x": "1", "y": "2"}})
+    assert meta_fingerprint({"labels": {"x": ["odd"]}}) == meta_fingerprint(
+        {"labels": {"x": ["odd"]}}
+    )
