@@ -19,8 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gitkrm.controllers import ControllerManager, ControllerOptions
 from gitkrm.errors import AlreadyExists, Conflict, Expired, GitkrmError, NotFound
-from gitkrm.krm import Obj
+from gitkrm.health import WaitResult, wait_for
+from gitkrm.krm import Obj, ObjectRef
+from gitkrm.report import HealthFollower, PushState, Reporter
 from gitkrm.store import EventType, Store, open_store
 from gitkrm.store.protocol import meta
 
@@ -47,6 +50,11 @@ class AgentOptions:
     """Where the long-lived agent serves the Kubernetes API (None: it doesn't)."""
     grace: float = DEFAULT_GRACE
     watch_changes: bool = True
+    controllers: ControllerOptions | None = None
+    """Run the bundled controllers against the store (the embedded target), None: don't."""
+    report: bool = True
+    """Write notes and the status file into the sources' Git remotes."""
+    report_flush_timeout: float = 5.0
 
 
 class Agent:
@@ -63,6 +71,9 @@ class Agent:
         self._replaced: dict[str, asyncio.Event] = {}
         self._pending_spec: dict[str, Obj] = {}
         self._stopping = False
+        self.controllers: ControllerManager | None = None
+        self.reporter: Reporter | None = None
+        self.follower: HealthFollower | None = None
 
     # -- setup -------------------------------------------------------------------------
 
@@ -73,20 +84,68 @@ class Agent:
         await crd.install(self.store)
         wanted = {c.name for c in self.options.sources}
         await self._forget_unconfigured(wanted)
+        if self.options.report:
+            self.reporter = Reporter(
+                agent_name=self.options.agent_name, on_push_state=self._on_push_state
+            )
+            self.follower = HealthFollower(self.store, self.reporter)
         for config in self.options.sources:
             live = await self._ensure_object(config)
-            self.runners[config.name] = SourceRunner(
+            runner = SourceRunner(
                 store=self.store,
                 config=config,
                 agent_name=self.options.agent_name,
                 apply_mode=self.options.apply_mode,
                 git_cache=git_cache(state, config.name),
                 live=live,
+                reporter=self.reporter,
+                follower=self.follower,
             )
+            self.runners[config.name] = runner
+            if self.reporter is not None:
+                self.reporter.register(config.name, runner.source)
             # A request made while no agent ran is handled by the first sync.
             asked = (meta(live).get("annotations") or {}).get(REQUESTED_AT)
             handled = (live.get("status") or {}).get("lastHandledRequestedAt")
             self.runners[config.name].requested_at = asked or handled
+
+    def _on_push_state(self, name: str, state: PushState) -> None:
+        """The reporter's push state changed: into the GitSource status (in the background)."""
+        runner = self.runners.get(name)
+        if runner is None or self._stopping:
+            return
+        self._spawn(runner.set_report_state(state.to_status()), f"gitkrm-report-{name}")
+
+    async def start_controllers(self) -> None:
+        """Start the bundled controllers on the store (when the options ask for them)."""
+        if self.options.controllers is None or self.controllers is not None:
+            return
+        self.controllers = ControllerManager(store=self._store(), options=self.options.controllers)
+        await self.controllers.start()
+
+    async def stop_controllers(self) -> None:
+        """Stop the controllers gracefully: work in flight finishes."""
+        manager, self.controllers = self.controllers, None
+        if manager is not None:
+            await manager.stop()
+
+    def applied(self) -> list[ObjectRef]:
+        """The objects of every source's last sync (what `run --once --wait` waits for)."""
+        return [ref for runner in self.runners.values() for ref in runner.applied]
+
+    async def wait_healthy(
+        self,
+        *,
+        timeout: float,  # noqa: ASYNC109 (the caller's budget, reported as timed_out)
+        on_progress: Any = None,
+    ) -> WaitResult:
+        """Wait until every applied object is Current, one is Failed, or `timeout` passes."""
+        result = await wait_for(
+            self._store(), self.applied(), timeout=timeout, on_progress=on_progress
+        )
+        for runner in self.runners.values():
+            await runner.record_health(result.results)
+        return result
 
     def _store(self) -> Store:
         if self.store is None:
@@ -165,8 +224,10 @@ class Agent:
             await api.start()
             shutdown.install()  # again: uvicorn took the signals when it started
         try:
+            await self.start_controllers()
             await self._run(shutdown)
         finally:
+            await self.stop_controllers()
             if api is not None:
                 await api.stop()
 
@@ -195,6 +256,7 @@ class Agent:
         await self._stop(shutdown)
 
     def _spawn(self, coro: Any, name: str) -> None:
+        self._tasks = [t for t in self._tasks if not t.done()]
         self._tasks.append(asyncio.create_task(coro, name=name))
 
     def _reconciler(self, name: str) -> Any:
@@ -328,8 +390,23 @@ class Agent:
         )
         log.info("agent %s stopped", self.options.agent_name)
 
+    async def _close_reports(self) -> None:
+        follower, self.follower = self.follower, None
+        if follower is not None:
+            await follower.close()
+        reporter, self.reporter = self.reporter, None
+        if reporter is not None:
+            if not await reporter.flush(timeout=self.options.report_flush_timeout):
+                log.warning("some reports did not reach their Git remote before the agent ended")
+            await reporter.close()
+
     async def close(self) -> None:
         """Release everything (after `run` returned, or instead of it after an error)."""
+        await self.stop_controllers()
+        try:
+            await asyncio.wait_for(self._close_reports(), self.options.report_flush_timeout + 5)
+        except TimeoutError:
+            log.warning("the reports into Git did not finish before the agent ended")
         self._stopping = True
         self.scheduler.shutdown()
         for task in self._tasks:

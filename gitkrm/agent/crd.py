@@ -115,6 +115,28 @@ STATUS_SCHEMA: dict[str, Any] = {
         "errors": {"type": "array", "items": _STR},
         "counts": {"type": "object", "additionalProperties": {"type": "integer"}},
         "timingsMs": {"type": "object", "additionalProperties": {"type": "number"}},
+        # The aggregate health of the objects of the last sync (gitkrm.health.aggregate).
+        "health": {
+            "type": "object",
+            "properties": {
+                "status": _STR,
+                "objects": {"type": "integer"},
+                "notCurrent": {"type": "integer"},
+            },
+        },
+        # How the source's remote takes the reports written into Git (PushState.to_status).
+        "report": {
+            "type": "object",
+            "properties": {
+                "url": _STR,
+                "pending": _BOOL,
+                "failures": {"type": "integer"},
+                "lastPushAttempt": {"type": "string", "format": "date-time"},
+                "lastPushTime": {"type": "string", "format": "date-time"},
+                "nextPushAttempt": {"type": "string", "format": "date-time"},
+                "lastPushError": _STR,
+            },
+        },
         "conditions": {
             "type": "array",
             "x-kubernetes-list-type": "map",
@@ -129,6 +151,7 @@ PRINTER_COLUMNS: list[dict[str, Any]] = [
     {"name": "URL", "type": "string", "jsonPath": ".spec.url"},
     {"name": "Revision", "type": "string", "jsonPath": ".status.lastSyncedRevision"},
     {"name": "Ready", "type": "string", "jsonPath": f"{_READY}.status"},
+    {"name": "Health", "type": "string", "jsonPath": ".status.health.status"},
     {"name": "Status", "type": "string", "jsonPath": f"{_READY}.message"},
     {"name": "Suspended", "type": "boolean", "jsonPath": ".spec.suspend", "priority": 1},
     {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},

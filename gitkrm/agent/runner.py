@@ -14,13 +14,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from gitkrm.errors import GitkrmError
-from gitkrm.krm import Obj
+from gitkrm.errors import GitkrmError, NotFound
+from gitkrm.health import Health, HealthResult, aggregate, health_of
+from gitkrm.krm import Obj, ObjectRef
+from gitkrm.report import HealthFollower, Reporter
 from gitkrm.source import InvalidRevision, PathNotFound, Source, UntrustedRevision
 from gitkrm.store import Store
 from gitkrm.sync.engine import SyncEngine
 from gitkrm.sync.options import SyncOptions
-from gitkrm.sync.results import SyncResult, SyncStatus
+from gitkrm.sync.results import Action, SyncResult, SyncStatus, make_result
 
 from . import logging as agentlog
 from . import status as st
@@ -33,6 +35,7 @@ from .sources import open_source
 log = logging.getLogger("gitkrm.agent")
 
 _REVISION_ERRORS = (InvalidRevision, UntrustedRevision, PathNotFound)
+_NOT_FOLLOWED = frozenset({Action.PRUNED, Action.SKIPPED})
 
 
 def outcome_of(result: SyncResult) -> st.Outcome:
@@ -81,8 +84,12 @@ class SourceRunner:
         apply_mode: ApplyMode,
         git_cache: Path,
         live: Obj | None = None,
+        reporter: Reporter | None = None,
+        follower: HealthFollower | None = None,
     ) -> None:
         self.store = store
+        self.reporter = reporter
+        self.follower = follower
         self.agent_name = agent_name
         self.apply_mode = apply_mode
         self.git_cache = git_cache
@@ -99,6 +106,10 @@ class SourceRunner:
         self.last_outcome: st.Outcome | None = None
         self.spec_error: str | None = None
         """Why the GitSource's current spec can't be used (the source is stalled until fixed)."""
+        self.applied: tuple[ObjectRef, ...] = ()
+        """The objects of the last sync or drift check (not pruned or skipped): what
+        `run --once --wait` waits for and the health follower follows."""
+        self.health: dict[ObjectRef, HealthResult] = {}
 
     @property
     def name(self) -> str:
@@ -133,6 +144,8 @@ class SourceRunner:
             self.store, desired=config.to_object(agent_name=self.agent_name)
         )
         self.last_ok = False
+        if self.reporter is not None:
+            self.reporter.register(self.name, self.source)
 
     async def reconcile(self, triggers: frozenset[Trigger]) -> st.Outcome | None:
         """One pass: fetch; a full sync when the revision moved (or was asked for), else a
@@ -176,6 +189,8 @@ class SourceRunner:
             snap = await self.source.snapshot()
         except GitkrmError as e:
             git_ms = (time.perf_counter() - started) * 1000
+            if isinstance(e, _REVISION_ERRORS):
+                await self._report(make_result(revision=e.revision, errors=[e.message]))
             return _with_timing(outcome_of_error(e, revision=None), git=git_ms), False
         git_ms = (time.perf_counter() - started) * 1000
         full = (
@@ -192,11 +207,57 @@ class SourceRunner:
                 progress.phase("drift")
                 result = await self.engine.check_drift()
         except GitkrmError as e:
+            if isinstance(e, _REVISION_ERRORS):
+                await self._report(make_result(revision=e.revision, errors=[e.message]))
             return _with_timing(outcome_of_error(e, revision=snap.revision), git=git_ms), False
+        await self._report(result)
         outcome = outcome_of(result)
         outcome = _with_timing(outcome, git=git_ms + outcome.timings_ms.get("git", 0.0))
         quiet = not full and outcome.succeeded and not _changed(outcome.counts)
         return outcome, quiet
+
+    async def _report(self, result: SyncResult) -> None:
+        """Judge the health of the result's objects, tell the reporter, follow them."""
+        refs = tuple(o.ref for o in result.objects if o.action not in _NOT_FOLLOWED)
+        self.applied = refs
+        health: dict[ObjectRef, HealthResult] = {}
+        for ref in refs:
+            try:
+                obj: Obj | None = await self.store.get(ref)
+            except NotFound:
+                obj = None
+            except GitkrmError as e:
+                log.debug("source %s: health of %s not read: %s", self.name, ref, e.message)
+                continue
+            health[ref] = health_of(obj)
+        self.health = health
+        if self.reporter is None:
+            return
+        await self.reporter.record_sync(source_name=self.name, result=result, health=health)
+        if self.follower is not None:
+            self.follower.follow(self.name, result.revision, refs)
+
+    def health_summary(self) -> dict[str, Any]:
+        """The `status.health` of the GitSource: the aggregate health of the last sync."""
+        verdicts = [h.status for h in self.health.values()]
+        return {
+            "status": aggregate(verdicts).value,
+            "objects": len(verdicts),
+            "notCurrent": sum(1 for v in verdicts if v is not Health.CURRENT),
+        }
+
+    async def record_health(self, verdicts: Mapping[ObjectRef, HealthResult]) -> None:
+        """New verdicts for objects of the last sync (after waiting): into `status.health`."""
+        self.health.update({r: h for r, h in verdicts.items() if r in self.health})
+        summary = self.health_summary()
+        if self.status.get("health") != summary:
+            await self._write({**self.status, "health": summary})
+
+    async def set_report_state(self, report: dict[str, Any]) -> None:
+        """Write how the remote takes our reports into the GitSource status (`report`)."""
+        if self.status.get("report") == report:
+            return
+        await self._write({**self.status, "report": report})
 
     async def _progressing(self, revision: str) -> None:
         status = st.progressing(
@@ -230,6 +291,8 @@ class SourceRunner:
             now=st.now_rfc3339(),
             requested_at=requested,
         )
+        if self.health or outcome.succeeded:
+            status["health"] = self.health_summary()
         await self._write(status)
 
     async def _write(self, status: dict[str, Any]) -> None:

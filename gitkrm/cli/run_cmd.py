@@ -7,6 +7,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from gitkrm.agent import LogFormat, Outcome, Shutdown, configure
+from gitkrm.agent.duration import format_duration, parse_duration
 from gitkrm.agent.status import short, summary
 from gitkrm.errors import BadRequest
 
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from gitkrm.agent.agent import Agent, AgentOptions
 
 DEFAULT_LISTEN = "127.0.0.1:6443"
+DEFAULT_TIMEOUT = "5m"
 
 
 def add_parser(sub: Any) -> None:
@@ -37,7 +39,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--wait", action="store_true", help="with --once: wait until objects are healthy"
     )
-    p.add_argument("--timeout", metavar="DUR", help="with --wait: how long to wait")
+    p.add_argument(
+        "--timeout",
+        metavar="DUR",
+        help=f"with --wait: how long to wait (default {DEFAULT_TIMEOUT})",
+    )
     p.add_argument("--log-format", choices=[f.value for f in LogFormat], default="text")
     p.set_defaults(func=run)
 
@@ -51,27 +57,33 @@ def parse_listen(value: str) -> tuple[str, int]:
 
 def run(args: argparse.Namespace) -> int:
     from gitkrm.agent.agent import AgentOptions  # the agent's imports are heavy: only here
+    from gitkrm.controllers import ControllerOptions
 
     if args.wait and not args.once:
         raise BadRequest("--wait needs --once")
     if args.timeout is not None and not args.wait:
         raise BadRequest("--timeout needs --wait")
-    if args.wait:
-        raise BadRequest("--wait arrives with health checks; use --once without --wait for now")
+    timeout = parse_duration(args.timeout or DEFAULT_TIMEOUT, what="--timeout")
+    if timeout <= 0:
+        raise BadRequest("--timeout must be more than 0s")
     check_target(args)
     listen = parse_listen(args.listen)
+    # The embedded target (the only one so far) runs the bundled controllers; `--once`
+    # without --wait ends right after the sync, before they would have anything to do.
+    embedded = ControllerOptions() if not args.once or args.wait else None
     options = AgentOptions(
         state_dir=args.state,
         agent_name=agent_name(args),
         sources=tuple(sources(args)),
         apply_mode=apply_mode(args),
         listen=None if args.once else listen,
+        controllers=embedded,
     )
     configure(LogFormat(args.log_format))
-    return asyncio.run(_run(options, once=args.once))
+    return asyncio.run(_run(options, once=args.once, wait=timeout if args.wait else None))
 
 
-async def _run(options: AgentOptions, *, once: bool) -> int:
+async def _run(options: AgentOptions, *, once: bool, wait: float | None = None) -> int:
     from gitkrm.agent.agent import Agent, exit_code
 
     shutdown = Shutdown()
@@ -82,12 +94,49 @@ async def _run(options: AgentOptions, *, once: bool) -> int:
         if once:
             outcomes = await agent.sync_once(shutdown)
             _print_summary(agent, outcomes)
-            return exit_code(outcomes)
+            code = exit_code(outcomes)
+            if code == 0 and wait is not None and not shutdown.requested.is_set():
+                code = await _wait(agent, timeout=wait, shutdown=shutdown)
+            return code
         await agent.run(shutdown)
         return 0
     finally:
         await agent.close()
         shutdown.uninstall()
+
+
+async def _wait(agent: Agent, *, timeout: float, shutdown: Shutdown) -> int:  # noqa: ASYNC109
+    """`--wait`: run the controllers until every synced object is Current (0), one is
+    Failed or the time is up (1), printing what is still waited for."""
+    refs = agent.applied()
+    print(f"waiting up to {format_duration(timeout)} for {len(refs)} object(s) to be Current")
+    await agent.start_controllers()
+    waiting = asyncio.ensure_future(agent.wait_healthy(timeout=timeout))
+    stopped = asyncio.ensure_future(shutdown.requested.wait())
+    try:
+        await asyncio.wait({waiting, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopped.cancel()
+        if not waiting.done():
+            waiting.cancel()
+        await agent.stop_controllers()
+    if not waiting.done() or waiting.cancelled():
+        print("wait stopped: the agent was asked to stop")
+        return 1
+    result = waiting.result()
+    if result.ok:
+        print(f"all {len(refs)} object(s) are Current")
+        return 0
+    failed = result.failed
+    if failed:
+        print(f"{len(failed)} object(s) Failed:")
+        for ref, h in failed:
+            print(f"  {ref}: Failed ({h.message})")
+    else:
+        print(f"timed out after {format_duration(timeout)}; still waiting for:")
+        for line in result.describe():
+            print(f"  {line}")
+    return 1
 
 
 def _print_summary(agent: Agent, outcomes: list[Outcome]) -> None:

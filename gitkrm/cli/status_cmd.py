@@ -13,6 +13,7 @@ from gitkrm.agent import GITSOURCE_GVK, NAMESPACE
 from gitkrm.agent.status import READY, condition, short
 from gitkrm.errors import NotFound
 from gitkrm.krm import Obj, dump_yaml
+from gitkrm.report import status_health_text
 
 from .reader import open_reader
 from .source_flags import add_state_flag
@@ -43,6 +44,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"No sources in {args.state}.")
     else:
         print(table(summaries), end="")
+        health = status_health_text(args.state)
+        if health:
+            print()
+            print(health, end="" if health.endswith("\n") else "\n")
     return 0
 
 
@@ -81,13 +86,16 @@ def summarize(obj: Obj) -> dict[str, Any]:
         "lastError": status.get("lastError"),
         "errors": list(status.get("errors") or []),
         "timingsMs": dict(status.get("timingsMs") or {}),
+        "health": dict(status.get("health") or {}),
+        "report": dict(status.get("report") or {}),
         "conditions": list(status.get("conditions") or []),
     }
     return out
 
 
 def table(rows: Sequence[Mapping[str, Any]]) -> str:
-    headers = ["NAME", "REVISION", "READY", "SUSPENDED", "RESULT", *[c.upper() for c in COUNTS]]
+    headers = ["NAME", "REVISION", "READY", "HEALTH", "SUSPENDED", "RESULT"]
+    headers += [c.upper() for c in COUNTS]
     headers += ["LAST SYNC", "MESSAGE"]
     lines = [headers]
     for r in rows:
@@ -97,6 +105,7 @@ def table(rows: Sequence[Mapping[str, Any]]) -> str:
                 r["name"],
                 short(r["revision"]),
                 r["ready"],
+                (r.get("health") or {}).get("status") or "-",
                 str(r["suspended"]).lower(),
                 r["result"] or "-",
                 *[str(counts[c]) for c in COUNTS],

@@ -79,6 +79,6 @@ async def test_install_is_idempotent_and_upgrades(store: Store) -> None:
 def test_printer_columns_name_the_sync_state() -> None:
     version = crd.gitsource_crd()["spec"]["versions"][0]
     names = [c["name"] for c in version["additionalPrinterColumns"]]
-    assert names[:4] == ["URL", "Revision", "Ready", "Status"]
+    assert names[:5] == ["URL", "Revision", "Ready", "Health", "Status"]
     assert version["subresources"] == {"status": {}}
     assert GVK(group="gitkrm.io", version="v1alpha1", kind="GitSource") == crd.GITSOURCE_GVK

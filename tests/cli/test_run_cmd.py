@@ -23,7 +23,8 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
         (["--config", "y", "--branch", "b"], "--branch: describe the sources in --config instead"),
         (["--repo", "x", "--wait"], "--wait needs --once"),
         (["--repo", "x", "--once", "--timeout", "5m"], "--timeout needs --wait"),
-        (["--repo", "x", "--once", "--wait"], "--wait arrives with health checks"),
+        (["--repo", "x", "--once", "--wait", "--timeout", "0s"], "--timeout must be more"),
+        (["--repo", "x", "--once", "--wait", "--timeout", "9"], "--timeout '9' is not a duration"),
         (
             ["--repo", "x", "--kubeconfig", "k"],
             "--kubeconfig: the cluster target is not available yet",

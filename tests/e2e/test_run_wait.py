@@ -1,0 +1,125 @@
+"""`gitkrm run --once --wait`: the bundled controllers run until every synced object is
+Current (exit 0), one is Failed or the time is up (exit 1); and what the run writes back
+into the Git remote (a note per synced commit, the status branch)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from tests.e2e.e2e_support import gitkrm, gitsource_status, reader
+from tests.e2e.manifests import configmap, namespace
+from tests.source.source_gitrepo import RemoteRepo
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "sample-repo"
+
+CRASHLOOP = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: crasher
+  namespace: shop
+spec:
+  replicas: 1
+  progressDeadlineSeconds: 2
+  selector:
+    matchLabels: {app: crasher}
+  template:
+    metadata:
+      labels: {app: crasher}
+      annotations: {gitkrm.io/simulate: crashloop}
+    spec:
+      containers:
+      - name: main
+        image: busybox:1.36
+"""
+
+
+async def test_sample_repo_reaches_all_current(state: Path) -> None:
+    res = gitkrm(
+        "run", "--repo", str(SAMPLE), "--state", str(state), "--once", "--wait",
+        "--timeout", "60s", cwd=ROOT,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "object(s) are Current" in res.stdout
+    store = await reader(state)
+    try:
+        health = (await gitsource_status(store))["health"]
+    finally:
+        await store.close()
+    assert health["status"] == "Current"
+    assert health["notCurrent"] == 0
+    assert health["objects"] > 10
+
+
+async def test_a_crash_looping_deployment_fails_the_wait(
+    repo: RemoteRepo, state: Path, tmp_path: Path
+) -> None:
+    repo.write("ns.yaml", namespace("shop"))
+    repo.write("settings.yaml", configmap("settings", {"a": "b"}, namespace="shop"))
+    repo.write("crasher.yaml", CRASHLOOP)
+    repo.commit("a crash-looping deployment")
+    repo.push()
+    res = gitkrm(
+        "run", "--repo", repo.url, "--state", str(state), "--once", "--wait",
+        "--timeout", "60s", cwd=tmp_path,
+    )  # fmt: skip
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "Failed" in res.stdout
+    assert "shop/crasher" in res.stdout
+    assert "timed out" not in res.stdout
+
+
+async def test_the_timeout_names_what_is_still_waited_for(
+    repo: RemoteRepo, state: Path, tmp_path: Path
+) -> None:
+    slow = CRASHLOOP.replace("progressDeadlineSeconds: 2", "progressDeadlineSeconds: 600")
+    repo.write("ns.yaml", namespace("shop"))
+    repo.write("crasher.yaml", slow)
+    repo.commit("never ready, not failed yet")
+    repo.push()
+    res = gitkrm(
+        "run", "--repo", repo.url, "--state", str(state), "--once", "--wait",
+        "--timeout", "2s", cwd=tmp_path,
+    )  # fmt: skip
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "timed out after 2s" in res.stdout
+    assert "shop/crasher: InProgress" in res.stdout
+
+
+def test_wait_needs_once(state: Path, tmp_path: Path) -> None:
+    res = gitkrm("run", "--repo", str(SAMPLE), "--state", str(state), "--wait", cwd=tmp_path)
+    assert res.returncode == 2
+    assert "--wait needs --once" in res.stderr
+
+
+def test_run_once_writes_a_note_and_the_status_branch(
+    repo: RemoteRepo, state: Path, tmp_path: Path
+) -> None:
+    repo.write("ns.yaml", namespace("shop"))
+    repo.write("settings.yaml", configmap("settings", {"a": "b"}, namespace="shop"))
+    sha = repo.commit("two objects")
+    repo.push()
+    res = gitkrm(
+        "run", "--repo", repo.url, "--state", str(state), "--once", "--agent-name", "e2e",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    bare = repo.url
+    note = subprocess.run(
+        ["git", "-C", bare, "notes", "--ref", "gitkrm/e2e", "show", sha],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert note.returncode == 0, note.stderr
+    assert sha in note.stdout
+    assert "Succeeded" in note.stdout
+    status = subprocess.run(
+        ["git", "-C", bare, "show", "gitkrm/status:status/e2e.yaml"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert status.returncode == 0, status.stderr
+    assert sha in status.stdout
+    shown = gitkrm("status", "--state", str(state), cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert "settings" in shown.stdout
