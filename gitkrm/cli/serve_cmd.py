@@ -1,4 +1,5 @@
-"""`gitkrm serve`: the Kubernetes-compatible API of the embedded store (no Git)."""
+"""`gitkrm serve`: the Kubernetes-compatible API of the embedded store and its bundled
+controllers (no Git)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gitkrm.controllers import ControllerManager, ControllerOptions
 from gitkrm.errors import BadRequest
 from gitkrm.server import Bound, ServeOptions, parse_listen, serve
 from gitkrm.server.auth import load_token
@@ -81,9 +83,14 @@ async def _main(opts: ServeOptions, state: Path) -> None:
     def started(b: Bound) -> None:
         print(f"gitkrm: serving {b.url} (kubeconfig {b.kubeconfig})", file=sys.stderr, flush=True)
 
+    # The embedded target: the bundled controllers run on the store next to the API (a
+    # Deployment made with kubectl gets its ReplicaSet, pods and status).
+    controllers = ControllerManager(store=store, options=ControllerOptions())
     try:
+        await controllers.start()
         await serve(store, opts, started=started, stop=stop)
     finally:
+        await controllers.stop()
         await store.close()
 
 

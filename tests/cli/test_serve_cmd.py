@@ -51,6 +51,17 @@ def test_serve_then_kubectl_then_sigterm(tmp_path: Path) -> None:
                 timeout=60,
             ).stdout
             assert "kube-system" in [n["metadata"]["name"] for n in json.loads(out)["items"]]
+            # The bundled controllers run next to the API: their simulated nodes are there.
+            nodes = subprocess.run(
+                [str(KUBECTL), "get", "nodes", "-o", "json"],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+                timeout=60,
+            ).stdout
+            names = [n["metadata"]["name"] for n in json.loads(nodes)["items"]]
+            assert names == ["gitkrm-node-0", "gitkrm-node-1", "gitkrm-node-2"]
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=20) == 0
     finally:
