@@ -127,10 +127,10 @@ def _binding_subjects(obj: Obj, create: bool) -> None:
     for subject in obj.get("subjects") or ():
         if isinstance(subject, dict) and subject.get("apiGroup") is None:
             kind = subject.get("kind")
+            # A ServiceAccount's default is "" (SetDefaults_Subject), which the API leaves out
+            # (omitempty): storing it would make every sync see a change.
             if kind in ("User", "Group"):
                 subject["apiGroup"] = "rbac.authorization.k8s.io"
-            elif kind == "ServiceAccount":
-                subject["apiGroup"] = ""
 
 
 def _hpa(obj: Obj, create: bool) -> None:

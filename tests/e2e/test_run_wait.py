@@ -123,3 +123,16 @@ def test_run_once_writes_a_note_and_the_status_branch(
     shown = gitkrm("status", "--state", str(state), cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     assert "settings" in shown.stdout
+
+
+def test_a_second_sync_of_sample_repo_changes_nothing(state: Path) -> None:
+    """Defaults are stored as the API shows them (a ServiceAccount subject has no apiGroup):
+    a second sync finds every object unchanged and `gitkrm diff` finds no difference."""
+    flags = ("--repo", str(SAMPLE), "--state", str(state))
+    first = gitkrm("run", *flags, "--once", cwd=ROOT)
+    assert first.returncode == 0, first.stdout + first.stderr
+    second = gitkrm("run", *flags, "--once", cwd=ROOT)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert " 0 created, 0 configured, 0 pruned," in second.stdout
+    diff = gitkrm("diff", *flags, cwd=ROOT)
+    assert diff.returncode == 0, diff.stdout + diff.stderr
