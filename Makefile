@@ -13,11 +13,12 @@ $(BIN)/gitkrm: pyproject.toml
 
 install: $(BIN)/gitkrm
 
-# One sync of sample-repo into the embedded store (./.gitkrm), then its status. The command
+# One sync of sample-repo into the embedded store (./.gitkrm), waiting until every object is
+# Current (the bundled controllers run meanwhile), then its status. The command
 # ends (a quickstart check can run it); the long-lived agent is the last command it prints.
 run: install
 	$(BIN)/gitkrm validate sample-repo
-	$(BIN)/gitkrm run --repo sample-repo --state .gitkrm --once
+	$(BIN)/gitkrm run --repo sample-repo --state .gitkrm --once --wait --timeout 120s
 	$(BIN)/gitkrm status --state .gitkrm
 	@echo
 	@echo "sample-repo is synced into .gitkrm/store.db. Look at it:"
