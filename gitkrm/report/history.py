@@ -137,6 +137,20 @@ def _notes(git: _Git) -> dict[str, dict[str, str]]:
     return out
 
 
+def _note_order(git: _Git) -> dict[str, int]:
+    """commit -> when its note was first written, as a rank (higher: later), from the
+    history of the notes refs. Note times have one-second resolution and a shallow cache
+    can't tell which commit follows which: the notes refs' own history can."""
+    order: dict[str, int] = {}
+    for ref in _notes_refs(git):
+        out = git.run("log", "--reverse", "--diff-filter=A", "--name-only", "--format=", ref)
+        for line in out.splitlines():
+            sha = line.strip().replace("/", "")
+            if sha and sha not in order:
+                order[sha] = len(order)
+    return order
+
+
 def _records(
     git_dir: Path, notes: Mapping[str, Mapping[str, str]], commits: Iterable[str], flt: Filter
 ) -> dict[str, list[SyncRecord]]:
@@ -290,6 +304,7 @@ def state_history(
             "or read a repository with --repo)"
         )
     found: dict[str, tuple[CommitInfo, dict[tuple[str, str], SyncRecord]]] = {}
+    ranks: dict[str, int] = {}
     for cache in sorted(p for p in root.iterdir() if (p / "HEAD").is_file()):
         git = _Git(cache, isolated=True)
         notes = _notes(git)
@@ -297,6 +312,8 @@ def state_history(
         if not commits:
             continue
         records = _records(cache, notes, commits, flt)
+        for sha, rank in _note_order(git).items():
+            ranks[sha] = max(ranks.get(sha, -1), rank)
         infos = (
             {
                 c.sha: c
@@ -322,12 +339,13 @@ def state_history(
                 merged[(r.agent, r.source)] = r
     entries = [HistoryEntry(info, tuple(recs.values())) for info, recs in found.values()]
 
-    def newest(e: HistoryEntry) -> dt.datetime:
+    def newest(e: HistoryEntry) -> tuple[dt.datetime, int]:
         times = []
         for r in e.records:
             with contextlib.suppress(ValueError):
                 times.append(parse_time(r.time))
-        return max(times) if times else dt.datetime.min.replace(tzinfo=dt.UTC)
+        latest = max(times) if times else dt.datetime.min.replace(tzinfo=dt.UTC)
+        return latest, ranks.get(e.commit.sha, -1)
 
     entries.sort(key=newest, reverse=True)
     return entries[:limit]
