@@ -11,10 +11,11 @@ fields under fieldValidation=Warn) are appended to it.
 from __future__ import annotations
 
 import builtins
+import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from gitkrm.errors import BadRequest, GitkrmError
+from gitkrm.errors import BadRequest, GitkrmError, ServiceUnavailable
 from gitkrm.krm import GVK, FieldValidation, Obj, ObjectRef
 from gitkrm.schema import Registry
 from gitkrm.store.protocol import (
@@ -77,19 +78,28 @@ class SqliteStore:
             lock = db.WriterLock.acquire(path)
         try:
             conn = db.connect(path, read_only=read_only)
-            core = Core(
-                conn=conn,
-                registry=registry if registry is not None else Registry.builtin(),
-                read_only=read_only,
-                path=path,
-                options=Options(
-                    history_limit=history_limit,
-                    watch_queue_size=watch_queue_size,
-                    bookmark_interval=bookmark_interval,
-                    poll_interval=poll_interval,
-                ),
-            )
-            core.register_stored_crds()
+            try:
+                core = Core(
+                    conn=conn,
+                    registry=registry if registry is not None else Registry.builtin(),
+                    read_only=read_only,
+                    path=path,
+                    options=Options(
+                        history_limit=history_limit,
+                        watch_queue_size=watch_queue_size,
+                        bookmark_interval=bookmark_interval,
+                        poll_interval=poll_interval,
+                    ),
+                )
+                core.register_stored_crds()
+            except sqlite3.OperationalError as e:
+                conn.close()
+                if read_only and "no such table" in str(e):
+                    # The writer is still creating the schema (a reader opened a new store).
+                    raise ServiceUnavailable(
+                        f"store {path} is being initialized by its writer; try again"
+                    ) from e
+                raise
             store = cls(core, lock)
             if not read_only and core.rv == 0:
                 store._create_initial_namespaces()
