@@ -208,6 +208,24 @@ def read_txn(conn: sqlite3.Connection) -> Iterator[None]:
         conn.execute("COMMIT")
 
 
+_HELD: set[int] = set()
+"""The fds of the writer locks this process holds (see _forget_locks_in_child)."""
+
+
+def _forget_locks_in_child() -> None:
+    """A forked child (a render worker) must not keep the writer lock: an flock belongs to
+    the open file, which the child shares, so a worker outliving a killed agent would keep
+    the store locked. Closing the child's copy (never LOCK_UN: that would unlock the
+    parent) leaves the lock to the parent alone."""
+    for fd in list(_HELD):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _HELD.clear()
+
+
+os.register_at_fork(after_in_child=_forget_locks_in_child)
+
+
 @dataclass
 class WriterLock:
     """An flock'd `<db>.lock` file: at most one writer process per store file."""
@@ -232,11 +250,13 @@ class WriterLock:
         handle.truncate()
         handle.write(str(os.getpid()))
         handle.flush()
+        _HELD.add(handle.fileno())
         return cls(path=path, handle=handle)
 
     def release(self) -> None:
         if self.handle.closed:
             return
+        _HELD.discard(self.handle.fileno())
         with contextlib.suppress(OSError):
             self.handle.seek(0)
             self.handle.truncate()
