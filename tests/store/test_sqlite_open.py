@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from gitkrm.errors import ServiceUnavailable
-from gitkrm.store.sqlite import SqliteStore
-from gitkrm.store.sqlite import db
+from gitkrm.store.sqlite import SqliteStore, db
 from gitkrm.store.sqlite.db import WriterLock
 
 
