@@ -330,4 +330,32 @@ def _name_of(obj: Obj) -> str:
 
 def _invalid(obj: Obj, gvk: GVK, causes: list[Cause]) -> Invalid:
     unique = list(dict.fromkeys(causes))
+    if gvk.group == "" and gvk.kind == "Secret":
+        unique = _mask_secret_values(obj, unique)
     return Invalid.for_object(kind=gvk.kind, group=gvk.group, name=_name_of(obj), causes=unique)
+
+
+REDACTED = '"[redacted]"'
+
+
+def _mask_secret_values(obj: Obj, causes: list[Cause]) -> list[Cause]:
+    """A Secret's values never appear in an error: errors reach logs, Git and GitSource status.
+
+    Each value is masked as the messages show it (`fielderrors.show`), whatever its type.
+    """
+    shown = [
+        fe.show(value)
+        for key in ("data", "stringData")
+        if isinstance(section := obj.get(key), dict)
+        for value in section.values()
+    ]
+    shown = sorted({v for v in shown if v not in ("null", '""')}, key=len, reverse=True)
+    if not shown:
+        return causes
+    masked = []
+    for cause in causes:
+        message = cause.message
+        for text in shown:
+            message = message.replace(text, REDACTED)
+        masked.append(Cause(type=cause.type, message=message, field=cause.field))
+    return masked
