@@ -16,6 +16,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 
+from benchmarks.workload import deployment, service
 from gitkrm.patch import (
     PatchMeta,
     apply_strategic_merge_patch,
@@ -45,49 +46,6 @@ DEPLOYMENT = "io.k8s.api.apps.v1.Deployment"
 SERVICE = "io.k8s.api.core.v1.Service"
 POD = "io.k8s.api.core.v1.Pod"
 CONFIGMAP = "io.k8s.api.core.v1.ConfigMap"
-
-
-def deployment(i: int) -> dict[str, Any]:
-    """The Deployment of the W10k workload (DESIGN.md section 6)."""
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {
-            "name": f"app-{i}",
-            "namespace": f"team-{i % 20}",
-            "labels": {"app": f"app-{i}", "tier": "web"},
-        },
-        "spec": {
-            "replicas": 3,
-            "selector": {"matchLabels": {"app": f"app-{i}"}},
-            "template": {
-                "metadata": {"labels": {"app": f"app-{i}"}},
-                "spec": {
-                    "containers": [
-                        {
-                            "name": "web",
-                            "image": f"nginx:1.{i % 30}",
-                            "ports": [{"containerPort": 80}],
-                            "env": [
-                                {"name": "MODE", "value": "prod"},
-                                {"name": "IDX", "value": str(i)},
-                            ],
-                            "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}},
-                        }
-                    ]
-                },
-            },
-        },
-    }
-
-
-def service(i: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": {"name": f"app-{i}", "namespace": f"team-{i % 20}"},
-        "spec": {"selector": {"app": f"app-{i}"}, "ports": [{"port": 80, "targetPort": 80}]},
-    }
 
 
 def pod_spec(m: PatchMeta) -> PatchMeta:
