@@ -14,7 +14,7 @@ import contextlib
 import copy
 import dataclasses
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,6 +63,8 @@ class Agent:
     def __init__(self, options: AgentOptions) -> None:
         unique_names(options.sources)
         self.options = options
+        # Set once the API server runs: sync durations go into its /metrics.
+        self.observe_sync: Callable[[str, str, float], None] | None = None
         self.store: Store | None = None
         self.runners: dict[str, SourceRunner] = {}
         self.workers: dict[str, SourceWorker] = {}
@@ -101,6 +103,7 @@ class Agent:
                 reporter=self.reporter,
                 follower=self.follower,
             )
+            runner.observe = self._observe
             self.runners[config.name] = runner
             if self.reporter is not None:
                 self.reporter.register(config.name, runner.source)
@@ -212,6 +215,10 @@ class Agent:
                 outcomes.append(outcome)
         return outcomes
 
+    def _observe(self, source: str, result: str, seconds: float) -> None:
+        if self.observe_sync is not None:
+            self.observe_sync(source, result, seconds)
+
     # -- long-lived --------------------------------------------------------------------
 
     async def run(self, shutdown: Shutdown) -> None:
@@ -223,6 +230,7 @@ class Agent:
             api = ApiService(store, host=host, port=port, state_dir=self.options.state_dir)
             await api.start()
             shutdown.install()  # again: uvicorn took the signals when it started
+            self.observe_sync = api.observe_sync
         try:
             await self.start_controllers()
             await self._run(shutdown)

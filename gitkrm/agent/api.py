@@ -14,8 +14,10 @@ from pathlib import Path
 
 from gitkrm.errors import InternalError
 from gitkrm.server import Bound, ServeOptions, serve
+from gitkrm.server.metrics import Metrics
 from gitkrm.store import Store
 from gitkrm.store.sqlite import SqliteStore
+from gitkrm.store.sqlite.stats import object_counts
 
 log = logging.getLogger("gitkrm.agent")
 
@@ -28,6 +30,8 @@ class ApiService:
             raise InternalError("the API server serves the embedded store only")
         self._store = store
         self._options = ServeOptions(host=host, port=port, state_dir=state_dir).secured()
+        # The agent's own registry, so `/metrics` shows its sync durations too.
+        self.metrics = Metrics(lambda: object_counts(store))
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.bound: Bound | None = None
@@ -40,7 +44,13 @@ class ApiService:
             started.set()
 
         self._task = asyncio.create_task(
-            serve(self._store, self._options, started=on_started, stop=self._stop),
+            serve(
+                self._store,
+                self._options,
+                started=on_started,
+                stop=self._stop,
+                metrics=self.metrics,
+            ),
             name="gitkrm-api",
         )
         waiting = asyncio.ensure_future(started.wait())
@@ -61,3 +71,6 @@ class ApiService:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+
+    def observe_sync(self, source: str, result: str, seconds: float) -> None:
+        self.metrics.sync_duration.labels(source=source, result=result).observe(seconds)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +90,8 @@ class SourceRunner:
         self.store = store
         self.reporter = reporter
         self.follower = follower
+        # Called with (source, result, seconds) after each sync: the API server's metrics.
+        self.observe: Callable[[str, str, float], None] | None = None
         self.agent_name = agent_name
         self.apply_mode = apply_mode
         self.git_cache = git_cache
@@ -280,6 +282,9 @@ class SourceRunner:
             trigger=trigger,
         )
         log_sync(fields, errors=tuple(outcome.errors), level=logging.DEBUG if quiet else 0)
+        if self.observe is not None:
+            seconds = sum(outcome.timings_ms.values()) / 1000
+            self.observe(self.name, "Succeeded" if outcome.succeeded else "Failed", seconds)
         previous = self.last_outcome
         self.last_outcome = outcome
         if quiet and previous is not None and previous.succeeded:

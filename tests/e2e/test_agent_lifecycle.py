@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+import urllib.request
 from pathlib import Path
 
 import yaml
@@ -187,8 +188,25 @@ async def test_drift_requests_and_suspend_through_the_api(
             return (await _data(state, "app") or {}).get("color") == "green"
 
         await wait_for(set_back, what="the drift set back at the next interval")
+        # The agent's syncs are counted in the API server's /metrics.
+        metrics = _metrics(server)
+        counted = [
+            line
+            for line in metrics.splitlines()
+            if line.startswith("gitkrm_sync_duration_seconds_count")
+            and 'source="default"' in line
+            and 'result="Succeeded"' in line
+        ]
+        assert counted, metrics
+        assert float(counted[0].rsplit(" ", 1)[1]) >= 2
         assert agent.stop() == 0
     assert (await read_status(state)).get("observedGeneration") == 3
+
+
+def _metrics(server: str) -> str:
+    with urllib.request.urlopen(f"{server}/metrics", timeout=10) as resp:
+        text: str = resp.read().decode()
+    return text
 
 
 async def _true(value: bool) -> bool:
