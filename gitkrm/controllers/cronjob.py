@@ -23,7 +23,6 @@ from gitkrm.controllers.kinds import CRONJOB, JOB
 from gitkrm.controllers.objects import (
     OWNER_INDEX,
     being_deleted,
-    controller_ref,
     owner_index,
     owner_ref,
     parse_time,
@@ -96,13 +95,7 @@ class CronJobController(Controller):
         self.cronjobs = self.watch(CRONJOB, primary=True)
         self.jobs = self.watch(JOB)
         self.jobs.add_index(OWNER_INDEX, owner_index)
-        self.jobs.add_handler(self._on_job)
-
-    def _on_job(self, old: Obj | None, new: Obj | None) -> None:
-        for obj in (old, new):
-            ref = controller_ref(obj) if obj is not None else None
-            if obj is not None and ref is not None and ref.get("kind") == "CronJob":
-                self.queue.add((obj["metadata"].get("namespace") or "", str(ref.get("name"))))
+        self.jobs.add_handler(self.enqueue_owner("CronJob"))
 
     async def reconcile(self, key: Key) -> float | None:
         cj = self.cronjobs.get_key(key)

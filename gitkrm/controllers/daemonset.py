@@ -20,7 +20,6 @@ from gitkrm.controllers.kinds import CONTROLLER_REVISION, DAEMONSET, NODE, POD
 from gitkrm.controllers.objects import (
     OWNER_INDEX,
     being_deleted,
-    controller_ref,
     labels,
     owner_index,
     pod_active,
@@ -71,17 +70,11 @@ class DaemonSetController(Controller):
         self.pods = self.watch(POD)
         self.pods.add_index(OWNER_INDEX, owner_index)
         self.pods.add_index(ORPHAN_INDEX, orphan_index)
-        self.pods.add_handler(self._on_pod)
+        self.pods.add_handler(self.enqueue_owner("DaemonSet"))
         self.nodes = self.watch(NODE)
         self.nodes.add_handler(self._on_node)
         self.revisions = self.watch(CONTROLLER_REVISION)
         self.revisions.add_index(OWNER_INDEX, owner_index)
-
-    def _on_pod(self, old: Obj | None, new: Obj | None) -> None:
-        for obj in (old, new):
-            ref = controller_ref(obj) if obj is not None else None
-            if obj is not None and ref is not None and ref.get("kind") == "DaemonSet":
-                self.queue.add((obj["metadata"].get("namespace") or "", str(ref.get("name"))))
 
     def _on_node(self, old: Obj | None, new: Obj | None) -> None:
         if (

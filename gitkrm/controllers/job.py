@@ -23,7 +23,6 @@ from gitkrm.controllers.objects import (
     annotations_of,
     being_deleted,
     conditions_of,
-    controller_ref,
     get_condition,
     now_rfc3339,
     owner_index,
@@ -79,13 +78,7 @@ class JobController(Controller):
         self.pods = self.watch(POD)
         self.pods.add_index(OWNER_INDEX, owner_index)
         self.pods.add_index(ORPHAN_INDEX, orphan_index)
-        self.pods.add_handler(self._on_pod)
-
-    def _on_pod(self, old: Obj | None, new: Obj | None) -> None:
-        for obj in (old, new):
-            ref = controller_ref(obj) if obj is not None else None
-            if obj is not None and ref is not None and ref.get("kind") == "Job":
-                self.queue.add((obj["metadata"].get("namespace") or "", str(ref.get("name"))))
+        self.pods.add_handler(self.enqueue_owner("Job"))
 
     async def _delete_pods(self, pods: list[Obj]) -> None:
         results = await asyncio.gather(

@@ -13,12 +13,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
 from gitkrm.controllers.allkinds import AllKinds
 from gitkrm.controllers.informer import Informer, Informers, Key, key_of
+from gitkrm.controllers.objects import controller_ref
 from gitkrm.controllers.options import ControllerOptions
 from gitkrm.controllers.queue import ShutDown, WorkQueue
 from gitkrm.controllers.writer import Writer
@@ -101,6 +102,17 @@ class Controller:
 
     def enqueue(self, key: Key) -> None:
         self.queue.add(key)
+
+    def enqueue_owner(self, kind: str) -> Callable[[Obj | None, Obj | None], None]:
+        """An informer handler queueing the `kind` that controls the changed object."""
+
+        def handler(old: Obj | None, new: Obj | None) -> None:
+            for obj in (old, new):
+                ref = controller_ref(obj) if obj is not None else None
+                if obj is not None and ref is not None and ref.get("kind") == kind:
+                    self.queue.add((obj["metadata"].get("namespace") or "", str(ref.get("name"))))
+
+        return handler
 
     def enqueue_after(self, key: Key, delay: float) -> None:
         self.queue.add_after(key, delay)

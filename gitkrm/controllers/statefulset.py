@@ -23,7 +23,6 @@ from gitkrm.controllers.kinds import CONTROLLER_REVISION, POD, PVC, STATEFULSET
 from gitkrm.controllers.objects import (
     OWNER_INDEX,
     being_deleted,
-    controller_ref,
     labels,
     owner_index,
     owner_ref,
@@ -66,17 +65,11 @@ class StatefulSetController(Controller):
         self.pods = self.watch(POD)
         self.pods.add_index(OWNER_INDEX, owner_index)
         self.pods.add_index(ORPHAN_INDEX, orphan_index)
-        self.pods.add_handler(self._on_owned)
+        self.pods.add_handler(self.enqueue_owner("StatefulSet"))
         self.claims = self.watch(PVC)
         self.claims.add_handler(self._on_claim)
         self.revisions = self.watch(CONTROLLER_REVISION)
         self.revisions.add_index(OWNER_INDEX, owner_index)
-
-    def _on_owned(self, old: Obj | None, new: Obj | None) -> None:
-        for obj in (old, new):
-            ref = controller_ref(obj) if obj is not None else None
-            if obj is not None and ref is not None and ref.get("kind") == "StatefulSet":
-                self.queue.add((obj["metadata"].get("namespace") or "", str(ref.get("name"))))
 
     def _on_claim(self, old: Obj | None, new: Obj | None) -> None:
         obj = new if new is not None else old
