@@ -7,8 +7,13 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from gitkrm.errors import BadRequest
+from gitkrm.store.kube.client import ClientOptions
+from gitkrm.store.kube.store import KubeStore
 from gitkrm.store.protocol import Store
 from gitkrm.store.sqlite.store import SqliteStore
+
+_KUBE_NUMBERS = {"qps": float, "burst": int, "concurrency": int, "timeout": float}
+_KUBE_KEYS = frozenset({"kubeconfig", "context", "http2", *_KUBE_NUMBERS})
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,10 +50,48 @@ async def open_store(url: str, **options: Any) -> Store:
     sqlite options: read_only (a reader process: no writer lock, writes refused),
     history_limit (revisions of history kept for watch and continue), registry,
     watch_queue_size, bookmark_interval, poll_interval (seconds; read_only watches).
+
+    kube options (in the query or as keywords; keywords win): kubeconfig, context (the
+    pod's service account without a kubeconfig), qps, burst, concurrency, timeout
+    (seconds), http2.
     """
     target = parse_store_url(url)
     if target.scheme == "sqlite":
         return SqliteStore.open(target.path, **options)
     if target.scheme == "kube":
-        raise BadRequest("store URL kube://: the cluster target is not available yet")
-    raise BadRequest(f"store URL {url!r}: unknown scheme {target.scheme!r} (use sqlite://)")
+        return open_kube(target, **options)
+    raise BadRequest(
+        f"store URL {url!r}: unknown scheme {target.scheme!r} (use sqlite:// or kube://)"
+    )
+
+
+def _flag(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    return str(value).lower() in ("1", "true", "yes", "on")
+
+
+def open_kube(target: StoreURL, **options: Any) -> KubeStore:
+    """The cluster target of a `kube://?kubeconfig=..&context=..&qps=..` URL."""
+    merged: dict[str, Any] = {k: v[-1] for k, v in target.query.items()}
+    merged.update(options)
+    unknown = sorted(set(merged) - _KUBE_KEYS)
+    if unknown:
+        raise BadRequest(
+            f"store URL kube://: unknown option {unknown[0]!r} "
+            f"(use {', '.join(sorted(_KUBE_KEYS))})"
+        )
+    numbers: dict[str, Any] = {}
+    for key, kind in _KUBE_NUMBERS.items():
+        if merged.get(key) is not None:
+            try:
+                numbers[key] = kind(merged[key])
+            except (TypeError, ValueError):
+                raise BadRequest(f"store URL kube://: {key}={merged[key]!r} is no number") from None
+    client = ClientOptions(http2=_flag(merged.get("http2", False)), **numbers)
+    kubeconfig = merged.get("kubeconfig")
+    return KubeStore.from_kubeconfig(
+        str(kubeconfig) if kubeconfig else None,
+        context=merged.get("context") or None,
+        options=client,
+    )

@@ -1,12 +1,12 @@
-"""One contract for every Store: the same tests against `sqlite://` and, through the
-official kubernetes client, against the HTTP API of a real server (what `kube://` will
-be: the cluster target's client side comes with its own issue)."""
+"""One contract for every Store: the same tests against `sqlite://`, against the HTTP API
+of a real server through `kube://` (KubeStore, over TLS with a bearer token), and through
+the official kubernetes client (a second, independent client of the same API)."""
 
 from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +14,8 @@ import pytest
 
 from gitkrm.errors import AlreadyExists, BadRequest, Conflict, Expired, NotFound
 from gitkrm.krm import GVK, ObjectRef
-from gitkrm.server import ServerThread
+from gitkrm.server import ServeOptions, ServerThread
+from gitkrm.server.tls import generate_self_signed
 from gitkrm.store import (
     BatchOp,
     BatchOpKind,
@@ -24,6 +25,7 @@ from gitkrm.store import (
     Store,
     open_store,
 )
+from gitkrm.store.kube import KubeStore
 from gitkrm.store.sqlite import SqliteStore
 from tests.server.kube_store import KubeClientStore
 
@@ -43,13 +45,32 @@ async def _compact_all(s: SqliteStore) -> None:
     s.compact(s.resource_version)
 
 
-@pytest.fixture(params=["sqlite", "kube"])
-async def c(request: pytest.FixtureRequest, api: ServerThread) -> AsyncIterator[Contract]:
+@pytest.fixture(scope="module")
+def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerThread]:
+    """A server that wants TLS and a bearer token, as a cluster does."""
+    state = tmp_path_factory.mktemp("secured")
+    tls = generate_self_signed(state, ["127.0.0.1", "localhost"])
+    options = ServeOptions(port=0, token="c0ntract", tls=tls, state_dir=state)
+    with ServerThread(options=options) as server:
+        yield server
+
+
+@pytest.fixture(params=["sqlite", "kube", "kube-client"])
+async def c(
+    request: pytest.FixtureRequest, api: ServerThread, secured: ServerThread
+) -> AsyncIterator[Contract]:
     if request.param == "sqlite":
         sq = await open_store("sqlite:///:memory:")
         assert isinstance(sq, SqliteStore)
         store: Store = sq
         compact: Callable[[], None] = lambda: sq.compact(sq.resource_version)  # noqa: E731
+    elif request.param == "kube":
+        assert secured.bound is not None
+        assert secured.bound.kubeconfig is not None
+        assert secured.url.startswith("https://")
+        store = await open_store(f"kube://?kubeconfig={secured.bound.kubeconfig}")
+        assert isinstance(store, KubeStore)
+        compact = lambda: secured.run(_compact_all)  # noqa: E731
     else:
         assert api.bound is not None
         assert api.bound.kubeconfig is not None

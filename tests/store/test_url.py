@@ -32,7 +32,10 @@ def test_sqlite_urls(url: str, path: str) -> None:
         ("sqlite://store.db", "use sqlite:///relative"),
         ("sqlite:///", "names no database file"),
         ("postgres://x", "unknown scheme 'postgres'"),
-        ("kube://?kubeconfig=/k", "not available yet"),
+        ("kube://?kubeconfig=/nonexistent/k", "kubeconfig /nonexistent/k: No such file"),
+        ("kube://?kubeconfig=/k&qps=fast", "qps='fast' is no number"),
+        ("kube://?kubeconfig=/k&colour=red", "unknown option 'colour'"),
+        ("kube://?context=c", "a context needs a kubeconfig"),
     ],
 )
 async def test_bad_urls(url: str, message: str) -> None:

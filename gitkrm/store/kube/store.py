@@ -1,0 +1,360 @@
+"""KubeStore: the Store protocol over a Kubernetes API (the cluster target, DESIGN.md 2).
+
+Each call is one REST request (a watch: a stream; a batch: many requests) through
+`KubeClient`, which rate-limits, bounds and retries them. Kinds are mapped to resources by
+the cached `Discovery`. Semantics are the API server's own: the same objects, revisions and
+errors the embedded store gives, except that a batch is best-effort (see `batch`).
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, Final
+
+import orjson
+
+from gitkrm.errors import BadRequest
+from gitkrm.krm import GVK, FieldValidation, Obj, ObjectRef
+from gitkrm.store.kube.batch import run_batch
+from gitkrm.store.kube.client import ClientOptions, KubeClient, encode_params
+from gitkrm.store.kube.discovery import Discovery, Resource
+from gitkrm.store.kube.kubeconfig import ClusterConfig, in_cluster_config, load_kubeconfig
+from gitkrm.store.kube.watch import WatchRequest, initial_events, stream_events
+from gitkrm.store.protocol import (
+    BatchOp,
+    BatchOpKind,
+    PatchType,
+    Preconditions,
+    Propagation,
+    WatchEvent,
+)
+
+PATCH_CONTENT: Final = {
+    "json": "application/json-patch+json",
+    "merge": "application/merge-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+    "apply": "application/apply-patch+yaml",  # JSON is YAML: sent as JSON
+}
+CRD_GROUP: Final = "apiextensions.k8s.io"
+WATCH_LIST_PAGE: Final = 1000
+
+
+def _md(obj: Obj) -> dict[str, Any]:
+    md = obj.get("metadata")
+    if not isinstance(md, dict):
+        raise BadRequest("object has no metadata")
+    return md
+
+
+def _name(obj: Obj) -> str:
+    name = _md(obj).get("name")
+    if not isinstance(name, str) or not name:
+        raise BadRequest(f"{obj.get('kind') or 'object'} has no metadata.name")
+    return name
+
+
+class KubeStore:
+    """The Store protocol against one cluster (see the module docstring)."""
+
+    def __init__(self, config: ClusterConfig, options: ClientOptions | None = None) -> None:
+        self.config = config
+        self.client = KubeClient(config, options)
+        self.discovery = Discovery(self.client)
+
+    @classmethod
+    def from_kubeconfig(
+        cls,
+        kubeconfig: str | None = None,
+        *,
+        context: str | None = None,
+        options: ClientOptions | None = None,
+    ) -> KubeStore:
+        """A kubeconfig context, or the pod's service account when `kubeconfig` is None."""
+        if kubeconfig:
+            config = load_kubeconfig(kubeconfig, context=context)
+        else:
+            if context:
+                raise BadRequest("a context needs a kubeconfig (kube://?kubeconfig=PATH&context=)")
+            config = in_cluster_config()
+        return cls(config, options)
+
+    # -- plumbing ------------------------------------------------------------------------
+
+    async def _resource(self, group: str, version: str | None, kind: str) -> Resource:
+        return await self.discovery.resource(group, version or None, kind)
+
+    async def _of_obj(self, obj: Obj) -> Resource:
+        gvk = GVK.of(obj)
+        return await self._resource(gvk.group, gvk.version, gvk.kind)
+
+    async def _of_ref(self, ref: ObjectRef) -> Resource:
+        return await self._resource(ref.group, ref.version, ref.kind)
+
+    @staticmethod
+    def _write_params(
+        *,
+        dry_run: bool,
+        field_manager: str | None,
+        force: bool = False,
+        field_validation: FieldValidation | str,
+    ) -> list[tuple[str, str]]:
+        return encode_params(
+            {
+                "dryRun": "All" if dry_run else None,
+                "fieldManager": field_manager,
+                "force": force,
+                "fieldValidation": str(FieldValidation(field_validation)),
+            }
+        )
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Sequence[tuple[str, str]] = (),
+        body: Any = None,
+        content_type: str = "application/json",
+    ) -> Obj:
+        data = None if body is None else orjson.dumps(body)
+        out: Obj = await self.client.request(
+            method, path, params=params, body=data, content_type=content_type
+        )
+        return out
+
+    def _wrote(self, res: Resource) -> None:
+        if res.group == CRD_GROUP and res.kind == "CustomResourceDefinition":
+            self.discovery.invalidate()  # its kind is served (or gone) soon
+
+    # -- reads ---------------------------------------------------------------------------
+
+    async def get(self, ref: ObjectRef) -> Obj:
+        res = await self._of_ref(ref)
+        return await self._call("GET", res.path(ref.namespace, ref.name))
+
+    async def list(
+        self,
+        gvk: GVK,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+        resource_version: str | None = None,
+    ) -> Obj:
+        res = await self._resource(gvk.group, gvk.version, gvk.kind)
+        params = encode_params(
+            {
+                "labelSelector": label_selector,
+                "fieldSelector": field_selector,
+                "limit": limit,
+                "continue": continue_,
+                "resourceVersion": resource_version,
+            }
+        )
+        out = await self._call("GET", res.path(namespace), params=params)
+        items = out.get("items")
+        if items:
+            api_version = GVK(group=res.group, version=res.version, kind=res.kind).api_version
+            for item in items:  # the API server leaves them out of list items
+                if "kind" not in item:
+                    item["apiVersion"] = api_version
+                    item["kind"] = res.kind
+        return out
+
+    # -- writes --------------------------------------------------------------------------
+
+    async def create(
+        self,
+        obj: Obj,
+        *,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        force: bool = False,
+        field_validation: FieldValidation | str = FieldValidation.STRICT,
+    ) -> Obj:
+        res = await self._of_obj(obj)
+        params = self._write_params(
+            dry_run=dry_run, field_manager=field_manager, field_validation=field_validation
+        )
+        path = res.path(_md(obj).get("namespace") or "default")
+        out = await self._call("POST", path, params=params, body=obj)
+        self._wrote(res)
+        return out
+
+    async def update(
+        self,
+        obj: Obj,
+        *,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        force: bool = False,
+        field_validation: FieldValidation | str = FieldValidation.STRICT,
+    ) -> Obj:
+        res = await self._of_obj(obj)
+        params = self._write_params(
+            dry_run=dry_run, field_manager=field_manager, field_validation=field_validation
+        )
+        path = res.path(_md(obj).get("namespace"), _name(obj))
+        out = await self._call("PUT", path, params=params, body=obj)
+        self._wrote(res)
+        return out
+
+    async def update_status(
+        self,
+        obj: Obj,
+        *,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        force: bool = False,
+        field_validation: FieldValidation | str = FieldValidation.STRICT,
+    ) -> Obj:
+        res = await self._of_obj(obj)
+        params = self._write_params(
+            dry_run=dry_run, field_manager=field_manager, field_validation=field_validation
+        )
+        path = res.path(_md(obj).get("namespace"), _name(obj)) + "/status"
+        return await self._call("PUT", path, params=params, body=obj)
+
+    async def patch(
+        self,
+        ref: ObjectRef,
+        patch: Any,
+        patch_type: PatchType,
+        *,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        force: bool = False,
+        field_validation: FieldValidation | str = FieldValidation.STRICT,
+    ) -> Obj:
+        content_type = PATCH_CONTENT.get(patch_type)
+        if content_type is None:
+            raise BadRequest(f"patch type {patch_type!r}: use json, merge, strategic or apply")
+        if force and patch_type != "apply":
+            raise BadRequest("force is only for apply patches (server-side apply)")
+        res = await self._of_ref(ref)
+        params = self._write_params(
+            dry_run=dry_run,
+            field_manager=field_manager,
+            force=force,
+            field_validation=field_validation,
+        )
+        path = res.path(ref.namespace, ref.name)
+        body = patch if not isinstance(patch, bytes | str) else None
+        if body is None:  # already serialized
+            raw = patch.encode() if isinstance(patch, str) else patch
+            out: Obj = await self.client.request(
+                "PATCH", path, params=params, body=raw, content_type=content_type
+            )
+        else:
+            out = await self._call(
+                "PATCH", path, params=params, body=body, content_type=content_type
+            )
+        self._wrote(res)
+        return out
+
+    async def delete(
+        self,
+        ref: ObjectRef,
+        *,
+        propagation: Propagation | str | None = None,
+        preconditions: Preconditions | None = None,
+        dry_run: bool = False,
+    ) -> Obj:
+        res = await self._of_ref(ref)
+        body: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        if propagation is not None:
+            body["propagationPolicy"] = str(Propagation(propagation))
+        if preconditions is not None:
+            pre = {"uid": preconditions.uid, "resourceVersion": preconditions.resource_version}
+            body["preconditions"] = {k: v for k, v in pre.items() if v is not None}
+        if dry_run:
+            body["dryRun"] = ["All"]
+        out = await self._call("DELETE", res.path(ref.namespace, ref.name), body=body)
+        self._wrote(res)
+        return out
+
+    # -- watch ---------------------------------------------------------------------------
+
+    async def watch(
+        self,
+        gvk: GVK,
+        namespace: str | None = None,
+        resource_version: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        allow_bookmarks: bool = False,
+    ) -> AsyncIterator[WatchEvent]:
+        """Events of a kind; without a revision (or "0"), the current objects first as
+        ADDED. Resumes after dropped connections; `Expired` when the revision is gone."""
+        res = await self._resource(gvk.group, gvk.version, gvk.kind)
+        req = WatchRequest(
+            path=res.path(namespace),
+            api_version=GVK(group=res.group, version=res.version, kind=res.kind).api_version,
+            kind=res.kind,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            allow_bookmarks=allow_bookmarks,
+        )
+        rv = resource_version
+        if not rv or rv == "0":
+
+            async def page(token: str | None) -> Obj:
+                return await self.list(
+                    GVK(group=res.group, version=res.version, kind=res.kind),
+                    namespace=namespace,
+                    label_selector=label_selector,
+                    field_selector=field_selector,
+                    limit=WATCH_LIST_PAGE,
+                    continue_=token,
+                )
+
+            events, rv = await initial_events(req, page)
+            for ev in events:
+                yield ev
+            del events
+        async for ev in stream_events(self.client, req, rv):
+            yield ev
+
+    # -- batch and close -----------------------------------------------------------------
+
+    async def batch(
+        self,
+        ops: Sequence[BatchOp],
+        *,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        field_validation: FieldValidation | str = FieldValidation.STRICT,
+    ) -> builtins.list[Obj]:
+        """Best-effort, concurrent (see gitkrm.store.kube.batch): every op is tried, and
+        the first failed op's error is raised after the others completed."""
+
+        async def run(op: BatchOp) -> Obj:
+            if op.op is BatchOpKind.DELETE:
+                assert op.ref is not None
+                return await self.delete(
+                    op.ref,
+                    propagation=op.propagation,
+                    preconditions=op.preconditions,
+                    dry_run=dry_run,
+                )
+            opts: dict[str, Any] = {
+                "dry_run": dry_run,
+                "field_manager": field_manager,
+                "field_validation": field_validation,
+            }
+            if op.op is BatchOpKind.PATCH:
+                assert op.ref is not None
+                return await self.patch(op.ref, op.patch, op.patch_type, **opts)
+            assert op.obj is not None
+            if op.op is BatchOpKind.CREATE:
+                return await self.create(op.obj, **opts)
+            if op.op is BatchOpKind.UPDATE:
+                return await self.update(op.obj, **opts)
+            return await self.update_status(op.obj, **opts)
+
+        return await run_batch(ops, run, concurrency=self.client.options.concurrency)
+
+    async def close(self) -> None:
+        await self.client.close()
