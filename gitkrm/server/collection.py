@@ -9,8 +9,8 @@ from gitkrm.errors import MethodNotAllowed
 from gitkrm.krm import ObjectRef
 from gitkrm.server.context import ServerContext, include_object
 from gitkrm.server.negotiation import Output, negotiate_object
-from gitkrm.server.objects import decoded_object, delete_options_body
-from gitkrm.server.params import delete_params, list_params, write_params
+from gitkrm.server.objects import decoded_object, delete_options_body, params_of
+from gitkrm.server.params import delete_params, list_params
 from gitkrm.server.paths import Target
 from gitkrm.server.responses import json_response, object_response
 from gitkrm.server.tables import table
@@ -71,12 +71,12 @@ async def list_or_watch(ctx: ServerContext, request: Request, target: Target) ->
 
 async def create(ctx: ServerContext, request: Request, target: Target) -> Response:
     require_namespace(target)
-    wp = write_params(request.query_params, kind="CreateOptions")
+    wp = params_of(request, "CreateOptions")
     obj, warnings = await decoded_object(ctx, request, target, wp.field_validation)
     out = await ctx.store.create(
         obj,
         dry_run=wp.dry_run,
-        field_manager=wp.field_manager,
+        field_manager=wp.manager,
         field_validation=wp.field_validation,
         warnings=warnings,
     )

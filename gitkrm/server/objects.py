@@ -8,21 +8,22 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
-from gitkrm.errors import BadRequest, UnsupportedMediaType
+from gitkrm.errors import BadRequest
 from gitkrm.krm import FieldValidation, Obj
-from gitkrm.server.bodies import check_object, decode_body, decode_json
+from gitkrm.server.bodies import check_object, decode_apply, decode_body, decode_json
 from gitkrm.server.context import ServerContext, include_object
 from gitkrm.server.limits import read_body
 from gitkrm.server.negotiation import Output, body_format, negotiate_object, patch_type
-from gitkrm.server.params import delete_params, write_params
+from gitkrm.server.params import (
+    WriteParams,
+    check_patch_options,
+    delete_params,
+    write_params,
+)
 from gitkrm.server.paths import Target
 from gitkrm.server.responses import json_response, object_response, success_status
 from gitkrm.server.tables import table
-
-_APPLY_UNSUPPORTED = (
-    "apply patches (server-side apply, application/apply-patch+yaml) are not supported by "
-    "gitkrm yet: use client-side apply (kubectl apply without --server-side)"
-)
+from gitkrm.store import PatchType
 
 
 async def body_of(ctx: ServerContext, request: Request) -> bytes:
@@ -63,13 +64,20 @@ async def decoded_object(
     return obj, warnings
 
 
+def params_of(request: Request, kind: str) -> WriteParams:
+    """The write parameters of a request (its User-Agent names the default manager)."""
+    return write_params(
+        request.query_params, kind=kind, user_agent=request.headers.get("user-agent")
+    )
+
+
 async def update(ctx: ServerContext, request: Request, target: Target) -> Response:
-    wp = write_params(request.query_params, kind="UpdateOptions")
+    wp = params_of(request, "UpdateOptions")
     obj, warnings = await decoded_object(ctx, request, target, wp.field_validation)
     out = await ctx.store.update(
         obj,
         dry_run=wp.dry_run,
-        field_manager=wp.field_manager,
+        field_manager=wp.manager,
         field_validation=wp.field_validation,
         warnings=warnings,
     )
@@ -78,12 +86,13 @@ async def update(ctx: ServerContext, request: Request, target: Target) -> Respon
 
 async def decoded_patch(
     ctx: ServerContext, request: Request, validation: FieldValidation
-) -> tuple[str, Any, list[str]]:
-    """The patch type and body of a PATCH request (apply patches are refused with 415)."""
+) -> tuple[PatchType, Any, list[str]]:
+    """The patch type and body of a PATCH request (an apply patch is YAML or JSON)."""
     pt = patch_type(request.headers.get("content-type"))
-    if pt == "apply":
-        raise UnsupportedMediaType(_APPLY_UNSUPPORTED)
     body = await body_of(ctx, request)
+    if pt == "apply":
+        value, warnings = decode_apply(body, validation=validation)
+        return pt, value, warnings
     value, dups = decode_json(body, validation=validation)
     if pt == "json" and not isinstance(value, list):
         raise BadRequest("a JSON patch must be a list of operations")
@@ -96,14 +105,17 @@ async def decoded_patch(
 
 
 async def patch(ctx: ServerContext, request: Request, target: Target) -> Response:
-    wp = write_params(request.query_params, kind="PatchOptions")
+    wp = params_of(request, "PatchOptions")
+    check_patch_options(wp, apply=patch_type(request.headers.get("content-type")) == "apply")
     pt, body, warnings = await decoded_patch(ctx, request, wp.field_validation)
+    apply = pt == "apply"
     out = await ctx.store.patch(
         target.ref,
         body,
-        pt,  # type: ignore[arg-type]
+        pt,
         dry_run=wp.dry_run,
-        field_manager=wp.field_manager,
+        field_manager=wp.field_manager if apply else wp.manager,
+        force=wp.force,
         field_validation=wp.field_validation,
         warnings=warnings,
         subresource=target.subresource,

@@ -111,6 +111,51 @@ class WriteParams:
     field_manager: str | None = None
     field_validation: FieldValidation = FieldValidation.WARN
     force: bool = False
+    force_given: bool = False  # `force` was in the query (only an apply patch may carry it)
+    user_agent_manager: str | None = None  # the User-Agent's prefix (managerOrUserAgent)
+
+    @property
+    def manager(self) -> str | None:
+        """The manager of a non-apply write: fieldManager, else the User-Agent's prefix
+        (the API server's managerOrUserAgent)."""
+        return self.field_manager or self.user_agent_manager
+
+
+def prefix_from_user_agent(user_agent: str | None) -> str | None:
+    """`kubectl/v1.32.0 (linux/amd64) kubernetes/abc` -> `kubectl`: the characters before the
+    first '/', without unprintable ones, at most 128 bytes (apiserver's prefixFromUserAgent)."""
+    if not user_agent:
+        return None
+    out: list[str] = []
+    size = 0
+    for ch in user_agent.split("/", 1)[0]:
+        if not ch.isprintable():
+            continue
+        n = len(ch.encode())
+        if size + n > MAX_FIELD_MANAGER:
+            break
+        out.append(ch)
+        size += n
+    return "".join(out) or None
+
+
+def check_patch_options(wp: WriteParams, *, apply: bool) -> None:
+    """ValidatePatchOptions: an apply patch names its fieldManager; only it may carry force."""
+    if apply:
+        if not wp.field_manager:
+            raise _invalid_options(
+                "PatchOptions",
+                "fieldManager",
+                "Required value: is required for apply patch",
+                "FieldValueRequired",
+            )
+    elif wp.force_given:
+        raise _invalid_options(
+            "PatchOptions",
+            "force",
+            "Forbidden: may not be specified for non-apply patch",
+            "FieldValueForbidden",
+        )
 
 
 def _dry_run(values: list[str], kind: str) -> bool:
@@ -125,10 +170,11 @@ def _dry_run(values: list[str], kind: str) -> bool:
     return bool(values)
 
 
-def write_params(q: QueryParams, *, kind: str) -> WriteParams:
+def write_params(q: QueryParams, *, kind: str, user_agent: str | None = None) -> WriteParams:
     """dryRun, fieldManager, fieldValidation (default Warn, as on a cluster) and force.
 
-    `kind` names the options kind in errors: CreateOptions, UpdateOptions, PatchOptions.
+    `kind` names the options kind in errors: CreateOptions, UpdateOptions, PatchOptions;
+    `user_agent` gives the manager of writes that name no fieldManager.
     """
     fm = q.get("fieldManager") or None
     if fm is not None:
@@ -165,6 +211,8 @@ def write_params(q: QueryParams, *, kind: str) -> WriteParams:
         field_manager=fm,
         field_validation=fv,
         force=force,
+        force_given="force" in q,
+        user_agent_manager=prefix_from_user_agent(user_agent),
     )
 
 

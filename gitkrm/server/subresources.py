@@ -9,7 +9,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from gitkrm.errors import BadRequest, Cause, Invalid
+from gitkrm.errors import BadRequest, Cause, Invalid, UnsupportedMediaType
 from gitkrm.krm import FieldValidation, Obj, label_selector_from_set
 from gitkrm.patch import apply_json_patch, apply_merge_patch
 from gitkrm.server import objects
@@ -17,7 +17,6 @@ from gitkrm.server.bodies import decode_json
 from gitkrm.server.context import ServerContext
 from gitkrm.server.crds import crd_version
 from gitkrm.server.jsonpath import find
-from gitkrm.server.params import write_params
 from gitkrm.server.paths import Target
 from gitkrm.server.printing import selector_string
 from gitkrm.server.responses import object_response
@@ -28,12 +27,12 @@ _IGNORE = FieldValidation.IGNORE
 
 
 async def update_status(ctx: ServerContext, request: Request, target: Target) -> Response:
-    wp = write_params(request.query_params, kind="UpdateOptions")
+    wp = objects.params_of(request, "UpdateOptions")
     obj, warnings = await objects.decoded_object(ctx, request, target, wp.field_validation)
     out = await ctx.store.update_status(
         obj,
         dry_run=wp.dry_run,
-        field_manager=wp.field_manager,
+        field_manager=wp.manager,
         field_validation=wp.field_validation,
         warnings=warnings,
     )
@@ -44,11 +43,9 @@ async def update_status(ctx: ServerContext, request: Request, target: Target) ->
 
 
 async def finalize(ctx: ServerContext, request: Request, target: Target) -> Response:
-    wp = write_params(request.query_params, kind="UpdateOptions")
+    wp = objects.params_of(request, "UpdateOptions")
     obj, _ = await objects.decoded_object(ctx, request, target, wp.field_validation)
-    out = await ctx.store.finalize_namespace(
-        obj, dry_run=wp.dry_run, field_manager=wp.field_manager
-    )
+    out = await ctx.store.finalize_namespace(obj, dry_run=wp.dry_run, field_manager=wp.manager)
     return object_response(out)
 
 
@@ -159,7 +156,7 @@ def _checked_scale(value: Any, target: Target) -> tuple[int, str | None]:
 async def _write_scale(
     ctx: ServerContext, request: Request, target: Target, value: Any, paths: ScalePaths
 ) -> Response:
-    wp = write_params(request.query_params, kind="UpdateOptions")
+    wp = objects.params_of(request, "UpdateOptions")
     replicas, rv = _checked_scale(value, target)
     patch: dict[str, Any] = {}
     node = patch
@@ -173,7 +170,7 @@ async def _write_scale(
         patch,
         "merge",
         dry_run=wp.dry_run,
-        field_manager=wp.field_manager,
+        field_manager=wp.manager,
         field_validation=wp.field_validation,
     )
     return object_response(scale_of(out, paths))
@@ -188,6 +185,11 @@ async def update_scale(ctx: ServerContext, request: Request, target: Target) -> 
 async def patch_scale(ctx: ServerContext, request: Request, target: Target) -> Response:
     paths = await scale_paths(ctx, target)
     pt, body, _ = await objects.decoded_patch(ctx, request, _IGNORE)
+    if pt == "apply":
+        raise UnsupportedMediaType(
+            "server-side apply of the scale subresource is not supported: apply the object "
+            "(or patch scale with a merge or JSON patch)"
+        )
     current = scale_of(await ctx.store.get(target.ref), paths)
     if pt == "json":
         patched = apply_json_patch(current, body)

@@ -112,7 +112,9 @@ def test_patch_content_types(http: httpx.Client, ns: str) -> None:
     assert out["spec"]["template"]["spec"]["containers"] == [
         {**out["spec"]["template"]["spec"]["containers"][0], "image": "x:1"}
     ]
-    r = patch("application/apply-patch+yaml", {"spec": {}})
+    r = patch("application/apply-patch+yaml", {"spec": {}})  # no fieldManager
+    assert (r.status_code, status_of(r)["reason"]) == (422, "Invalid")
+    r = patch("application/apply-patch+cbor", {"spec": {}})
     assert (r.status_code, status_of(r)["reason"]) == (415, "UnsupportedMediaType")
     r = patch("text/plain", {})
     assert r.status_code == 415
