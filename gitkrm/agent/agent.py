@@ -1,10 +1,16 @@
-"""The agent: one process keeping the embedded store equal to N sources.
+"""The agent: one process keeping a target equal to N sources.
 
-At start it opens the store (as its one writer), installs the GitSource CRD and writes one
-GitSource object per configured source. Then either `sync_once` (run --once) or `run`
-(long-lived): apscheduler ticks, local changes (watchfiles) and edits of the GitSource
-objects (spec changes, the `gitkrm.io/requestedAt` annotation) ask each source's worker for
-a sync; SIGTERM/SIGINT stop it gracefully.
+Embedded target: at start it opens the store (as its one writer), installs the GitSource CRD
+and writes one GitSource object per configured source. Then either `sync_once` (run --once)
+or `run` (long-lived): apscheduler ticks, local changes (watchfiles) and edits of the
+GitSource objects (spec changes, the `gitkrm.io/requestedAt` annotation) ask each source's
+worker for a sync; SIGTERM/SIGINT stop it gracefully.
+
+Cluster target (`target_url`, a `kube://` URL): the same, but only while this replica holds
+the agent's Lease (`gitkrm.agent.leader`, driven by `gitkrm.agent.leading`). Everything that
+writes (GitSource objects, syncs, reports into Git) belongs to a *term*: `begin` when the
+Lease is acquired, `end` when it is released (a graceful stop) or lost (cancelled at once,
+mid-sync if need be). No CRD is installed and no controllers run: the cluster has its own.
 """
 
 from __future__ import annotations
@@ -15,27 +21,30 @@ import copy
 import dataclasses
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gitkrm.controllers import ControllerManager, ControllerOptions
-from gitkrm.errors import AlreadyExists, Conflict, Expired, GitkrmError, NotFound
+from gitkrm.errors import BadRequest, Expired, GitkrmError
 from gitkrm.health import WaitResult, wait_for
 from gitkrm.krm import Obj, ObjectRef
 from gitkrm.report import HealthFollower, PushState, Reporter
+from gitkrm.server.tls import TLSFiles
 from gitkrm.store import EventType, Store, open_store
 from gitkrm.store.protocol import meta
 
-from . import crd
+from . import crd, gitsources, leading
 from .api import ApiService
 from .config import ApplyMode, SourceConfig, from_object, is_remote_url, unique_names
 from .crd import REQUESTED_AT
+from .leader import NAMESPACE as LEASE_NAMESPACE
+from .leader import LeaderElector, LeaseTimings
 from .runner import SourceRunner
 from .scheduler import Scheduler, SourceWorker, Trigger
 from .shutdown import DEFAULT_GRACE, Shutdown, wait_or_force
 from .state import git_cache, store_url
-from .status import Outcome, gitsource_ref
+from .status import Outcome
 
 log = logging.getLogger("gitkrm.agent")
 
@@ -47,7 +56,8 @@ class AgentOptions:
     sources: tuple[SourceConfig, ...]
     apply_mode: ApplyMode = "client-side"
     listen: tuple[str, int] | None = None
-    """Where the long-lived agent serves the Kubernetes API (None: it doesn't)."""
+    """Where the long-lived agent serves the Kubernetes API (embedded target) or its
+    probes and metrics (cluster target); None: nothing is served."""
     grace: float = DEFAULT_GRACE
     watch_changes: bool = True
     controllers: ControllerOptions | None = None
@@ -55,6 +65,15 @@ class AgentOptions:
     report: bool = True
     """Write notes and the status file into the sources' Git remotes."""
     report_flush_timeout: float = 5.0
+    api_token: str | None = None
+    """The bearer token of the embedded API (needed beyond loopback)."""
+    api_tls: TLSFiles | None = None
+    target_url: str | None = None
+    """The cluster target (`kube://?kubeconfig=...`); None: the embedded store of state_dir."""
+    lease: LeaseTimings = field(default_factory=LeaseTimings)
+    lease_namespace: str = LEASE_NAMESPACE
+    identity: str | None = None
+    """This replica's Lease holder identity (default `<hostname>_<random>`)."""
 
 
 class Agent:
@@ -62,8 +81,10 @@ class Agent:
 
     def __init__(self, options: AgentOptions) -> None:
         unique_names(options.sources)
+        if options.target_url is not None and options.controllers is not None:
+            raise BadRequest("the bundled controllers run on the embedded target only")
         self.options = options
-        # Set once the API server runs: sync durations go into its /metrics.
+        # Set once something serves /metrics: sync durations go there.
         self.observe_sync: Callable[[str, str, float], None] | None = None
         self.store: Store | None = None
         self.runners: dict[str, SourceRunner] = {}
@@ -76,33 +97,75 @@ class Agent:
         self.controllers: ControllerManager | None = None
         self.reporter: Reporter | None = None
         self.follower: HealthFollower | None = None
+        self.elector: LeaderElector | None = None
+        """The cluster target's Lease candidate (None on the embedded target)."""
+        self.holding: asyncio.Task[None] | None = None
+        """While leading: the renewals, done when the Lease is lost (or released)."""
+        self.gitsources = True
+        """Whether the target serves the GitSource kind (a cluster may lack the CRD)."""
+
+    @property
+    def cluster(self) -> bool:
+        return self.options.target_url is not None
 
     # -- setup -------------------------------------------------------------------------
 
     async def open(self) -> None:
+        """Connect to the target. Embedded: also begin the (only) term."""
         state = self.options.state_dir
         state.mkdir(parents=True, exist_ok=True)
-        self.store = await open_store(store_url(state))
-        await crd.install(self.store)
-        wanted = {c.name for c in self.options.sources}
-        await self._forget_unconfigured(wanted)
+        if self.options.target_url is None:
+            self.store = await open_store(store_url(state))
+            await crd.install(self.store)
+            await self.begin()
+            return
+        self.store = await open_store(self.options.target_url)
+        self.gitsources = await gitsources.served(self.store)  # also: the cluster answers
+        if not self.gitsources:
+            log.warning(
+                "the cluster has no GitSource kind (CRD %s, installed by the Helm chart): "
+                "sources are synced, their status is not kept in GitSource objects",
+                crd.CRD_NAME,
+            )
+        self.elector = LeaderElector(
+            self.store,
+            agent_name=self.options.agent_name,
+            identity=self.options.identity,
+            timings=self.options.lease,
+            namespace=self.options.lease_namespace,
+        )
+
+    async def begin(self) -> None:
+        """Start a term: reports, GitSource objects and one runner per source."""
+        store = self._store()
+        self._stopping = False
         if self.options.report:
             self.reporter = Reporter(
                 agent_name=self.options.agent_name, on_push_state=self._on_push_state
             )
-            self.follower = HealthFollower(self.store, self.reporter)
+            self.follower = HealthFollower(store, self.reporter)
+        if self.gitsources:
+            wanted = {c.name for c in self.options.sources}
+            await gitsources.forget_unconfigured(
+                store, agent_name=self.options.agent_name, wanted=wanted
+            )
         for config in self.options.sources:
-            live = await self._ensure_object(config)
+            live: Obj = {}
+            if self.gitsources:
+                live = await gitsources.ensure(store, config, agent_name=self.options.agent_name)
             runner = SourceRunner(
-                store=self.store,
+                store=store,
                 config=config,
                 agent_name=self.options.agent_name,
                 apply_mode=self.options.apply_mode,
-                git_cache=git_cache(state, config.name),
+                git_cache=git_cache(self.options.state_dir, config.name),
                 live=live,
                 reporter=self.reporter,
                 follower=self.follower,
             )
+            if not self.gitsources:
+                desired = config.to_object(agent_name=self.options.agent_name)
+                runner.writer = gitsources.NoStatusWriter(store, desired=desired)
             runner.observe = self._observe
             self.runners[config.name] = runner
             if self.reporter is not None:
@@ -110,7 +173,32 @@ class Agent:
             # A request made while no agent ran is handled by the first sync.
             asked = (meta(live).get("annotations") or {}).get(REQUESTED_AT)
             handled = (live.get("status") or {}).get("lastHandledRequestedAt")
-            self.runners[config.name].requested_at = asked or handled
+            runner.requested_at = asked or handled
+
+    async def end(self, *, flush: bool) -> None:
+        """End the term: stop workers and watches at once, close reports and runners.
+        `flush`: give the reports up to `report_flush_timeout` to reach Git first."""
+        try:
+            await asyncio.wait_for(
+                self._close_reports(flush=flush), self.options.report_flush_timeout + 5
+            )
+        except TimeoutError:
+            log.warning("the reports into Git did not finish before the agent ended")
+        self._stopping = True
+        self.scheduler.shutdown()
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for worker in self.workers.values():
+            await worker.stop(grace=0)  # cancelled at once, and awaited
+        self._tasks.clear()
+        for runner in self.runners.values():
+            await runner.close()
+        self.runners.clear()
+        self.workers.clear()
+        self._replaced.clear()
+        self._pending_spec.clear()
+        self.scheduler = Scheduler()
 
     def _on_push_state(self, name: str, state: PushState) -> None:
         """The reporter's push state changed: into the GitSource status (in the background)."""
@@ -155,55 +243,16 @@ class Agent:
             raise RuntimeError("the agent is not open")
         return self.store
 
-    async def _ensure_object(self, config: SourceConfig) -> Obj:
-        """Create or update the GitSource of a configured source (its status is kept)."""
-        store = self._store()
-        desired = config.to_object(agent_name=self.options.agent_name)
-        for _ in range(5):
-            try:
-                live = await store.get(gitsource_ref(config.name))
-            except NotFound:
-                try:
-                    return await store.create(copy.deepcopy(desired))
-                except AlreadyExists:
-                    continue
-            labels = meta(live).get("labels") or {}
-            if live.get("spec") == desired["spec"] and all(
-                labels.get(k) == v for k, v in desired["metadata"]["labels"].items()
-            ):
-                return live
-            body = copy.deepcopy(live)
-            body["spec"] = desired["spec"]
-            body["metadata"]["labels"] = {**labels, **desired["metadata"]["labels"]}
-            try:
-                return await store.update(body)
-            except Conflict:
-                continue
-        raise Conflict(f"GitSource {config.name} kept changing while the agent started")
-
-    async def _forget_unconfigured(self, wanted: set[str]) -> None:
-        """Drop this agent's GitSources that are no longer configured (their objects stay)."""
-        store = self._store()
-        selector = f"gitkrm.io/agent={self.options.agent_name}"
-        listed = await store.list(crd.GITSOURCE_GVK, crd.NAMESPACE, label_selector=selector)
-        for obj in listed.get("items", []):
-            name = meta(obj).get("name", "")
-            if name in wanted:
-                continue
-            log.warning(
-                "source %s is no longer configured: its GitSource is removed, the objects it "
-                "synced stay in the store (inventory gitkrm-inventory-%s)",
-                name,
-                name,
-            )
-            with contextlib.suppress(NotFound):
-                await store.delete(gitsource_ref(name))
-
     # -- one pass ----------------------------------------------------------------------
 
     async def sync_once(self, shutdown: Shutdown | None = None) -> list[Outcome]:
-        """Sync every source that is not suspended, one after the other."""
-        outcomes: list[Outcome] = []
+        """Sync every source that is not suspended, one after the other. On a cluster:
+        first wait for the Lease; when it is lost mid-way, the sync is cancelled."""
+        if self.elector is None:
+            return await self.sync_all(shutdown, [])
+        return await leading.sync_once(self, shutdown)
+
+    async def sync_all(self, shutdown: Shutdown | None, outcomes: list[Outcome]) -> list[Outcome]:
         for runner in self.runners.values():
             if shutdown is not None and shutdown.requested.is_set():
                 break
@@ -219,27 +268,44 @@ class Agent:
         if self.observe_sync is not None:
             self.observe_sync(source, result, seconds)
 
+    def synced_once(self) -> bool:
+        """Whether every source that is not suspended finished a sync in this term."""
+        return all(r.last_outcome is not None or r.config.suspend for r in self.runners.values())
+
     # -- long-lived --------------------------------------------------------------------
 
     async def run(self, shutdown: Shutdown) -> None:
-        """Serve the API, then sync until `shutdown` is requested, then stop gracefully."""
+        """Serve, then sync until `shutdown` is requested, then stop gracefully."""
+        if self.elector is not None:
+            await leading.run(self, shutdown)
+            return
         store = self._store()
         api = None
         if self.options.listen is not None:
             host, port = self.options.listen
-            api = ApiService(store, host=host, port=port, state_dir=self.options.state_dir)
+            api = ApiService(
+                store,
+                host=host,
+                port=port,
+                state_dir=self.options.state_dir,
+                token=self.options.api_token,
+                tls=self.options.api_tls,
+            )
             await api.start()
             shutdown.install()  # again: uvicorn took the signals when it started
             self.observe_sync = api.observe_sync
         try:
             await self.start_controllers()
-            await self._run(shutdown)
+            await self.start_workers()
+            await shutdown.requested.wait()
+            await self.stop_workers(forced=shutdown.forced)
         finally:
             await self.stop_controllers()
             if api is not None:
                 await api.stop()
 
-    async def _run(self, shutdown: Shutdown) -> None:
+    async def start_workers(self) -> None:
+        """One worker per source (a first sync asked for), the ticks, the watches."""
         store = self._store()
         for name, runner in self.runners.items():
             worker = SourceWorker(name, self._reconciler(name))
@@ -250,9 +316,10 @@ class Agent:
             worker.request(Trigger.START)
             if self.options.watch_changes:
                 self._spawn(self._watch_changes(name), f"gitkrm-changes-{name}")
-        listed = await store.list(crd.GITSOURCE_GVK, crd.NAMESPACE)
-        rv = listed["metadata"]["resourceVersion"]
-        self._spawn(self._watch_gitsources(rv), "gitkrm-gitsources")
+        if self.gitsources:
+            listed = await store.list(crd.GITSOURCE_GVK, crd.NAMESPACE)
+            rv = listed["metadata"]["resourceVersion"]
+            self._spawn(self._watch_gitsources(rv), "gitkrm-gitsources")
         self.scheduler.start()
         log.info(
             "agent %s running %d source(s): %s",
@@ -260,8 +327,6 @@ class Agent:
             len(self.runners),
             ", ".join(f"{r.name}={r.config.safe_url}" for r in self.runners.values()),
         )
-        await shutdown.requested.wait()
-        await self._stop(shutdown)
 
     def _spawn(self, coro: Any, name: str) -> None:
         self._tasks = [t for t in self._tasks if not t.done()]
@@ -379,7 +444,9 @@ class Agent:
             runner.requested_at = asked
             worker.request(Trigger.REQUEST)
 
-    async def _stop(self, shutdown: Shutdown) -> None:
+    async def stop_workers(self, *, forced: asyncio.Event) -> None:
+        """Graceful: no new sync starts, the ones under way finish (up to the grace period,
+        or until `forced` is set: then they are cancelled)."""
         self._stopping = True
         self.scheduler.shutdown()
         for task in self._tasks:
@@ -394,37 +461,34 @@ class Agent:
                 w.cancel()
 
         await wait_or_force(
-            stopping, forced=shutdown.forced, grace=self.options.grace + 1, on_force=cancel_all
+            stopping, forced=forced, grace=self.options.grace + 1, on_force=cancel_all
         )
         log.info("agent %s stopped", self.options.agent_name)
 
-    async def _close_reports(self) -> None:
+    async def _close_reports(self, *, flush: bool) -> None:
         follower, self.follower = self.follower, None
         if follower is not None:
             await follower.close()
         reporter, self.reporter = self.reporter, None
         if reporter is not None:
-            if not await reporter.flush(timeout=self.options.report_flush_timeout):
+            timeout = self.options.report_flush_timeout
+            if flush and not await reporter.flush(timeout=timeout):
                 log.warning("some reports did not reach their Git remote before the agent ended")
             await reporter.close()
 
     async def close(self) -> None:
         """Release everything (after `run` returned, or instead of it after an error)."""
         await self.stop_controllers()
-        try:
-            await asyncio.wait_for(self._close_reports(), self.options.report_flush_timeout + 5)
-        except TimeoutError:
-            log.warning("the reports into Git did not finish before the agent ended")
-        self._stopping = True
-        self.scheduler.shutdown()
-        for task in self._tasks:
-            task.cancel()
-        for worker in self.workers.values():
-            worker.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        self._tasks.clear()
-        for runner in self.runners.values():
-            await runner.close()
+        await self.end(flush=True)
+        if self.holding is not None:
+            self.holding.cancel()
+            await asyncio.gather(self.holding, return_exceptions=True)
+            self.holding = None
+        if self.elector is not None and self.store is not None:
+            try:
+                await asyncio.wait_for(self.elector.release(), self.options.lease.renew_deadline)
+            except TimeoutError:
+                log.warning("the lease was not released in time: it expires on its own")
         if self.store is not None:
             await self.store.close()
             self.store = None

@@ -1,8 +1,13 @@
-"""The embedded store's Kubernetes API, served by the agent next to its syncs.
+"""What the agent serves on `--listen`.
 
-The long-lived agent serves the store it writes (kubectl and Python clients read and edit
-objects while it runs: a live edit is drift, an edited GitSource steers its source) and
-writes `<state>/kubeconfig` pointing at it.
+Embedded target (`ApiService`): the Kubernetes API of the store it writes (kubectl and
+Python clients read and edit objects while it runs: a live edit is drift, an edited
+GitSource steers its source), with `<state>/kubeconfig` pointing at it.
+
+Cluster target (`ProbeService`): the cluster is the API; the agent serves only `/healthz`
+(the process answers), `/readyz` (see `Agent.readiness`) and `/metrics`, over plain HTTP
+and without a token (nothing there reads or writes objects), as kubelet probes and
+Prometheus expect.
 """
 
 from __future__ import annotations
@@ -10,26 +15,50 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from gitkrm.errors import InternalError
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
+
+from gitkrm.errors import BadRequest, InternalError
 from gitkrm.server import Bound, ServeOptions, serve
+from gitkrm.server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from gitkrm.server.metrics import Metrics
+from gitkrm.server.tls import TLSFiles
 from gitkrm.store import Store
 from gitkrm.store.sqlite import SqliteStore
 from gitkrm.store.sqlite.stats import object_counts
 
 log = logging.getLogger("gitkrm.agent")
 
+Readiness = Callable[[], tuple[bool, str]]
+"""(ready, why): the `/readyz` answer."""
+
 
 class ApiService:
     """`start` binds and serves (BadRequest when the address can't be used); `stop` ends it."""
 
-    def __init__(self, store: Store, *, host: str, port: int, state_dir: Path) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        host: str,
+        port: int,
+        state_dir: Path,
+        token: str | None = None,
+        tls: TLSFiles | None = None,
+    ) -> None:
         if not isinstance(store, SqliteStore):
             raise InternalError("the API server serves the embedded store only")
         self._store = store
-        self._options = ServeOptions(host=host, port=port, state_dir=state_dir).secured()
+        self._options = ServeOptions(
+            host=host, port=port, state_dir=state_dir, token=token, tls=tls
+        ).secured()
         # The agent's own registry, so `/metrics` shows its sync durations too.
         self.metrics = Metrics(lambda: object_counts(store))
         self._stop = asyncio.Event()
@@ -71,6 +100,88 @@ class ApiService:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+
+    def observe_sync(self, source: str, result: str, seconds: float) -> None:
+        self.metrics.sync_duration.labels(source=source, result=result).observe(seconds)
+
+
+class _Server(uvicorn.Server):
+    """uvicorn without its signal handlers: the agent owns SIGTERM and SIGINT."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        raise BadRequest(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+class ProbeService:
+    """`/healthz`, `/readyz` and `/metrics` of the agent on the cluster target."""
+
+    def __init__(self, *, host: str, port: int, readiness: Readiness) -> None:
+        self.metrics = Metrics()
+        self._readiness = readiness
+        self._sock = _bind(host, port)
+        bound_port = int(self._sock.getsockname()[1])
+        shown = f"[{host}]" if ":" in host else host
+        self.url = f"http://{shown}:{bound_port}"
+        self.port = bound_port
+        app = Starlette(
+            routes=[
+                Route("/healthz", self._healthz),
+                Route("/livez", self._healthz),
+                Route("/readyz", self._readyz),
+                Route("/metrics", self._metrics),
+            ]
+        )
+        config = uvicorn.Config(
+            app,
+            log_level="warning",
+            log_config=None,
+            access_log=False,
+            lifespan="off",
+            loop="none",
+            timeout_graceful_shutdown=2,
+            server_header=False,
+        )
+        self._server = _Server(config)
+        self._task: asyncio.Task[None] | None = None
+
+    async def _healthz(self, request: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    async def _readyz(self, request: Request) -> Response:
+        ready, why = self._readiness()
+        return PlainTextResponse(why, status_code=200 if ready else 503)
+
+    async def _metrics(self, request: Request) -> Response:
+        return Response(self.metrics.render(), media_type=METRICS_CONTENT_TYPE)
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(
+            self._server.serve(sockets=[self._sock]), name="gitkrm-probes"
+        )
+        log.info("serving /healthz, /readyz and /metrics", extra={"fields": {"url": self.url}})
+
+    async def stop(self) -> None:
+        self._server.should_exit = True
+        if self._task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        self._sock.close()
 
     def observe_sync(self, source: str, result: str, seconds: float) -> None:
         self.metrics.sync_duration.labels(source=source, result=result).observe(seconds)

@@ -44,6 +44,8 @@ log = logging.getLogger("gitkrm.leader")
 
 LEASE_GVK: Final = GVK(group="coordination.k8s.io", version="v1", kind="Lease")
 NAMESPACE: Final = "gitkrm-system"
+LEASE_NAMESPACE_ENV: Final = "GITKRM_LEASE_NAMESPACE"
+"""The default of `run --leader-elect-resource-namespace` (the Helm chart sets it)."""
 JITTER_FACTOR: Final = 1.2
 """client-go's: a candidate retries every retry period plus up to 1.2 times that again."""
 MICROTIME_FORMAT: Final = "%Y-%m-%dT%H:%M:%S.%fZ"

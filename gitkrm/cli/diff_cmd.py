@@ -1,6 +1,7 @@
 """`gitkrm diff`: what a sync would change, as a unified YAML diff (exit 0 in sync, 1
-differences, 2 error). Nothing is written: the store is read (an agent may be running on
-it), and Git sources are fetched into a temporary cache."""
+differences, 2 error). Nothing is written: the target is read (an agent may be running on
+it: the embedded store read-only, or a cluster), and Git sources are fetched into a
+temporary cache."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from gitkrm.agent.state import STORE_FILE, store_url
 from gitkrm.errors import GitkrmError
 from gitkrm.store import Store, open_store
 
-from .source_flags import add_source_flags, agent_name, apply_mode, check_target, sources
+from .source_flags import add_source_flags, agent_name, apply_mode, sources, target_url
 
 
 def add_parser(sub: Any) -> None:
@@ -32,25 +33,32 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    check_target(args)
+    url = target_url(args)
     configs = sources(args)
     name = agent_name(args)
     mode = apply_mode(args)
-    result: int = asyncio.run(_diff(args.state, configs, agent=name, apply_mode=mode))
+    result: int = asyncio.run(_diff(args.state, url, configs, agent=name, apply_mode=mode))
     return result
 
 
-async def _open(state: Path) -> Store:
-    """The agent's store, read-only; an empty one when nothing was synced yet."""
+async def _open(state: Path, url: str | None) -> Store:
+    """The cluster, or the agent's store read-only (an empty one when nothing was synced)."""
+    if url is not None:
+        return await open_store(url)
     if (state / STORE_FILE).exists():
         return await open_store(store_url(state), read_only=True)
     return await open_store("sqlite:///:memory:")
 
 
 async def _diff(
-    state: Path, configs: list[SourceConfig], *, agent: str, apply_mode: ApplyMode
+    state: Path,
+    url: str | None,
+    configs: list[SourceConfig],
+    *,
+    agent: str,
+    apply_mode: ApplyMode,
 ) -> int:
-    store = await _open(state)
+    store = await _open(state, url)
     code = 0
     try:
         with tempfile.TemporaryDirectory(prefix="gitkrm-diff-") as tmp:

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitkrm.agent import LogFormat, Outcome, Shutdown, configure
+from gitkrm.agent import LogFormat, Outcome, Shutdown, check_name, configure
 from gitkrm.agent.duration import format_duration, parse_duration
+from gitkrm.agent.leader import LEASE_NAMESPACE_ENV, LeaseTimings
+from gitkrm.agent.leader import NAMESPACE as LEASE_NAMESPACE
 from gitkrm.agent.status import short, summary
 from gitkrm.errors import BadRequest
 
-from .source_flags import add_source_flags, agent_name, apply_mode, check_target, sources
+from .source_flags import add_source_flags, agent_name, apply_mode, sources, target_url
 
 if TYPE_CHECKING:
     from gitkrm.agent.agent import Agent, AgentOptions
@@ -23,17 +27,49 @@ DEFAULT_TIMEOUT = "5m"
 def add_parser(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "run",
-        help="run the agent: keep the store equal to the sources",
+        help="run the agent: keep the target equal to the sources",
         description="Sync one source (--repo) or the GitSources of --config into the embedded "
-        "store: once (--once), or for good (periodic syncs, local changes, drift checks, and "
-        "the Kubernetes API of the store on --listen).",
+        "store or a cluster (--kubeconfig, --target cluster): once (--once), or for good "
+        "(periodic syncs, local changes, drift checks; on the embedded target the Kubernetes "
+        "API of the store on --listen, on a cluster /healthz, /readyz and /metrics).",
     )
     add_source_flags(p)
     p.add_argument(
         "--listen",
         metavar="HOST:PORT",
-        default=DEFAULT_LISTEN,
-        help=f"where the long-lived agent serves the Kubernetes API (default {DEFAULT_LISTEN})",
+        help="where the long-lived agent serves: the embedded target's Kubernetes API "
+        f"(default {DEFAULT_LISTEN}), or on a cluster /healthz, /readyz and /metrics "
+        "(default: not served)",
+    )
+    api = p.add_argument_group("embedded API beyond loopback")
+    api.add_argument("--token-file", type=Path, metavar="F", help="bearer token clients send")
+    api.add_argument("--tls-cert", type=Path, metavar="F", help="TLS certificate (PEM)")
+    api.add_argument("--tls-key", type=Path, metavar="F", help="TLS private key (PEM)")
+    le = p.add_argument_group("leader election (cluster target)")
+    le.add_argument(
+        "--leader-elect-lease-duration",
+        metavar="DUR",
+        default="15s",
+        help="how long a standby waits after the last renewal before taking over (15s)",
+    )
+    le.add_argument(
+        "--leader-elect-renew-deadline",
+        metavar="DUR",
+        default="10s",
+        help="the leader stops syncing when it could not renew for this long (10s)",
+    )
+    le.add_argument(
+        "--leader-elect-retry-period",
+        metavar="DUR",
+        default="2s",
+        help="how often the leader renews and a standby tries (2s)",
+    )
+    le.add_argument(
+        "--leader-elect-resource-namespace",
+        metavar="NS",
+        default=os.environ.get(LEASE_NAMESPACE_ENV) or LEASE_NAMESPACE,
+        help=f"the namespace of the Lease gitkrm-<agent-name> (${LEASE_NAMESPACE_ENV}, "
+        f"else {LEASE_NAMESPACE})",
     )
     p.add_argument("--once", action="store_true", help="sync once and exit (0 synced, 1 failed)")
     p.add_argument(
@@ -66,21 +102,68 @@ def run(args: argparse.Namespace) -> int:
     timeout = parse_duration(args.timeout or DEFAULT_TIMEOUT, what="--timeout")
     if timeout <= 0:
         raise BadRequest("--timeout must be more than 0s")
-    check_target(args)
-    listen = parse_listen(args.listen)
-    # The embedded target (the only one so far) runs the bundled controllers; `--once`
+    url = target_url(args)
+    listen = None
+    if args.listen is not None or url is None:
+        listen = parse_listen(args.listen or DEFAULT_LISTEN)
+    # The embedded target runs the bundled controllers (a cluster has its own); `--once`
     # without --wait ends right after the sync, before they would have anything to do.
-    embedded = ControllerOptions() if not args.once or args.wait else None
+    controllers = None
+    if url is None and (not args.once or args.wait):
+        controllers = ControllerOptions()
+    security = _api_security(args, cluster=url is not None)
+    election = _leader_election(args)
     options = AgentOptions(
         state_dir=args.state,
         agent_name=agent_name(args),
         sources=tuple(sources(args)),
         apply_mode=apply_mode(args),
         listen=None if args.once else listen,
-        controllers=embedded,
+        controllers=controllers,
+        target_url=url,
+        **security,
+        **election,
     )
     configure(LogFormat(args.log_format))
     return asyncio.run(_run(options, once=args.once, wait=timeout if args.wait else None))
+
+
+def _api_security(args: argparse.Namespace, *, cluster: bool) -> dict[str, Any]:
+    """--token-file and TLS of the embedded API (refused on a cluster: nothing to protect)."""
+    given = [f for f in ("token_file", "tls_cert", "tls_key") if getattr(args, f) is not None]
+    if not given:
+        return {}
+    from gitkrm.server.auth import load_token  # the server's imports are heavy: only here
+    from gitkrm.server.tls import TLSFiles
+
+    if cluster:
+        flag = "--" + given[0].replace("_", "-")
+        raise BadRequest(f"{flag}: the cluster target serves no Kubernetes API")
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise BadRequest("--tls-cert and --tls-key go together")
+    tls = TLSFiles(cert=args.tls_cert, key=args.tls_key) if args.tls_cert else None
+    if tls is not None:
+        tls.check()
+    token = load_token(args.token_file) if args.token_file else None
+    return {"api_token": token, "api_tls": tls}
+
+
+def _leader_election(args: argparse.Namespace) -> dict[str, Any]:
+    timings = LeaseTimings(
+        lease_duration=parse_duration(
+            args.leader_elect_lease_duration, what="--leader-elect-lease-duration"
+        ),
+        renew_deadline=parse_duration(
+            args.leader_elect_renew_deadline, what="--leader-elect-renew-deadline"
+        ),
+        retry_period=parse_duration(
+            args.leader_elect_retry_period, what="--leader-elect-retry-period"
+        ),
+    ).check()
+    namespace = check_name(
+        args.leader_elect_resource_namespace, what="--leader-elect-resource-namespace"
+    )
+    return {"lease": timings, "lease_namespace": namespace}
 
 
 async def _run(options: AgentOptions, *, once: bool, wait: float | None = None) -> int:
@@ -93,6 +176,9 @@ async def _run(options: AgentOptions, *, once: bool, wait: float | None = None) 
         await agent.open()
         if once:
             outcomes = await agent.sync_once(shutdown)
+            if not agent.runners:
+                print("stopped while waiting for the Lease: nothing synced")
+                return 1
             _print_summary(agent, outcomes)
             code = exit_code(outcomes)
             if code == 0 and wait is not None and not shutdown.requested.is_set():

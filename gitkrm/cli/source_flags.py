@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import re
 import socket
+from enum import StrEnum
 from pathlib import Path
+from urllib.parse import urlencode
 
 from gitkrm.agent import SourceConfig, check_name, from_flags, load_config_file, parse_duration
 from gitkrm.agent.config import DEFAULT_SOURCE_NAME, ApplyMode
@@ -44,8 +46,16 @@ def add_source_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--config", type=Path, metavar="FILE", help="a file of GitSource objects")
     t = p.add_argument_group("target")
     add_state_flag(t)  # type: ignore[arg-type]
-    t.add_argument("--kubeconfig", metavar="FILE", help="sync into a cluster (not available yet)")
-    t.add_argument("--context", metavar="C", help="the kubeconfig context to use")
+    t.add_argument(
+        "--target",
+        choices=[t.value for t in Target],
+        help="embedded: the store in --state (default); cluster: a Kubernetes cluster "
+        "(--kubeconfig, or the in-cluster service account without it)",
+    )
+    t.add_argument(
+        "--kubeconfig", metavar="FILE", help="sync into the cluster this kubeconfig names"
+    )
+    t.add_argument("--context", metavar="C", help="the kubeconfig context (default: current)")
     t.add_argument(
         "--apply-mode",
         choices=("client-side", "server-side"),
@@ -54,14 +64,40 @@ def add_source_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
-def check_target(args: argparse.Namespace) -> None:
+class Target(StrEnum):
+    EMBEDDED = "embedded"
+    CLUSTER = "cluster"
+
+
+def target(args: argparse.Namespace) -> Target:
+    """`--target`, or what `--kubeconfig` implies (cluster), or embedded."""
     if args.context and not args.kubeconfig:
         raise BadRequest("--context needs --kubeconfig")
-    if args.kubeconfig:
-        raise BadRequest(
-            "--kubeconfig: the cluster target is not available yet; "
-            "gitkrm syncs into its embedded store (--state)"
-        )
+    if args.kubeconfig is not None:
+        if args.target == Target.EMBEDDED:
+            raise BadRequest("--kubeconfig selects the cluster target: drop --target embedded")
+        return Target.CLUSTER
+    return Target(args.target or Target.EMBEDDED)
+
+
+def target_url(args: argparse.Namespace) -> str | None:
+    """The store URL of the cluster target (`kube://?kubeconfig=...&context=...`; in-cluster
+    configuration without --kubeconfig), None for the embedded target."""
+    if target(args) is Target.EMBEDDED:
+        return None
+    query: dict[str, str] = {}
+    if args.kubeconfig is not None:
+        path = Path(args.kubeconfig).expanduser()
+        if not path.is_file():
+            raise BadRequest(f"--kubeconfig {args.kubeconfig}: no such file")
+        try:
+            path.open("rb").close()
+        except OSError as e:
+            raise BadRequest(f"--kubeconfig {args.kubeconfig}: {e.strerror or e}") from None
+        query["kubeconfig"] = str(path.resolve())
+    if args.context:
+        query["context"] = args.context
+    return "kube://?" + urlencode(query)
 
 
 def host_agent_name() -> str:

@@ -25,11 +25,25 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
         (["--repo", "x", "--once", "--timeout", "5m"], "--timeout needs --wait"),
         (["--repo", "x", "--once", "--wait", "--timeout", "0s"], "--timeout must be more"),
         (["--repo", "x", "--once", "--wait", "--timeout", "9"], "--timeout '9' is not a duration"),
-        (
-            ["--repo", "x", "--kubeconfig", "k"],
-            "--kubeconfig: the cluster target is not available yet",
-        ),
+        (["--repo", "x", "--kubeconfig", "/no/such/kubeconfig"], "--kubeconfig /no/such/kub"),
         (["--repo", "x", "--context", "c"], "--context needs --kubeconfig"),
+        (
+            ["--repo", "x", "--kubeconfig", "k", "--target", "embedded"],
+            "--kubeconfig selects the cluster target: drop --target embedded",
+        ),
+        (
+            ["--repo", "x", "--target", "cluster", "--token-file", "t"],
+            "--token-file: the cluster target serves no Kubernetes API",
+        ),
+        (["--repo", "x", "--tls-cert", "c"], "--tls-cert and --tls-key go together"),
+        (
+            ["--repo", "x", "--target", "cluster", "--leader-elect-renew-deadline", "20s"],
+            "must be longer than the renew deadline",
+        ),
+        (
+            ["--repo", "x", "--target", "cluster", "--leader-elect-retry-period", "5"],
+            "--leader-elect-retry-period '5' is not a duration",
+        ),
         (["--repo", "x", "--interval", "30"], "--interval '30' is not a duration"),
         (["--repo", "x", "--interval", "0s"], "--interval must be more than 0s"),
         (["--repo", "x", "--listen", "6443"], "--listen '6443': expected HOST:PORT"),
