@@ -428,8 +428,15 @@ class Renderer:
     def _command(
         self, cmd: list[str], dot: Any, scopes: list[dict[str, Any]], where: str, piped: Any
     ) -> Any:
-        args = self._operands(cmd, dot, scopes, where)
         head = cmd[0]
+        if re.fullmatch(r"[A-Za-z_]\w*", head) and head not in (
+            *self.funcs,
+            "true",
+            "false",
+            "nil",
+        ):
+            raise TemplateError(f"{where}: function {head!r} not defined")
+        args = self._operands(cmd, dot, scopes, where)
         if isinstance(args[0], str):
             lazy = [a for a in args[1:] if not isinstance(a, str)]
             if piped is not _NOTHING:
