@@ -140,6 +140,18 @@ def error_of(resp: httpx.Response, method: str, path: str) -> GitkrmError:
     return err
 
 
+def _tls_failure(e: BaseException) -> ssl.SSLError | None:
+    """The TLS error under a transport error (httpx wraps httpcore's, which wraps ssl's)."""
+    seen: BaseException | None = e
+    for _ in range(8):
+        if seen is None:
+            return None
+        if isinstance(seen, ssl.SSLError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 def retry_after(resp: httpx.Response) -> float | None:
     value = resp.headers.get("retry-after")
     if value is None:
@@ -252,6 +264,11 @@ class KubeClient:
                     continue
                 raise Timeout(f"{method} {path}: no answer from {self.config.server}") from None
             except httpx.TransportError as e:
+                tls = _tls_failure(e)
+                if tls is not None:  # a wrong CA or certificate: trying again won't help
+                    raise ServiceUnavailable(
+                        f"{method} {path}: TLS with {self.config.server} failed: {tls}"
+                    ) from None
                 if attempt < self.options.max_retries and (read or isinstance(e, _BEFORE_SEND)):
                     await self._sleep(attempt, None, f"{method} {path}: {e!r}")
                     attempt += 1

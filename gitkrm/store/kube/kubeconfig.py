@@ -339,11 +339,12 @@ def load_kubeconfig(path: str | Path, *, context: str | None = None) -> ClusterC
 
 
 def in_cluster_config(
-    *, env: Mapping[str, str] | None = None, directory: Path = SERVICE_ACCOUNT_DIR
+    *, env: Mapping[str, str] | None = None, directory: Path | None = None
 ) -> ClusterConfig:
     """The pod's service account: KUBERNETES_SERVICE_HOST/PORT, its CA and its token
-    (re-read as the kubelet rotates it)."""
+    (re-read as the kubelet rotates it); `directory` defaults to SERVICE_ACCOUNT_DIR."""
     env = os.environ if env is None else env
+    directory = SERVICE_ACCOUNT_DIR if directory is None else directory
     host, port = env.get("KUBERNETES_SERVICE_HOST"), env.get("KUBERNETES_SERVICE_PORT")
     if not host or not port:
         raise BadRequest(
