@@ -1,0 +1,120 @@
+"""FieldsV1: path elements as the API server writes them, and reading them back.
+
+`f:<name>` for a field, `k:<json>` for an item of a keyed list (its key fields, sorted by
+name, compact JSON), `v:<json>` for an item of a set, `i:<n>` for an index, `.` for "this
+node itself". Values are written as Go's encoding/json writes them (sorted map keys,
+`<`, `>`, `&`, U+2028 and U+2029 escaped), so the text matches a Kubernetes server's byte
+for byte.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from gitkrm.errors import BadRequest
+from gitkrm.patch.fieldmanager.fieldpath import DOT, Tree, canonical
+
+_GO_ESCAPES = (
+    ("<", "\\u003c"),
+    (">", "\\u003e"),
+    ("&", "\\u0026"),
+    ("\u2028", "\\u2028"),
+    ("\u2029", "\\u2029"),
+)
+
+
+def go_json(v: Any) -> str:
+    """Compact JSON with Go's escaping and key order; integral floats print as integers."""
+    text = orjson.dumps(_normalize(v), option=orjson.OPT_SORT_KEYS).decode()
+    if any(c in text for c in "<>&\u2028\u2029"):
+        for raw, esc in _GO_ESCAPES:
+            text = text.replace(raw, esc)
+    return text
+
+
+def _normalize(v: Any) -> Any:
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e21:
+        return int(v)
+    if isinstance(v, list):
+        return [_normalize(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _normalize(x) for k, x in v.items()}
+    return v
+
+
+def field_pe(name: str) -> str:
+    return "f:" + name
+
+
+def value_pe(v: Any) -> str:
+    if type(v) is str and not any(c in v for c in '"\\<>&\u2028\u2029') and v.isprintable():
+        return 'v:"' + v + '"'
+    return "v:" + go_json(v)
+
+
+def key_pe(names: tuple[str, ...], values: tuple[Any, ...]) -> str:
+    """The `k:` element of an item whose key fields `names` (sorted) hold `values`."""
+    if len(names) == 1:
+        v = values[0]
+        if type(v) is str and not any(c in v for c in '"\\<>&\u2028\u2029') and v.isprintable():
+            return 'k:{"' + names[0] + '":"' + v + '"}'
+    return "k:" + go_json(dict(zip(names, values, strict=True)))
+
+
+def index_pe(i: int) -> str:
+    return f"i:{i}"
+
+
+def parse_fields_v1(raw: Any, *, where: str = "fieldsV1") -> Tree:
+    """A FieldsV1 value from a request, checked and put in canonical order.
+
+    Unknown path element types are dropped (a newer server may know them), as SMD does;
+    malformed ones are a BadRequest naming `where`.
+    """
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise BadRequest(f"{where}: expected an object, got {type(raw).__name__}")
+    return canonical(_parse(raw, where))
+
+
+def _parse(raw: dict[str, Any], where: str) -> Tree:
+    out: Tree = {}
+    for key, child in raw.items():
+        if not isinstance(child, dict):
+            raise BadRequest(f"{where}: the value of {key!r} must be an object")
+        if key == DOT:
+            if raw.keys() != {DOT}:
+                out[DOT] = {}
+            continue
+        if len(key) < 2 or key[1] != ":":
+            raise BadRequest(f"{where}: path element {key!r}: missing colon")
+        kind = key[0]
+        if kind == "f":
+            pe = key
+        elif kind in "kv":
+            try:
+                value = orjson.loads(key[2:])
+            except orjson.JSONDecodeError as e:
+                raise BadRequest(f"{where}: path element {key!r}: {e}") from None
+            if kind == "k":
+                if not isinstance(value, dict):
+                    raise BadRequest(f"{where}: path element {key!r}: expected an object")
+                names = tuple(sorted(value))
+                pe = key_pe(names, tuple(value[n] for n in names))
+            else:
+                pe = value_pe(value)
+        elif kind == "i":
+            try:
+                pe = index_pe(int(key[2:]))
+            except ValueError:
+                raise BadRequest(f"{where}: path element {key!r}: not an index") from None
+        else:
+            continue  # an element type this version does not know: dropped, as SMD does
+        sub = _parse(child, f"{where}[{key}]") if child else {}
+        if sub.keys() == {DOT}:
+            sub = {}
+        out[pe] = sub
+    return out
