@@ -528,3 +528,22 @@ def test_the_notes_render(r: Rendering) -> None:
     text = notes(vals, release=r.release, namespace=r.namespace)
     assert f'as agent "{r.release}"' in text
     assert ("kubectl get gitsources" in text) == (vals["mode"] == "cluster")
+
+
+@pytest.mark.parametrize("r", RENDERINGS, ids=lambda r: r.file)
+def test_the_agent_understands_its_arguments_and_environment(r: Rendering) -> None:
+    from gitkrm.agent.leader import LEASE_NAMESPACE_ENV
+    from gitkrm.cli.main import build_parser
+
+    manifests = rendered(r)
+    c = container(manifests)
+    args = build_parser().parse_args(c["args"])  # an unknown flag exits
+    assert args.agent_name == r.release
+    env = {e["name"]: e.get("value") for e in c["env"]}
+    if "--target=cluster" in c["args"]:
+        lease_roles = [
+            m.obj["metadata"]["namespace"]
+            for m in manifests
+            if m.obj["kind"] == "Role" and m.obj["rules"][0]["resources"] == ["leases"]
+        ]
+        assert lease_roles == [env[LEASE_NAMESPACE_ENV]]
