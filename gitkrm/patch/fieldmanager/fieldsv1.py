@@ -9,6 +9,7 @@ for byte.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
@@ -44,23 +45,37 @@ def _normalize(v: Any) -> Any:
     return v
 
 
+_SAFE = re.compile(r"[ !#-%'-;=?-\[\]-~]*")
+
+
+def _scalar_json(v: Any) -> str | None:
+    """The Go JSON of a plain string or integer without a round trip, else None."""
+    tv = type(v)
+    if tv is str:
+        return '"' + v + '"' if _SAFE.fullmatch(v) else None
+    if tv is int:
+        return str(v)
+    return None
+
+
 def field_pe(name: str) -> str:
     return "f:" + name
 
 
 def value_pe(v: Any) -> str:
-    if type(v) is str and not any(c in v for c in '"\\<>&\u2028\u2029') and v.isprintable():
-        return 'v:"' + v + '"'
-    return "v:" + go_json(v)
+    text = _scalar_json(v)
+    return "v:" + (text if text is not None else go_json(v))
 
 
 def key_pe(names: tuple[str, ...], values: tuple[Any, ...]) -> str:
     """The `k:` element of an item whose key fields `names` (sorted) hold `values`."""
-    if len(names) == 1:
-        v = values[0]
-        if type(v) is str and not any(c in v for c in '"\\<>&\u2028\u2029') and v.isprintable():
-            return 'k:{"' + names[0] + '":"' + v + '"}'
-    return "k:" + go_json(dict(zip(names, values, strict=True)))
+    parts: list[str] = []
+    for name, v in zip(names, values, strict=True):
+        text = _scalar_json(v)
+        if text is None or not _SAFE.fullmatch(name):
+            return "k:" + go_json(dict(zip(names, values, strict=True)))
+        parts.append('"' + name + '":' + text)
+    return "k:{" + ",".join(parts) + "}"
 
 
 def index_pe(i: int) -> str:

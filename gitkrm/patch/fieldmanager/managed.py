@@ -23,7 +23,7 @@ from gitkrm.patch.fieldmanager.fieldpath import (
 )
 from gitkrm.patch.fieldmanager.merge import merge, prune
 from gitkrm.patch.fieldmanager.typed import SchemaType
-from gitkrm.patch.fieldmanager.walk import MISSING, SchemaMismatch, compare, field_set
+from gitkrm.patch.fieldmanager.walk import MISSING, SchemaMismatch, compare, created, field_set
 
 
 def _entries_of(obj: Obj | None) -> Any:
@@ -79,11 +79,14 @@ def managed_fields_for_update(
         except BadRequest:
             managers = {}
     try:
-        c = compare(typ, old if old is not None else {}, new)
+        if old is None:
+            changed, removed = created(typ, new), {}
+        else:
+            c = compare(typ, old, new)
+            changed = difference(union(c.modified, c.added), STRIP)
+            removed = difference(c.removed, STRIP)
     except SchemaMismatch:
         return []  # UpdateNoErrors: managedFields that cannot be computed are dropped
-    changed = difference(union(c.modified, c.added), STRIP)
-    removed = difference(c.removed, STRIP)
     dirty = not from_old
     if changed or removed:
         for key, e in list(managers.items()):
@@ -99,7 +102,10 @@ def managed_fields_for_update(
     if old is None or changed:
         key = (manager, UPDATE, api_version, subresource or "")
         prev = managers.get(key)
-        fields = canonical(union(prev.fields, changed) if prev is not None else changed)
+        if prev is not None:
+            fields = canonical(union(prev.fields, changed))
+        else:
+            fields = changed if old is None else canonical(changed)
         managers[key] = Entry(
             manager=manager,
             operation=UPDATE,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from gitkrm.patch.fieldmanager.fieldpath import DOT, Tree, path_string
+from gitkrm.patch.fieldmanager.fieldpath import DOT, Tree, path_string, sort_key
 from gitkrm.patch.fieldmanager.fieldsv1 import index_pe, key_pe, value_pe
 from gitkrm.patch.fieldmanager.typed import (
     ATOMIC,
@@ -306,3 +306,117 @@ __all__ = [
     "is_leaf_value",
     "item_pe",
 ]
+
+
+# --- Create: one ordered walk ------------------------------------------------------------
+
+_SERVER_META: Final = frozenset(
+    {
+        "name",
+        "namespace",
+        "creationTimestamp",
+        "selfLink",
+        "uid",
+        "clusterName",
+        "generation",
+        "managedFields",
+        "resourceVersion",
+    }
+)
+
+
+def created(t: SchemaType, obj: dict[str, Any]) -> Tree:
+    """What a create adds (SMD Compare against the kind's zero value), without the
+    server-owned fields, in canonical order: the same as `compare(t, {}, obj).added` less
+    `STRIP`, in one pass that builds the FieldsV1 tree directly."""
+    out: Tree = {}
+    field = t.field
+    zero = t.zero
+    for k in sorted(obj):
+        if k == "apiVersion" or k == "kind":
+            continue
+        v = obj[k]
+        ft = field(k)[0]
+        if k == "metadata" and type(v) is dict:
+            node: Tree | None = _zero_node(
+                ft, {m: x for m, x in v.items() if m not in _SERVER_META}
+            )
+        elif k in zero:
+            node = _zero_node(ft, v)
+        else:
+            node = _new(ft, v)
+        if node is not None:
+            out["f:" + k] = node
+    return out
+
+
+def _zero_node(t: SchemaType, v: Any) -> Tree | None:
+    """The node of a field the zero value holds already (`{}` for a struct, null for a
+    slice): only what is under it is added."""
+    if t.kind == LIST:
+        if v is None:
+            return None
+        if not v or type(v) is not list or t.list_type == LIST_ATOMIC:
+            return {}
+        return _new_items(t, v) or None
+    if type(v) is not dict or t.atomic or t.kind != MAP:
+        return {} if v != {} else None
+    if not v:
+        return None
+    out: Tree = {}
+    field = t.field
+    zero = t.zero
+    for k in sorted(v):
+        cv = v[k]
+        ft = field(k)[0]
+        node = _zero_node(ft, cv) if k in zero else _new(ft, cv)
+        if node is not None:
+            out["f:" + k] = node
+    return out or None
+
+
+def _new(t: SchemaType, v: Any) -> Tree:
+    """The node of a value absent before: itself and every path under it, ordered."""
+    if not v:
+        return {}
+    tv = type(v)
+    if tv is dict:
+        k = t.kind
+        if k == MAP:
+            if t.atomic:
+                return {}
+        elif k != DEDUCED:
+            return {}
+        out: Tree = {DOT: {}}
+        fields = t._fields
+        for name in sorted(v):
+            cv = v[name]
+            tc = type(cv)
+            if (tc is not dict and tc is not list) or not cv:
+                out["f:" + name] = {}
+            else:
+                out["f:" + name] = _new((fields.get(name) or t.field(name))[0], cv)
+        return out
+    if tv is list and t.kind == LIST and t.list_type != LIST_ATOMIC:
+        return {DOT: {}, **_new_items(t, v)}
+    return {}
+
+
+def _new_items(t: SchemaType, items: list[Any]) -> Tree:
+    elem = t.elem
+    pairs: list[tuple[str, Any]] = []
+    for i, item in enumerate(items):
+        try:
+            pairs.append((item_pe(t, i, item), item))
+        except SchemaMismatch as e:
+            raise e.at(f"i:{i}") from None
+    if len(pairs) > 1:
+        pairs.sort(key=lambda p: sort_key(p[0]))
+    out: Tree = {}
+    for pe, item in pairs:
+        if pe not in out:
+            try:
+                out[pe] = _new(elem, item)
+            except SchemaMismatch as e:
+                raise e.at(pe) from None
+    return out
