@@ -129,14 +129,20 @@ class Cluster:
 
 
 def run_once(
-    *args: str, cluster: Cluster, state: Path, cwd: Path, env: Mapping[str, str] | None = None
+    *args: str,
+    cluster: Cluster,
+    state: Path,
+    cwd: Path,
+    kubeconfig: Path | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """`gitkrm run --once --kubeconfig ... ARGS` to completion."""
+    """`gitkrm run --once --kubeconfig ... ARGS` to completion (the cluster's kubeconfig
+    unless another is given: a proxy's)."""
     return gitkrm(
         "run",
         "--once",
         "--kubeconfig",
-        str(cluster.kubeconfig),
+        str(kubeconfig or cluster.kubeconfig),
         "--state",
         str(state),
         "--agent-name",
