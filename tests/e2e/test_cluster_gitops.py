@@ -11,6 +11,7 @@ from gitkrm.krm import GVK, ObjectRef
 from tests.e2e.cluster_support import Cluster, lease_ref, run_once
 from tests.e2e.e2e_support import gitkrm
 from tests.e2e.manifests import configmap, deployment, namespace
+from tests.report.report_helpers import read_note, read_status
 from tests.source.source_gitrepo import RemoteRepo, git
 
 CM = GVK(group="", version="v1", kind="ConfigMap")
@@ -67,6 +68,14 @@ async def test_sync_change_drift_prune_revert_and_unowned(repo: RemoteRepo, tmp_
         lease = cluster.get(lease_ref("e2e"))
         assert lease is not None
         assert lease["spec"]["holderIdentity"] == ""  # released at exit
+        # Reports into Git as on the embedded target: the note and the status file.
+        note = read_note(repo.bare, "e2e", first)
+        assert note is not None
+        assert note["sources"]["default"]["result"] == "Succeeded"
+        assert note["sources"]["default"]["counts"]["created"] == 3
+        status_file = read_status(repo.bare, "e2e")
+        assert status_file is not None
+        assert len(status_file["sources"]["default"]["objects"]) == 3
 
         # A change: only the ConfigMap is written.
         repo.write("settings.yaml", configmap("settings", {"color": "green"}, namespace="shop"))
