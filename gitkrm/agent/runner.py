@@ -204,10 +204,10 @@ class SourceRunner:
             if full:
                 await self._progressing(snap.revision)
                 progress.phase("syncing")
-                result = await self.engine.sync(snap)
+                result = await self.engine.sync(snap, progress=progress.phase)
             else:
                 progress.phase("drift")
-                result = await self.engine.check_drift()
+                result = await self.engine.check_drift(progress=progress.phase)
         except GitkrmError as e:
             if isinstance(e, _REVISION_ERRORS):
                 await self._report(make_result(revision=e.revision, errors=[e.message]))

@@ -1,13 +1,13 @@
 """Executes a plan against the store: ordered, batched, with per-object results.
 
-Each ordering stage (Namespaces and CRDs, then each wave) is one `store.batch` where it
-can be: one transaction for thousands of writes. A batch is all or nothing, so when it
-fails the stage is written again object by object, which isolates the failing object
-while the rest proceeds. Per object, a Conflict, AlreadyExists or vanished object is
-answered by reading the object again and planning it again (ownership included); an
-update refused as immutable is reported, or, with `gitkrm.io/force: enabled` on the
-manifest, the object is deleted and created again. Prunes run last, in reverse order,
-each with its uid as precondition.
+Each ordering stage (Namespaces and CRDs, then each wave) is written in `store.batch`es of
+`progress.CHUNK` writes: one transaction for hundreds of writes, and a progress report after
+each. A batch is all or nothing, so when one fails its writes are done again object by
+object, which isolates the failing object while the rest proceeds. Per object, a
+Conflict, AlreadyExists or vanished object is answered by reading the object again and
+planning it again (ownership included); an update refused as immutable is reported, or,
+with `gitkrm.io/force: enabled` on the manifest, the object is deleted and created again.
+Prunes run last, in reverse order, each with its uid as precondition.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from gitkrm.sync.desired import Desired
 from gitkrm.sync.options import SyncOptions
 from gitkrm.sync.patching import create_body
 from gitkrm.sync.plan import MetaLookup, Op, Plan, Step, plan_object
+from gitkrm.sync.progress import CHUNK, ProgressFn, no_progress
 from gitkrm.sync.results import Action, ObjectResult
 
 FIELD_MANAGER: Final = "gitkrm"
@@ -71,15 +72,20 @@ class Applier:
         meta: MetaLookup,
         wait_limit: float = WAIT_LIMIT,
         reuse: Mapping[str, tuple[Desired, ObjectResult]] | None = None,
+        progress: ProgressFn = no_progress,
     ) -> None:
         """`reuse`: "unchanged" results of earlier syncs by object key, with the desired
-        object they were for (taken when it is the same object)."""
+        object they were for (taken when it is the same object); `progress`: told after
+        each batch how many writes of how many are done."""
         self.store = store
         self.options = options
         self.revision = revision
         self.meta = meta
         self.wait_limit = wait_limit
         self.reuse = reuse or {}
+        self.progress = progress
+        self._done = 0
+        self._total = 0
 
     def _result(self, step: Step, action: Action, message: str = "") -> ObjectResult:
         d = step.desired
@@ -93,6 +99,10 @@ class Applier:
 
     async def apply(self, plan: Plan) -> Applied:
         out = Applied()
+        self._total = sum(1 for s in plan.steps if s.op in (Op.CREATE, Op.PATCH))
+        self._done = 0
+        if self._total:
+            self.progress("applying", 0, self._total)
         results: list[ObjectResult | None] = [None] * len(plan.steps)
         stage: list[int] = []
         current: tuple[int, int] | None = None
@@ -134,8 +144,16 @@ class Applier:
                 results[i] = self._result(step, _PASSIVE[step.op])
                 if step.live is not None:
                     out.live[step.key] = step.live
-        if not writes:
-            return
+        for start in range(0, len(writes), CHUNK):
+            await self._write(plan, writes[start : start + CHUNK], results, out)
+            self._done += min(CHUNK, len(writes) - start)
+            self.progress("applying", self._done, self._total)
+        await self._wait_established(plan, writes, results, out)
+
+    async def _write(
+        self, plan: Plan, writes: Sequence[int], results: list[ObjectResult | None], out: Applied
+    ) -> None:
+        """One batch of creates and patches; object by object when the batch fails."""
         ops = [self._op(plan.steps[i]) for i in writes]
         try:
             written = await self.store.batch(ops, field_manager=FIELD_MANAGER)
@@ -151,7 +169,6 @@ class Applier:
                 action = Action.CREATED if step.op is Op.CREATE else Action.CONFIGURED
                 results[i] = self._result(step, action)
                 out.live[step.key] = obj
-        await self._wait_established(plan, writes, results, out)
 
     def _op(self, step: Step) -> BatchOp:
         if step.op is Op.CREATE:
@@ -289,6 +306,7 @@ class Applier:
                 results[i] = self._result(step, Action.SKIPPED)
         if not deletes:
             return
+        self.progress("pruning", 0, len(deletes))
         ops = [
             BatchOp(
                 op=BatchOpKind.DELETE,
@@ -306,6 +324,7 @@ class Applier:
         else:
             for i in deletes:
                 results[i] = self._result(plan.steps[i], Action.PRUNED)
+        self.progress("pruning", len(deletes), len(deletes))
 
     async def _delete_one(self, step: Step) -> ObjectResult:
         try:

@@ -34,6 +34,7 @@ from gitkrm.sync.options import SyncOptions
 from gitkrm.sync.parse import ParseContext
 from gitkrm.sync.plan import Plan, Step, make_plan, narrowed, prune_candidates
 from gitkrm.sync.pool import gc_paused
+from gitkrm.sync.progress import ProgressFn, no_progress
 from gitkrm.sync.render import Renderer, RenderResult
 from gitkrm.sync.results import Action, ObjectResult, SyncResult, make_result
 
@@ -97,19 +98,21 @@ class SyncEngine:
 
     # -- public API ------------------------------------------------------------------
 
-    async def sync(self, snapshot: Snapshot) -> SyncResult:
-        """Render, validate, plan and apply one revision."""
+    async def sync(self, snapshot: Snapshot, *, progress: ProgressFn = no_progress) -> SyncResult:
+        """Render, validate, plan and apply one revision; `progress` hears the phase and
+        how many writes of how many are done (for a bar on a terminal)."""
         async with self._lock:
             try:
                 with gc_paused():
+                    progress("rendering", None, None)
                     rendered, timings = await self._render(snapshot)
-                    return await self._apply(rendered, timings)
+                    return await self._apply(rendered, timings, progress=progress)
             except _Refused as r:
                 return make_result(
                     revision=snapshot.revision, errors=r.errors, timings_ms=r.timings
                 )
 
-    async def check_drift(self) -> SyncResult:
+    async def check_drift(self, *, progress: ProgressFn = no_progress) -> SyncResult:
         """Re-apply the last synced revision to the objects changed since the last apply
         (a result without objects when nothing was synced yet)."""
         async with self._lock:
@@ -117,7 +120,9 @@ class SyncEngine:
                 return make_result(revision="")
             try:
                 with gc_paused():
-                    return await self._apply(self._synced, {"git": 0.0, "render": 0.0})
+                    return await self._apply(
+                        self._synced, {"git": 0.0, "render": 0.0}, progress=progress
+                    )
             except _Refused as r:
                 return make_result(
                     revision=self._synced.revision, errors=r.errors, timings_ms=r.timings
@@ -264,7 +269,13 @@ class SyncEngine:
             return False
         return set(rendered.kinds) <= self._tracker.trusted_kinds()
 
-    async def _apply(self, rendered: RenderResult, timings: dict[str, float]) -> SyncResult:
+    async def _apply(
+        self,
+        rendered: RenderResult,
+        timings: dict[str, float],
+        *,
+        progress: ProgressFn = no_progress,
+    ) -> SyncResult:
         o = self.options
         start = time.perf_counter()
         inv = await self._read_inventory(rendered, timings)
@@ -275,6 +286,7 @@ class SyncEngine:
             return make_result(
                 revision=rendered.revision, objects=self._unchanged, timings_ms=timings
             )
+        progress("planning", None, None)
         plan, since = await self._plan(rendered, inv)
         timings["diff"] = _ms(start)
         start = time.perf_counter()
@@ -303,6 +315,7 @@ class SyncEngine:
             revision=rendered.revision,
             meta=self._meta,
             reuse=self._reuse_results,
+            progress=progress,
         )
         applied = await applier.apply(plan)
         after = narrowed(plan, applied.actions)

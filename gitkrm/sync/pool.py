@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import gc
 import multiprocessing
 import os
@@ -42,8 +43,28 @@ def worker_count() -> int:
     return max(1, min(cpus, 8))
 
 
-def _init_worker() -> None:
-    """Workers ignore Ctrl-C (the agent shuts them down) and warm the schema registry."""
+_PR_SET_PDEATHSIG: Final = 1
+
+
+def _die_with(parent: int) -> None:
+    """Ask Linux to kill this worker when the agent dies. An idle worker waits on a pipe
+    whose write end its sibling workers also hold, so it would never see EOF: after a
+    `kill -9` of the agent alone (an OOM kill) the workers would linger for ever. (Linux
+    sends the signal when the *thread* that forked them ends; the pool is started from the
+    event loop's thread, which lives as long as the agent.)"""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        return
+    if os.getppid() != parent:  # the agent died before the request took effect
+        os._exit(1)
+
+
+def _init_worker(parent: int) -> None:
+    """Workers die with the agent, ignore Ctrl-C (the agent shuts them down) and warm the
+    schema registry."""
+    _die_with(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     builtin_registry()
 
@@ -59,7 +80,10 @@ def get_pool() -> ProcessPoolExecutor | None:
             method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
             ctx = multiprocessing.get_context(method)
             _pool = ProcessPoolExecutor(
-                max_workers=worker_count(), mp_context=ctx, initializer=_init_worker
+                max_workers=worker_count(),
+                mp_context=ctx,
+                initializer=_init_worker,
+                initargs=(os.getpid(),),
             )
         return _pool
 

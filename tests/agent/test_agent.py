@@ -120,10 +120,10 @@ async def test_stop_lets_the_sync_under_way_finish(
     engine = agent.runners["apps"].engine
     original = engine.sync
 
-    async def sync_then_stopped(snapshot: Snapshot) -> SyncResult:
+    async def sync_then_stopped(snapshot: Snapshot, **kw: Any) -> SyncResult:
         shutdown.request()  # as a SIGTERM arriving mid-sync
         await asyncio.sleep(0)  # the agent sees it before the sync goes on
-        return await original(snapshot)
+        return await original(snapshot, **kw)
 
     monkeypatch.setattr(engine, "sync", sync_then_stopped)
     await asyncio.wait_for(agent.run(shutdown), 60)
