@@ -13,7 +13,7 @@ from gitkrm.store.protocol import Store
 from gitkrm.store.sqlite.store import SqliteStore
 
 _KUBE_NUMBERS = {"qps": float, "burst": int, "concurrency": int, "timeout": float}
-_KUBE_KEYS = frozenset({"kubeconfig", "context", "http2", *_KUBE_NUMBERS})
+_KUBE_KEYS = frozenset({"kubeconfig", "context", *_KUBE_NUMBERS})
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +53,7 @@ async def open_store(url: str, **options: Any) -> Store:
 
     kube options (in the query or as keywords; keywords win): kubeconfig, context (the
     pod's service account without a kubeconfig), qps, burst, concurrency, timeout
-    (seconds), http2.
+    (seconds).
     """
     target = parse_store_url(url)
     if target.scheme == "sqlite":
@@ -63,12 +63,6 @@ async def open_store(url: str, **options: Any) -> Store:
     raise BadRequest(
         f"store URL {url!r}: unknown scheme {target.scheme!r} (use sqlite:// or kube://)"
     )
-
-
-def _flag(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    return str(value).lower() in ("1", "true", "yes", "on")
 
 
 def open_kube(target: StoreURL, **options: Any) -> KubeStore:
@@ -88,7 +82,7 @@ def open_kube(target: StoreURL, **options: Any) -> KubeStore:
                 numbers[key] = kind(merged[key])
             except (TypeError, ValueError):
                 raise BadRequest(f"store URL kube://: {key}={merged[key]!r} is no number") from None
-    client = ClientOptions(http2=_flag(merged.get("http2", False)), **numbers)
+    client = ClientOptions(**numbers)
     kubeconfig = merged.get("kubeconfig")
     return KubeStore.from_kubeconfig(
         str(kubeconfig) if kubeconfig else None,

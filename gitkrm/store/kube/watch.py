@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-import httpx
+import aiohttp
 import orjson
 
 from gitkrm.errors import GitkrmError, ServiceUnavailable, from_status
@@ -91,9 +91,9 @@ async def stream_events(
         try:
             async with client.stream(
                 req.path, params=params, read_timeout=seconds + READ_SLACK
-            ) as resp:
+            ) as body:
                 pending = b""
-                async for chunk in resp.aiter_bytes():
+                async for chunk in body.iter_any():
                     lines = (pending + chunk).split(b"\n")
                     pending = lines.pop()
                     for line in lines:
@@ -114,7 +114,7 @@ async def stream_events(
                         if "kind" not in obj:  # a server that leaves them out
                             obj["apiVersion"], obj["kind"] = req.api_version, req.kind
                         yield WatchEvent(type=etype, obj=obj, raw=line + b"\n")
-        except (httpx.TransportError, orjson.JSONDecodeError) as e:
+        except (aiohttp.ClientError, TimeoutError, orjson.JSONDecodeError) as e:
             why = f"{e!r}"
         except GitkrmError as e:
             if e.code != 429 and e.code < 500:
