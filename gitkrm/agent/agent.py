@@ -16,9 +16,6 @@ mid-sync if need be). No CRD is installed and no controllers run: the cluster ha
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import copy
-import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,17 +23,17 @@ from pathlib import Path
 from typing import Any
 
 from gitkrm.controllers import ControllerManager, ControllerOptions
-from gitkrm.errors import BadRequest, Expired, GitkrmError
+from gitkrm.errors import BadRequest
 from gitkrm.health import WaitResult, wait_for
 from gitkrm.krm import Obj, ObjectRef
 from gitkrm.report import HealthFollower, PushState, Reporter
 from gitkrm.server.tls import TLSFiles
-from gitkrm.store import EventType, Store, open_store
+from gitkrm.store import Store, open_store
 from gitkrm.store.protocol import meta
 
-from . import crd, gitsources, leading
+from . import crd, gitsources, leading, steering
 from .api import ApiService
-from .config import ApplyMode, SourceConfig, from_object, is_remote_url, unique_names
+from .config import ApplyMode, SourceConfig, unique_names
 from .crd import REQUESTED_AT
 from .leader import NAMESPACE as LEASE_NAMESPACE
 from .leader import LeaderElector, LeaseTimings
@@ -91,9 +88,9 @@ class Agent:
         self.workers: dict[str, SourceWorker] = {}
         self.scheduler = Scheduler()
         self._tasks: list[asyncio.Task[None]] = []
-        self._replaced: dict[str, asyncio.Event] = {}
-        self._pending_spec: dict[str, Obj] = {}
-        self._stopping = False
+        self.replaced: dict[str, asyncio.Event] = {}
+        self.pending_spec: dict[str, Obj] = {}
+        self.stopping = False
         self.controllers: ControllerManager | None = None
         self.reporter: Reporter | None = None
         self.follower: HealthFollower | None = None
@@ -137,8 +134,8 @@ class Agent:
 
     async def begin(self) -> None:
         """Start a term: reports, GitSource objects and one runner per source."""
-        store = self._store()
-        self._stopping = False
+        store = self.require_store()
+        self.stopping = False
         if self.options.report:
             self.reporter = Reporter(
                 agent_name=self.options.agent_name, on_push_state=self._on_push_state
@@ -184,7 +181,7 @@ class Agent:
             )
         except TimeoutError:
             log.warning("the reports into Git did not finish before the agent ended")
-        self._stopping = True
+        self.stopping = True
         self.scheduler.shutdown()
         for task in self._tasks:
             task.cancel()
@@ -196,14 +193,14 @@ class Agent:
             await runner.close()
         self.runners.clear()
         self.workers.clear()
-        self._replaced.clear()
-        self._pending_spec.clear()
+        self.replaced.clear()
+        self.pending_spec.clear()
         self.scheduler = Scheduler()
 
     def _on_push_state(self, name: str, state: PushState) -> None:
         """The reporter's push state changed: into the GitSource status (in the background)."""
         runner = self.runners.get(name)
-        if runner is None or self._stopping:
+        if runner is None or self.stopping:
             return
         self._spawn(runner.set_report_state(state.to_status()), f"gitkrm-report-{name}")
 
@@ -211,7 +208,9 @@ class Agent:
         """Start the bundled controllers on the store (when the options ask for them)."""
         if self.options.controllers is None or self.controllers is not None:
             return
-        self.controllers = ControllerManager(store=self._store(), options=self.options.controllers)
+        self.controllers = ControllerManager(
+            store=self.require_store(), options=self.options.controllers
+        )
         await self.controllers.start()
 
     async def stop_controllers(self) -> None:
@@ -232,13 +231,14 @@ class Agent:
     ) -> WaitResult:
         """Wait until every applied object is Current, one is Failed, or `timeout` passes."""
         result = await wait_for(
-            self._store(), self.applied(), timeout=timeout, on_progress=on_progress
+            self.require_store(), self.applied(), timeout=timeout, on_progress=on_progress
         )
         for runner in self.runners.values():
             await runner.record_health(result.results)
         return result
 
-    def _store(self) -> Store:
+    def require_store(self) -> Store:
+        """The open store (RuntimeError before `open`)."""
         if self.store is None:
             raise RuntimeError("the agent is not open")
         return self.store
@@ -279,7 +279,7 @@ class Agent:
         if self.elector is not None:
             await leading.run(self, shutdown)
             return
-        store = self._store()
+        store = self.require_store()
         api = None
         if self.options.listen is not None:
             host, port = self.options.listen
@@ -306,20 +306,20 @@ class Agent:
 
     async def start_workers(self) -> None:
         """One worker per source (a first sync asked for), the ticks, the watches."""
-        store = self._store()
+        store = self.require_store()
         for name, runner in self.runners.items():
             worker = SourceWorker(name, self._reconciler(name))
             self.workers[name] = worker
-            self._replaced[name] = asyncio.Event()
+            self.replaced[name] = asyncio.Event()
             self.scheduler.add(worker, interval=runner.config.interval)
             worker.start()
             worker.request(Trigger.START)
             if self.options.watch_changes:
-                self._spawn(self._watch_changes(name), f"gitkrm-changes-{name}")
+                self._spawn(steering.watch_changes(self, name), f"gitkrm-changes-{name}")
         if self.gitsources:
             listed = await store.list(crd.GITSOURCE_GVK, crd.NAMESPACE)
             rv = listed["metadata"]["resourceVersion"]
-            self._spawn(self._watch_gitsources(rv), "gitkrm-gitsources")
+            self._spawn(steering.watch_gitsources(self, rv), "gitkrm-gitsources")
         self.scheduler.start()
         log.info(
             "agent %s running %d source(s): %s",
@@ -335,119 +335,17 @@ class Agent:
     def _reconciler(self, name: str) -> Any:
         async def reconcile(triggers: frozenset[Trigger]) -> None:
             runner = self.runners[name]
-            pending = self._pending_spec.pop(name, None)
+            pending = self.pending_spec.pop(name, None)
             if pending is not None:
-                await self._apply_spec(runner, pending)
+                await steering.apply_spec(self, runner, pending)
             await runner.reconcile(triggers)
 
         return reconcile
 
-    async def _apply_spec(self, runner: SourceRunner, obj: Obj) -> None:
-        generation = int(meta(obj).get("generation") or 0)
-        try:
-            config = from_object(obj, base=Path("/"))
-        except GitkrmError as e:
-            log.error(
-                "spec not used",
-                extra={
-                    "fields": {"source": runner.name, "generation": generation, "error": e.message}
-                },
-            )
-            runner.spec_error = f"GitSource spec (generation {generation}): {e.message}"
-            runner.generation = generation
-            return
-        runner.spec_error = None
-        if config.url == runner.config.safe_url:
-            # The stored URL has no user-info: keep the credentials the flags gave.
-            config = dataclasses.replace(config, url=runner.config.url)
-        interval_changed = config.interval != runner.config.interval
-        source = runner.source
-        await runner.reconfigure(config, generation=generation)
-        if interval_changed:
-            self.scheduler.reschedule(runner.name, interval=config.interval)
-        if runner.source is not source:
-            self._replaced[runner.name].set()
-        log.info(
-            "spec in use",
-            extra={
-                "fields": {
-                    "source": runner.name,
-                    "generation": generation,
-                    "suspend": config.suspend,
-                    "interval": config.interval,
-                }
-            },
-        )
-
-    async def _watch_changes(self, name: str) -> None:
-        """Ask for a sync whenever a local repository or directory changes."""
-        while not self._stopping:
-            runner = self.runners[name]
-            source = runner.source
-            changes = getattr(source, "changes", None)
-            if changes is not None:
-                try:
-                    async for _ in changes():
-                        self.workers[name].request(Trigger.CHANGE)
-                except (OSError, RuntimeError, GitkrmError) as e:
-                    log.warning("source %s: not watching for changes: %s", name, e)
-            replaced = self._replaced[name]
-            if runner.source is not source:
-                continue
-            if is_remote_url(runner.config.url):
-                await replaced.wait()  # nothing to watch until the spec points elsewhere
-            else:
-                # The watched path went away (moved, deleted): interval ticks still run, and
-                # the watch starts again after an interval.
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(replaced.wait(), runner.config.interval)
-            replaced.clear()
-
-    async def _watch_gitsources(self, rv: str) -> None:
-        """React to edits of the GitSource objects: spec changes and sync requests."""
-        store = self._store()
-        while not self._stopping:
-            try:
-                async for event in store.watch(crd.GITSOURCE_GVK, crd.NAMESPACE, rv):
-                    if event.type in (EventType.ADDED, EventType.MODIFIED):
-                        rv = meta(event.obj).get("resourceVersion", rv)
-                        self._on_gitsource(event.obj)
-                # The store ended the watch (a slow watcher is dropped): watch again.
-            except Expired:
-                pass
-            except GitkrmError as e:
-                if self._stopping:
-                    return
-                log.error("watch of GitSources ended: %s; watching again", e.message)
-            await asyncio.sleep(1.0)  # never a busy loop, whatever ends the watch
-            try:
-                listed = await store.list(crd.GITSOURCE_GVK, crd.NAMESPACE)
-            except GitkrmError:
-                continue
-            rv = listed["metadata"]["resourceVersion"]
-            for obj in listed.get("items", []):
-                self._on_gitsource(obj)
-
-    def _on_gitsource(self, obj: Obj) -> None:
-        m = meta(obj)
-        name = m.get("name", "")
-        runner = self.runners.get(name)
-        worker = self.workers.get(name)
-        if runner is None or worker is None:
-            return
-        generation = int(m.get("generation") or 0)
-        if generation and generation != runner.generation:
-            self._pending_spec[name] = copy.deepcopy(obj)
-            worker.request(Trigger.SPEC)
-        asked = (m.get("annotations") or {}).get(REQUESTED_AT)
-        if asked and asked != runner.requested_at:
-            runner.requested_at = asked
-            worker.request(Trigger.REQUEST)
-
     async def stop_workers(self, *, forced: asyncio.Event) -> None:
         """Graceful: no new sync starts, the ones under way finish (up to the grace period,
         or until `forced` is set: then they are cancelled)."""
-        self._stopping = True
+        self.stopping = True
         self.scheduler.shutdown()
         for task in self._tasks:
             task.cancel()
