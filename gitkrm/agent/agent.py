@@ -174,13 +174,11 @@ class Agent:
 
     async def end(self, *, flush: bool) -> None:
         """End the term: stop workers and watches at once, close reports and runners.
-        `flush`: give the reports up to `report_flush_timeout` to reach Git first."""
-        try:
-            await asyncio.wait_for(
-                self._close_reports(flush=flush), self.options.report_flush_timeout + 5
-            )
-        except TimeoutError:
-            log.warning("the reports into Git did not finish before the agent ended")
+        `flush` (a graceful end, the workers already stopped): give the reports up to
+        `report_flush_timeout` to reach Git first. Without it (a lost Lease) the syncs are
+        cancelled before anything else."""
+        if flush:
+            await self._end_reports(flush=True)
         self.stopping = True
         self.scheduler.shutdown()
         for task in self._tasks:
@@ -189,6 +187,8 @@ class Agent:
         for worker in self.workers.values():
             await worker.stop(grace=0)  # cancelled at once, and awaited
         self._tasks.clear()
+        if not flush:
+            await self._end_reports(flush=False)
         for runner in self.runners.values():
             await runner.close()
         self.runners.clear()
@@ -196,6 +196,14 @@ class Agent:
         self.replaced.clear()
         self.pending_spec.clear()
         self.scheduler = Scheduler()
+
+    async def _end_reports(self, *, flush: bool) -> None:
+        try:
+            await asyncio.wait_for(
+                self._close_reports(flush=flush), self.options.report_flush_timeout + 5
+            )
+        except TimeoutError:
+            log.warning("the reports into Git did not finish before the agent ended")
 
     def _on_push_state(self, name: str, state: PushState) -> None:
         """The reporter's push state changed: into the GitSource status (in the background)."""
