@@ -55,7 +55,7 @@ async def test_a_5xx_without_retry_after_is_retried_for_reads_only(
 
 async def test_a_list_cut_mid_body_is_read_again(proxied: KubeStore, proxy: FaultProxy) -> None:
     ns = await new_namespace(proxied)
-    await proxied.batch([])
+    assert await proxied.batch([]) == []
     for i in range(20):
         await proxied.create(cm(f"c{i}", ns, payload="x" * 200))
     proxy.add(Fault(count=2, cut_after=1500, match=_gets))
