@@ -15,7 +15,15 @@ from gitkrm.agent.leader import NAMESPACE as LEASE_NAMESPACE
 from gitkrm.agent.status import short, summary
 from gitkrm.errors import BadRequest
 
-from .source_flags import add_source_flags, agent_name, apply_mode, sources, target_url
+from .source_flags import (
+    Target,
+    add_source_flags,
+    agent_name,
+    apply_mode,
+    sources,
+    target,
+    target_url,
+)
 
 if TYPE_CHECKING:
     from gitkrm.agent.agent import Agent, AgentOptions
@@ -102,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
     timeout = parse_duration(args.timeout or DEFAULT_TIMEOUT, what="--timeout")
     if timeout <= 0:
         raise BadRequest("--timeout must be more than 0s")
+    election = _leader_election(args)
+    security = _api_security(args, cluster=target(args) is Target.CLUSTER)
     url = target_url(args)
     listen = None
     if args.listen is not None or url is None:
@@ -111,8 +121,6 @@ def run(args: argparse.Namespace) -> int:
     controllers = None
     if url is None and (not args.once or args.wait):
         controllers = ControllerOptions()
-    security = _api_security(args, cluster=url is not None)
-    election = _leader_election(args)
     options = AgentOptions(
         state_dir=args.state,
         agent_name=agent_name(args),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import socket
 from enum import StrEnum
@@ -95,6 +96,13 @@ def target_url(args: argparse.Namespace) -> str | None:
         except OSError as e:
             raise BadRequest(f"--kubeconfig {args.kubeconfig}: {e.strerror or e}") from None
         query["kubeconfig"] = str(path.resolve())
+    elif not (
+        os.environ.get("KUBERNETES_SERVICE_HOST") and os.environ.get("KUBERNETES_SERVICE_PORT")
+    ):
+        raise BadRequest(
+            "--target cluster: not running in a pod (KUBERNETES_SERVICE_HOST and "
+            "KUBERNETES_SERVICE_PORT are unset): give --kubeconfig FILE"
+        )
     if args.context:
         query["context"] = args.context
     return "kube://?" + urlencode(query)

@@ -36,6 +36,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
             "--token-file: the cluster target serves no Kubernetes API",
         ),
         (["--repo", "x", "--tls-cert", "c"], "--tls-cert and --tls-key go together"),
+        (["--repo", "x", "--target", "cluster"], "not running in a pod"),
         (
             ["--repo", "x", "--target", "cluster", "--leader-elect-renew-deadline", "20s"],
             "must be longer than the renew deadline",
@@ -54,8 +55,13 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     ],
 )
 def test_refused_with_one_line(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, args: list[str], message: str
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    args: list[str],
+    message: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
     code, err = run(capsys, *args, "--state", str(tmp_path / "state"))
     assert code == 2
     assert err.startswith("gitkrm: error: ")
