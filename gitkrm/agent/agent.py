@@ -100,6 +100,7 @@ class Agent:
         """While leading: the renewals, done when the Lease is lost (or released)."""
         self.gitsources = True
         """Whether the target serves the GitSource kind (a cluster may lack the CRD)."""
+        self._said_no_crd = False
 
     @property
     def cluster(self) -> bool:
@@ -117,13 +118,7 @@ class Agent:
             await self.begin()
             return
         self.store = await open_store(self.options.target_url)
-        self.gitsources = await gitsources.served(self.store)  # also: the cluster answers
-        if not self.gitsources:
-            log.warning(
-                "the cluster has no GitSource kind (CRD %s, installed by the Helm chart): "
-                "sources are synced, their status is not kept in GitSource objects",
-                crd.CRD_NAME,
-            )
+        await self._probe_gitsources()  # also: the cluster answers (else a setup error)
         self.elector = LeaderElector(
             self.store,
             agent_name=self.options.agent_name,
@@ -132,10 +127,24 @@ class Agent:
             namespace=self.options.lease_namespace,
         )
 
+    async def _probe_gitsources(self) -> None:
+        """On a cluster: whether it serves the GitSource kind now (the chart may have
+        installed the CRD since the last term); said once when it does not."""
+        self.gitsources = await gitsources.served(self.require_store())
+        if not self.gitsources and not self._said_no_crd:
+            self._said_no_crd = True
+            log.warning(
+                "the cluster has no GitSource kind (CRD %s, installed by the Helm chart): "
+                "sources are synced, their status is not kept in GitSource objects",
+                crd.CRD_NAME,
+            )
+
     async def begin(self) -> None:
         """Start a term: reports, GitSource objects and one runner per source."""
         store = self.require_store()
         self.stopping = False
+        if self.cluster:
+            await self._probe_gitsources()
         if self.options.report:
             self.reporter = Reporter(
                 agent_name=self.options.agent_name, on_push_state=self._on_push_state

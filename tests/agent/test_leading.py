@@ -213,3 +213,25 @@ async def test_run_once_waits_for_the_lease_and_can_be_stopped(agent: Agent) -> 
     shutdown.request()
     assert await asyncio.wait_for(syncing, 5) == []
     assert not agent.runners  # no term began: nothing synced
+
+
+async def test_gitsource_status_is_kept_once_the_crd_is_served(
+    agent: Agent, caplog: pytest.LogCaptureFixture
+) -> None:
+    from gitkrm.agent import crd
+    from gitkrm.agent.status import gitsource_ref
+
+    outcomes = await agent.sync_once(Shutdown())
+    assert exit_code(outcomes) == 0
+    assert not agent.gitsources  # a fresh "cluster": no GitSource CRD
+    await crd.install(_store(agent))  # as the Helm chart would
+    await agent.end(flush=True)
+    await agent.begin()  # the next term sees the kind
+    assert agent.gitsources
+    outcomes = await agent.sync_all(None, [])
+    assert exit_code(outcomes) == 0
+    status = (await _store(agent).get(gitsource_ref("apps")))["status"]
+    assert status["result"] == "Succeeded"
+    records = caplog.get_records("setup") + caplog.get_records("call")  # open(), then terms
+    said = [r for r in records if "no GitSource kind" in r.getMessage()]
+    assert len(said) == 1
