@@ -8,6 +8,12 @@ Conflict, AlreadyExists or vanished object is answered by reading the object aga
 planning it again (ownership included); an update refused as immutable is reported, or,
 with `gitkrm.io/force: enabled` on the manifest, the object is deleted and created again.
 Prunes run last, in reverse order, each with its uid as precondition.
+
+In server-side mode creates and changes are apply patches of field manager `gitkrm`.
+They are batched without force (the Store's batch has none); an apply planned to take
+fields from another manager, or any apply after a failed batch, is sent alone with
+force. Objects to migrate from client-side apply get their migration patches in a batch
+of their own first, and their applies then carry the resourceVersion it left.
 """
 
 from __future__ import annotations
@@ -25,11 +31,16 @@ from gitkrm.sync import keys
 from gitkrm.sync.desired import Desired
 from gitkrm.sync.options import SyncOptions
 from gitkrm.sync.patching import create_body
-from gitkrm.sync.plan import MetaLookup, Op, Plan, Step, plan_object
+from gitkrm.sync.plan import MetaLookup, Op, Plan, Step, builtin_type, plan_object
 from gitkrm.sync.progress import CHUNK, ProgressFn, no_progress
 from gitkrm.sync.results import Action, ObjectResult
+from gitkrm.sync.serverside import (
+    FIELD_MANAGER,
+    TypeLookup,
+    apply_config,
+    with_resource_version,
+)
 
-FIELD_MANAGER: Final = "gitkrm"
 ATTEMPTS: Final = 4
 WAIT_LIMIT: Final = 30.0  # seconds for a CRD to be established, or a forced delete to finish
 _POLL: Final = 0.05
@@ -70,6 +81,7 @@ class Applier:
         options: SyncOptions,
         revision: str,
         meta: MetaLookup,
+        typ: TypeLookup = builtin_type,
         wait_limit: float = WAIT_LIMIT,
         reuse: Mapping[str, tuple[Desired, ObjectResult]] | None = None,
         progress: ProgressFn = no_progress,
@@ -81,6 +93,8 @@ class Applier:
         self.options = options
         self.revision = revision
         self.meta = meta
+        self.typ = typ
+        self.server_side = options.server_side
         self.wait_limit = wait_limit
         self.reuse = reuse or {}
         self.progress = progress
@@ -153,25 +167,73 @@ class Applier:
     async def _write(
         self, plan: Plan, writes: Sequence[int], results: list[ObjectResult | None], out: Applied
     ) -> None:
-        """One batch of creates and patches; object by object when the batch fails."""
-        ops = [self._op(plan.steps[i]) for i in writes]
+        """One batch of creates and patches; object by object when the batch fails (and
+        for forced applies)."""
+        steps = {i: plan.steps[i] for i in writes}
+        alone = {i for i in writes if steps[i].force}
+        await self._migrate([i for i in writes if i not in alone], steps, alone)
+        batched = [i for i in writes if i not in alone]
+        if batched:
+            ops = [self._op(steps[i]) for i in batched]
+            try:
+                written = await self.store.batch(ops, field_manager=FIELD_MANAGER)
+            except GitkrmError:
+                alone.update(batched)
+            else:
+                for i, obj in zip(batched, written, strict=True):
+                    step = steps[i]
+                    action = Action.CREATED if step.op is Op.CREATE else Action.CONFIGURED
+                    results[i] = self._result(step, action)
+                    out.live[step.key] = obj
+        for i in sorted(alone):
+            result, written_obj = await self._one(steps[i])
+            results[i] = result
+            if written_obj is not None:
+                out.live[steps[i].key] = written_obj
+
+    async def _migrate(
+        self, indexes: Sequence[int], steps: dict[int, Step], alone: set[int]
+    ) -> None:
+        """Send the client-side to server-side migrations of `indexes` in one batch; their
+        steps then apply at the resourceVersion it left (object by object if it fails)."""
+        migrating = [i for i in indexes if steps[i].migrate is not None]
+        if not migrating:
+            return
+        ops = [
+            BatchOp(
+                op=BatchOpKind.PATCH,
+                ref=self._versioned(steps[i]),
+                patch=steps[i].migrate,
+                patch_type="json",
+            )
+            for i in migrating
+        ]
         try:
-            written = await self.store.batch(ops, field_manager=FIELD_MANAGER)
+            migrated = await self.store.batch(ops, field_manager=FIELD_MANAGER)
         except GitkrmError:
-            for i in writes:
-                result, obj = await self._one(plan.steps[i])
-                results[i] = result
-                if obj is not None:
-                    out.live[plan.steps[i].key] = obj
-        else:
-            for i, obj in zip(writes, written, strict=True):
-                step = plan.steps[i]
-                action = Action.CREATED if step.op is Op.CREATE else Action.CONFIGURED
-                results[i] = self._result(step, action)
-                out.live[step.key] = obj
+            alone.update(migrating)
+            return
+        for i, obj in zip(migrating, migrated, strict=True):
+            steps[i] = self._migrated(steps[i], obj)
+
+    @staticmethod
+    def _migrated(step: Step, obj: Obj) -> Step:
+        rv = keys.metadata(obj).get("resourceVersion")
+        return step._replace(
+            migrate=None,
+            live=obj,
+            patch=with_resource_version(step.patch, rv if isinstance(rv, str) else None),
+        )
 
     def _op(self, step: Step) -> BatchOp:
         if step.op is Op.CREATE:
+            if self.server_side:
+                return BatchOp(
+                    op=BatchOpKind.PATCH,
+                    ref=self._versioned(step),
+                    patch=step.body,
+                    patch_type="apply",
+                )
             return BatchOp(op=BatchOpKind.CREATE, obj=step.body)
         return BatchOp(
             op=BatchOpKind.PATCH,
@@ -204,14 +266,23 @@ class Applier:
             try:
                 if step.op is Op.CREATE:
                     assert step.body is not None
-                    obj = await self.store.create(step.body, field_manager=FIELD_MANAGER)
+                    obj = await self._create(step, step.body)
                     return self._result(step, Action.CREATED), obj
                 if step.op is Op.PATCH:
+                    if step.migrate is not None:
+                        migrated = await self.store.patch(
+                            self._versioned(step),
+                            step.migrate,
+                            "json",
+                            field_manager=FIELD_MANAGER,
+                        )
+                        step = self._migrated(step, migrated)
                     obj = await self.store.patch(
                         self._versioned(step),
                         step.patch,
                         step.patch_type,
                         field_manager=FIELD_MANAGER,
+                        force=step.patch_type == "apply",
                     )
                     return self._result(step, Action.CONFIGURED), obj
                 return self._result(step, _PASSIVE[step.op]), step.live
@@ -232,11 +303,19 @@ class Applier:
                 return self._result(step, Action.FAILED, e.message), None
             live = await self._get(step)
             step = plan_object(
-                d, live, options=self.options, revision=self.revision, meta=self.meta
+                d, live, options=self.options, revision=self.revision, meta=self.meta, typ=self.typ
             )
         message = last.message if last is not None else "too many attempts"
         failed = self._result(step, Action.FAILED, f"gave up after {ATTEMPTS} attempts: {message}")
         return failed, None
+
+    async def _create(self, step: Step, body: Obj) -> Obj:
+        """Create one object: a forced apply in server-side mode."""
+        if self.server_side:
+            return await self.store.patch(
+                self._versioned(step), body, "apply", field_manager=FIELD_MANAGER, force=True
+            )
+        return await self.store.create(body, field_manager=FIELD_MANAGER)
 
     async def _recreate(self, step: Step, cause: Invalid) -> tuple[ObjectResult, Obj | None]:
         """Delete and create again (gitkrm.io/force: enabled on an immutable change)."""
@@ -257,9 +336,10 @@ class Applier:
                         step, Action.FAILED, "deleted to re-create it, but it is still there"
                     ), None
                 await asyncio.sleep(_POLL)
-            obj = await self.store.create(
-                create_body(d, self.revision), field_manager=FIELD_MANAGER
-            )
+            if self.server_side:
+                obj = await self._create(step, apply_config(d, revision=self.revision))
+            else:
+                obj = await self._create(step, create_body(d, self.revision))
         except GitkrmError as e:
             return self._result(step, Action.FAILED, f"re-creating it failed: {e.message}"), None
         return self._result(

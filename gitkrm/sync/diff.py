@@ -3,7 +3,8 @@
 Each object that would change gets `diff -u -N` of its live and its would-be YAML, with
 headers naming it `<group>.<version>.<Kind>.<namespace>.<name>` under `live/` and
 `merged/`; a created object diffs against nothing, a pruned one against nothing after.
-The would-be object is the live one with the plan's patch applied. Server-managed
+The would-be object is the live one with the plan's patch applied (in server-side mode,
+the result of applying the desired object locally, as the plan computed it). Server-managed
 `managedFields` are left out; Secrets are redacted (see `redact`). Objects the plan
 refuses or can't change are listed as `#` comment lines.
 """
@@ -45,6 +46,8 @@ def would_be(step: Step, meta: MetaLookup) -> Obj | None:
         return step.body
     if step.op is Op.PRUNE:
         return None
+    if step.after is not None:
+        return step.after
     if step.op is Op.PATCH and step.live is not None and step.patch is not None:
         if step.patch_type == "merge":
             merged = apply_merge_patch(step.live, step.patch)

@@ -21,7 +21,8 @@ from typing import Final
 from gitkrm.errors import GitkrmError, NotFound
 from gitkrm.krm import GVK, GroupKind, ObjectRef
 from gitkrm.patch import PatchMeta
-from gitkrm.schema import Registry, patch_meta_for
+from gitkrm.patch.fieldmanager import SchemaType
+from gitkrm.schema import Registry, patch_meta_for, ssa_type_for
 from gitkrm.source.snapshot import Snapshot
 from gitkrm.store import Store
 from gitkrm.sync import inventory, keys, live
@@ -200,6 +201,10 @@ class SyncEngine:
         except NotFound:
             return None
 
+    def _typ(self, gvk: GVK) -> SchemaType:
+        """The server-side apply type of a kind (a CRD's schema for custom resources)."""
+        return ssa_type_for(gvk, registry=self._registry)
+
     def _gvk(self, ref: ObjectRef) -> GVK:
         """A version to read an object at, for objects only the inventory names."""
         reg = self._registry
@@ -254,6 +259,7 @@ class SyncEngine:
             live=live_objects,
             options=self.options,
             meta=self._meta,
+            typ=self._typ,
             in_sync=in_sync,
             reuse=None if dry_run else self._reuse_steps,
         )
@@ -314,6 +320,7 @@ class SyncEngine:
             options=o,
             revision=rendered.revision,
             meta=self._meta,
+            typ=self._typ,
             reuse=self._reuse_results,
             progress=progress,
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Literal
+from typing import Final, Literal
 
 from gitkrm.errors import BadRequest
 from gitkrm.krm.names import is_dns1123_label
@@ -51,9 +51,17 @@ class IgnoreDifference:
         )
 
 
+ApplyMode = Literal["client-side", "server-side"]
+APPLY_MODES: Final = ("client-side", "server-side")
+
+
 @dataclass(frozen=True)
 class SyncOptions:
-    """One source's sync settings. `default_namespace` None means `default`, as kubectl."""
+    """One source's sync settings. `default_namespace` None means `default`, as kubectl.
+
+    `apply_mode`: client-side is kubectl's three-way patch with the last-applied annotation;
+    server-side is a forced server-side apply by the field manager `gitkrm` (see
+    `serverside`)."""
 
     source_name: str
     agent_name: str
@@ -62,7 +70,7 @@ class SyncOptions:
     allow_empty: bool = False
     adoption: AdoptionPolicy = AdoptionPolicy.NEVER
     ignore_differences: tuple[IgnoreDifference, ...] = ()
-    apply_mode: Literal["client-side", "server-side"] = "client-side"
+    apply_mode: ApplyMode = "client-side"
 
     def __post_init__(self) -> None:
         for what, value in (("source name", self.source_name), ("agent name", self.agent_name)):
@@ -74,9 +82,9 @@ class SyncOptions:
                 f"agent and source names are too long together: the inventory id "
                 f"{self.inventory_id!r} is a label value of at most 63 characters"
             )
-        if self.apply_mode != "client-side":
+        if self.apply_mode not in APPLY_MODES:
             raise BadRequest(
-                f"apply mode {self.apply_mode!r} is not supported yet: use client-side"
+                f"invalid apply mode {self.apply_mode!r}: use client-side or server-side"
             )
 
     @property
@@ -87,3 +95,7 @@ class SyncOptions:
     def inventory_id(self) -> str:
         """The cli-utils inventory id: `<agent>.<source>`."""
         return f"{self.agent_name}.{self.source_name}"
+
+    @property
+    def server_side(self) -> bool:
+        return self.apply_mode == "server-side"

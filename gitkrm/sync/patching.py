@@ -7,6 +7,11 @@ something anyway. Fields under the source's ignoreDifferences pointers take the 
 value on both the desired and the last-applied side, so they are neither reported nor
 set back. A resourceVersion precondition makes a concurrent change a Conflict (the
 applier re-reads and plans the object again) instead of a silent overwrite.
+
+An object last written in server-side mode has no last-applied annotation; its
+"original" is then what gitkrm's Apply entry in managedFields owns (the live values of
+those fields: what gitkrm applied), so switching back to client-side mode still removes a
+field that left Git.
 """
 
 from __future__ import annotations
@@ -47,15 +52,85 @@ def create_body(d: Desired, revision: str) -> Obj:
 
 
 def last_applied(live: Obj) -> Obj | None:
-    """The live object's last-applied configuration, or None (absent or unreadable)."""
+    """The live object's last-applied configuration, or None (absent or unreadable);
+    without the annotation, the fields gitkrm's Apply entry owns (see the module doc)."""
     raw = keys.annotations_of(live).get(keys.LAST_APPLIED)
     if not isinstance(raw, str) or not raw:
-        return None
+        return applied_by_gitkrm(live)
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def applied_by_gitkrm(live: Obj) -> Obj | None:
+    """The part of `live` that gitkrm's server-side Apply entry owns (None: no entry)."""
+    entries = keys.metadata(live).get("managedFields")
+    if not isinstance(entries, list):
+        return None
+    for e in entries:
+        if (
+            isinstance(e, dict)
+            and e.get("manager") == keys.MANAGER  # the field manager is named as the label
+            and e.get("operation") == "Apply"
+            and not e.get("subresource")
+            and isinstance(e.get("fieldsV1"), dict)
+        ):
+            out = extract(live, e["fieldsV1"])
+            if not isinstance(out, dict):
+                return None
+            for k in ("apiVersion", "kind"):
+                if k in live:
+                    out[k] = live[k]
+            md = out.get("metadata")
+            ann = md.get("annotations") if isinstance(md, dict) else None
+            if isinstance(ann, dict):
+                ann.pop(keys.REVISION, None)
+            return out
+    return None
+
+
+def extract(value: Any, fields: dict[str, Any]) -> Any:
+    """The part of `value` a FieldsV1 set names: `f:` map fields, `k:` list items by key
+    (their key fields included), `v:` set items, `i:` items by index; a field whose set
+    has no children is taken whole."""
+    if not fields or (len(fields) == 1 and "." in fields and not isinstance(value, dict)):
+        return value
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for pe, sub in fields.items():
+            if pe.startswith("f:") and pe[2:] in value:
+                child = value[pe[2:]]
+                out[pe[2:]] = extract(child, sub) if isinstance(sub, dict) else child
+        return out
+    if isinstance(value, list):
+        items: list[Any] = []
+        for pe, sub in fields.items():
+            child = sub if isinstance(sub, dict) else {}
+            if pe.startswith("k:"):
+                try:
+                    key = orjson.loads(pe[2:])
+                except orjson.JSONDecodeError:
+                    continue
+                if not isinstance(key, dict):
+                    continue
+                for item in value:
+                    if isinstance(item, dict) and all(item.get(k) == v for k, v in key.items()):
+                        part = extract(item, child)
+                        items.append({**key, **part} if isinstance(part, dict) else part)
+                        break
+            elif pe.startswith("v:"):
+                try:
+                    v = orjson.loads(pe[2:])
+                except orjson.JSONDecodeError:
+                    continue
+                if v in value:
+                    items.append(v)
+            elif pe.startswith("i:") and pe[2:].isdigit() and int(pe[2:]) < len(value):
+                items.append(extract(value[int(pe[2:])], child))
+        return items
+    return value
 
 
 def pointer_tokens(pointer: str) -> list[str]:

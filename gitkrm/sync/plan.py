@@ -3,9 +3,11 @@
 Per desired object, in apply order: create it when absent; refuse it when another owner
 has it (see `ownership`); leave it alone when `gitkrm.io/reconcile: disabled` is on the
 manifest or the live object; otherwise the three-way patch, or nothing when the patch is
-empty. Then the prunes, in reverse order: inventory objects the revision no longer has,
-deleted with a uid precondition, unless `gitkrm.io/prune: disabled` (or the source does
-not prune), in which case they are only dropped from the inventory.
+empty (in server-side mode: the apply of the whole object, or nothing when applying it
+locally changes nothing, see `serverside`). Then the prunes, in reverse order: inventory
+objects the revision no longer has, deleted with a uid precondition, unless
+`gitkrm.io/prune: disabled` (or the source does not prune), in which case they are only
+dropped from the inventory.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from gitkrm.errors import BadRequest, GitkrmError
 from gitkrm.krm import GVK, Obj, ObjectRef
 from gitkrm.patch import PatchMeta
+from gitkrm.patch.fieldmanager import SchemaType
+from gitkrm.schema import ssa_type_for
 from gitkrm.store import PatchType
 from gitkrm.sync import keys
 from gitkrm.sync.desired import Desired
@@ -27,6 +31,7 @@ from gitkrm.sync.order import prune_order, stage_of
 from gitkrm.sync.ownership import decide
 from gitkrm.sync.patching import create_body, three_way
 from gitkrm.sync.results import Action
+from gitkrm.sync.serverside import TypeLookup, apply_config, predict
 
 
 class Op(StrEnum):
@@ -54,12 +59,15 @@ class Step(NamedTuple):
     key: str  # the inventory key (see objkey)
     desired: Desired | None = None
     live: Obj | None = None
-    body: Obj | None = None  # CREATE
-    patch: Obj | None = None  # PATCH
+    body: Obj | None = None  # CREATE (server-side: the applied configuration)
+    patch: Any = None  # PATCH (server-side: the applied configuration, or a migration)
     patch_type: PatchType = "strategic"
     uid: str | None = None  # PRUNE precondition
     message: str = ""
     adopt: bool = False
+    after: Obj | None = None  # server-side PATCH: the object as the apply leaves it
+    migrate: list[dict[str, Any]] | None = None  # server-side: csaupgrade patch sent first
+    force: bool = False  # server-side: the apply takes fields other managers own
 
     @property
     def stage(self) -> tuple[int, int]:
@@ -96,6 +104,11 @@ class Plan:
 MetaLookup = Callable[[GVK], "PatchMeta | None"]
 
 
+def builtin_type(gvk: GVK) -> SchemaType:
+    """The server-side apply type of a kind without a registry of custom kinds."""
+    return ssa_type_for(gvk)
+
+
 def ignored_pointers(ref: ObjectRef, options: SyncOptions) -> tuple[str, ...]:
     out: list[str] = []
     for ig in options.ignore_differences:
@@ -111,10 +124,16 @@ def plan_object(
     options: SyncOptions,
     revision: str,
     meta: MetaLookup,
+    typ: TypeLookup = builtin_type,
 ) -> Step:
-    """The step for one desired object given its live state (None: absent)."""
+    """The step for one desired object given its live state (None: absent). `typ` gives
+    a kind's server-side apply type (server-side mode)."""
     if live is None:
-        return Step(Op.CREATE, d.ref, d.key, desired=d, body=create_body(d, revision))
+        if options.server_side:
+            body = apply_config(d, revision=revision)
+        else:
+            body = create_body(d, revision)
+        return Step(Op.CREATE, d.ref, d.key, desired=d, body=body)
     md = keys.metadata(live)
     if md.get("deletionTimestamp"):
         return Step(
@@ -131,6 +150,10 @@ def plan_object(
     if not d.reconcile or keys.flag(live, keys.RECONCILE, keys.DISABLED):
         return Step(
             Op.SKIP, d.ref, d.key, desired=d, live=live, message="reconcile disabled: left alone"
+        )
+    if options.server_side:
+        return _plan_apply(
+            d, live, options=options, revision=revision, typ=typ, adopt=decision.adopt
         )
     try:
         patch, patch_type = three_way(
@@ -154,6 +177,47 @@ def plan_object(
         patch_type=patch_type,
         adopt=decision.adopt,
         message="adopted" if decision.adopt else "",
+    )
+
+
+def _plan_apply(
+    d: Desired, live: Obj, *, options: SyncOptions, revision: str, typ: TypeLookup, adopt: bool
+) -> Step:
+    try:
+        applied = predict(
+            d, live, typ=typ(d.gvk), revision=revision, ignore=ignored_pointers(d.ref, options)
+        )
+    except GitkrmError as e:
+        return Step(Op.FAIL, d.ref, d.key, desired=d, live=live, message=e.message)
+    if applied is None:
+        return Step(Op.UNCHANGED, d.ref, d.key, desired=d, live=live)
+    message = "adopted" if adopt else ""
+    if applied.config is None:  # only the client-side to server-side migration
+        return Step(
+            Op.PATCH,
+            d.ref,
+            d.key,
+            desired=d,
+            live=live,
+            patch=applied.migrate,
+            patch_type="json",
+            adopt=adopt,
+            message=message,
+            after=applied.after,
+        )
+    return Step(
+        Op.PATCH,
+        d.ref,
+        d.key,
+        desired=d,
+        live=live,
+        patch=applied.config,
+        patch_type="apply",
+        adopt=adopt,
+        message=message,
+        after=applied.after,
+        migrate=applied.migrate,
+        force=applied.force,
     )
 
 
@@ -201,6 +265,7 @@ def make_plan(
     live: Mapping[ObjectRef, Obj | None],
     options: SyncOptions,
     meta: MetaLookup,
+    typ: TypeLookup = builtin_type,
     in_sync: Collection[str] = (),
     reuse: Mapping[str, Step] | None = None,
 ) -> Plan:
@@ -221,7 +286,9 @@ def make_plan(
             steps.append(step)
         else:
             steps.append(
-                plan_object(d, live.get(d.ref), options=options, revision=revision, meta=meta)
+                plan_object(
+                    d, live.get(d.ref), options=options, revision=revision, meta=meta, typ=typ
+                )
             )
     gone, bad = prune_candidates(inventory, wanted)
     by_ref = {ref: k for k, ref in gone.items()}

@@ -19,9 +19,11 @@ def test_names_must_be_dns_labels_and_fit_the_inventory_id() -> None:
     assert SyncOptions(source_name="s", agent_name="a").namespace == "default"
 
 
-def test_server_side_apply_is_refused_for_now() -> None:
-    with pytest.raises(BadRequest, match="apply mode 'server-side' is not supported yet"):
-        SyncOptions(source_name="s", agent_name="a", apply_mode="server-side")
+def test_apply_modes() -> None:
+    assert not SyncOptions(source_name="s", agent_name="a").server_side
+    assert SyncOptions(source_name="s", agent_name="a", apply_mode="server-side").server_side
+    with pytest.raises(BadRequest, match="invalid apply mode 'both'"):
+        SyncOptions(source_name="s", agent_name="a", apply_mode="both")  # type: ignore[arg-type]
 
 
 def test_ignore_pointers_must_be_pointers() -> None:

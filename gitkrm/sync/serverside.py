@@ -1,0 +1,320 @@
+"""Server-side apply mode: each desired object is applied whole by the field manager
+`gitkrm`, with force (Git is the source of truth, as Flux and Argo CD apply it).
+
+The applied configuration is the desired object with gitkrm's labels and the revision
+annotation, and no last-applied annotation: the store's managedFields remember what gitkrm
+applied, so fields removed from Git are removed by the apply itself unless another manager
+owns them too. Whether an object needs a write is decided without one: the apply is run
+locally (`fieldmanager.apply`, with the kind's schema type) and the object is unchanged
+when the result is the live object. The revision annotation keeps its live value in that
+check, so a commit that does not touch an object does not rewrite it.
+
+An object gitkrm last wrote in client-side mode (an Update entry of manager `gitkrm`, the
+last-applied annotation) is first migrated as kubectl's csaupgrade does it: one JSON patch,
+guarded by the resourceVersion, turns those fields into gitkrm's Apply entry and drops the
+annotation; the apply follows.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Final, NamedTuple
+
+import orjson
+
+from gitkrm.errors import BadRequest, Conflict
+from gitkrm.krm import GVK, Obj
+from gitkrm.patch.fieldmanager import (
+    SchemaType,
+    apply,
+    fields_of,
+    managed_fields_for_update,
+    parse_fields_v1,
+)
+from gitkrm.patch.fieldmanager.fieldpath import Tree, canonical, difference, from_paths, union
+from gitkrm.sync import keys
+from gitkrm.sync.desired import Desired
+from gitkrm.sync.patching import MISSING, graft, lookup, pointer_tokens
+
+FIELD_MANAGER: Final = "gitkrm"
+APPLY: Final = "Apply"
+UPDATE: Final = "Update"
+
+TypeLookup = Callable[[GVK], SchemaType]
+
+_LAST_APPLIED_PATH: Final = from_paths(("f:metadata", "f:annotations", f"f:{keys.LAST_APPLIED}"))
+_LAST_APPLIED_POINTER: Final = "/metadata/annotations/" + keys.LAST_APPLIED.replace("/", "~1")
+
+
+def now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def apply_config(
+    d: Desired,
+    *,
+    revision: str | None,
+    resource_version: str | None = None,
+    live: Obj | None = None,
+    ignore: Sequence[str] = (),
+    keep_ignored: bool = True,
+) -> Obj:
+    """The applied configuration of `d`: the desired object with the revision annotation
+    (none when `revision` is None) and, for an existing object, its resourceVersion as a
+    precondition. Fields under the `ignore` pointers take the live value (or are left out
+    when the live object has none; always when not `keep_ignored`), so they are neither
+    reported nor set back."""
+    obj = d.obj
+    md = obj.get("metadata")
+    if not isinstance(md, dict):
+        md = obj["metadata"] = {}
+    ann = md.get("annotations")
+    if not isinstance(ann, dict):
+        ann = {}
+    ann.pop(keys.LAST_APPLIED, None)
+    if revision is not None:
+        ann[keys.REVISION] = revision
+    else:
+        ann.pop(keys.REVISION, None)
+    if ann:
+        md["annotations"] = ann
+    else:
+        md.pop("annotations", None)
+    if resource_version:
+        md["resourceVersion"] = resource_version
+    if live is not None:
+        for pointer in ignore:
+            tokens = pointer_tokens(pointer)
+            obj = graft(obj, tokens, lookup(live, tokens) if keep_ignored else MISSING)
+    return obj
+
+
+def with_resource_version(config: Obj, resource_version: str | None) -> Obj:
+    """`config` with another resourceVersion precondition (shallow copies)."""
+    md = dict(config.get("metadata") or {})
+    if resource_version:
+        md["resourceVersion"] = resource_version
+    else:
+        md.pop("resourceVersion", None)
+    return {**config, "metadata": md}
+
+
+# -- client-side to server-side migration ----------------------------------------------
+
+
+class Migration(NamedTuple):
+    """kubectl csaupgrade's patch for one object, and the object as it leaves it."""
+
+    patch: list[dict[str, Any]]
+    live: Obj
+
+
+def _is_csa_entry(e: Any) -> bool:
+    return (
+        isinstance(e, dict)
+        and e.get("manager") == FIELD_MANAGER
+        and e.get("operation") == UPDATE
+        and not e.get("subresource")
+    )
+
+
+def _is_apply_entry(e: Any) -> bool:
+    return (
+        isinstance(e, dict)
+        and e.get("manager") == FIELD_MANAGER
+        and e.get("operation") == APPLY
+        and not e.get("subresource")
+    )
+
+
+def _fields(e: dict[str, Any]) -> Tree:
+    try:
+        return parse_fields_v1(e.get("fieldsV1") or {})
+    except BadRequest:
+        return {}
+
+
+def _annotation_fields(text: str, typ: SchemaType) -> Tree:
+    """The fields of a last-applied configuration (nothing when it can't be read)."""
+    try:
+        last = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return {}
+    if not isinstance(last, dict):
+        return {}
+    try:
+        return fields_of(last, typ=typ)
+    except BadRequest:
+        return {}
+
+
+def migration(live: Obj, *, typ: SchemaType, api_version: str) -> Migration | None:
+    """The csaupgrade of an object gitkrm wrote in client-side mode (None: nothing to do).
+
+    gitkrm's Update entries (main resource) and the fields of the last-applied annotation
+    merge into gitkrm's Apply entry (the existing one, or the first Update entry turned
+    into one, or a new one); the Update entries and the annotation go. A field removed
+    from Git later is then removed by the apply, as if gitkrm had always applied."""
+    md = keys.metadata(live)
+    raw = md.get("managedFields")
+    entries: list[Any] = raw if isinstance(raw, list) else []
+    text = keys.annotations_of(live).get(keys.LAST_APPLIED)
+    has_annotation = isinstance(text, str)
+    csa = [e for e in entries if _is_csa_entry(e)]
+    if not csa and not has_annotation:
+        return None
+    fields: Tree = {}
+    for e in csa:
+        fields = union(fields, _fields(e))
+    if isinstance(text, str) and text:
+        fields = union(fields, _annotation_fields(text, typ))
+    fields = difference(fields, _LAST_APPLIED_PATH)
+    has_apply = any(_is_apply_entry(e) for e in entries)
+    out: list[Any] = []
+    placed = has_apply
+    for e in entries:
+        if _is_csa_entry(e):
+            if not placed and fields:
+                out.append(_apply_entry(e, fields, api_version=api_version))
+                placed = True
+            continue
+        if _is_apply_entry(e):
+            e = {**e, "fieldsV1": canonical(union(_fields(e), fields))}
+        out.append(e)
+    if not placed and fields:
+        out.append(_apply_entry({}, fields, api_version=api_version))
+    # As kubectl's UpgradeManagedFieldsPatch: "replace" of the resourceVersion (not "test"),
+    # so a concurrent write is a 409 Conflict from storage, not an invalid request.
+    patch: list[dict[str, Any]] = [{"op": "add", "path": "/metadata/managedFields", "value": out}]
+    rv = md.get("resourceVersion")
+    if rv:
+        patch.append({"op": "replace", "path": "/metadata/resourceVersion", "value": rv})
+    new_md = {k: v for k, v in md.items() if k != "managedFields"}
+    if has_annotation:
+        patch.append({"op": "remove", "path": _LAST_APPLIED_POINTER})
+        new_md["annotations"] = {
+            k: v for k, v in keys.annotations_of(live).items() if k != keys.LAST_APPLIED
+        }
+    new_md["managedFields"] = out
+    after: Obj = {**live, "metadata": new_md}
+    # What the store records for that write (an Update that only removes a field).
+    recorded = managed_fields_for_update(
+        old=live,
+        new=after,
+        manager=FIELD_MANAGER,
+        api_version=api_version,
+        subresource=None,
+        typ=typ,
+        now=now(),
+    )
+    if recorded:
+        new_md["managedFields"] = recorded
+    else:
+        new_md.pop("managedFields", None)
+    return Migration(patch, after)
+
+
+def _apply_entry(base: dict[str, Any], fields: Tree, *, api_version: str) -> dict[str, Any]:
+    return {
+        "manager": FIELD_MANAGER,
+        "operation": APPLY,
+        "apiVersion": base.get("apiVersion") or api_version,
+        "time": base.get("time") or now(),
+        "fieldsType": "FieldsV1",
+        "fieldsV1": canonical(fields),
+    }
+
+
+# -- planning --------------------------------------------------------------------------
+
+
+class Applied(NamedTuple):
+    """What applying a desired object to its live one does.
+
+    `config`: the configuration to apply (None: nothing to apply); `after`: the object
+    as the apply leaves it (what `gitkrm diff` shows); `migrate`: the client-side to
+    server-side migration patch to send first; `force`: the apply takes fields another
+    manager owns (a conflict without force)."""
+
+    config: Obj | None
+    after: Obj
+    migrate: list[dict[str, Any]] | None = None
+    force: bool = False
+
+
+def predict(
+    d: Desired,
+    live: Obj,
+    *,
+    typ: SchemaType,
+    revision: str,
+    ignore: Sequence[str] = (),
+) -> Applied | None:
+    """Apply `d` to `live` locally (None: nothing would change). Raises BadRequest when
+    the configuration can't be typed against the kind's schema.
+
+    Ignored fields are applied at their live value (gitkrm keeps owning them), or left out
+    of the configuration (another manager that changed them owns them alone): whichever
+    changes nothing; for a write, leaving them out unless that would remove them."""
+    md = keys.metadata(live)
+    mig = migration(live, typ=typ, api_version=d.api_version)
+    base = mig.live if mig is not None else live
+    current = keys.annotations_of(live).get(keys.REVISION)
+    stamp = now()
+    chosen: tuple[bool, Obj, bool] | None = None
+    for keep in (True, False) if ignore else (True,):
+        check = apply_config(
+            d,
+            revision=current if isinstance(current, str) else None,
+            live=live,
+            ignore=ignore,
+            keep_ignored=keep,
+        )
+        try:
+            after, forced = _apply(base, check, d.api_version, typ, stamp, force=False), False
+        except Conflict:
+            after, forced = _apply(base, check, d.api_version, typ, stamp, force=True), True
+        if after == base:
+            return None if mig is None else Applied(None, base, mig.patch)
+        if chosen is None or _body(after) == _body(chosen[1]):
+            chosen = (keep, after, forced)
+    assert chosen is not None
+    keep, after, forced = chosen
+    rv = md.get("resourceVersion")
+    config = apply_config(
+        d,
+        revision=revision,
+        resource_version=rv if isinstance(rv, str) else None,
+        live=live,
+        ignore=ignore,
+        keep_ignored=keep,
+    )
+    after = _with_revision(after, revision)
+    return Applied(config, after, mig.patch if mig is not None else None, forced)
+
+
+def _body(obj: Obj) -> Obj:
+    """`obj` without its managedFields."""
+    md = keys.metadata(obj)
+    return {**obj, "metadata": {k: v for k, v in md.items() if k != "managedFields"}}
+
+
+def _apply(
+    live: Obj, config: Obj, api_version: str, typ: SchemaType, stamp: str, *, force: bool
+) -> Obj:
+    return apply(
+        live=live,
+        config=config,
+        manager=FIELD_MANAGER,
+        api_version=api_version,
+        force=force,
+        typ=typ,
+        now=stamp,
+    )
+
+
+def _with_revision(obj: Obj, revision: str) -> Obj:
+    md = dict(keys.metadata(obj))
+    md["annotations"] = {**keys.annotations_of(obj), keys.REVISION: revision}
+    return {**obj, "metadata": md}
