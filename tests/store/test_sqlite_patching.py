@@ -53,8 +53,8 @@ async def test_patch_errors(mem: SqliteStore) -> None:
     with pytest.raises(NotFound):
         await mem.patch(WEB, {}, "merge")
     d = await mem.create(deployment("web"))
-    with pytest.raises(UnsupportedMediaType):
-        await mem.patch(WEB, {}, "apply")
+    with pytest.raises(Invalid, match="fieldManager: Required value"):
+        await mem.patch(WEB, {}, "apply")  # server-side apply names its manager
     stale = {"metadata": {"resourceVersion": "1"}, "spec": {"replicas": 2}}
     with pytest.raises(Conflict, match="the object has been modified"):
         await mem.patch(WEB, stale, "merge")

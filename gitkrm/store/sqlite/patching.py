@@ -1,4 +1,5 @@
-"""patch: apply a JSON, merge or strategic-merge patch to the stored object, then update."""
+"""patch: apply a JSON, merge or strategic-merge patch to the stored object, then update;
+or server-side apply a configuration (creating the object when it is missing)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,16 @@ from gitkrm.errors import BadRequest, NotFound, UnsupportedMediaType
 from gitkrm.krm import GVK, Obj, ObjectRef
 from gitkrm.patch import apply_json_patch, apply_merge_patch, apply_strategic_merge_patch
 from gitkrm.schema import patch_meta_for
-from gitkrm.store.sqlite.txn import Txn
+from gitkrm.store.sqlite import managed
+from gitkrm.store.sqlite.kinds import Kind
+from gitkrm.store.sqlite.txn import Stored, Txn
 from gitkrm.store.sqlite.writes import (
     WriteOpts,
     at_version,
     check_preconditions,
+    conflict_modified,
     copy_obj,
+    create,
     replace,
 )
 
@@ -38,15 +43,13 @@ def patch(
     version = ref.version or kind.info.version
     gvk = GVK(group=ref.group, version=version, kind=ref.kind)
     kinds.served(gvk)
-    if patch_type == "apply":
-        raise UnsupportedMediaType(
-            "apply patches (server-side apply) are not supported by this store yet"
-        )
     if patch_type == "strategic" and kind.custom:
         raise UnsupportedMediaType(_ACCEPTED)
     if subresource == "status" and not kind.has_status:
         raise NotFound(f"the server could not find the requested resource ({kind.resource}/status)")
     ns = (ref.namespace or "default") if kind.namespaced else ""
+    if patch_type == "apply":
+        return _apply(txn, kind, gvk, ref, ns, body, opts, warnings, subresource)
     stored = txn.load(kind, ns, ref.name)
     doc = copy_obj(at_version(stored.obj, gvk.api_version))
     if patch_type == "json":
@@ -77,3 +80,62 @@ def patch(
         raise BadRequest("a patch cannot change the apiVersion or kind of an object")
     check_preconditions(kind, ref.name, md, stored)
     return replace(txn, kind, gvk, stored, obj, opts, warnings, subresource=subresource)
+
+
+def _load_or_none(txn: Txn, kind: Kind, ns: str, name: str) -> Stored | None:
+    try:
+        return txn.load(kind, ns, name)
+    except NotFound:
+        return None
+
+
+def _apply(
+    txn: Txn,
+    kind: Kind,
+    gvk: GVK,
+    ref: ObjectRef,
+    ns: str,
+    body: Any,
+    opts: WriteOpts,
+    warnings: list[str],
+    subresource: str | None,
+) -> Obj:
+    """Server-side apply: merge the configuration into the live object (or create it),
+    the applier owning exactly its configuration's fields."""
+    manager = managed.check_apply_options(opts.field_manager)
+    config = managed.check_config(
+        body, gvk=gvk, name=ref.name, namespace=ns, namespaced=kind.namespaced
+    )
+    want_rv = (config.get("metadata") or {}).get("resourceVersion")
+    part = managed.for_subresource(config, subresource=subresource, has_status=kind.has_status)
+    stored = _load_or_none(txn, kind, ns, ref.name)
+    if stored is None:
+        if subresource is not None:
+            txn.load(kind, ns, ref.name)  # raises the API server's NotFound
+        obj = copy_obj(
+            managed.applied(txn, gvk, live=None, config=part, manager=manager, force=opts.force)
+        )
+        md = obj["metadata"]
+        md.pop("resourceVersion", None)  # a create through update ignores it (storage does)
+        if kind.namespaced:
+            md["namespace"] = ns
+        return create(txn, obj, opts, warnings, applied=True)
+    if want_rv and str(want_rv) != stored.obj["metadata"].get("resourceVersion"):
+        raise conflict_modified(kind, ref.name)
+    live = at_version(stored.obj, gvk.api_version)
+    obj = managed.applied(
+        txn,
+        gvk,
+        live=live,
+        config=part,
+        manager=manager,
+        force=opts.force,
+        subresource=subresource,
+    )
+    if obj == live:
+        return live  # nothing changed, not even a manager's fields: no new revision
+    obj = copy_obj(obj)
+    obj["metadata"]["resourceVersion"] = stored.obj["metadata"].get("resourceVersion")
+    return replace(
+        txn, kind, gvk, stored, obj, opts, warnings, subresource=subresource, applied=True
+    )

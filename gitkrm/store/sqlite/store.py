@@ -25,7 +25,7 @@ from gitkrm.store.protocol import (
     Propagation,
     WatchEvent,
 )
-from gitkrm.store.sqlite import db, deletion, patching, reads, writes
+from gitkrm.store.sqlite import db, deletion, managed, patching, reads, writes
 from gitkrm.store.sqlite.batching import (
     apply_op,
     describe,
@@ -292,8 +292,16 @@ class SqliteStore:
         warnings: builtins.list[str] | None = None,
         subresource: str | None = None,
     ) -> Obj:
-        """Patch an object (`subresource="status"`: only its status)."""
-        opts = writes.WriteOpts(validation(field_validation), field_manager)
+        """Patch an object (`subresource="status"`: only its status). An "apply" patch is
+        server-side apply: `field_manager` is required, `force` takes over conflicting
+        fields (force is refused on other patch types, as PatchOptions validation does)."""
+        if force and patch_type != "apply":
+            raise managed.patch_options_invalid(
+                "force",
+                "Forbidden: may not be specified for non-apply patch",
+                "FieldValueForbidden",
+            )
+        opts = writes.WriteOpts(validation(field_validation), field_manager, force)
         out = warnings if warnings is not None else []
         return self._core.write(
             lambda t: patching.patch(t, ref, patch, patch_type, opts, out, subresource=subresource),
@@ -326,10 +334,12 @@ class SqliteStore:
         field_manager: str | None = None,
         field_validation: FieldValidation | str = FieldValidation.STRICT,
         warnings: builtins.list[str] | None = None,
+        force: bool = False,
     ) -> builtins.list[Obj]:
         """Many writes in ONE transaction, all or nothing; each gets its own
-        resourceVersion. A failure names the op: `op 17 (Deployment team-3/app-8): ...`."""
-        opts = writes.WriteOpts(validation(field_validation), field_manager)
+        resourceVersion. A failure names the op: `op 17 (Deployment team-3/app-8): ...`.
+        `force` applies to the batch's apply patches."""
+        opts = writes.WriteOpts(validation(field_validation), field_manager, force)
         out = warnings if warnings is not None else []
 
         def run(t: Txn) -> builtins.list[Obj]:

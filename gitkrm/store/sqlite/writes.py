@@ -9,6 +9,7 @@ import orjson
 
 from gitkrm.errors import AlreadyExists, BadRequest, Cause, Conflict, Forbidden, Invalid, NotFound
 from gitkrm.krm import GVK, FieldValidation, Obj, join_api_version
+from gitkrm.store.sqlite import managed
 from gitkrm.store.sqlite.deletion import delete_if_finalized
 from gitkrm.store.sqlite.kinds import Kind
 from gitkrm.store.sqlite.meta import (
@@ -41,6 +42,7 @@ _KEPT_ON_UPDATE = (
 class WriteOpts:
     field_validation: FieldValidation = FieldValidation.STRICT
     field_manager: str | None = None
+    force: bool = False  # apply patches only: take over fields other managers own
 
 
 def copy_obj(obj: Any) -> Obj:
@@ -120,10 +122,14 @@ def at_version(obj: Obj, api_version: str) -> Obj:
 _GENERATE_NAME_ATTEMPTS = 8
 
 
-def create(txn: Txn, body: Any, opts: WriteOpts, warnings: list[str]) -> Obj:
+def create(
+    txn: Txn, body: Any, opts: WriteOpts, warnings: list[str], *, applied: bool = False
+) -> Obj:
+    """Create an object; `applied`: the body is the result of an apply patch and carries
+    its managedFields already (else the create is recorded as an Update)."""
     obj = copy_obj(body)
     core = txn.core
-    _, kind = core.kinds.of_type(obj.get("apiVersion"), obj.get("kind"))
+    gvk, kind = core.kinds.of_type(obj.get("apiVersion"), obj.get("kind"))
     md = obj["metadata"]
     if md.get("resourceVersion"):
         raise BadRequest("resourceVersion should not be set on objects to be created")
@@ -171,6 +177,10 @@ def create(txn: Txn, body: Any, opts: WriteOpts, warnings: list[str]) -> Obj:
     md["creationTimestamp"] = now_rfc3339()
     if kind.generation:
         md["generation"] = 1
+    if not applied:
+        managed.record_update(
+            txn, gvk, old=None, new=obj, manager=opts.field_manager, subresource=None
+        )
     served = obj["apiVersion"]
     obj["apiVersion"] = kind.storage_api_version
     obj = ordered(obj)
@@ -237,9 +247,11 @@ def replace(
     warnings: list[str],
     *,
     subresource: str | None,
+    applied: bool = False,
 ) -> Obj:
     """Write `obj` (a private copy at version gvk) over `stored`: the shared tail of update
-    and patch."""
+    and patch. `applied`: obj is the result of an apply patch and carries its managedFields
+    (else the write is recorded as an Update of opts.field_manager)."""
     served = join_api_version(gvk.group, gvk.version)
     old = at_version(stored.obj, served)
     omd = old["metadata"]
@@ -291,10 +303,22 @@ def replace(
         nmd["generation"] = gen
     else:
         nmd.pop("generation", None)
+    if applied:
+        entries = obj["metadata"].get("managedFields")
+        if entries:
+            nmd["managedFields"] = entries
+        else:
+            nmd.pop("managedFields", None)
+    else:
+        managed.record_update(
+            txn, gvk, old=old, new=new, manager=opts.field_manager, subresource=subresource
+        )
     new["apiVersion"] = kind.storage_api_version
     new = ordered(new)
-    if orjson.dumps(new) == stored.data:
-        return at_version(stored.obj, served)  # a no-op: no new revision, no event
+    if orjson.dumps(new) == stored.data or new == stored.obj:
+        # A no-op (keys in another order count as the same: Go serializes structs in one
+        # order and sorts maps): no new revision, no event.
+        return at_version(stored.obj, served)
     removed = delete_if_finalized(txn, kind, ns, name, new, stored)
     if removed is not None:
         return at_version(removed, served)

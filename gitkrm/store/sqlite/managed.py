@@ -1,0 +1,177 @@
+"""managedFields on the store's writes: the glue between writes/patching and the pure
+structured-merge-diff logic of gitkrm.patch.fieldmanager.
+
+Every create, update and non-apply patch records an Update entry for its manager (as the
+API server's fieldmanager does); an apply patch merges the applied configuration and
+records an Apply entry, or fails with a 409 naming the fields other managers own.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from gitkrm.errors import BadRequest, Cause, Invalid
+from gitkrm.krm import GVK, Obj
+from gitkrm.patch.fieldmanager import SchemaType, apply, managed_fields_for_update
+from gitkrm.schema import ssa_type_for
+from gitkrm.store.sqlite.meta import now_rfc3339
+from gitkrm.store.sqlite.txn import Txn
+
+# The manager of a write that names none and has no User-Agent to take one from (the
+# HTTP API passes the User-Agent's prefix, as the API server does).
+DEFAULT_MANAGER: Final = "unknown"
+
+
+def type_of(txn: Txn, gvk: GVK) -> SchemaType:
+    """The typed view of a kind at the requested version (cached by the schema layer)."""
+    return ssa_type_for(gvk, registry=txn.core.registry)
+
+
+def record_update(
+    txn: Txn,
+    gvk: GVK,
+    *,
+    old: Obj | None,
+    new: Obj,
+    manager: str | None,
+    subresource: str | None,
+) -> None:
+    """Set new's managedFields after a create (old None), update or non-apply patch."""
+    entries = managed_fields_for_update(
+        old=old,
+        new=new,
+        manager=manager or DEFAULT_MANAGER,
+        api_version=gvk.api_version,
+        subresource=subresource,
+        typ=type_of(txn, gvk),
+        now=now_rfc3339(),
+    )
+    md = new["metadata"]
+    if entries:
+        md["managedFields"] = entries
+    else:
+        md.pop("managedFields", None)
+
+
+def patch_options_invalid(field: str, message: str, reason: str) -> Invalid:
+    """A PatchOptions error (422), as ValidatePatchOptions reports it."""
+    return Invalid.for_object(
+        kind="PatchOptions", group="meta.k8s.io", name="", causes=[Cause(reason, message, field)]
+    )
+
+
+def check_apply_options(manager: str | None) -> str:
+    if not manager:
+        raise patch_options_invalid(
+            "fieldManager", "Required value: is required for apply patch", "FieldValueRequired"
+        )
+    return manager
+
+
+def check_config(
+    body: Any, *, gvk: GVK, name: str, namespace: str, namespaced: bool
+) -> dict[str, Any]:
+    """An applied configuration, checked against the request as the API server checks it
+    (version, kind, name, namespace; no managedFields)."""
+    if not isinstance(body, dict):
+        raise BadRequest(f"an apply patch must be an object, got {type(body).__name__}")
+    av = body.get("apiVersion")
+    if av != gvk.api_version:
+        raise BadRequest(
+            "Incorrect version specified in apply patch. "
+            f"Specified patch version: {av or ''}, expected: {gvk.api_version}"
+        )
+    kind = body.get("kind")
+    if kind != gvk.kind:
+        raise BadRequest(
+            f"the kind in the apply patch ({kind or ''}) does not match the kind of the "
+            f"resource ({gvk.kind})"
+        )
+    md = body.get("metadata")
+    if md is None:
+        md = {}
+    elif not isinstance(md, dict):
+        raise BadRequest("metadata must be an object")
+    if md.get("managedFields") is not None:
+        raise BadRequest("metadata.managedFields must be nil")
+    body_name = md.get("name") or ""
+    if body_name != name:
+        raise BadRequest(
+            f"the name of the object ({body_name}) does not match the name on the URL ({name})"
+        )
+    if namespaced:
+        body_ns = md.get("namespace")
+        if body_ns not in (None, "", namespace):
+            raise BadRequest(
+                "the namespace of the provided object does not match the namespace sent on "
+                "the request"
+            )
+    return body
+
+
+def for_subresource(config: dict[str, Any], *, subresource: str | None, has_status: bool) -> Obj:
+    """The part of a configuration the request may set (the strategies' reset fields): a
+    status apply only its status, an apply of an object with a status subresource all but
+    its status. Shallow: the config itself is not changed."""
+    if subresource == "status":
+        out: Obj = {k: config[k] for k in ("apiVersion", "kind") if k in config}
+        md = config.get("metadata") or {}
+        out["metadata"] = {k: md[k] for k in ("name", "namespace") if k in md}
+        if "status" in config:
+            out["status"] = config["status"]
+        return out
+    if has_status and "status" in config:
+        return {k: v for k, v in config.items() if k != "status"}
+    return config
+
+
+def _swap_subresource(obj: Obj, manager: str, subresource: str) -> Obj:
+    """`obj` with the subresource of `manager`'s Apply entries swapped between "" and
+    `subresource` (a shallow copy; the same swap undoes it).
+
+    fieldmanager.apply keeps one Apply entry per manager, for the main resource; a status
+    apply runs through it with the manager's status entry in that place and its main entry
+    aside (seen as another owner: a main apply never owns status, see for_subresource, so
+    the two never conflict)."""
+    md = obj.get("metadata")
+    entries = md.get("managedFields") if isinstance(md, dict) else None
+    if not isinstance(md, dict) or not isinstance(entries, list):
+        return obj
+    swapped: list[Any] = []
+    for e in entries:
+        if isinstance(e, dict) and e.get("manager") == manager and e.get("operation") == "Apply":
+            sub = e.get("subresource") or ""
+            if sub in ("", subresource):
+                e = {k: v for k, v in e.items() if k != "subresource"}
+                if sub == "":
+                    e["subresource"] = subresource
+        swapped.append(e)
+    return {**obj, "metadata": {**md, "managedFields": swapped}}
+
+
+def applied(
+    txn: Txn,
+    gvk: GVK,
+    *,
+    live: Obj | None,
+    config: Obj,
+    manager: str,
+    force: bool,
+    subresource: str | None = None,
+) -> Obj:
+    """The object after applying `config` onto `live` (None: a create), managedFields set;
+    a `subresource` apply records its entry with that subresource."""
+    if subresource and live is not None:
+        live = _swap_subresource(live, manager, subresource)
+    out = apply(
+        live=live,
+        config=config,
+        manager=manager,
+        api_version=gvk.api_version,
+        force=force,
+        typ=type_of(txn, gvk),
+        now=now_rfc3339(),
+    )
+    if subresource:
+        out = _swap_subresource(out, manager, subresource)
+    return out
