@@ -8,7 +8,7 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
-from gitkrm.errors import BadRequest
+from gitkrm.errors import BadRequest, NotFound
 from gitkrm.krm import FieldValidation, Obj
 from gitkrm.server.bodies import check_object, decode_apply, decode_body, decode_json
 from gitkrm.server.context import ServerContext, include_object
@@ -109,6 +109,7 @@ async def patch(ctx: ServerContext, request: Request, target: Target) -> Respons
     check_patch_options(wp, apply=patch_type(request.headers.get("content-type")) == "apply")
     pt, body, warnings = await decoded_patch(ctx, request, wp.field_validation)
     apply = pt == "apply"
+    created = apply and target.subresource is None and not await _exists(ctx, target)
     out = await ctx.store.patch(
         target.ref,
         body,
@@ -120,7 +121,17 @@ async def patch(ctx: ServerContext, request: Request, target: Target) -> Respons
         warnings=warnings,
         subresource=target.subresource,
     )
-    return object_response(out, warnings=warnings)
+    return object_response(out, status=201 if created else 200, warnings=warnings)
+
+
+async def _exists(ctx: ServerContext, target: Target) -> bool:
+    """Whether the object is there (an apply that creates it answers 201, as kube's patch
+    handler does). The store works on the loop's thread, so nothing writes in between."""
+    try:
+        await ctx.store.get(target.ref)
+    except NotFound:
+        return False
+    return True
 
 
 async def delete_options_body(ctx: ServerContext, request: Request) -> dict[str, Any] | None:
