@@ -44,6 +44,7 @@ UPDATE: Final = "Update"
 TypeLookup = Callable[[GVK], SchemaType]
 
 _LAST_APPLIED_PATH: Final = from_paths(("f:metadata", "f:annotations", f"f:{keys.LAST_APPLIED}"))
+_REVISION_PATH: Final = from_paths(("f:metadata", "f:annotations", f"f:{keys.REVISION}"))
 _LAST_APPLIED_POINTER: Final = "/metadata/annotations/" + keys.LAST_APPLIED.replace("/", "~1")
 
 
@@ -135,27 +136,33 @@ def _fields(e: dict[str, Any]) -> Tree:
         return {}
 
 
-def _annotation_fields(text: str, typ: SchemaType) -> Tree:
-    """The fields of a last-applied configuration (nothing when it can't be read)."""
+def _annotation_fields(text: Any, typ: SchemaType) -> Tree | None:
+    """The fields of a last-applied configuration (None when it can't be read)."""
+    if not isinstance(text, str) or not text:
+        return None
     try:
         last = orjson.loads(text)
     except orjson.JSONDecodeError:
-        return {}
+        return None
     if not isinstance(last, dict):
-        return {}
+        return None
     try:
         return fields_of(last, typ=typ)
     except BadRequest:
-        return {}
+        return None
 
 
 def migration(live: Obj, *, typ: SchemaType, api_version: str) -> Migration | None:
     """The csaupgrade of an object gitkrm wrote in client-side mode (None: nothing to do).
 
-    gitkrm's Update entries (main resource) and the fields of the last-applied annotation
-    merge into gitkrm's Apply entry (the existing one, or the first Update entry turned
-    into one, or a new one); the Update entries and the annotation go. A field removed
-    from Git later is then removed by the apply, as if gitkrm had always applied."""
+    The fields of the last-applied annotation (what gitkrm applied), and the revision
+    annotation, become gitkrm's Apply entry (the existing one, or the first Update entry
+    turned into one, or a new one); gitkrm's Update entries (main resource) and the
+    annotation go. A field removed from Git later is then removed by the apply, as if
+    gitkrm had always applied. Unlike csaupgrade, fields the server defaulted when gitkrm
+    created the object (in its Update entry, not in the annotation) are left to nobody,
+    as after a create by apply; without a readable annotation, the Update entries'
+    fields are taken, as csaupgrade does."""
     md = keys.metadata(live)
     raw = md.get("managedFields")
     entries: list[Any] = raw if isinstance(raw, list) else []
@@ -164,12 +171,14 @@ def migration(live: Obj, *, typ: SchemaType, api_version: str) -> Migration | No
     csa = [e for e in entries if _is_csa_entry(e)]
     if not csa and not has_annotation:
         return None
-    fields: Tree = {}
-    for e in csa:
-        fields = union(fields, _fields(e))
-    if isinstance(text, str) and text:
-        fields = union(fields, _annotation_fields(text, typ))
-    fields = difference(fields, _LAST_APPLIED_PATH)
+    fields = _annotation_fields(text, typ)
+    if fields is None:
+        fields = {}
+        for e in csa:
+            fields = union(fields, _fields(e))
+        fields = difference(fields, _LAST_APPLIED_PATH)
+    elif keys.REVISION in keys.annotations_of(live):
+        fields = union(fields, _REVISION_PATH)
     has_apply = any(_is_apply_entry(e) for e in entries)
     out: list[Any] = []
     placed = has_apply
@@ -290,7 +299,8 @@ def predict(
         ignore=ignore,
         keep_ignored=keep,
     )
-    after = _with_revision(after, revision)
+    if keys.annotations_of(after).get(keys.REVISION) != revision:
+        after = _apply(base, config, d.api_version, typ, stamp, force=True)
     return Applied(config, after, mig.patch if mig is not None else None, forced)
 
 
@@ -312,9 +322,3 @@ def _apply(
         typ=typ,
         now=stamp,
     )
-
-
-def _with_revision(obj: Obj, revision: str) -> Obj:
-    md = dict(keys.metadata(obj))
-    md["annotations"] = {**keys.annotations_of(obj), keys.REVISION: revision}
-    return {**obj, "metadata": md}
