@@ -158,3 +158,8 @@ async def test_custom_resources_use_their_schema(mem: SqliteStore) -> None:
     out = await mem.create(widget("w", size=3), field_manager="me")
     assert entry(out, "me")["apiVersion"] == "example.com/v1"
     assert entry(out, "me")["fieldsV1"]["f:spec"] == {".": {}, "f:size": {}}
+
+
+async def test_the_initial_namespaces_are_the_api_servers(mem: SqliteStore) -> None:
+    ns = await mem.get(ObjectRef(group="", kind="Namespace", name="default"))
+    assert [e["manager"] for e in entries(ns)] == ["kube-apiserver"]

@@ -48,6 +48,8 @@ from gitkrm.store.sqlite.txn import Txn
 from gitkrm.store.sqlite.watch import WatchSpec, too_old, watch_events
 
 INITIAL_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
+# The initial namespaces are the API server's own writes (their managedFields say so).
+_SYSTEM = writes.WriteOpts(field_manager="kube-apiserver")
 
 
 class SqliteStore:
@@ -113,7 +115,7 @@ class SqliteStore:
         def run(txn: Txn) -> None:
             for name in INITIAL_NAMESPACES:
                 body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
-                writes.create(txn, body, writes.WriteOpts(), [])
+                writes.create(txn, body, _SYSTEM, [])
 
         self._core.write(run, dry_run=False)
 
