@@ -9,7 +9,10 @@ figures are in bench_source); the end-to-end ones add the source's fetch.
   C YAML loader (`yaml.load_all`, CSafeLoader) reading the same files (<= 2x);
 - sync.resync_unchanged: the same revision again, nothing changed (<= 0.1 s);
 - sync.one_file_commit: a commit that changes one file, applied (<= 0.2 s);
-- sync.peak_rss: the benchmark process, and its parse workers (<= 400 MB).
+- sync.peak_rss: the benchmark process, and its parse workers (<= 400 MB);
+- sync.ss_*: the same cold sync and quiet re-sync with `--apply-mode server-side` (apply
+  patches, managedFields), next to client-side figures measured alongside, and a re-sync by
+  a new engine (every object read and compared: a restarted agent), in both modes.
 """
 
 from __future__ import annotations
@@ -193,9 +196,61 @@ async def _run(root: Path) -> None:
     )
 
 
+SERVER_SIDE = SyncOptions(source_name="bench", agent_name="bench", apply_mode="server-side")
+
+
+async def _run_modes(root: Path) -> None:
+    """Client-side and server-side apply, alternated run by run on the same snapshot."""
+    _, bare = _make_repo(root)
+    source = GitSource(GitSourceSpec(name="bench", url=str(bare)), cache_dir=root / "cache")
+    snap = await source.snapshot()
+    objects = 2 * APPS + 20
+    figures: dict[tuple[str, str], list[float]] = {}
+    for run in range(RUNS):
+        for mode, options in (("cs", OPTIONS), ("ss", SERVER_SIDE)):
+            store = SqliteStore.open(str(root / f"{mode}-{run}.db"))
+            engine = SyncEngine(store=store, options=options)
+            seconds, result = await _timed_sync(engine, snap)
+            _check(result, created=objects)
+            figures.setdefault((mode, "cold"), []).append(seconds)
+            seconds, result = await _timed_sync(engine, snap)
+            _check(result)
+            figures.setdefault((mode, "resync"), []).append(seconds)
+            fresh = SyncEngine(store=store, options=options)
+            seconds, result = await _timed_sync(fresh, snap)
+            _check(result)
+            figures.setdefault((mode, "fresh"), []).append(seconds)
+            await fresh.close()
+            await engine.close()
+            await store.close()
+    await source.close()
+
+    def med(mode: str, what: str) -> float:
+        return statistics.median(figures[(mode, what)])
+
+    cs_note = f"median of {RUNS}; client-side in the same runs"
+    _line(
+        "ss_cold_w10k",
+        f"{med('ss', 'cold'):.3f} s",
+        f"{cs_note} {med('cs', 'cold'):.3f} s",
+    )
+    _line(
+        "ss_resync_unchanged",
+        f"{med('ss', 'resync') * 1000:.1f} ms",
+        f"{cs_note} {med('cs', 'resync') * 1000:.1f} ms",
+    )
+    _line(
+        "ss_resync_new_engine",
+        f"{med('ss', 'fresh'):.3f} s",
+        f"all read and applied locally; {cs_note} {med('cs', 'fresh'):.3f} s",
+    )
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="gitkrm-bench-sync-") as tmp:
         asyncio.run(_run(Path(tmp)))
+    with tempfile.TemporaryDirectory(prefix="gitkrm-bench-sync-modes-") as tmp:
+        asyncio.run(_run_modes(Path(tmp)))
 
 
 if __name__ == "__main__":
