@@ -182,3 +182,21 @@ async def test_batch_apply_ops(mem: SqliteStore) -> None:
         await mem.batch(conflicting, field_manager="other")
     forced = await mem.batch(conflicting, field_manager="other", force=True)
     assert forced[0]["spec"]["replicas"] == 4
+
+
+async def test_cluster_scoped_kinds_and_crds_are_applied(mem: SqliteStore) -> None:
+    ns_ref = ObjectRef(group="", kind="Namespace", name="team")
+    ns = await mem.patch(
+        ns_ref, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}}, "apply",
+        field_manager="me",
+    )  # fmt: skip
+    assert "namespace" not in ns["metadata"]
+    assert ns["status"] == {"phase": "Active"}
+    crd_ref = ObjectRef(
+        group="apiextensions.k8s.io", kind="CustomResourceDefinition", name="widgets.example.com"
+    )
+    await mem.patch(crd_ref, crd(), "apply", field_manager="me")
+    ref = ObjectRef(group="example.com", kind="Widget", namespace="team", name="w")
+    out = await mem.patch(ref, widget("w", "team", size=4), "apply", field_manager="me")
+    assert out["spec"] == {"size": 4}
+    assert managers(out)[("me", "Apply")]["f:spec"] == {"f:size": {}}
