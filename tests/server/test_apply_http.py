@@ -176,3 +176,19 @@ def test_ordinary_writes_name_the_user_agent_as_manager(http: httpx.Client, ns: 
     )
     assert r.status_code == 200
     assert {e["manager"] for e in r.json()["metadata"]["managedFields"]} == {"mytool", "named"}
+
+
+def test_duplicate_json_fields_follow_field_validation(http: httpx.Client, ns: str) -> None:
+    url = f"/api/v1/namespaces/{ns}/configmaps/dup"
+    body = (
+        b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dup"},"data":{"a":"1","a":"2"}}'
+    )
+    r = http.patch(
+        url, params={"fieldManager": "me", "fieldValidation": "Strict"}, content=body, headers=APPLY
+    )
+    assert r.status_code == 400
+    assert status_of(r)["message"] == 'error strict decoding YAML: duplicate field "a"'
+    r = http.patch(url, params={"fieldManager": "me"}, content=body, headers=APPLY)  # Warn
+    assert r.status_code == 201
+    assert r.json()["data"] == {"a": "2"}
+    assert r.headers["warning"] == '299 - "duplicate field \\"a\\""'
