@@ -2,12 +2,14 @@
 
 Live edits are made through the store itself between two runs (the store has one writer: the
 agent, or the test while no agent runs); the long-lived agent's own drift checks are in
-test_agent_lifecycle.py.
+test_agent_lifecycle.py. The scenarios that write objects run in both apply modes.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import pytest
 
 from gitkrm.krm import ObjectRef
 from tests.e2e.e2e_support import (
@@ -25,6 +27,13 @@ from tests.e2e.manifests import configmap, deployment, gitsource, namespace
 from tests.source.source_gitrepo import RemoteRepo, git
 
 INVENTORY_NS = "gitkrm-system"
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+@pytest.fixture(params=["client-side", "server-side"])
+def apply_mode(request: pytest.FixtureRequest) -> str:
+    mode: str = request.param
+    return mode
 
 
 def run_once(*args: str, cwd: Path) -> tuple[int, str, str]:
@@ -53,7 +62,7 @@ async def inventory_keys(state: Path, source: str = "default") -> set[str]:
 
 
 async def test_first_sync_then_change_remove_and_live_edits(
-    repo: RemoteRepo, state: Path, tmp_path: Path
+    repo: RemoteRepo, state: Path, tmp_path: Path, apply_mode: str
 ) -> None:
     repo.write("ns.yaml", namespace("shop"))
     repo.write(
@@ -62,7 +71,16 @@ async def test_first_sync_then_change_remove_and_live_edits(
     repo.write("web.yaml", deployment("web", namespace="shop", image="nginx:1.25"))
     first = repo.commit("first")
     repo.push()
-    flags = ("--repo", repo.url, "--state", str(state), "--agent-name", "e2e")
+    flags = (
+        "--repo",
+        repo.url,
+        "--state",
+        str(state),
+        "--agent-name",
+        "e2e",
+        "--apply-mode",
+        apply_mode,
+    )
 
     # First sync: everything created, labelled, annotated; the GitSource says so.
     code, out, err = run_once(*flags, cwd=tmp_path)
@@ -81,7 +99,12 @@ async def test_first_sync_then_change_remove_and_live_edits(
     assert labels["gitkrm.io/source"] == "default"
     annotations = settings["metadata"]["annotations"]
     assert annotations["gitkrm.io/revision"] == first
-    assert "kubectl.kubernetes.io/last-applied-configuration" in annotations
+    if apply_mode == "client-side":
+        assert LAST_APPLIED in annotations
+    else:
+        assert LAST_APPLIED not in annotations
+        managers = {(e["manager"], e["operation"]) for e in settings["metadata"]["managedFields"]}
+        assert managers == {("gitkrm", "Apply")}
     assert status["lastSyncedRevision"] == first
     assert status["result"] == "Succeeded"
     assert status["counts"]["created"] == 3
@@ -148,7 +171,16 @@ async def test_first_sync_then_change_remove_and_live_edits(
             ],
         )
     )
-    cflags = ("--config", str(config), "--state", str(state), "--agent-name", "e2e")
+    cflags = (
+        "--config",
+        str(config),
+        "--state",
+        str(state),
+        "--agent-name",
+        "e2e",
+        "--apply-mode",
+        apply_mode,
+    )
     store = await writer(state)
     try:
         await store.patch(web_ref(), {"spec": {"replicas": 7}}, "merge")
@@ -175,12 +207,23 @@ async def test_first_sync_then_change_remove_and_live_edits(
     assert web["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.25"
 
 
-async def test_delete_a_file_then_revert(repo: RemoteRepo, state: Path, tmp_path: Path) -> None:
+async def test_delete_a_file_then_revert(
+    repo: RemoteRepo, state: Path, tmp_path: Path, apply_mode: str
+) -> None:
     for n in ("a", "b", "c"):
         repo.write(f"{n}.yaml", configmap(n, {"v": n}))
     repo.commit("abc")
     repo.push()
-    flags = ("--repo", repo.url, "--state", str(state), "--agent-name", "e2e")
+    flags = (
+        "--repo",
+        repo.url,
+        "--state",
+        str(state),
+        "--agent-name",
+        "e2e",
+        "--apply-mode",
+        apply_mode,
+    )
     code, _, err = run_once(*flags, cwd=tmp_path)
     assert code == 0, err
     store = await reader(state)
@@ -230,7 +273,7 @@ async def test_delete_a_file_then_revert(repo: RemoteRepo, state: Path, tmp_path
 
 
 async def test_an_object_gitkrm_does_not_own_is_refused_and_untouched(
-    repo: RemoteRepo, state: Path, tmp_path: Path
+    repo: RemoteRepo, state: Path, tmp_path: Path, apply_mode: str
 ) -> None:
     store = await writer(state)  # someone else's ConfigMap, before gitkrm ever ran
     try:
@@ -249,7 +292,8 @@ async def test_an_object_gitkrm_does_not_own_is_refused_and_untouched(
     )
     repo.commit("taken")
     repo.push()
-    code, out, err = run_once("--repo", repo.url, "--state", str(state), cwd=tmp_path)
+    flags = ("--repo", repo.url, "--state", str(state), "--apply-mode", apply_mode)
+    code, out, err = run_once(*flags, cwd=tmp_path)
     assert code == 1, out + err
     assert "apps.yaml:8" in err
     assert "taken" in err
