@@ -6,24 +6,27 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
 
 from gitkrm.krm import Obj, ObjectRef
 from gitkrm.schema import ssa_type_for
 from gitkrm.store import Store
+from gitkrm.store.kube import KubeStore
 from gitkrm.sync import live
 from gitkrm.sync.engine import SyncEngine
+from gitkrm.sync.options import IgnoreDifference, SyncOptions
 from gitkrm.sync.patching import applied_by_gitkrm
 from gitkrm.sync.results import Action, SyncStatus
 from gitkrm.sync.serverside import migration, predict
+from tests.store.kube.conftest import kube, secured  # noqa: F401 (fixtures)
 from tests.sync import test_engine, test_engine_faults
 from tests.sync.conftest import EngineFactory, SourceFactory
 from tests.sync.sync_helpers import Remote, configmap, deployment, desired, namespace, snapshot
 from tests.sync.test_engine import CM, LA, actions, cm_ref, deploy_ref, seed, sync
 
-SSA = "server-side"
+SSA: Final = "server-side"
 FIXTURES = {"store", "remote", "tmp_path", "make_source", "make_engine"}
 # The engine's scenarios that do not look at client-side apply's annotation.
 SCENARIOS = [
@@ -295,8 +298,6 @@ async def test_diff_redacts_secrets_in_server_side_mode(
 async def test_an_ignored_field_another_manager_changed_stays_theirs(
     store: Store, remote: Remote, make_source: SourceFactory, ssa_engine: EngineFactory
 ) -> None:
-    from gitkrm.sync.options import IgnoreDifference
-
     seed(remote)
     ignore = IgnoreDifference(group="apps", kind="Deployment", json_pointers=("/spec/replicas",))
     engine, source = ssa_engine(ignore_differences=(ignore,)), make_source(remote.url)
@@ -384,3 +385,41 @@ def test_predict_is_none_when_the_apply_changes_nothing() -> None:
         "metadata": {"annotations": {}, "labels": d.obj["metadata"]["labels"]},
         "data": {"a": "1"},
     }
+
+
+# -- the cluster target: apply patches over HTTP -------------------------------------------
+
+
+async def test_server_side_mode_over_http(kube: KubeStore) -> None:  # noqa: F811
+    """The engine in server-side mode against gitkrm's API server through KubeStore (the
+    cluster target): creates, drift forced back from another manager, removal, quiet."""
+    ns = "ssa-over-http"
+    files = {
+        "ns.yaml": namespace(ns),
+        "cm.yaml": configmap("c", ns=ns, data="{a: '1', b: '2'}"),
+        "web.yaml": deployment(ns=ns),
+    }
+    engine = SyncEngine(
+        store=kube, options=SyncOptions(source_name="http", agent_name="t", apply_mode=SSA)
+    )
+    ref = cm_ref("c", ns)
+    try:
+        first = await engine.sync(snapshot(files))
+        assert first.counts["created"] == 3, first.problems()
+        assert set(entries(await kube.get(ref))) == {("gitkrm", "Apply")}
+        await kube.patch(ref, {"data": {"a": "x"}}, "merge", field_manager="kubectl-edit")
+        drift = await SyncEngine(
+            store=kube, options=SyncOptions(source_name="http", agent_name="t", apply_mode=SSA)
+        ).sync(snapshot(files))
+        assert actions(drift) == {
+            "Namespace/ssa-over-http": Action.UNCHANGED,
+            "ConfigMap/c": Action.CONFIGURED,
+            "Deployment/web": Action.UNCHANGED,
+        }
+        files["cm.yaml"] = configmap("c", ns=ns, data="{a: '1'}")
+        removed = await engine.sync(snapshot(files, revision="rev-2"))
+        assert removed.counts["configured"] == 1, removed.problems()
+        assert (await kube.get(ref))["data"] == {"a": "1"}
+        assert (await engine.sync(snapshot(files, revision="rev-2"))).counts["unchanged"] == 3
+    finally:
+        await engine.close()
