@@ -153,7 +153,7 @@ def plan_object(
         )
     if options.server_side:
         return _plan_apply(
-            d, live, options=options, revision=revision, typ=typ, adopt=decision.adopt
+            d, live, options=options, revision=revision, typ=typ, meta=meta, adopt=decision.adopt
         )
     try:
         patch, patch_type = three_way(
@@ -181,11 +181,23 @@ def plan_object(
 
 
 def _plan_apply(
-    d: Desired, live: Obj, *, options: SyncOptions, revision: str, typ: TypeLookup, adopt: bool
+    d: Desired,
+    live: Obj,
+    *,
+    options: SyncOptions,
+    revision: str,
+    typ: TypeLookup,
+    meta: MetaLookup,
+    adopt: bool,
 ) -> Step:
     try:
         applied = predict(
-            d, live, typ=typ(d.gvk), revision=revision, ignore=ignored_pointers(d.ref, options)
+            d,
+            live,
+            typ=typ(d.gvk),
+            revision=revision,
+            ignore=ignored_pointers(d.ref, options),
+            meta=meta(d.gvk),
         )
     except GitkrmError as e:
         return Step(Op.FAIL, d.ref, d.key, desired=d, live=live, message=e.message)

@@ -25,6 +25,7 @@ import orjson
 
 from gitkrm.errors import BadRequest, Conflict
 from gitkrm.krm import GVK, Obj
+from gitkrm.patch import PatchMeta, semantically_equal
 from gitkrm.patch.fieldmanager import (
     SchemaType,
     apply,
@@ -259,13 +260,18 @@ def predict(
     typ: SchemaType,
     revision: str,
     ignore: Sequence[str] = (),
+    meta: PatchMeta | None = None,
 ) -> Applied | None:
     """Apply `d` to `live` locally (None: nothing would change). Raises BadRequest when
     the configuration can't be typed against the kind's schema.
 
     Ignored fields are applied at their live value (gitkrm keeps owning them), or left out
     of the configuration (another manager that changed them owns them alone): whichever
-    changes nothing; for a write, leaving them out unless that would remove them."""
+    changes nothing; for a write, leaving them out unless that would remove them.
+
+    With `meta` (built-in kinds), a result that differs from the live object only in the
+    spelling of values the server normalises (`1000m` and `1`) is no change either: the
+    apply would be a no-op on a real API server."""
     md = keys.metadata(live)
     mig = migration(live, typ=typ, api_version=d.api_version)
     base = mig.live if mig is not None else live
@@ -284,7 +290,7 @@ def predict(
             after, forced = _apply(base, check, d.api_version, typ, stamp, force=False), False
         except Conflict:
             after, forced = _apply(base, check, d.api_version, typ, stamp, force=True), True
-        if after == base:
+        if after == base or (meta is not None and semantically_equal(after, base, meta)):
             return None if mig is None else Applied(None, base, mig.patch)
         if chosen is None or _body(after) == _body(chosen[1]):
             chosen = (keep, after, forced)

@@ -10,8 +10,8 @@ from typing import Any, Final
 
 import pytest
 
-from gitkrm.krm import Obj, ObjectRef
-from gitkrm.schema import ssa_type_for
+from gitkrm.krm import GVK, Obj, ObjectRef
+from gitkrm.schema import patch_meta_for, ssa_type_for
 from gitkrm.store import Store
 from gitkrm.store.kube import KubeStore
 from gitkrm.sync import live
@@ -423,3 +423,21 @@ async def test_server_side_mode_over_http(kube: KubeStore) -> None:  # noqa: F81
         assert (await engine.sync(snapshot(files, revision="rev-2"))).counts["unchanged"] == 3
     finally:
         await engine.close()
+
+
+def test_values_the_server_normalises_are_no_change() -> None:
+    gvk = GVK(group="apps", version="v1", kind="Deployment")
+    text = deployment().replace(
+        "        image: nginx:1\n",
+        "        image: nginx:1\n        resources: {limits: {cpu: 1000m}}\n",
+    )
+    [d] = desired(text)
+    typ, meta = ssa_type_for(gvk), patch_meta_for(gvk)
+    live_obj: Obj = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {}}
+    first = predict(d, live_obj, typ=typ, revision="r1", meta=meta)
+    assert first is not None
+    normalised = first.after
+    containers = normalised["spec"]["template"]["spec"]["containers"]
+    containers[0]["resources"]["limits"]["cpu"] = "1"  # as an API server stores it
+    assert predict(d, normalised, typ=typ, revision="r1", meta=meta) is None
+    assert predict(d, normalised, typ=typ, revision="r1") is not None
