@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
 from gitkrm.cli.main import main
+from gitkrm.krm import Obj, ObjectRef
+from gitkrm.store import open_store
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
@@ -70,14 +73,35 @@ def test_refused_with_one_line(
     assert not (tmp_path / "state").exists()  # nothing was started
 
 
-def test_server_side_apply_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_server_side_apply_mode_syncs_with_field_manager_gitkrm(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: default}\n"
+        "data: {a: '1'}\n"
+    )
     code, err = run(
         capsys, "--repo", str(tmp_path / "m"), "--once", "--apply-mode", "server-side",
         "--state", str(tmp_path / "state"),
     )  # fmt: skip
-    assert code == 2
-    assert "apply mode 'server-side' is not supported yet" in err
+    assert code == 0, err
+
+    async def read() -> Obj:
+        store = await open_store("sqlite:///" + str(tmp_path / "state" / "store.db"))
+        try:
+            return await store.get(
+                ObjectRef(group="", kind="ConfigMap", name="cfg", namespace="default")
+            )
+        finally:
+            await store.close()
+
+    cm = asyncio.run(read())
+    md = cm["metadata"]
+    assert "kubectl.kubernetes.io/last-applied-configuration" not in md.get("annotations", {})
+    applied = [e for e in md["managedFields"] if e["operation"] == "Apply"]
+    assert [e["manager"] for e in applied] == ["gitkrm"]
+    assert "f:a" in applied[0]["fieldsV1"]["f:data"]
 
 
 def test_a_bad_config_file_names_file_and_line(
