@@ -13,7 +13,8 @@ from gitkrm.krm.types import Obj
 from gitkrm.patch.fieldmanager import entries as en
 from gitkrm.patch.fieldmanager import lastapplied
 from gitkrm.patch.fieldmanager.conflicts import conflict_error
-from gitkrm.patch.fieldmanager.entries import APPLY, STRIP, UPDATE, Entry, Managers
+from gitkrm.patch.fieldmanager.create import created
+from gitkrm.patch.fieldmanager.entries import APPLY, FIELDS_V1, STRIP, UPDATE, Entry, Managers
 from gitkrm.patch.fieldmanager.fieldpath import (
     Tree,
     canonical,
@@ -23,7 +24,7 @@ from gitkrm.patch.fieldmanager.fieldpath import (
 )
 from gitkrm.patch.fieldmanager.merge import merge, prune
 from gitkrm.patch.fieldmanager.typed import SchemaType
-from gitkrm.patch.fieldmanager.walk import MISSING, SchemaMismatch, compare, created, field_set
+from gitkrm.patch.fieldmanager.walk import MISSING, SchemaMismatch, compare, field_set
 
 
 def _entries_of(obj: Obj | None) -> Any:
@@ -61,6 +62,12 @@ def managed_fields_for_update(
     old_entries = _entries_of(old)
     md = new.get("metadata")
     req = md.get("managedFields", MISSING) if isinstance(md, dict) else MISSING
+    if old is None and (req is MISSING or not req):  # a plain create: the hot path
+        try:
+            fields = created(typ, new)
+        except SchemaMismatch:
+            return []
+        return [_update_entry(manager, api_version, subresource, now, fields)]
     from_old = True
     managers: Managers | None = None
     if not subresource and req is not MISSING and req is not None and req is not old_entries:
@@ -120,6 +127,23 @@ def managed_fields_for_update(
     if not dirty:
         return list(old_entries) if isinstance(old_entries, list) else []
     return en.encode(managers)
+
+
+def _update_entry(
+    manager: str, api_version: str, subresource: str | None, now: str, fields: Tree
+) -> dict[str, Any]:
+    """Entry.to_wire of a new Update entry, without the Entry."""
+    out: dict[str, Any] = {"manager": manager} if manager else {}
+    out["operation"] = UPDATE
+    if api_version:
+        out["apiVersion"] = api_version
+    if now:
+        out["time"] = now
+    out["fieldsType"] = FIELDS_V1
+    out["fieldsV1"] = fields
+    if subresource:
+        out["subresource"] = subresource
+    return out
 
 
 def apply(

@@ -53,11 +53,17 @@ class SchemaType:
         "_node",
         "_resolver",
         "atomic",
+        "item_pes",
         "key_defaults",
         "keys",
         "kind",
+        "list_info",
         "list_type",
+        "meta_plans",
+        "new_plans",
+        "root_plans",
         "zero",
+        "zero_plans",
     )
 
     _DEDUCED: ClassVar[SchemaType]
@@ -75,6 +81,13 @@ class SchemaType:
         self._resolver: _Resolver | None = None
         self._fields: dict[str, tuple[SchemaType, bool]] = {}
         self._elem: SchemaType | None = None
+        # Caches of the create walk (create.py), by map keys / list item keys.
+        self.root_plans: dict[tuple[str, ...], Any] = {}
+        self.meta_plans: dict[tuple[str, ...], Any] = {}
+        self.new_plans: dict[tuple[str, ...], Any] = {}
+        self.zero_plans: dict[tuple[str, ...], Any] = {}
+        self.item_pes: dict[Any, tuple[Any, str]] = {}
+        self.list_info: tuple[str | None, tuple[str, ...], SchemaType, int] | None = None
 
     @classmethod
     def from_openapi(cls, schemas: Mapping[str, Any], name: str) -> SchemaType:
