@@ -166,6 +166,21 @@ async def test_status_apply_owns_only_status(mem: SqliteStore) -> None:
         )
 
 
+async def test_one_manager_applies_the_object_and_its_status(mem: SqliteStore) -> None:
+    await mem.create(crd())
+    await mem.patch(GADGET, widget("w", size=2), "apply", field_manager="ctl")
+    body = widget("w")
+    body["status"] = {"ready": True}
+    await mem.patch(GADGET, body, "apply", field_manager="ctl", subresource="status")
+    out = await mem.patch(GADGET, widget("w", size=3), "apply", field_manager="ctl")
+    entries = {e.get("subresource", ""): e for e in out["metadata"]["managedFields"]}
+    assert set(entries) == {"", "status"}  # two Apply entries of one manager
+    assert "f:status" not in entries[""]["fieldsV1"]
+    assert set(entries["status"]["fieldsV1"]) == {"f:status"}
+    assert out["spec"] == {"size": 3}
+    assert out["status"] == {"ready": True}  # the main apply does not remove status
+
+
 async def test_batch_apply_ops(mem: SqliteStore) -> None:
     ops = [
         BatchOp(op=BatchOpKind.PATCH, ref=CM, patch=configmap("c", a="1"), patch_type="apply"),

@@ -155,6 +155,7 @@ def apply(
     force: bool,
     typ: SchemaType,
     now: str,
+    subresource: str | None = None,
 ) -> Obj:
     """Server-side apply of `config` (an applied configuration) onto `live` (None: create).
 
@@ -162,12 +163,13 @@ def apply(
     metadata.managedFields set. Raises Conflict (409, one FieldManagerConflict cause per
     field) when the configuration would change a field another manager owns to another
     value, unless `force`; BadRequest when the configuration cannot be typed (a keyed
-    list item without its key).
+    list item without its key). A `subresource` apply (status) has its own Apply entry,
+    apart from the manager's entry for the main resource (another owner to it).
     """
     managers = en.decode(_entries_of(live), trusted=True)
     live_body = _without_managed_fields(live) if live is not None else {}
     cfg = _without_managed_fields(config)
-    key = (manager, APPLY, "", "")
+    key = (manager, APPLY, "", subresource or "")
     last = managers.pop(key, None)
     try:
         config_set = canonical(difference(field_set(typ, cfg), STRIP))
@@ -203,7 +205,7 @@ def apply(
         manager=manager,
         operation=APPLY,
         api_version=api_version,
-        subresource="",
+        subresource=subresource or "",
         time=time,
         fields=config_set,
     )

@@ -125,30 +125,6 @@ def for_subresource(config: dict[str, Any], *, subresource: str | None, has_stat
     return config
 
 
-def _swap_subresource(obj: Obj, manager: str, subresource: str) -> Obj:
-    """`obj` with the subresource of `manager`'s Apply entries swapped between "" and
-    `subresource` (a shallow copy; the same swap undoes it).
-
-    fieldmanager.apply keeps one Apply entry per manager, for the main resource; a status
-    apply runs through it with the manager's status entry in that place and its main entry
-    aside (seen as another owner: a main apply never owns status, see for_subresource, so
-    the two never conflict)."""
-    md = obj.get("metadata")
-    entries = md.get("managedFields") if isinstance(md, dict) else None
-    if not isinstance(md, dict) or not isinstance(entries, list):
-        return obj
-    swapped: list[Any] = []
-    for e in entries:
-        if isinstance(e, dict) and e.get("manager") == manager and e.get("operation") == "Apply":
-            sub = e.get("subresource") or ""
-            if sub in ("", subresource):
-                e = {k: v for k, v in e.items() if k != "subresource"}
-                if sub == "":
-                    e["subresource"] = subresource
-        swapped.append(e)
-    return {**obj, "metadata": {**md, "managedFields": swapped}}
-
-
 def applied(
     txn: Txn,
     gvk: GVK,
@@ -161,9 +137,7 @@ def applied(
 ) -> Obj:
     """The object after applying `config` onto `live` (None: a create), managedFields set;
     a `subresource` apply records its entry with that subresource."""
-    if subresource and live is not None:
-        live = _swap_subresource(live, manager, subresource)
-    out = apply(
+    return apply(
         live=live,
         config=config,
         manager=manager,
@@ -171,7 +145,5 @@ def applied(
         force=force,
         typ=type_of(txn, gvk),
         now=now_rfc3339(),
+        subresource=subresource,
     )
-    if subresource:
-        out = _swap_subresource(out, manager, subresource)
-    return out
