@@ -172,6 +172,7 @@ async def _write_scale(
         dry_run=wp.dry_run,
         field_manager=wp.manager,
         field_validation=wp.field_validation,
+        subresource="scale",  # the manager's Update entry says `subresource: scale`
     )
     return object_response(scale_of(out, paths))
 

@@ -163,3 +163,16 @@ async def test_custom_resources_use_their_schema(mem: SqliteStore) -> None:
 async def test_the_initial_namespaces_are_the_api_servers(mem: SqliteStore) -> None:
     ns = await mem.get(ObjectRef(group="", kind="Namespace", name="default"))
     assert [e["manager"] for e in entries(ns)] == ["kube-apiserver"]
+
+
+async def test_a_scale_write_is_recorded_with_subresource_scale(store: SqliteStore) -> None:
+    made = await store.create(deployment("web", replicas=1), field_manager="creator")
+    out = await store.patch(
+        WEB, {"spec": {"replicas": 4}}, "merge", field_manager="hpa", subresource="scale"
+    )
+    assert out["spec"]["replicas"] == 4
+    assert out["metadata"]["generation"] == made["metadata"]["generation"] + 1
+    e = entry(out, "hpa", "scale")
+    assert (e["operation"], e["apiVersion"]) == ("Update", "apps/v1")
+    assert fields(e) == {"f:spec": {"f:replicas": {}}}
+    assert "f:replicas" not in fields(entry(out, "creator"))["f:spec"]  # taken over

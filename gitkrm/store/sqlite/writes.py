@@ -250,8 +250,9 @@ def replace(
     applied: bool = False,
 ) -> Obj:
     """Write `obj` (a private copy at version gvk) over `stored`: the shared tail of update
-    and patch. `applied`: obj is the result of an apply patch and carries its managedFields
-    (else the write is recorded as an Update of opts.field_manager)."""
+    and patch (`subresource`: status, finalize, or scale: a write of spec.replicas).
+    `applied`: obj is the result of an apply patch and carries its managedFields (else the
+    write is recorded as an Update of opts.field_manager)."""
     served = join_api_version(gvk.group, gvk.version)
     old = at_version(stored.obj, served)
     omd = old["metadata"]
@@ -293,12 +294,15 @@ def replace(
         _check_new_finalizers(kind, old, new)
     nmd = new["metadata"]
     nmd["resourceVersion"] = omd.get("resourceVersion")
-    warnings.extend(admit(txn, new, old=old, opts=opts, sub=subresource))
+    # A scale write is an update of the object (validated, generation bumped) that only
+    # its managedFields entry tells apart.
+    main = subresource is None or subresource == "scale"
+    warnings.extend(admit(txn, new, old=old, opts=opts, sub=None if main else subresource))
     nmd = new["metadata"]
     nmd["resourceVersion"] = omd.get("resourceVersion")
     if kind.generation:
         gen = int(omd.get("generation") or 1)
-        if subresource is None and generation_changed(old, new, custom=kind.custom):
+        if main and generation_changed(old, new, custom=kind.custom):
             gen += 1
         nmd["generation"] = gen
     else:
