@@ -243,7 +243,18 @@ def as_dict(info: ResourceInfo, p: Page) -> Obj:
 
 
 def as_bytes(info: ResourceInfo, p: Page) -> bytes:
+    """The list body in one join: the head and tail ride on the first and last items, so
+    the (megabytes of) items are copied once."""
     head = orjson.dumps(
         {"apiVersion": info.gvk.api_version, "kind": info.list_kind, "metadata": list_metadata(p)}
     )
-    return head[:-1] + b',"items":[' + b",".join(p.items) + b"]}"
+    start = head[:-1] + b',"items":['
+    items = p.items
+    if not items:
+        return start + b"]}"
+    if len(items) == 1:
+        return start + items[0] + b"]}"
+    parts = items.copy()
+    parts[0] = start + parts[0]
+    parts[-1] = parts[-1] + b"]}"
+    return b",".join(parts)
