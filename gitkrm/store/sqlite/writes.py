@@ -319,9 +319,10 @@ def replace(
         )
     new["apiVersion"] = kind.storage_api_version
     new = ordered(new)
-    if orjson.dumps(new) == stored.data or new == stored.obj:
+    if new == stored.obj:
         # A no-op (keys in another order count as the same: Go serializes structs in one
-        # order and sorts maps): no new revision, no event.
+        # order and sorts maps): no new revision, no event. Dict equality, not bytes: it
+        # stops at the first difference and serializes nothing (put serializes once).
         return at_version(stored.obj, served)
     removed = delete_if_finalized(txn, kind, ns, name, new, stored)
     if removed is not None:
