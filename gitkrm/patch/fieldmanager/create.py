@@ -40,6 +40,7 @@ _ZERO_MAP: Final = 3
 _ZERO_LIST: Final = 4
 _ZERO_LEAF: Final = 5
 _META: Final = 6  # the object's metadata: what is under it, less the server-owned fields
+_ROOT: Final = 7  # the object itself (plan_for)
 
 _E: Final[Tree] = {}
 # Plans and path elements cached per type: bounded, for maps whose keys vary per object
@@ -136,10 +137,26 @@ def _plan(
     return plan
 
 
-def created(t: SchemaType, obj: dict[str, Any]) -> Tree:
-    """What a create adds (SMD Compare against the kind's zero value), without the
-    server-owned fields, in canonical order: the same as `compare(t, {}, obj).added` less
-    `STRIP`, built directly."""
+def plan_for(t: SchemaType, keys: tuple[str, ...], mode: int) -> _Plan:
+    """The plan the walk uses for a map of `keys` read in `mode` (_MAP, _ZERO_MAP,
+    _META, or _ROOT for the object itself)."""
+    if mode == _ROOT:
+        cache, node, zero_of, skip, root = t.root_plans, False, t.zero, _ROOT_SKIP, True
+    elif mode == _MAP:
+        cache, node, zero_of, skip, root = t.new_plans, True, _NONE, _NONE, False
+    elif mode == _ZERO_MAP:
+        cache, node, zero_of, skip, root = t.zero_plans, False, t.zero, _NONE, False
+    else:
+        cache, node, zero_of, skip, root = t.meta_plans, False, t.zero, _SERVER_META, False
+    plan: _Plan | None = cache.get(keys)
+    if plan is None:
+        plan = _plan(t, keys, cache, node=node, zero_of=zero_of, skip=skip, root=root)
+    return plan
+
+
+def walk(t: SchemaType, obj: dict[str, Any]) -> Tree:
+    """What a create adds (SMD Compare against the kind's zero value: added and modified
+    paths), without the server-owned fields, in canonical order, built directly."""
     keys = tuple(obj)
     plan: _Plan | None = t.root_plans.get(keys)
     if plan is None:
@@ -313,4 +330,4 @@ def _new_pe(t: SchemaType, i: int, item: Any, ck: Any) -> tuple[Any, str]:
     return hit
 
 
-__all__ = ["created"]
+__all__ = ["plan_for", "walk"]

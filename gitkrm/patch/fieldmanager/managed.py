@@ -13,7 +13,6 @@ from gitkrm.krm.types import Obj
 from gitkrm.patch.fieldmanager import entries as en
 from gitkrm.patch.fieldmanager import lastapplied
 from gitkrm.patch.fieldmanager.conflicts import conflict_error
-from gitkrm.patch.fieldmanager.create import created
 from gitkrm.patch.fieldmanager.entries import APPLY, FIELDS_V1, STRIP, UPDATE, Entry, Managers
 from gitkrm.patch.fieldmanager.fieldpath import (
     Tree,
@@ -23,6 +22,7 @@ from gitkrm.patch.fieldmanager.fieldpath import (
     union,
 )
 from gitkrm.patch.fieldmanager.merge import merge, prune
+from gitkrm.patch.fieldmanager.shapes import created
 from gitkrm.patch.fieldmanager.typed import SchemaType
 from gitkrm.patch.fieldmanager.walk import MISSING, SchemaMismatch, compare, field_set
 

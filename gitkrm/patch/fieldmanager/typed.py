@@ -57,11 +57,13 @@ class SchemaType:
         "key_defaults",
         "keys",
         "kind",
+        "last_walk",
         "list_info",
         "list_type",
         "meta_plans",
         "new_plans",
         "root_plans",
+        "shapes",
         "zero",
         "zero_plans",
     )
@@ -88,6 +90,9 @@ class SchemaType:
         self.zero_plans: dict[tuple[str, ...], Any] = {}
         self.item_pes: dict[Any, tuple[Any, str]] = {}
         self.list_info: tuple[str | None, tuple[str, ...], SchemaType, int] | None = None
+        # Compiled create shapes (shapes.py) by root key tuple, and the last walk's result.
+        self.shapes: dict[tuple[str, ...], list[Any]] = {}
+        self.last_walk: dict[tuple[str, ...], Any] = {}
 
     @classmethod
     def from_openapi(cls, schemas: Mapping[str, Any], name: str) -> SchemaType:

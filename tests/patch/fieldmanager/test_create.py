@@ -1,7 +1,7 @@
-"""The create walk (`create.created`, every create's Update entry) against SMD's Compare
-of the kind's zero value with the object, on W10k objects and on generated ones whose
-shapes vary (absent, empty, null and mistyped values, missing list keys),
-including objects that repeat a shape the caches have seen with different values."""
+"""The create walk (`create.walk`; `shapes.created` with compiled shapes: every create's
+Update entry) against SMD's Compare of the kind's zero value with the object, on W10k
+objects and on generated ones whose shapes vary (absent, empty, null and mistyped values,
+missing list keys), and on variants of objects whose shape was compiled."""
 
 from __future__ import annotations
 
@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 from benchmarks.workload import deployment, service
 from gitkrm.krm import GVK
 from gitkrm.patch.fieldmanager import managed_fields_for_update
-from gitkrm.patch.fieldmanager.create import created
+from gitkrm.patch.fieldmanager.create import walk
 from gitkrm.patch.fieldmanager.entries import STRIP
 from gitkrm.patch.fieldmanager.fieldpath import Tree, canonical, difference, union
+from gitkrm.patch.fieldmanager.shapes import created
 from gitkrm.patch.fieldmanager.typed import SchemaType
 from gitkrm.patch.fieldmanager.walk import SchemaMismatch, compare
 from gitkrm.schema import ssa_type_for
@@ -41,9 +42,11 @@ def reference(t: SchemaType, obj: dict[str, Any]) -> Tree | None:
 
 def walked(t: SchemaType, obj: dict[str, Any]) -> Tree | None:
     try:
-        return created(t, obj)
+        out = created(t, obj)
     except SchemaMismatch:
         return None
+    assert out == walk(t, obj)
+    return out
 
 
 def wire(tree: Tree | None) -> bytes | None:
@@ -55,10 +58,11 @@ def test_w10k_objects_match_compare_and_repeat_shared_subtrees() -> None:
     for i in range(30):
         for t, obj in ((dt, deployment(i)), (stype, service(i))):
             assert wire(walked(t, obj)) == wire(reference(t, obj))
-    a, b = created(dt, deployment(1)), created(dt, deployment(2))
+    a, b = walk(dt, deployment(1)), walk(dt, deployment(2))
     assert a == b
-    assert a is not b  # the root is the caller's ...
-    assert a["f:metadata"]["f:labels"] is b["f:metadata"]["f:labels"]  # ... leaves shared
+    assert a["f:metadata"]["f:labels"] is b["f:metadata"]["f:labels"]  # leaf maps shared
+    # A recurring shape is compiled: objects of that shape then share one result.
+    assert created(dt, deployment(40)) is created(dt, deployment(41))
 
 
 def test_results_survive_later_shapes() -> None:
@@ -255,3 +259,42 @@ def test_generated_objects_of_other_kinds_match_compare(case: tuple[GVK, dict[st
     gvk, obj = case
     t = ssa_type_for(gvk)
     assert wire(walked(t, obj)) == wire(reference(t, obj))
+
+
+@st.composite
+def _variant(draw: st.DrawFn, obj: dict[str, Any]) -> dict[str, Any]:
+    """`obj` with a few values replaced or removed at random places (so that it may or may
+    not keep obj's shape)."""
+    out = copy.deepcopy(obj)
+    for _ in range(draw(st.integers(1, 3))):
+        node: Any = out
+        while True:
+            kids = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
+            kids = [(k, v) for k, v in kids if k not in ("apiVersion", "kind")]
+            if not kids:
+                break
+            k, v = draw(st.sampled_from(kids))
+            if isinstance(v, dict | list) and v and draw(st.booleans()):
+                node = v
+                continue
+            if isinstance(node, dict) and draw(st.booleans()):
+                del node[k]
+            else:
+                node[k] = draw(_values(1))
+            break
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_compiled_shapes_only_answer_objects_of_their_shape(data: st.DataObject) -> None:
+    """A shape compiled from one object gives SMD's answer for variants of it."""
+    t = ssa_type_for(DEPLOYMENT)
+    t.shapes.clear()
+    t.last_walk.clear()
+    obj = data.draw(_deployments())
+    expected = wire(reference(t, obj))
+    for _ in range(3):  # seen twice: compiled; the third time answered by the shape
+        assert wire(walked(t, copy.deepcopy(obj))) == expected
+    variant = data.draw(_variant(obj))
+    assert wire(walked(t, variant)) == wire(reference(t, variant))
