@@ -128,6 +128,8 @@ async def bench_list(dirs: _Dirs) -> None:
 
     _line("store.list_10k_dicts", f"{await _median(as_dicts):.3f} s", "target <= 0.4 s")
     _line("store.list_10k_raw", f"{await _median(as_raw):.4f} s", "target <= 0.05 s")
+    size = len(await store.list_raw(DEPLOYS)) / 10_000
+    _line("store.deployment_bytes", f"{size:,.0f} B", "stored W10k Deployment, managedFields in")
     await store.close()
 
 
