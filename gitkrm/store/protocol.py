@@ -176,7 +176,10 @@ class Store(Protocol):
         dry_run: bool = False,
         field_manager: str | None = None,
         field_validation: FieldValidation | str = FieldValidation.STRICT,
-    ) -> builtins.list[Obj]: ...
+        force: bool = False,
+    ) -> builtins.list[Obj]:
+        """Many writes; `force` is for the batch's apply patches (other ops ignore it)."""
+        ...
 
     async def close(self) -> None: ...
 

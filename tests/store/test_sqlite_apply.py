@@ -215,3 +215,13 @@ async def test_cluster_scoped_kinds_and_crds_are_applied(mem: SqliteStore) -> No
     out = await mem.patch(ref, widget("w", "team", size=4), "apply", field_manager="me")
     assert out["spec"] == {"size": 4}
     assert managers(out)[("me", "Apply")]["f:spec"] == {"f:size": {}}
+
+
+async def test_batch_force_takes_fields_over(mem: SqliteStore) -> None:
+    await mem.patch(CM, configmap("c", a="1"), "apply", field_manager="one")
+    op = BatchOp(op=BatchOpKind.PATCH, ref=CM, patch=configmap("c", a="2"), patch_type="apply")
+    with pytest.raises(Conflict):
+        await mem.batch([op], field_manager="two")
+    [out] = await mem.batch([op], field_manager="two", force=True)
+    assert out["data"] == {"a": "2"}
+    assert managers(out)[("two", "Apply")]["f:data"] == {"f:a": {}}

@@ -326,9 +326,11 @@ class KubeStore:
         dry_run: bool = False,
         field_manager: str | None = None,
         field_validation: FieldValidation | str = FieldValidation.STRICT,
+        force: bool = False,
     ) -> builtins.list[Obj]:
         """Best-effort, concurrent (see gitkrm.store.kube.batch): every op is tried, and
-        the first failed op's error is raised after the others completed."""
+        the first failed op's error is raised after the others completed. `force` goes
+        with the apply patches only (the API server refuses it on other writes)."""
 
         async def run(op: BatchOp) -> Obj:
             if op.op is BatchOpKind.DELETE:
@@ -346,7 +348,8 @@ class KubeStore:
             }
             if op.op is BatchOpKind.PATCH:
                 assert op.ref is not None
-                return await self.patch(op.ref, op.patch, op.patch_type, **opts)
+                applying = force and op.patch_type == "apply"
+                return await self.patch(op.ref, op.patch, op.patch_type, force=applying, **opts)
             assert op.obj is not None
             if op.op is BatchOpKind.CREATE:
                 return await self.create(op.obj, **opts)
