@@ -340,6 +340,7 @@ class KubeClientStore:
         dry_run: bool = False,
         field_manager: str | None = None,
         field_validation: FieldValidation | str = FieldValidation.STRICT,
+        force: bool = False,
     ) -> builtins.list[Obj]:
         """One request per op (the HTTP API has no transactions)."""
         out: builtins.list[Obj] = []
@@ -356,7 +357,10 @@ class KubeClientStore:
             opts.update(field_manager=field_manager, field_validation=field_validation)
             if op.op is BatchOpKind.PATCH:
                 assert op.ref is not None
-                out.append(await self.patch(op.ref, op.patch, op.patch_type, **opts))
+                apply_force = force and op.patch_type == "apply"
+                out.append(
+                    await self.patch(op.ref, op.patch, op.patch_type, force=apply_force, **opts)
+                )
             elif op.op is BatchOpKind.CREATE:
                 assert op.obj is not None
                 out.append(await self.create(op.obj, **opts))
