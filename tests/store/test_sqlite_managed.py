@@ -176,3 +176,19 @@ async def test_a_scale_write_is_recorded_with_subresource_scale(store: SqliteSto
     assert (e["operation"], e["apiVersion"]) == ("Update", "apps/v1")
     assert fields(e) == {"f:spec": {"f:replicas": {}}}
     assert "f:replicas" not in fields(entry(out, "creator"))["f:spec"]  # taken over
+
+
+async def test_creates_of_one_shape_store_their_entries_as_returned(store: SqliteStore) -> None:
+    """Creates of a recurring shape share one field set and splice its stored bytes."""
+    ops = [BatchOp(op=BatchOpKind.CREATE, obj=deployment(f"d{i}", replicas=i)) for i in range(6)]
+    made = await store.batch(ops, field_manager="sync")
+    assert (
+        made[4]["metadata"]["managedFields"][0]["fieldsV1"]
+        is (made[5]["metadata"]["managedFields"][0]["fieldsV1"])
+    )
+    for obj in made:
+        ref = ObjectRef(
+            group="apps", kind="Deployment", namespace="default", name=obj["metadata"]["name"]
+        )
+        assert await store.get(ref) == obj
+        assert entry(obj, "sync")["fieldsV1"]["f:spec"]["f:replicas"] == {}

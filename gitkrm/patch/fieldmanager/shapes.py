@@ -39,6 +39,17 @@ _MAX_ROOTS: Final = 64  # root key tuples remembered per type
 _MAX_CHECKS: Final = 2000  # a shape larger than this is not compiled
 
 
+_MAX_SHARED: Final = 4096
+# The results of compiled shapes (kept here so that their ids stay theirs): a writer may
+# cache their serialized form (the store does).
+_SHARED: dict[int, Tree] = {}
+
+
+def is_shared(tree: Any) -> bool:
+    """Whether `tree` is the result of a compiled shape (one object for many creates)."""
+    return _SHARED.get(id(tree)) is tree
+
+
 def created(t: SchemaType, obj: dict[str, Any]) -> Tree:
     """What a create adds (SMD Compare against the kind's zero value: added and modified
     paths), without the server-owned fields, in canonical order (see create.walk)."""
@@ -57,10 +68,13 @@ def created(t: SchemaType, obj: dict[str, Any]) -> Tree:
         compiled = compile_shape(t, obj, out)
         if compiled is None:
             t.last_walk[keys] = _NEVER
-        elif shapes is not None:
-            shapes.append(compiled)
-        elif len(t.shapes) < _MAX_ROOTS:
-            t.shapes[keys] = [compiled]
+        else:
+            if shapes is not None:
+                shapes.append(compiled)
+            elif len(t.shapes) < _MAX_ROOTS:
+                t.shapes[keys] = [compiled]
+            if len(_SHARED) < _MAX_SHARED:
+                _SHARED[id(out)] = out
     elif last is not None or len(t.last_walk) < _MAX_ROOTS:
         t.last_walk[keys] = out
     return out
@@ -212,4 +226,4 @@ def _same_scalar(em: _Emitter, var: str, value: Any) -> None:
     em.fail_if(f"type({var}) is not {em.const(tv)} or {var} != {em.const(value)}")
 
 
-__all__ = ["compile_shape", "created"]
+__all__ = ["compile_shape", "created", "is_shared"]

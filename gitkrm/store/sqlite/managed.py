@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+import orjson
+
 from gitkrm.errors import BadRequest, Cause, Invalid
 from gitkrm.krm import GVK, Obj
 from gitkrm.patch.fieldmanager import SchemaType, apply, managed_fields_for_update
+from gitkrm.patch.fieldmanager.shapes import is_shared
 from gitkrm.schema import ssa_type_for
 from gitkrm.store.sqlite.meta import now_rfc3339
 from gitkrm.store.sqlite.txn import Txn
@@ -20,6 +23,11 @@ from gitkrm.store.sqlite.txn import Txn
 # The manager of a write that names none and has no User-Agent to take one from (the
 # HTTP API passes the User-Agent's prefix, as the API server does).
 DEFAULT_MANAGER: Final = "unknown"
+
+# Serialized managedFields of creates of a compiled shape: (its tree, the bytes) by tree,
+# manager, apiVersion, time and subresource.
+_WIRE: dict[tuple[int, str, str, str, str], tuple[Any, orjson.Fragment]] = {}
+_MAX_WIRE: Final = 256
 
 
 def type_of(txn: Txn, gvk: GVK) -> SchemaType:
@@ -37,20 +45,36 @@ def record_update(
     subresource: str | None,
 ) -> None:
     """Set new's managedFields after a create (old None), update or non-apply patch."""
+    manager = manager or DEFAULT_MANAGER
+    api_version = gvk.api_version
+    now = now_rfc3339()
     entries = managed_fields_for_update(
         old=old,
         new=new,
-        manager=manager or DEFAULT_MANAGER,
-        api_version=gvk.api_version,
+        manager=manager,
+        api_version=api_version,
         subresource=subresource,
         typ=type_of(txn, gvk),
-        now=now_rfc3339(),
+        now=now,
     )
     md = new["metadata"]
-    if entries:
-        md["managedFields"] = entries
-    else:
+    if not entries:
         md.pop("managedFields", None)
+        return
+    md["managedFields"] = entries
+    tree = entries[0].get("fieldsV1") if old is None and len(entries) == 1 else None
+    if tree is not None and is_shared(tree):
+        # A create of a compiled shape: its entry is serialized once per manager, version
+        # and second, and put() splices those bytes in (serializing the nested FieldsV1
+        # dicts was half of a W10k Deployment's serialization).
+        key = (id(tree), manager, api_version, now, subresource or "")
+        hit = _WIRE.get(key)
+        if hit is None or hit[0] is not tree:
+            hit = (tree, orjson.Fragment(orjson.dumps(entries)))
+            if len(_WIRE) >= _MAX_WIRE:
+                _WIRE.clear()
+            _WIRE[key] = hit
+        txn.wire_fields = (entries, hit[1])
 
 
 def patch_options_invalid(field: str, message: str, reason: str) -> Invalid:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -62,7 +62,16 @@ class Stored:
 class Txn:
     """The state of one write transaction (a plain slotted class: one is made per write)."""
 
-    __slots__ = ("changes", "conn", "core", "crds_touched", "cursor", "dry_run", "rv")
+    __slots__ = (
+        "changes",
+        "conn",
+        "core",
+        "crds_touched",
+        "cursor",
+        "dry_run",
+        "rv",
+        "wire_fields",
+    )
 
     def __init__(self, *, core: Core, cursor: sqlite3.Cursor, dry_run: bool = False) -> None:
         self.core = core
@@ -73,6 +82,9 @@ class Txn:
         self.rv = core.rv
         self.changes: list[Change] = []
         self.crds_touched: set[str] = set()
+        # An object's managedFields list and its serialized form (managed.record_update),
+        # for put() to splice in.
+        self.wire_fields: tuple[list[Any], orjson.Fragment] | None = None
 
     def load(self, kind: Kind, ns: str, name: str) -> Stored:
         """The stored object (NotFound with the API server's message when missing)."""
@@ -108,7 +120,16 @@ class Txn:
         rv = self.rv
         md = obj["metadata"]
         md["resourceVersion"] = str(rv)
-        data = orjson.dumps(obj)
+        wire = self.wire_fields
+        if wire is not None and md.get("managedFields") is wire[0]:
+            self.wire_fields = None
+            md["managedFields"] = wire[1]
+            try:
+                data = orjson.dumps(obj)
+            finally:
+                md["managedFields"] = wire[0]
+        else:
+            data = orjson.dumps(obj)
         labels = md.get("labels")
         blob = bytearray(data)
         if old is None:
