@@ -30,9 +30,19 @@ _WIRE: dict[tuple[int, str, str, str, str], tuple[Any, orjson.Fragment]] = {}
 _MAX_WIRE: Final = 256
 
 
-def type_of(txn: Txn, gvk: GVK) -> SchemaType:
-    """The typed view of a kind at the requested version (cached by the schema layer)."""
-    return ssa_type_for(gvk, registry=txn.core.registry)
+_BUILTIN: dict[tuple[str, str, str], SchemaType] = {}
+
+
+def type_of(txn: Txn, gvk: GVK, *, custom: bool = True) -> SchemaType:
+    """The typed view of a kind at the requested version (cached by the schema layer; a
+    built-in kind's also here, by plain strings: a GVK hashes in Python code)."""
+    if custom:
+        return ssa_type_for(gvk, registry=txn.core.registry)
+    key = (gvk.group, gvk.version, gvk.kind)
+    typ = _BUILTIN.get(key)
+    if typ is None:
+        typ = _BUILTIN[key] = ssa_type_for(gvk, registry=txn.core.registry)
+    return typ
 
 
 def record_update(
@@ -43,8 +53,10 @@ def record_update(
     new: Obj,
     manager: str | None,
     subresource: str | None,
+    custom: bool = True,
 ) -> None:
-    """Set new's managedFields after a create (old None), update or non-apply patch."""
+    """Set new's managedFields after a create (old None), update or non-apply patch
+    (`custom`: the kind may be a custom resource's)."""
     manager = manager or DEFAULT_MANAGER
     api_version = gvk.api_version
     now = now_rfc3339()
@@ -54,7 +66,7 @@ def record_update(
         manager=manager,
         api_version=api_version,
         subresource=subresource,
-        typ=type_of(txn, gvk),
+        typ=type_of(txn, gvk, custom=custom),
         now=now,
     )
     md = new["metadata"]

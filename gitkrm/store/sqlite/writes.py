@@ -179,7 +179,13 @@ def create(
         md["generation"] = 1
     if not applied:
         managed.record_update(
-            txn, gvk, old=None, new=obj, manager=opts.field_manager, subresource=None
+            txn,
+            gvk,
+            old=None,
+            new=obj,
+            manager=opts.field_manager,
+            subresource=None,
+            custom=kind.custom,
         )
     served = obj["apiVersion"]
     obj["apiVersion"] = kind.storage_api_version
@@ -315,7 +321,13 @@ def replace(
             nmd.pop("managedFields", None)
     else:
         managed.record_update(
-            txn, gvk, old=old, new=new, manager=opts.field_manager, subresource=subresource
+            txn,
+            gvk,
+            old=old,
+            new=new,
+            manager=opts.field_manager,
+            subresource=subresource,
+            custom=kind.custom,
         )
     new["apiVersion"] = kind.storage_api_version
     new = ordered(new)
