@@ -14,12 +14,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from gitkrm.errors import GitkrmError, NotFound
+from gitkrm.errors import GitkrmError
 from gitkrm.health import Health, HealthResult, aggregate, health_of
 from gitkrm.krm import Obj, ObjectRef
 from gitkrm.report import HealthFollower, Reporter
 from gitkrm.source import InvalidRevision, PathNotFound, Source, UntrustedRevision
 from gitkrm.store import Store
+from gitkrm.sync import live
 from gitkrm.sync.engine import SyncEngine
 from gitkrm.sync.options import SyncOptions
 from gitkrm.sync.results import Action, SyncResult, SyncStatus, make_result
@@ -212,32 +213,39 @@ class SourceRunner:
             if isinstance(e, _REVISION_ERRORS):
                 await self._report(make_result(revision=e.revision, errors=[e.message]))
             return _with_timing(outcome_of_error(e, revision=snap.revision), git=git_ms), False
-        await self._report(result)
         outcome = outcome_of(result)
         outcome = _with_timing(outcome, git=git_ms + outcome.timings_ms.get("git", 0.0))
         quiet = not full and outcome.succeeded and not _changed(outcome.counts)
+        await self._report(result, quiet=quiet)
         return outcome, quiet
 
-    async def _report(self, result: SyncResult) -> None:
-        """Judge the health of the result's objects, tell the reporter, follow them."""
+    async def _report(self, result: SyncResult, *, quiet: bool = False) -> None:
+        """Judge the health of the result's objects, tell the reporter, follow them.
+
+        The objects are read a kind at a time (one paged list of the kind, or a get each
+        for a few); a quiet drift check of the same objects reads nothing: the
+        follower's watches keep their verdicts current."""
         refs = tuple(o.ref for o in result.objects if o.action not in _NOT_FOLLOWED)
+        if quiet and refs == self.applied and set(refs) == set(self.health):
+            health = self.health
+        else:
+            health = await self._read_health(refs)
         self.applied = refs
-        health: dict[ObjectRef, HealthResult] = {}
-        for ref in refs:
-            try:
-                obj: Obj | None = await self.store.get(ref)
-            except NotFound:
-                obj = None
-            except GitkrmError as e:
-                log.debug("source %s: health of %s not read: %s", self.name, ref, e.message)
-                continue
-            health[ref] = health_of(obj)
         self.health = health
         if self.reporter is None:
             return
         await self.reporter.record_sync(source_name=self.name, result=result, health=health)
         if self.follower is not None:
             self.follower.follow(self.name, result.revision, refs)
+
+    async def _read_health(self, refs: tuple[ObjectRef, ...]) -> dict[ObjectRef, HealthResult]:
+        wanted = {ref: self.engine.read_gvk(ref) for ref in refs}
+        try:
+            objs = await live.read(self.store, wanted)
+        except GitkrmError as e:
+            log.debug("source %s: health not read: %s", self.name, e.message)
+            return {}
+        return {ref: health_of(obj) for ref, obj in objs.items()}
 
     def health_summary(self) -> dict[str, Any]:
         """The `status.health` of the GitSource: the aggregate health of the last sync."""

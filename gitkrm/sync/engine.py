@@ -205,8 +205,9 @@ class SyncEngine:
         """The server-side apply type of a kind (a CRD's schema for custom resources)."""
         return ssa_type_for(gvk, registry=self._registry)
 
-    def _gvk(self, ref: ObjectRef) -> GVK:
-        """A version to read an object at, for objects only the inventory names."""
+    def read_gvk(self, ref: ObjectRef) -> GVK:
+        """A version to read an object at (for objects only the inventory names, and for
+        the agent's health reads): the served version the last render knew, else none."""
         reg = self._registry
         if reg is not None:
             versions = reg.versions_of(GroupKind(group=ref.group, kind=ref.kind))
@@ -248,7 +249,7 @@ class SyncEngine:
         desired_keys = rendered.keys
         gone, _ = prune_candidates(inv.entries, desired_keys)
         for ref in gone.values():
-            wanted[ref] = self._gvk(ref)
+            wanted[ref] = self.read_gvk(ref)
         if not dry_run:  # objects read now are clean until their next event
             tracker.dirty.difference_update(wanted_keys)
         live_objects = await live.read(self.store, wanted)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from gitkrm.agent.agent import Agent, AgentOptions, exit_code
 from gitkrm.agent.config import SourceConfig
 from gitkrm.agent.crd import GITSOURCE_GVK, NAMESPACE
+from gitkrm.agent.scheduler import Trigger
 from gitkrm.agent.shutdown import Shutdown
 from gitkrm.agent.status import gitsource_ref
 from gitkrm.krm import GVK, ObjectRef
@@ -214,3 +215,48 @@ async def test_a_spec_edit_keeps_the_credentials_of_the_url(
     finally:
         shutdown.request()
         await asyncio.wait_for(running, 30)
+
+
+class _CountingStore:
+    """The agent's store, counting the reads of ConfigMaps."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self.gets = 0
+        self.lists = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    async def get(self, ref: Any) -> Any:
+        self.gets += ref.kind == "ConfigMap"
+        return await self._store.get(ref)
+
+    async def list(self, gvk: Any, *args: Any, **kw: Any) -> Any:
+        self.lists += gvk.kind == "ConfigMap"
+        return await self._store.list(gvk, *args, **kw)
+
+
+async def test_health_after_a_sync_is_read_a_kind_at_a_time(
+    tmp_path: Path, agents: list[Agent]
+) -> None:
+    """On a cluster a get per object would be thousands of requests after every sync."""
+    root = tmp_path / "manifests"
+    root.mkdir()
+    (root / "a.yaml").write_text(_cms("a", 100))
+    agent = await _open(agents, tmp_path / "state", _dir_source("apps", root, interval=3600.0))
+    runner = agent.runners["apps"]
+    counting = _CountingStore(_store(agent))
+    runner.store = cast(Store, counting)
+    assert exit_code(await agent.sync_once()) == 0
+    assert counting.gets == 0
+    assert counting.lists == 1
+    assert len(runner.health) == 100
+    assert runner.health_summary()["objects"] == 100
+    # A drift check that finds nothing reads nothing: the follower's watches keep health.
+    counting.gets = counting.lists = 0
+    outcome = await runner.reconcile(frozenset({Trigger.INTERVAL}))
+    assert outcome is not None
+    assert outcome.succeeded
+    assert (counting.gets, counting.lists) == (0, 0)
+    assert len(runner.health) == 100
