@@ -103,6 +103,12 @@ class Server:
         r.raise_for_status()
         return int(sum(float(m) for m in _COUNTER.findall(r.content)))
 
+    def cpu(self) -> float:
+        """CPU seconds (user + system) the server process has used so far: the figure the
+        client's share of the cores cannot blur."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
@@ -118,14 +124,17 @@ class Server:
 class Figure:
     seconds: float
     requests: int
+    server_cpu: float = 0.0  # CPU seconds the server spent on it
 
 
 def _measure(server: Server, run: Callable[[], None]) -> Figure:
     before = server.requests()
+    cpu = server.cpu()
     start = time.perf_counter()
     run()
     seconds = time.perf_counter() - start
-    return Figure(seconds, server.requests() - before - 1)  # minus the first scrape
+    cpu = server.cpu() - cpu
+    return Figure(seconds, server.requests() - before - 1, cpu)  # minus the first scrape
 
 
 # -- the tools ----------------------------------------------------------------------------
@@ -156,10 +165,12 @@ def _gitkrm(server: Server, tree: Path, objects: int, options: ClientOptions) ->
         try:
             for expect in ("created", "unchanged"):
                 before = server.requests()
+                cpu = server.cpu()
                 start = time.perf_counter()
                 result = await engine.sync(snap)
                 seconds = time.perf_counter() - start
-                figures.append(Figure(seconds, server.requests() - before - 1))
+                cpu = server.cpu() - cpu
+                figures.append(Figure(seconds, server.requests() - before - 1, cpu))
                 if not result.ok or result.counts[expect] != objects:
                     raise SystemExit(f"gitkrm sync: {dict(result.counts)} {result.problems()[:3]}")
         finally:
@@ -230,7 +241,8 @@ def _rate(name: str, f: Figure, objects: int, note: str) -> None:
     _line(
         name,
         f"{objects / f.seconds:,.0f} objects/s",
-        f"{f.seconds:.2f} s, {f.requests / objects:.2f} requests/object; {note}",
+        f"{f.seconds:.2f} s, {f.requests / objects:.2f} requests/object, "
+        f"server CPU {1e6 * f.server_cpu / max(f.requests, 1):,.0f} us/request; {note}",
     )
 
 

@@ -16,9 +16,9 @@ from gitkrm.server.limits import read_body
 from gitkrm.server.negotiation import Output, body_format, negotiate_object, patch_type
 from gitkrm.server.params import (
     WriteParams,
+    cached_write_params,
     check_patch_options,
     delete_params,
-    write_params,
 )
 from gitkrm.server.paths import Target
 from gitkrm.server.responses import json_response, object_response, success_status
@@ -66,8 +66,8 @@ async def decoded_object(
 
 def params_of(request: Request, kind: str) -> WriteParams:
     """The write parameters of a request (its User-Agent names the default manager)."""
-    return write_params(
-        request.query_params, kind=kind, user_agent=request.headers.get("user-agent")
+    return cached_write_params(
+        request.scope["query_string"], kind=kind, user_agent=request.headers.get("user-agent")
     )
 
 

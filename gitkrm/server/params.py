@@ -3,6 +3,7 @@ kube-apiserver validates them."""
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -214,6 +215,28 @@ def write_params(q: QueryParams, *, kind: str, user_agent: str | None = None) ->
         force_given="force" in q,
         user_agent_manager=prefix_from_user_agent(user_agent),
     )
+
+
+_CACHED_QUERY_BYTES: Final = 1024  # longer queries are parsed each time (bounded memory)
+
+
+def cached_write_params(query_string: bytes, *, kind: str, user_agent: str | None) -> WriteParams:
+    """write_params of a raw query string, remembered: a client's writes repeat the same
+    query (fieldManager, fieldValidation), and parsing it was a twentieth of a create.
+    Errors are not remembered (they raise)."""
+    if len(query_string) > _CACHED_QUERY_BYTES or (
+        user_agent is not None and len(user_agent) > _CACHED_QUERY_BYTES
+    ):
+        return _write_params_of(query_string, kind, user_agent)
+    return _cached_write_params(query_string, kind, user_agent)
+
+
+def _write_params_of(query_string: bytes, kind: str, user_agent: str | None) -> WriteParams:
+    q = QueryParams(query_string.decode("latin-1"))
+    return write_params(q, kind=kind, user_agent=user_agent)
+
+
+_cached_write_params = functools.lru_cache(maxsize=256)(_write_params_of)
 
 
 @dataclass(frozen=True, slots=True)

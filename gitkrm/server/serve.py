@@ -188,7 +188,8 @@ async def serve(
         access_log=False,
         lifespan="on",
         loop="none",
-        http="httptools" if _has("httptools") else "h11",
+        http=_http_protocol(),
+        proxy_headers=False,  # no proxy in front: skip X-Forwarded-* handling per request
         ssl_certfile=str(opts.tls.cert) if opts.tls else None,
         ssl_keyfile=str(opts.tls.key) if opts.tls else None,
         timeout_keep_alive=30,
@@ -233,12 +234,13 @@ async def serve(
         sock.close()
 
 
-def _has(module: str) -> bool:
+def _http_protocol() -> type[asyncio.Protocol] | str:
+    """httptools (each response in one write) when installed, else h11."""
     try:
-        __import__(module)
+        from gitkrm.server.protocol import OneWriteProtocol
     except ImportError:
-        return False
-    return True
+        return "h11"
+    return OneWriteProtocol
 
 
 def new_event_loop() -> asyncio.AbstractEventLoop:
