@@ -3,11 +3,17 @@ resource, open watches, object counts, and sync durations (recorded by the agent
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from typing import Final
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client import CollectorRegistry, Gauge, Histogram, generate_latest
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
 from prometheus_client.registry import Collector
 
 CONTENT_TYPE: Final = "text/plain; version=0.0.4; charset=utf-8"
@@ -46,24 +52,60 @@ class _ObjectCounts(Collector):
         yield fam
 
 
+_LE: Final = [repr(float(b)) for b in _LATENCY_BUCKETS] + ["+Inf"]  # as prometheus_client
+
+
+class _Requests(Collector):
+    """`apiserver_request_duration_seconds` and `apiserver_request_total`, kept as plain
+    counts: recording a request is a dict lookup and two additions, where
+    prometheus_client's labelled children take locks per bucket (a thirtieth of a
+    create). Recorded and scraped on the event loop's thread."""
+
+    def __init__(self) -> None:
+        # (verb, group, resource, subresource) -> per-bucket counts (the last: +Inf), sum
+        self.durations: dict[tuple[str, str, str, str], tuple[list[int], list[float]]] = {}
+        self.counts: dict[tuple[str, str, str, int], int] = {}
+
+    def observe(self, key: tuple[str, str, str, str], seconds: float) -> None:
+        entry = self.durations.get(key)
+        if entry is None:
+            entry = self.durations[key] = ([0] * len(_LE), [0.0])
+        entry[0][bisect_left(_LATENCY_BUCKETS, seconds)] += 1
+        entry[1][0] += seconds
+
+    def count(self, key: tuple[str, str, str, int]) -> None:
+        self.counts[key] = self.counts.get(key, 0) + 1
+
+    def collect(self) -> Iterator[Metric]:
+        hist = HistogramMetricFamily(
+            "apiserver_request_duration_seconds",
+            "Response latency by verb, resource and subresource (watches excluded).",
+            labels=["verb", "group", "resource", "subresource"],
+        )
+        for key, (buckets, total) in list(self.durations.items()):
+            cumulative, acc = [], 0
+            for le, n in zip(_LE, buckets, strict=True):
+                acc += n
+                cumulative.append((le, float(acc)))
+            hist.add_metric(list(key), cumulative, total[0])
+        yield hist
+        counter = CounterMetricFamily(
+            "apiserver_request",
+            "Requests by verb, resource and HTTP code.",
+            labels=["verb", "group", "resource", "code"],
+        )
+        for (verb, group, resource, code), n in list(self.counts.items()):
+            counter.add_metric([verb, group, resource, str(code)], n)
+        yield counter
+
+
 class Metrics:
     """One registry per server (tests run several servers in one process)."""
 
     def __init__(self, object_counts: Callable[[], dict[str, int]] | None = None) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
-        self.request_duration = Histogram(
-            "apiserver_request_duration_seconds",
-            "Response latency by verb, resource and subresource (watches excluded).",
-            ["verb", "group", "resource", "subresource"],
-            buckets=_LATENCY_BUCKETS,
-            registry=self.registry,
-        )
-        self.requests = Counter(
-            "apiserver_request",
-            "Requests by verb, resource and HTTP code.",
-            ["verb", "group", "resource", "code"],
-            registry=self.registry,
-        )
+        self._requests = _Requests()
+        self.registry.register(self._requests)
         self.open_watches = Gauge(
             "gitkrm_open_watches", "Watch streams being served.", registry=self.registry
         )
@@ -76,11 +118,6 @@ class Metrics:
         )
         if object_counts is not None:
             self.registry.register(_ObjectCounts(object_counts))
-        # Labelled children, looked up once: `.labels()` takes a lock and checks its
-        # arguments on every call (a thirtieth of a create). Label sets are few (verbs x
-        # resources x codes), as in kube-apiserver's own metrics.
-        self._durations: dict[tuple[str, str, str, str], Histogram] = {}
-        self._counts: dict[tuple[str, str, str, int], Counter] = {}
 
     def observe(
         self,
@@ -93,16 +130,8 @@ class Metrics:
         seconds: float,
     ) -> None:
         if verb != "WATCH":
-            key = (verb, group, resource, subresource)
-            duration = self._durations.get(key)
-            if duration is None:
-                duration = self._durations[key] = self.request_duration.labels(*key)
-            duration.observe(seconds)
-        ckey = (verb, group, resource, code)
-        count = self._counts.get(ckey)
-        if count is None:
-            count = self._counts[ckey] = self.requests.labels(verb, group, resource, str(code))
-        count.inc()
+            self._requests.observe((verb, group, resource, subresource), seconds)
+        self._requests.count((verb, group, resource, code))
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
