@@ -3,6 +3,7 @@ a request body is (JSON, YAML, which patch type)."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
@@ -59,6 +60,14 @@ _OBJECT: Final = Negotiated(Output.OBJECT)
 
 
 def negotiate_object(header: str | None) -> Negotiated:
+    """What to answer a read with; remembered per Accept header (clients send the same one
+    on every request; long headers are parsed each time)."""
+    if header is not None and len(header) > 256:
+        return _negotiate_object(header)
+    return _negotiate_cached(header)
+
+
+def _negotiate_object(header: str | None) -> Negotiated:
     """Table (`application/json;as=Table;g=meta.k8s.io;v=v1|v1beta1`) or plain JSON.
 
     Protobuf and other representations are not served: a client that lists JSON too gets
@@ -84,6 +93,8 @@ def negotiate_object(header: str | None) -> Negotiated:
         f"application/json;as=Table;v=v1;g=meta.k8s.io (asked for {header})"
     )
 
+
+_negotiate_cached = functools.lru_cache(maxsize=128)(_negotiate_object)
 
 DISCOVERY_GROUP: Final = "apidiscovery.k8s.io"
 
