@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Final
 
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import Request
 
 from gitkrm.errors import BadRequest, RequestEntityTooLarge, Timeout
 
@@ -34,6 +34,29 @@ def check_declared_length(request: Request, limit: int = MAX_BODY_BYTES) -> None
         raise too_large(limit)
 
 
+class _Deadline:
+    """Cancels the reading task when its time is up: asyncio.timeout's semantics at a
+    fraction of its cost (one timer handle; it was a twentieth of a create)."""
+
+    __slots__ = ("cancelling", "expired", "handle", "task")
+
+    def __init__(self, within: float) -> None:
+        task = asyncio.current_task()
+        assert task is not None, "read_body runs in a task"
+        self.task = task
+        self.cancelling = task.cancelling()
+        self.expired = False
+        self.handle = asyncio.get_running_loop().call_later(within, self._expire)
+
+    def _expire(self) -> None:
+        self.expired = True
+        self.task.cancel()
+
+    def timed_out(self) -> bool:
+        """On CancelledError: whether it was this deadline's (else it is someone else's)."""
+        return self.expired and self.task.uncancel() <= self.cancelling
+
+
 async def read_body(
     request: Request, *, limit: int = MAX_BODY_BYTES, within: float = BODY_TIMEOUT
 ) -> bytes:
@@ -45,24 +68,26 @@ async def read_body(
     receive = request.receive
     chunks: list[bytes] = []
     size = 0
+    deadline = _Deadline(within)
     try:
-        async with asyncio.timeout(within):
-            while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    raise ClientDisconnect()
-                chunk = message.get("body", b"")
-                size += len(chunk)
-                if size > limit:
-                    raise too_large(limit)
-                if chunk:
-                    chunks.append(chunk)
-                if not message.get("more_body", False):
-                    break
-    except TimeoutError:
-        raise Timeout(f"the request body was not received within {within:g}s") from None
-    except ClientDisconnect:
-        raise BadRequest("the client closed the connection before sending its body") from None
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise BadRequest("the client closed the connection before sending its body")
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                raise too_large(limit)
+            if chunk:
+                chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+    except asyncio.CancelledError:
+        if deadline.timed_out():
+            raise Timeout(f"the request body was not received within {within:g}s") from None
+        raise
+    finally:
+        deadline.handle.cancel()
     if len(chunks) == 1:
         return bytes(chunks[0])
     return b"".join(chunks)
