@@ -51,7 +51,9 @@ def patch(
     if patch_type == "apply":
         return _apply(txn, kind, gvk, ref, ns, body, opts, warnings, subresource)
     stored = txn.load(kind, ns, ref.name)
-    doc = copy_obj(at_version(stored.obj, gvk.api_version))
+    # The patch functions change neither input and share untouched subtrees, so the
+    # freshly loaded object needs no copy here: copy_obj(patched) below makes it private.
+    doc = at_version(stored.obj, gvk.api_version)
     if patch_type == "json":
         if not isinstance(body, list):
             raise BadRequest("a JSON patch must be a list of operations")
