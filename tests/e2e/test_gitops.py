@@ -41,6 +41,11 @@ def run_once(*args: str, cwd: Path) -> tuple[int, str, str]:
     return res.returncode, res.stdout, res.stderr
 
 
+def agent_flags(*source: str, state: Path, apply_mode: str) -> tuple[str, ...]:
+    """The flags of every run in these scenarios: the source, the state and the apply mode."""
+    return (*source, "--state", str(state), "--agent-name", "e2e", "--apply-mode", apply_mode)
+
+
 def web_ref() -> ObjectRef:
     return ObjectRef(group="apps", kind="Deployment", name="web", namespace="shop")
 
@@ -71,16 +76,7 @@ async def test_first_sync_then_change_remove_and_live_edits(
     repo.write("web.yaml", deployment("web", namespace="shop", image="nginx:1.25"))
     first = repo.commit("first")
     repo.push()
-    flags = (
-        "--repo",
-        repo.url,
-        "--state",
-        str(state),
-        "--agent-name",
-        "e2e",
-        "--apply-mode",
-        apply_mode,
-    )
+    flags = agent_flags("--repo", repo.url, state=state, apply_mode=apply_mode)
 
     # First sync: everything created, labelled, annotated; the GitSource says so.
     code, out, err = run_once(*flags, cwd=tmp_path)
@@ -171,16 +167,7 @@ async def test_first_sync_then_change_remove_and_live_edits(
             ],
         )
     )
-    cflags = (
-        "--config",
-        str(config),
-        "--state",
-        str(state),
-        "--agent-name",
-        "e2e",
-        "--apply-mode",
-        apply_mode,
-    )
+    cflags = agent_flags("--config", str(config), state=state, apply_mode=apply_mode)
     store = await writer(state)
     try:
         await store.patch(web_ref(), {"spec": {"replicas": 7}}, "merge")
@@ -214,16 +201,7 @@ async def test_delete_a_file_then_revert(
         repo.write(f"{n}.yaml", configmap(n, {"v": n}))
     repo.commit("abc")
     repo.push()
-    flags = (
-        "--repo",
-        repo.url,
-        "--state",
-        str(state),
-        "--agent-name",
-        "e2e",
-        "--apply-mode",
-        apply_mode,
-    )
+    flags = agent_flags("--repo", repo.url, state=state, apply_mode=apply_mode)
     code, _, err = run_once(*flags, cwd=tmp_path)
     assert code == 0, err
     store = await reader(state)

@@ -165,6 +165,31 @@ class KubeStore:
 
     # -- writes --------------------------------------------------------------------------
 
+    async def _send(
+        self,
+        obj: Obj,
+        method: str,
+        *,
+        dry_run: bool,
+        field_manager: str | None,
+        field_validation: FieldValidation | str,
+        sub: str = "",
+    ) -> Obj:
+        """A create (POST to the collection) or a replace (PUT to the object, or `sub`)."""
+        res = await self._of_obj(obj)
+        params = self._write_params(
+            dry_run=dry_run, field_manager=field_manager, field_validation=field_validation
+        )
+        ns = _md(obj).get("namespace")
+        if method == "POST":
+            path = res.path(ns or "default")
+        else:
+            path = res.path(ns, _name(obj)) + sub
+        out = await self._call(method, path, params=params, body=obj)
+        if not sub:
+            self._wrote(res)
+        return out
+
     async def create(
         self,
         obj: Obj,
@@ -174,14 +199,13 @@ class KubeStore:
         force: bool = False,
         field_validation: FieldValidation | str = FieldValidation.STRICT,
     ) -> Obj:
-        res = await self._of_obj(obj)
-        params = self._write_params(
-            dry_run=dry_run, field_manager=field_manager, field_validation=field_validation
+        return await self._send(
+            obj,
+            "POST",
+            dry_run=dry_run,
+            field_manager=field_manager,
+            field_validation=field_validation,
         )
-        path = res.path(_md(obj).get("namespace") or "default")
-        out = await self._call("POST", path, params=params, body=obj)
-        self._wrote(res)
-        return out
 
     async def update(
         self,
@@ -192,14 +216,13 @@ class KubeStore:
         force: bool = False,
         field_validation: FieldValidation | str = FieldValidation.STRICT,
     ) -> Obj:
-        res = await self._of_obj(obj)
-        params = self._write_params(
-            dry_run=dry_run, field_manager=field_manager, field_validation=field_validation
+        return await self._send(
+            obj,
+            "PUT",
+            dry_run=dry_run,
+            field_manager=field_manager,
+            field_validation=field_validation,
         )
-        path = res.path(_md(obj).get("namespace"), _name(obj))
-        out = await self._call("PUT", path, params=params, body=obj)
-        self._wrote(res)
-        return out
 
     async def update_status(
         self,
@@ -210,12 +233,14 @@ class KubeStore:
         force: bool = False,
         field_validation: FieldValidation | str = FieldValidation.STRICT,
     ) -> Obj:
-        res = await self._of_obj(obj)
-        params = self._write_params(
-            dry_run=dry_run, field_manager=field_manager, field_validation=field_validation
+        return await self._send(
+            obj,
+            "PUT",
+            dry_run=dry_run,
+            field_manager=field_manager,
+            field_validation=field_validation,
+            sub="/status",
         )
-        path = res.path(_md(obj).get("namespace"), _name(obj)) + "/status"
-        return await self._call("PUT", path, params=params, body=obj)
 
     async def patch(
         self,
