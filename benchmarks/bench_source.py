@@ -8,43 +8,17 @@ pushed to a bare repository that the sources fetch from as a local path).
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 import statistics
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.workload import app_yaml, write_tree
+from benchmarks.gitrepo import git, make_repo
+from benchmarks.workload import app_yaml
 from gitkrm.source import GitSource, GitSourceSpec, LocalSource
 
 RUNS = 5
-
-_ENV = {
-    **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_AUTHOR_NAME": "bench",
-    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
-    "GIT_COMMITTER_NAME": "bench",
-    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
-}
-
-
-def _git(*args: str, cwd: Path) -> None:
-    subprocess.run(["git", *args], cwd=cwd, env=_ENV, check=True, capture_output=True)
-
-
-def _make_repo(root: Path) -> tuple[Path, Path]:
-    work, bare = root / "work", root / "remote.git"
-    write_tree(work)
-    _git("init", "-q", "--initial-branch=main", cwd=work)
-    _git("add", "-A", cwd=work)
-    _git("commit", "-q", "-m", "W10k", cwd=work)
-    _git("init", "-q", "--bare", str(bare), cwd=root)
-    _git("push", "-q", str(bare), "HEAD:refs/heads/main", cwd=work)
-    return work, bare
 
 
 def _line(name: str, seconds: float, target: str = "") -> str:
@@ -81,8 +55,8 @@ async def _git_figures(root: Path, work: Path, bare: Path) -> list[str]:
         poll.append(time.perf_counter() - t)
 
         (work / "apps" / "app-0.yaml").write_text(f"# run {i}\n" + app_yaml(0))
-        _git("commit", "-q", "-a", "-m", f"run {i}", cwd=work)
-        _git("push", "-q", str(bare), "HEAD:refs/heads/main", cwd=work)
+        git("commit", "-q", "-a", "-m", f"run {i}", cwd=work)
+        git("push", "-q", str(bare), "HEAD:refs/heads/main", cwd=work)
         t = time.perf_counter()
         changed = await warm.snapshot()
         one_file.append(time.perf_counter() - t)
@@ -120,7 +94,7 @@ async def _local_figures(work: Path) -> list[str]:
 def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="gitkrm-bench-source-"))
     try:
-        work, bare = _make_repo(root)
+        work, bare = make_repo(root)
         for line in asyncio.run(_git_figures(root, work, bare)):
             print(line, flush=True)
         for line in asyncio.run(_local_figures(work)):

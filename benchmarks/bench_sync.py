@@ -18,17 +18,16 @@ figures are in bench_source); the end-to-end ones add the source's fetch.
 from __future__ import annotations
 
 import asyncio
-import os
 import resource
 import statistics
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 import yaml
 
-from benchmarks.workload import APPS, app_yaml, write_tree
+from benchmarks.gitrepo import git, make_repo
+from benchmarks.workload import APPS, app_yaml
 from gitkrm.source import GitSource, GitSourceSpec, Snapshot
 from gitkrm.store.sqlite import SqliteStore
 from gitkrm.sync import pool
@@ -41,37 +40,12 @@ from gitkrm.sync.results import SyncResult
 RUNS = 5
 OPTIONS = SyncOptions(source_name="bench", agent_name="bench")
 
-_ENV = {
-    **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_AUTHOR_NAME": "bench",
-    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
-    "GIT_COMMITTER_NAME": "bench",
-    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
-}
-
-
-def _git(*args: str, cwd: Path) -> None:
-    subprocess.run(["git", *args], cwd=cwd, env=_ENV, check=True, capture_output=True)
-
-
-def _make_repo(root: Path) -> tuple[Path, Path]:
-    work, bare = root / "work", root / "remote.git"
-    write_tree(work)
-    _git("init", "-q", "--initial-branch=main", cwd=work)
-    _git("add", "-A", cwd=work)
-    _git("commit", "-q", "-m", "W10k", cwd=work)
-    _git("init", "-q", "--bare", str(bare), cwd=root)
-    _git("push", "-q", str(bare), "HEAD:refs/heads/main", cwd=work)
-    return work, bare
-
 
 def _commit_one(work: Path, bare: Path, n: int) -> None:
     i = 7 + n
     (work / "apps" / f"app-{i}.yaml").write_text(app_yaml(i).replace("replicas: 3", "replicas: 4"))
-    _git("commit", "-q", "-am", f"scale app-{i}", cwd=work)
-    _git("push", "-q", str(bare), "HEAD:refs/heads/main", cwd=work)
+    git("commit", "-q", "-am", f"scale app-{i}", cwd=work)
+    git("push", "-q", str(bare), "HEAD:refs/heads/main", cwd=work)
 
 
 def _baseline(contents: list[bytes]) -> float:
@@ -121,7 +95,7 @@ async def _render_figures(snap: Snapshot) -> tuple[float, float]:
 
 
 async def _run(root: Path) -> None:
-    work, bare = _make_repo(root)
+    work, bare = make_repo(root)
     source = GitSource(GitSourceSpec(name="bench", url=str(bare)), cache_dir=root / "cache")
     snap = await source.snapshot()
     contents = list(snap.read_many(snap.files).values())
@@ -201,7 +175,7 @@ SERVER_SIDE = SyncOptions(source_name="bench", agent_name="bench", apply_mode="s
 
 async def _run_modes(root: Path) -> None:
     """Client-side and server-side apply, alternated run by run on the same snapshot."""
-    _, bare = _make_repo(root)
+    _, bare = make_repo(root)
     source = GitSource(GitSourceSpec(name="bench", url=str(bare)), cache_dir=root / "cache")
     snap = await source.snapshot()
     objects = 2 * APPS + 20
