@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import math
 from collections.abc import Iterator
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 import orjson
 import yaml
@@ -306,6 +306,22 @@ def _nesting_bound(data: bytes | str) -> int:
     return sum(data.count(c) for c in ("[", "{", "-", "?", ":"))
 
 
+def _too_deep(path: str, line: int | None) -> ManifestError:
+    return ManifestError(
+        f"document is nested too deeply (more than {MAX_NESTING} levels)", path=path, line=line
+    )
+
+
+def _libyaml_too_deep(e: yaml.YAMLError) -> TypeGuard[yaml.MarkedYAMLError]:
+    """libyaml 0.2.6 and later stop at their own nesting limit (1,000) before ours can."""
+    return isinstance(e, yaml.MarkedYAMLError) and "maximum nesting depth" in (e.problem or "")
+
+
+def _mark_line(e: yaml.MarkedYAMLError) -> int | None:
+    mark = e.problem_mark or e.context_mark
+    return mark.line + 1 if mark is not None else None
+
+
 def _check_nesting(data: bytes | str, *, path: str) -> None:
     """Reject nesting deeper than MAX_NESTING before libyaml composes (and recurses)."""
     loader = GoYamlLoader(data)
@@ -317,16 +333,13 @@ def _check_nesting(data: bytes | str, *, path: str) -> None:
                 depth += 1
                 if depth > MAX_NESTING:
                     mark = event.start_mark
-                    line = mark.line + 1 if mark is not None else None
-                    raise ManifestError(
-                        f"document is nested too deeply (more than {MAX_NESTING} levels)",
-                        path=path,
-                        line=line,
-                    )
+                    raise _too_deep(path, mark.line + 1 if mark is not None else None)
             elif cls is MappingEndEvent or cls is SequenceEndEvent:
                 depth -= 1
-    except yaml.YAMLError:
-        pass  # reported with its line by the real parse
+    except yaml.YAMLError as e:
+        if _libyaml_too_deep(e):
+            raise _too_deep(path, _mark_line(e)) from None
+        # any other error is reported with its line by the real parse
     finally:
         loader.dispose()
 
@@ -366,8 +379,9 @@ def load_manifests(
                 if root is None:
                     break
             except yaml.MarkedYAMLError as e:
-                mark = e.problem_mark or e.context_mark
-                line = mark.line + 1 if mark is not None else None
+                line = _mark_line(e)
+                if _libyaml_too_deep(e):
+                    raise _too_deep(path, line) from None
                 problem = " ".join(p for p in (e.context, e.problem) if p)
                 raise ManifestError(f"invalid YAML: {problem}", path=path, line=line) from None
             except yaml.YAMLError as e:
@@ -383,7 +397,7 @@ def load_manifests(
                     f.message, path=path, line=_line(f.node), object=_describe(root)
                 ) from None
             except RecursionError:
-                raise ManifestError("document is nested too deeply", path=path, line=line) from None
+                raise _too_deep(path, line) from None
             checked = _check_object(
                 obj, path=path, line=line, what="document", desc=_describe(root)
             )
