@@ -3,12 +3,18 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run test lint bench clean
+# Every dependency, with hashes, as `make lock` resolved it from pyproject.toml (uv pip compile):
+# a fresh machine installs exactly the versions the suite was proven with.
+LOCK := requirements.lock
 
-$(BIN)/gitkrm: pyproject.toml
+.PHONY: install run test lint bench clean lock test-latest
+
+$(BIN)/gitkrm: pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m pip install -q --require-hashes --no-deps -r $(LOCK)
+	$(BIN)/python -m pip install -q --no-deps --no-build-isolation -e .
+	$(BIN)/python -m pip check -q >/dev/null || { $(BIN)/python -m pip check; \
+	  echo "$(LOCK) does not match pyproject.toml: run make lock"; exit 1; }
 	touch $@
 
 install: $(BIN)/gitkrm
@@ -38,8 +44,20 @@ lint: install
 test: lint
 	$(BIN)/python -m pytest -n 2 -p no:cacheprovider
 
+# Resolve pyproject.toml (every extra, plus the build backend) into the lock file again.
+lock: install
+	printf 'setuptools>=68\n' | $(BIN)/uv pip compile pyproject.toml - --extra dev \
+	  --generate-hashes --python-version 3.11 --quiet -o $(LOCK)
+
+# The suite against the newest versions pyproject.toml allows (no lock), in its own venv.
+test-latest:
+	$(PYTHON) -m venv $(VENV)-latest
+	$(VENV)-latest/bin/python -m pip install -q --upgrade pip
+	$(VENV)-latest/bin/python -m pip install -q --upgrade -e '.[dev]'
+	$(VENV)-latest/bin/python -m pytest -n 2 -p no:cacheprovider
+
 bench: install
 	$(BIN)/python -m benchmarks
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(VENV)-latest .mypy_cache .ruff_cache .pytest_cache
