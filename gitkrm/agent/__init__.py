@@ -5,13 +5,40 @@ The process itself is `gitkrm.agent.agent.Agent`; this package exports the light
 start fast. See docs/agent.md, docs/concepts.md and docs/reference.md.
 """
 
-from .config import SourceConfig, check_name, from_flags, from_object, load_config_file
-from .crd import GITSOURCE_GVK, NAMESPACE, REQUESTED_AT, gitsource_crd
-from .duration import format_duration, parse_duration
-from .logging import LogFormat, configure
-from .shutdown import Shutdown
-from .state import store_url
-from .status import Outcome
+from typing import TYPE_CHECKING
+
+from gitkrm.lazy import exports
+
+if TYPE_CHECKING:
+    from .config import SourceConfig, check_name, from_flags, from_object, load_config_file
+    from .crd import GITSOURCE_GVK, NAMESPACE, REQUESTED_AT, gitsource_crd
+    from .duration import format_duration, parse_duration
+    from .logging import LogFormat, configure
+    from .shutdown import Shutdown
+    from .state import store_url
+    from .status import Outcome
+
+__getattr__ = exports(
+    __name__,
+    {
+        "GITSOURCE_GVK": ".crd",
+        "LogFormat": ".logging",
+        "NAMESPACE": ".crd",
+        "Outcome": ".status",
+        "REQUESTED_AT": ".crd",
+        "Shutdown": ".shutdown",
+        "SourceConfig": ".config",
+        "check_name": ".config",
+        "configure": ".logging",
+        "format_duration": ".duration",
+        "from_flags": ".config",
+        "from_object": ".config",
+        "gitsource_crd": ".crd",
+        "load_config_file": ".config",
+        "parse_duration": ".duration",
+        "store_url": ".state",
+    },
+)
 
 __all__ = [
     "GITSOURCE_GVK",

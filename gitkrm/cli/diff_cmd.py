@@ -10,15 +10,16 @@ import asyncio
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gitkrm.agent import SourceConfig
-from gitkrm.agent.config import ApplyMode
 from gitkrm.agent.state import STORE_FILE, store_url
 from gitkrm.errors import GitkrmError
-from gitkrm.store import Store, open_store
 
 from .source_flags import add_source_flags, agent_name, apply_mode, sources, target_url
+
+if TYPE_CHECKING:  # imported by the command, not by the parser
+    from gitkrm.agent.config import ApplyMode, SourceConfig
+    from gitkrm.store import Store
 
 
 def add_parser(sub: Any) -> None:
@@ -43,6 +44,8 @@ def run(args: argparse.Namespace) -> int:
 
 async def _open(state: Path, url: str | None) -> Store:
     """The cluster, or the agent's store read-only (an empty one when nothing was synced)."""
+    from gitkrm.store.url import open_store
+
     if url is not None:
         return await open_store(url)
     if (state / STORE_FILE).exists():

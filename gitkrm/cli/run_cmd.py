@@ -8,11 +8,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitkrm.agent import LogFormat, Outcome, Shutdown, check_name, configure
 from gitkrm.agent.duration import format_duration, parse_duration
-from gitkrm.agent.leader import LEASE_NAMESPACE_ENV, LeaseTimings
-from gitkrm.agent.leader import NAMESPACE as LEASE_NAMESPACE
-from gitkrm.agent.status import short, summary
+from gitkrm.agent.logging import LogFormat
 from gitkrm.errors import BadRequest
 
 from .source_flags import (
@@ -25,8 +22,14 @@ from .source_flags import (
     target_url,
 )
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the agent's imports are heavy: `run` imports them, the parser does not
     from gitkrm.agent.agent import Agent, AgentOptions
+    from gitkrm.agent.shutdown import Shutdown
+    from gitkrm.agent.status import Outcome
+
+# The Lease's namespace (gitkrm.agent.leader, kept equal by tests/cli/test_imports.py).
+LEASE_NAMESPACE_ENV = "GITKRM_LEASE_NAMESPACE"
+LEASE_NAMESPACE = "gitkrm-system"
 
 DEFAULT_LISTEN = "127.0.0.1:6443"
 DEFAULT_TIMEOUT = "5m"
@@ -100,7 +103,8 @@ def parse_listen(value: str) -> tuple[str, int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gitkrm.agent.agent import AgentOptions  # the agent's imports are heavy: only here
+    from gitkrm.agent.agent import AgentOptions
+    from gitkrm.agent.logging import configure
     from gitkrm.controllers import ControllerOptions
 
     if args.wait and not args.once:
@@ -157,6 +161,9 @@ def _api_security(args: argparse.Namespace, *, cluster: bool) -> dict[str, Any]:
 
 
 def _leader_election(args: argparse.Namespace) -> dict[str, Any]:
+    from gitkrm.agent.config import check_name
+    from gitkrm.agent.leader import LeaseTimings
+
     timings = LeaseTimings(
         lease_duration=parse_duration(
             args.leader_elect_lease_duration, what="--leader-elect-lease-duration"
@@ -176,6 +183,7 @@ def _leader_election(args: argparse.Namespace) -> dict[str, Any]:
 
 async def _run(options: AgentOptions, *, once: bool, wait: float | None = None) -> int:
     from gitkrm.agent.agent import Agent, exit_code
+    from gitkrm.agent.shutdown import Shutdown
 
     shutdown = Shutdown()
     shutdown.install()
@@ -234,6 +242,8 @@ async def _wait(agent: Agent, *, timeout: float, shutdown: Shutdown) -> int:  # 
 
 
 def _print_summary(agent: Agent, outcomes: list[Outcome]) -> None:
+    from gitkrm.agent.status import short, summary
+
     synced = iter(outcomes)
     for runner in agent.runners.values():
         if runner.config.suspend:

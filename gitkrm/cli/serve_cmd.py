@@ -9,17 +9,15 @@ import logging
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gitkrm.controllers import ControllerManager, ControllerOptions
+from gitkrm.agent.state import STORE_FILE
 from gitkrm.errors import BadRequest
-from gitkrm.server import Bound, ServeOptions, parse_listen, serve
-from gitkrm.server.auth import load_token
-from gitkrm.server.serve import DEFAULT_LISTEN, new_event_loop
-from gitkrm.server.tls import TLSFiles
-from gitkrm.store.sqlite import SqliteStore
 
-STORE_FILE = "store.db"
+if TYPE_CHECKING:  # the server's imports are heavy: `serve` imports them, the parser does not
+    from gitkrm.server import ServeOptions
+
+DEFAULT_LISTEN = "127.0.0.1:6443"  # gitkrm.server.serve.DEFAULT_LISTEN (tests/cli/test_imports.py)
 
 
 def add_parser(sub: Any) -> None:
@@ -58,6 +56,10 @@ def add_parser(sub: Any) -> None:
 
 
 def options(args: argparse.Namespace) -> ServeOptions:
+    from gitkrm.server import ServeOptions, parse_listen
+    from gitkrm.server.auth import load_token
+    from gitkrm.server.tls import TLSFiles
+
     host, port = parse_listen(args.listen)
     if (args.tls_cert is None) != (args.tls_key is None):
         raise BadRequest("--tls-cert and --tls-key go together")
@@ -74,6 +76,10 @@ def options(args: argparse.Namespace) -> ServeOptions:
 
 
 async def _main(opts: ServeOptions, state: Path) -> None:
+    from gitkrm.controllers import ControllerManager, ControllerOptions
+    from gitkrm.server import Bound, serve
+    from gitkrm.store.sqlite import SqliteStore
+
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -98,6 +104,8 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    from gitkrm.server.serve import new_event_loop
+
     args.state.mkdir(parents=True, exist_ok=True)
     opts = options(args)
     loop = new_event_loop()

@@ -8,11 +8,13 @@ import re
 import socket
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
-from gitkrm.agent import SourceConfig, check_name, from_flags, load_config_file, parse_duration
-from gitkrm.agent.config import DEFAULT_SOURCE_NAME, ApplyMode
 from gitkrm.errors import BadRequest
+
+if TYPE_CHECKING:  # the parser imports nothing heavy: each command imports what it uses
+    from gitkrm.agent.config import ApplyMode, SourceConfig
 
 DEFAULT_STATE = Path(".gitkrm")
 
@@ -38,7 +40,7 @@ def add_source_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--source-name",
         metavar="NAME",
-        help=f"the source's name, a DNS-1123 label (default {DEFAULT_SOURCE_NAME})",
+        help="the source's name, a DNS-1123 label (default: default)",
     )
     g.add_argument(
         "--agent-name", metavar="NAME", help="this agent's name (default: the host name)"
@@ -121,6 +123,8 @@ def apply_mode(args: argparse.Namespace) -> ApplyMode:
 
 
 def agent_name(args: argparse.Namespace) -> str:
+    from gitkrm.agent.config import check_name
+
     if args.agent_name is not None:
         return check_name(args.agent_name, what="--agent-name")
     return host_agent_name()
@@ -128,6 +132,9 @@ def agent_name(args: argparse.Namespace) -> str:
 
 def sources(args: argparse.Namespace) -> list[SourceConfig]:
     """The sources the flags name: `--config FILE`, or `--repo` and its companions."""
+    from gitkrm.agent.config import DEFAULT_SOURCE_NAME, from_flags, load_config_file
+    from gitkrm.agent.duration import parse_duration
+
     interval = None
     if args.interval is not None:
         interval = parse_duration(args.interval, what="--interval")

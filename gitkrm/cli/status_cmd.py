@@ -5,18 +5,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import orjson
-
-from gitkrm.agent import GITSOURCE_GVK, NAMESPACE
-from gitkrm.agent.status import READY, condition, short
-from gitkrm.errors import NotFound
-from gitkrm.krm import Obj, dump_yaml
-from gitkrm.report import status_health_text
-
-from .reader import open_reader
 from .source_flags import add_state_flag
+
+if TYPE_CHECKING:
+    from gitkrm.krm import Obj
 
 COUNTS = ("created", "configured", "pruned", "unchanged", "failed", "refused")
 
@@ -34,6 +28,11 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import orjson
+
+    from gitkrm.krm import dump_yaml
+    from gitkrm.report import status_health_text
+
     items = asyncio.run(_list(args))
     summaries = [summarize(o) for o in items]
     if args.output == "json":
@@ -52,6 +51,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _list(args: argparse.Namespace) -> list[Obj]:
+    from gitkrm.agent.crd import GITSOURCE_GVK, NAMESPACE
+    from gitkrm.errors import NotFound
+
+    from .reader import open_reader
+
     store = await open_reader(args.state)
     try:
         listed = await store.list(GITSOURCE_GVK, NAMESPACE)
@@ -65,6 +69,8 @@ async def _list(args: argparse.Namespace) -> list[Obj]:
 
 def summarize(obj: Obj) -> dict[str, Any]:
     """A source's state in a few stable fields (the -o yaml|json shape)."""
+    from gitkrm.agent.status import READY, condition
+
     spec: Mapping[str, Any] = obj.get("spec") or {}
     status: Mapping[str, Any] = obj.get("status") or {}
     ready = condition(status, READY) or {}
@@ -94,6 +100,8 @@ def summarize(obj: Obj) -> dict[str, Any]:
 
 
 def table(rows: Sequence[Mapping[str, Any]]) -> str:
+    from gitkrm.agent.status import short
+
     headers = ["NAME", "REVISION", "READY", "HEALTH", "SUSPENDED", "RESULT"]
     headers += [c.upper() for c in COUNTS]
     headers += ["LAST SYNC", "MESSAGE"]

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from gitkrm.errors import BadRequest
-from gitkrm.sync.validate import validate_paths
 
 
 def add_parser(sub: Any) -> None:
@@ -23,6 +22,8 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from gitkrm.sync.validate import validate_paths
+
     for path in args.paths:
         if not path.exists():
             raise BadRequest(f"{path}: no such file or directory")

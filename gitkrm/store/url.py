@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from gitkrm.errors import BadRequest
-from gitkrm.store.kube.client import ClientOptions
-from gitkrm.store.kube.store import KubeStore
-from gitkrm.store.protocol import Store
-from gitkrm.store.sqlite.store import SqliteStore
+
+if TYPE_CHECKING:
+    from gitkrm.store.kube.store import KubeStore
+    from gitkrm.store.protocol import Store
 
 _KUBE_NUMBERS = {"qps": float, "burst": int, "concurrency": int, "timeout": float}
 _KUBE_KEYS = frozenset({"kubeconfig", "context", *_KUBE_NUMBERS})
@@ -57,6 +57,8 @@ async def open_store(url: str, **options: Any) -> Store:
     """
     target = parse_store_url(url)
     if target.scheme == "sqlite":
+        from gitkrm.store.sqlite.store import SqliteStore  # each target imports its own
+
         return SqliteStore.open(target.path, **options)
     if target.scheme == "kube":
         return open_kube(target, **options)
@@ -67,6 +69,9 @@ async def open_store(url: str, **options: Any) -> Store:
 
 def open_kube(target: StoreURL, **options: Any) -> KubeStore:
     """The cluster target of a `kube://?kubeconfig=..&context=..&qps=..` URL."""
+    from gitkrm.store.kube.client import ClientOptions  # aiohttp: only for a cluster
+    from gitkrm.store.kube.store import KubeStore
+
     merged: dict[str, Any] = {k: v[-1] for k, v in target.query.items()}
     merged.update(options)
     unknown = sorted(set(merged) - _KUBE_KEYS)

@@ -5,14 +5,43 @@
 data wherever objects are shown.
 """
 
-from gitkrm.sync.engine import SyncEngine
-from gitkrm.sync.options import AdoptionPolicy, IgnoreDifference, SyncOptions
-from gitkrm.sync.plan import Op, Plan, Step
-from gitkrm.sync.problems import Problem
-from gitkrm.sync.redact import redact, redact_pair
-from gitkrm.sync.render import RenderResult
-from gitkrm.sync.results import Action, ObjectResult, SyncResult, SyncStatus
-from gitkrm.sync.validate import Report, validate_paths, validate_tree
+from typing import TYPE_CHECKING
+
+from gitkrm.lazy import exports
+
+if TYPE_CHECKING:
+    from gitkrm.sync.engine import SyncEngine
+    from gitkrm.sync.options import AdoptionPolicy, IgnoreDifference, SyncOptions
+    from gitkrm.sync.plan import Op, Plan, Step
+    from gitkrm.sync.problems import Problem
+    from gitkrm.sync.redact import redact, redact_pair
+    from gitkrm.sync.render import RenderResult
+    from gitkrm.sync.results import Action, ObjectResult, SyncResult, SyncStatus
+    from gitkrm.sync.validate import Report, validate_paths, validate_tree
+
+__getattr__ = exports(
+    __name__,
+    {
+        "Action": ".results",
+        "AdoptionPolicy": ".options",
+        "IgnoreDifference": ".options",
+        "ObjectResult": ".results",
+        "Op": ".plan",
+        "Plan": ".plan",
+        "Problem": ".problems",
+        "RenderResult": ".render",
+        "Report": ".validate",
+        "Step": ".plan",
+        "SyncEngine": ".engine",
+        "SyncOptions": ".options",
+        "SyncResult": ".results",
+        "SyncStatus": ".results",
+        "redact": ".redact",
+        "redact_pair": ".redact",
+        "validate_paths": ".validate",
+        "validate_tree": ".validate",
+    },
+)
 
 __all__ = [
     "Action",
