@@ -3,17 +3,36 @@
 
 from __future__ import annotations
 
+import logging
+import os
 import subprocess
 import threading
+import weakref
 from collections.abc import Iterable
 from pathlib import Path
-from typing import IO
+from typing import IO, Final
 
 from gitkrm.errors import NotFound
 
 from .gitcli import CorruptCache, base_env
 
+log = logging.getLogger(__name__)
+
 _CHUNK = 256  # requests per flush: keeps the request pipe far below its buffer size
+CLOSE_TIMEOUT: Final = 5.0  # seconds git may take to end once its input is closed
+
+_readers: weakref.WeakSet[CatFile] = weakref.WeakSet()
+
+
+def _release_in_child() -> None:
+    """A forked child (a parse worker) must not hold a reader's pipes. Holding the write
+    end of cat-file's stdin, it would keep git from seeing EOF when the agent closes it,
+    and every `run --once`, `diff` and shutdown would wait out CLOSE_TIMEOUT."""
+    for reader in list(_readers):
+        reader._release()
+
+
+os.register_at_fork(after_in_child=_release_in_child)
 
 
 class CatFile:
@@ -23,6 +42,7 @@ class CatFile:
         self._git_dir = git_dir
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
+        _readers.add(self)
 
     def _pipes(self) -> tuple[IO[bytes], IO[bytes]]:
         """The running process's stdin and stdout, starting it when needed."""
@@ -102,13 +122,34 @@ class CatFile:
                     f.close()
             self._proc = None
 
+    def _release(self) -> None:
+        """In a forked child: point this reader's pipe descriptors at /dev/null (the
+        parent's pipes are let go; the numbers stay valid for the file objects, whose
+        buffers the child never flushes into git)."""
+        proc = self._proc
+        if proc is None:
+            return
+        null = os.open(os.devnull, os.O_RDWR)
+        try:
+            for f in (proc.stdin, proc.stdout):
+                if f is not None:
+                    os.dup2(null, f.fileno())
+        finally:
+            os.close(null)
+
     def close(self) -> None:
         with self._lock:
             if self._proc is not None and self._proc.poll() is None and self._proc.stdin:
                 try:
                     self._proc.stdin.close()
-                    self._proc.wait(timeout=5)
-                except (OSError, subprocess.TimeoutExpired):
+                    self._proc.wait(timeout=CLOSE_TIMEOUT)
+                except subprocess.TimeoutExpired:
+                    log.warning(
+                        "git cat-file did not end within %ss of its input closing "
+                        "(another process holds the pipe)",
+                        CLOSE_TIMEOUT,
+                    )
+                except OSError:
                     pass
             self._kill()
 

@@ -19,6 +19,7 @@ import gc
 import multiprocessing
 import os
 import signal
+import stat
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -61,10 +62,30 @@ def _die_with(parent: int) -> None:
         os._exit(1)
 
 
+def _release_sockets() -> None:
+    """A forked worker inherits every descriptor of the agent. The pool talks over pipes
+    only, so the agent's sockets (the API's listening socket, client connections) are let
+    go: pointed at /dev/null, so the numbers stay valid for objects that still hold them.
+    The pipes of git cat-file are let go by its own fork hook (gitkrm.source.catfile)."""
+    try:
+        fds = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:  # pragma: no cover - no procfs
+        return
+    null = os.open(os.devnull, os.O_RDWR)
+    try:
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                if stat.S_ISSOCK(os.fstat(fd).st_mode):
+                    os.dup2(null, fd)
+    finally:
+        os.close(null)
+
+
 def _init_worker(parent: int) -> None:
-    """Workers die with the agent, ignore Ctrl-C (the agent shuts them down) and warm the
-    schema registry."""
+    """Workers die with the agent, hold none of its sockets, ignore Ctrl-C (the agent
+    shuts them down) and warm the schema registry."""
     _die_with(parent)
+    _release_sockets()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     builtin_registry()
 
