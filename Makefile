@@ -13,6 +13,7 @@ $(BIN)/gitkrm: pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --require-hashes --no-deps -r $(LOCK)
 	$(BIN)/python -m pip install -q --no-deps --no-build-isolation -e .
+	$(BIN)/python -m compileall -q gitkrm >/dev/null  # as an installed wheel: no compile at start
 	$(BIN)/python -m pip check -q >/dev/null || { $(BIN)/python -m pip check; \
 	  echo "$(LOCK) does not match pyproject.toml: run make lock"; exit 1; }
 	touch $@

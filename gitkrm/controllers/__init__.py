@@ -5,7 +5,25 @@ The ControllerManager runs them all against one store: a small Kubernetes contro
 endpoints, storage, scheduling, garbage collection, namespaces) with simulated nodes.
 """
 
-from gitkrm.controllers.manager import CONTROLLERS, ControllerManager
-from gitkrm.controllers.options import ControllerOptions
+from typing import TYPE_CHECKING
 
-__all__ = ["CONTROLLERS", "ControllerManager", "ControllerOptions"]
+from gitkrm.lazy import exports
+
+if TYPE_CHECKING:
+    from gitkrm.controllers.manager import CONTROLLERS, ControllerManager
+    from gitkrm.controllers.options import ControllerOptions
+
+__getattr__ = exports(
+    __name__,
+    {
+        "CONTROLLERS": ".manager",
+        "ControllerManager": ".manager",
+        "ControllerOptions": ".options",
+    },
+)
+
+__all__ = [
+    "CONTROLLERS",
+    "ControllerManager",
+    "ControllerOptions",
+]

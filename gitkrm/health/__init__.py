@@ -3,8 +3,32 @@
 The same rules judge objects of the embedded target and of a cluster; see docs/controllers.md.
 """
 
-from gitkrm.health.compute import health_of
-from gitkrm.health.result import Health, HealthResult, aggregate
-from gitkrm.health.wait import WaitResult, wait_for
+from typing import TYPE_CHECKING
 
-__all__ = ["Health", "HealthResult", "WaitResult", "aggregate", "health_of", "wait_for"]
+from gitkrm.lazy import exports
+
+if TYPE_CHECKING:
+    from gitkrm.health.compute import health_of
+    from gitkrm.health.result import Health, HealthResult, aggregate
+    from gitkrm.health.wait import WaitResult, wait_for
+
+__getattr__ = exports(
+    __name__,
+    {
+        "Health": ".result",
+        "HealthResult": ".result",
+        "WaitResult": ".wait",
+        "aggregate": ".result",
+        "health_of": ".compute",
+        "wait_for": ".wait",
+    },
+)
+
+__all__ = [
+    "Health",
+    "HealthResult",
+    "WaitResult",
+    "aggregate",
+    "health_of",
+    "wait_for",
+]

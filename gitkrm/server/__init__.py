@@ -4,9 +4,35 @@
 `ServerThread` runs one in a background thread. See docs/kubectl.md.
 """
 
-from gitkrm.server.app import ApiServer
-from gitkrm.server.metrics import Metrics
-from gitkrm.server.serve import Bound, ServeOptions, ServerThread, is_loopback, parse_listen, serve
+from typing import TYPE_CHECKING
+
+from gitkrm.lazy import exports
+
+if TYPE_CHECKING:
+    from gitkrm.server.app import ApiServer
+    from gitkrm.server.metrics import Metrics
+    from gitkrm.server.serve import (
+        Bound,
+        ServeOptions,
+        ServerThread,
+        is_loopback,
+        parse_listen,
+        serve,
+    )
+
+__getattr__ = exports(
+    __name__,
+    {
+        "ApiServer": ".app",
+        "Bound": ".serve",
+        "Metrics": ".metrics",
+        "ServeOptions": ".serve",
+        "ServerThread": ".serve",
+        "is_loopback": ".serve",
+        "parse_listen": ".serve",
+        "serve": ".serve",
+    },
+)
 
 __all__ = [
     "ApiServer",
