@@ -1,4 +1,4 @@
-"""Patch engine throughput on the W10k Deployment (DESIGN.md section 6), one core.
+"""Patch engine throughput on the W10k Deployment (the W10k workload of workload.py), one core.
 
 - three-way patch creation for a changed manifest (new image, new env value, one more
   replica) against a live object carrying server defaults, status and managedFields;

@@ -1,7 +1,7 @@
 """W10k manifest parsing: plain libyaml `CSafeLoader` against gitkrm's `load_manifests`.
 
 `load_manifests` adds kubectl's scalar rules, duplicate-key and alias checks and line
-numbers; the target is to stay within about 20% of the plain loader (DESIGN.md §6 puts
+numbers; the target is to stay within about 20% of the plain loader (the design puts
 the plain loader at 1.0-1.2 s for the 10,000 documents on a 2-core machine).
 Runs are interleaved and the median of each is reported, so machine noise hits both.
 """

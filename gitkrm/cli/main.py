@@ -1,7 +1,7 @@
 """The `gitkrm` command line: argument parsing and exit codes, nothing else.
 
 Errors a user can cause are printed as one line on stderr (no traceback) and give exit
-code 2; each command decides what 0 and 1 mean (DESIGN.md 4.1).
+code 2; each command decides what 0 and 1 mean (docs/reference.md, CLI).
 """
 
 from __future__ import annotations

@@ -18,11 +18,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from apscheduler.triggers.cron import CronTrigger
 
 from gitkrm.controllers.informer import Key
-from gitkrm.controllers.job import finished
 from gitkrm.controllers.kinds import CRONJOB, JOB
 from gitkrm.controllers.objects import (
     OWNER_INDEX,
     being_deleted,
+    job_finished,
     owner_index,
     owner_ref,
     parse_time,
@@ -126,7 +126,7 @@ class CronJobController(Controller):
         await self._history(cj, jobs)
         jobs = [j for j in self.jobs.by_index(OWNER_INDEX, uid(cj)) if not being_deleted(j)]
         active = sorted(
-            (j for j in jobs if finished(j) is None), key=lambda j: j["metadata"]["name"]
+            (j for j in jobs if job_finished(j) is None), key=lambda j: j["metadata"]["name"]
         )
         if active:
             status["active"] = [_job_ref(j) for j in active]
@@ -135,7 +135,7 @@ class CronJobController(Controller):
         succeeded = [
             parse_time((j.get("status") or {}).get("completionTime"))
             for j in jobs
-            if finished(j) == "Complete"
+            if job_finished(j) == "Complete"
         ]
         best = max((s for s in succeeded if s is not None), default=None)
         if best is not None:
@@ -151,7 +151,7 @@ class CronJobController(Controller):
 
     async def _run(self, cj: Obj, jobs: list[Obj], due: datetime) -> list[Obj]:
         spec = cj.get("spec") or {}
-        running = [j for j in jobs if finished(j) is None]
+        running = [j for j in jobs if job_finished(j) is None]
         policy = spec.get("concurrencyPolicy") or "Allow"
         if running and policy == "Forbid":
             return jobs
@@ -189,7 +189,7 @@ class CronJobController(Controller):
             limit = spec.get(key)
             limit = default if not isinstance(limit, int) else limit
             done = sorted(
-                (j for j in jobs if finished(j) == kind),
+                (j for j in jobs if job_finished(j) == kind),
                 key=lambda j: parse_time(j["metadata"].get("creationTimestamp")) or 0.0,
             )
             for j in done[: max(0, len(done) - limit)]:

@@ -24,6 +24,7 @@ from gitkrm.controllers.objects import (
     being_deleted,
     conditions_of,
     get_condition,
+    job_finished,
     now_rfc3339,
     owner_index,
     parse_time,
@@ -54,15 +55,6 @@ INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def finished(job: Obj) -> str | None:
-    """ "Complete" or "Failed" once the Job is done."""
-    for kind in ("Complete", "Failed"):
-        c = get_condition(job, kind)
-        if c is not None and c.get("status") == "True":
-            return kind
-    return None
 
 
 def _index(pod: Obj) -> int | None:
@@ -98,7 +90,7 @@ class JobController(Controller):
         if job is None:
             return None
         pods = await claim(self.writer, self.pods, job, selector_of(job), adopt=False)
-        done = finished(job)
+        done = job_finished(job)
         if done is not None:
             if done == "Failed":
                 await self._delete_pods([p for p in pods if pod_active(p)])
@@ -112,7 +104,7 @@ class JobController(Controller):
         if ttl is None:
             return None
         status = job.get("status") or {}
-        kind = finished(job) or "Complete"
+        kind = job_finished(job) or "Complete"
         cond = get_condition(job, kind) or {}
         at = parse_time(status.get("completionTime")) or parse_time(cond.get("lastTransitionTime"))
         if at is None:

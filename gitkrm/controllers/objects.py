@@ -123,6 +123,15 @@ def get_condition(obj: Obj | Mapping[str, Any], kind: str) -> Mapping[str, Any] 
     return None
 
 
+def job_finished(job: Obj) -> str | None:
+    """ "Complete" or "Failed" once the Job is done (the Job and CronJob controllers)."""
+    for kind in ("Complete", "Failed"):
+        c = get_condition(job, kind)
+        if c is not None and c.get("status") == "True":
+            return kind
+    return None
+
+
 def set_condition(
     conditions: list[dict[str, Any]],
     kind: str,

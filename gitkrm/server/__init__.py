@@ -1,4 +1,4 @@
-"""gitkrm.server: the Kubernetes-compatible HTTP API of the embedded store (DESIGN.md 4.3).
+"""gitkrm.server: the Kubernetes-compatible HTTP API of the embedded store (docs/kubectl.md).
 
 `ApiServer` is the ASGI app; `serve()` runs it with uvicorn in a running loop, and
 `ServerThread` runs one in a background thread. See docs/kubectl.md.

@@ -1,7 +1,7 @@
 """The Store protocol: the one interface every gitkrm component talks through.
 
 Two implementations exist behind `open_store(url)`: the embedded SQLite store and the
-cluster target over httpx. Objects are plain dicts (KRM objects); errors are
+cluster target over aiohttp. Objects are plain dicts (KRM objects); errors are
 `gitkrm.errors` classes.
 """
 
@@ -86,14 +86,14 @@ class WatchEvent:
     warnings: Sequence[str] = field(default_factory=tuple)
 
     def __iter__(self) -> Any:
-        # `async for type_, obj in store.watch(...)` (DESIGN.md 4.2: iterator of (type, obj)).
+        # `async for type_, obj in store.watch(...)` (an iterator of (type, obj)).
         yield self.type
         yield self.obj
 
 
 @runtime_checkable
 class Store(Protocol):
-    """A Kubernetes-semantics object store (DESIGN.md 4.2)."""
+    """A Kubernetes-semantics object store (docs/architecture.md)."""
 
     async def get(self, ref: ObjectRef) -> Obj: ...
 

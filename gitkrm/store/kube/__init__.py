@@ -1,4 +1,4 @@
-"""The cluster target: the Store protocol over a Kubernetes API with httpx
+"""The cluster target: the Store protocol over a Kubernetes API with aiohttp
 (`open_store("kube://?kubeconfig=PATH&context=NAME")`; see docs/reference.md)."""
 
 from gitkrm.store.kube.client import ClientOptions, KubeClient, RateLimiter

@@ -1,4 +1,4 @@
-"""KubeStore: the Store protocol over a Kubernetes API (the cluster target, DESIGN.md 2).
+"""KubeStore: the Store protocol over a Kubernetes API (the cluster target, docs/architecture.md).
 
 Each call is one REST request (a watch: a stream; a batch: many requests) through
 `KubeClient`, which rate-limits, bounds and retries them. Kinds are mapped to resources by

@@ -1,4 +1,4 @@
-"""SqliteStore: the embedded implementation of the Store protocol (DESIGN.md 4.2).
+"""SqliteStore: the embedded implementation of the Store protocol (docs/architecture.md).
 
 All SQLite work runs on the event loop's thread, one statement sequence at a time: a write
 is a synchronous BEGIN IMMEDIATE ... COMMIT inside its coroutine, so transactions never
