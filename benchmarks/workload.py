@@ -1,4 +1,4 @@
-"""The W10k workload (5,000 Deployments and 5,000 Services in 20 namespaces), as YAML text and as parsed objects."""
+"""The W10k workload (5,000 Deployments, 5,000 Services), as YAML text and as parsed objects."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The source and target flags `run` and `diff` share (docs/reference.md, CLI), and what they mean."""
+"""The source and target flags `run` and `diff` share (docs/reference.md), and what they mean."""
 
 from __future__ import annotations
 

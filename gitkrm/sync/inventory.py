@@ -1,6 +1,6 @@
 """The inventory: which objects a source has applied, the authority for pruning.
 
-Kept in the target store itself as ConfigMaps in `gitkrm-system` (docs/reference.md, annotations and labels), in the
+Kept in the target store itself as ConfigMaps in `gitkrm-system` (docs/reference.md), in the
 cli-utils layout: label `cli-utils.sigs.k8s.io/inventory-id: <agent>.<source>`, one data
 key per object, `<namespace>_<name>_<group>_<kind>` (cli-utils' ObjMetadata string:
 empty namespace and group stay empty, colons of RBAC names become `__`), value "".

@@ -1,4 +1,4 @@
-"""The labels and annotations gitkrm writes and reads on managed objects (docs/reference.md, annotations and labels).
+"""The labels and annotations gitkrm writes and reads on managed objects (docs/reference.md).
 
 Written: the managed-by and source labels (label-selectable ownership), the
 last-applied configuration (the "original" of the three-way diff, as kubectl and Argo CD
