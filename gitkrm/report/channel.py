@@ -22,8 +22,10 @@ from gitkrm.errors import GitkrmError
 
 from .branch import Backoff, Publisher, PushState
 from .formats import (
+    STATUS_KIND,
     SourceReport,
     note_entry,
+    parse,
     render,
     status_document,
     status_entry,
@@ -32,6 +34,7 @@ from .notes import NoteBook
 from .repo import ReportRepo
 from .statusfile import StatusFile
 from .throttle import Throttle
+from .validation import validate_status
 
 log = logging.getLogger("gitkrm.report")
 
@@ -83,6 +86,9 @@ class Channel:
         self.backoff = backoff
         self.on_push_state = on_push_state
         self.reports: dict[str, SourceReport] = {}
+        self.sources: set[str] = set()
+        """The sources reported here, synced in this term or not (suspended, not yet)."""
+        self._kept: dict[str, dict[str, Any]] | None = None
         self.stats = ChannelStats()
         self.push_state = PushState(url=repo.url)
         self._due_notes: dict[str, dict[str, SourceReport]] = {}
@@ -106,8 +112,17 @@ class Channel:
         self._status_dirty = True
         self._kick()
 
+    def add(self, source_name: str) -> None:
+        """Report a source here. Until it reports in this term (a suspended source, one
+        not synced yet since the agent started), the status file keeps its entry as the
+        file had it: its last word, with its own times."""
+        self.sources.add(source_name)
+
     def remove(self, source_name: str) -> None:
         """Stop reporting a source: its entry leaves the status file (its notes stay)."""
+        self.sources.discard(source_name)
+        if self._kept is not None:
+            self._kept.pop(source_name, None)
         if self.reports.pop(source_name, None) is not None:
             self._status_dirty = True
             self._kick()
@@ -234,6 +249,8 @@ class Channel:
             if self._status_dirty and (force or self.throttle.ready(_STATUS_KEY, now)):
                 self._status_dirty = False
                 try:
+                    if self._kept is None:
+                        self._kept = await self._read_kept()
                     data, message = await asyncio.to_thread(self._status_data, dict(self.reports))
                     changed = await self.status.write(data, message=message)
                 except BaseException:
@@ -249,13 +266,41 @@ class Channel:
         redact = self.repo.redact_text
         return {name: note_entry(r, redact=redact) for name, r in reports.items()}
 
+    async def _read_kept(self) -> dict[str, dict[str, Any]]:
+        """The entries of our status file as it was before this term (valid ones only)."""
+        data = await self.status.read()
+        if data is None:
+            return {}
+        try:
+            doc = parse(data, kind=STATUS_KIND, what=self.status.path)
+        except GitkrmError:
+            return {}
+        kept: dict[str, dict[str, Any]] = {}
+        for name, entry in (doc.get("sources") or {}).items():
+            if not isinstance(entry, dict):
+                continue
+            try:
+                validate_status(status_document(self.agent, {name: entry}, updated=_utcnow()))
+            except GitkrmError:
+                continue
+            kept[str(name)] = entry
+        return kept
+
     def _status_data(self, reports: Mapping[str, SourceReport]) -> tuple[bytes, str]:
         redact = self.repo.redact_text
-        entries = {name: status_entry(r, redact=redact) for name, r in reports.items()}
+        kept = {n: e for n, e in (self._kept or {}).items() if n in self.sources}
+        entries: dict[str, Any] = {n: e for n, e in kept.items() if n not in reports}
+        entries.update({name: status_entry(r, redact=redact) for name, r in reports.items()})
         data = render(status_document(self.agent, entries, updated=_utcnow()))
         lines = [
             f"{name}: {r.revision[:12]} {r.result.value}, health {r.aggregate.value}"
             for name, r in sorted(reports.items())
+        ]
+        lines += [
+            f"{name}: {e.get('revision', '')[:12]} {e.get('result')}, health {e.get('health')}"
+            " (not synced since the agent started)"
+            for name, e in sorted(entries.items())
+            if name not in reports
         ]
         message = f"gitkrm status of {self.agent}\n\n" + "\n".join(lines or ["no sources"])
         return data, message

@@ -86,6 +86,7 @@ class Reporter:
                 on_push_state=self._listener(target.url),
             )
         self._sources[source_name] = (info, target.url)
+        self._channels[target.url].add(source_name)
 
     def unregister(self, source_name: str) -> None:
         """Stop reporting a source; its entry leaves the status file, its notes stay."""

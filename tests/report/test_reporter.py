@@ -253,3 +253,43 @@ async def test_flush_gives_up_at_its_deadline(
     assert not await rep.flush(timeout=0.5)
     # The final state is in the cache even so, ready for the next push.
     assert read_note(src.cache_dir, "edge-1", remote.head()) is not None
+
+
+async def test_a_source_not_synced_in_this_term_keeps_its_status_entry(
+    make_source: SourceMaker, make_reporter: ReporterMaker, remote: RemoteRepo
+) -> None:
+    """A suspended source (or one not synced yet since the agent started) is still the
+    agent's: the status file keeps its last word instead of dropping it."""
+    apps = await make_source(remote.url, name="apps")
+    infra = await make_source(remote.url, name="infra")
+    head = remote.head()
+    web, db = deployment("web"), service("db")
+    before = make_reporter()
+    before.register("apps", apps)
+    before.register("infra", infra)
+    await before.record_sync(source_name="apps", result=result(head, [web]), health={web: CURRENT})
+    await before.record_sync(source_name="infra", result=result(head, [db]), health={db: CURRENT})
+    assert await before.flush(timeout=10)
+    first = read_status(remote.bare, "edge-1")
+    assert first is not None
+    await before.close()
+    # The agent starts again; infra is suspended: only apps syncs.
+    rep = make_reporter()
+    rep.register("apps", apps)
+    rep.register("infra", infra)
+    await rep.record_sync(source_name="apps", result=result(head, [web]), health={web: DEADLINE})
+    assert await rep.flush(timeout=10)
+    status = read_status(remote.bare, "edge-1")
+    assert status is not None
+    assert status["sources"]["infra"] == first["sources"]["infra"]
+    assert status["sources"]["apps"]["health"] == "Failed"
+    log = git_out(remote.bare, "log", "-1", "--format=%B", "gitkrm/status")
+    assert "infra: " in log
+    assert "(not synced since the agent started)" in log
+    # A source the agent no longer has leaves the file.
+    rep.unregister("infra")
+    await rep.record_sync(source_name="apps", result=result(head, [web]), health={web: CURRENT})
+    assert await rep.flush(timeout=10)
+    status = read_status(remote.bare, "edge-1")
+    assert status is not None
+    assert sorted(status["sources"]) == ["apps"]
