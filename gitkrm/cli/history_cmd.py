@@ -12,23 +12,12 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-import orjson
+from typing import TYPE_CHECKING, Any
 
 from gitkrm.errors import BadRequest, GitkrmError
-from gitkrm.krm import dump_yaml
-from gitkrm.report.history import (
-    Filter,
-    HistoryEntry,
-    SyncRecord,
-    check_limit,
-    fetch_notes,
-    git_dir_of,
-    repo_history,
-    state_history,
-    url_history,
-)
+
+if TYPE_CHECKING:
+    from gitkrm.report.history import HistoryEntry, SyncRecord
 
 DEFAULT_STATE = Path(".gitkrm")
 DETAILS = 3
@@ -74,6 +63,16 @@ def _is_url(text: str) -> bool:
 
 
 def load(args: argparse.Namespace) -> list[HistoryEntry]:
+    from gitkrm.report.history import (
+        Filter,
+        check_limit,
+        fetch_notes,
+        git_dir_of,
+        repo_history,
+        state_history,
+        url_history,
+    )
+
     limit = check_limit(args.max_count)
     flt = Filter(agent=args.agent, source=args.source)
     if args.state is None and args.repo is None:
@@ -102,9 +101,13 @@ def load(args: argparse.Namespace) -> list[HistoryEntry]:
 def run(args: argparse.Namespace) -> int:
     entries = load(args)
     if args.output == "json":
+        import orjson
+
         data = {"commits": [e.to_dict() for e in entries]}
         print(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
     elif args.output == "yaml":
+        from gitkrm.krm import dump_yaml
+
         print(dump_yaml({"commits": [e.to_dict() for e in entries]}), end="")
     elif not entries:
         print("No commits.")
@@ -115,6 +118,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _details(r: SyncRecord) -> list[str]:
     lines: list[str] = []
+    if not r.applied:
+        lines.append("not applied: nothing of this revision was synced")
     objects = [o for o in r.entry.get("objects") or () if isinstance(o, dict)]
     for o in objects[:DETAILS]:
         kind = f"{o.get('group')}/{o.get('kind')}" if o.get("group") else str(o.get("kind"))

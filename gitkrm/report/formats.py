@@ -24,7 +24,7 @@ import yaml
 from gitkrm.errors import Invalid
 from gitkrm.health import Health, HealthResult, aggregate
 from gitkrm.krm import ObjectRef
-from gitkrm.sync.results import Action, SyncResult, SyncStatus
+from gitkrm.sync.results import Action, ObjectResult, SyncResult, SyncStatus
 
 from . import yamlemit
 from .scrub import scrub_secret_values
@@ -41,6 +41,8 @@ MAX_TEXT = 1024
 Redact = Callable[[str], str]
 
 _NOT_OBSERVED = HealthResult(Health.UNKNOWN, "health not observed", "NotObserved")
+REASON_FAILED = "SyncFailed"
+REASON_REFUSED = "SyncRefused"
 
 
 def notes_ref(agent: str) -> str:
@@ -92,6 +94,25 @@ def ref_of(key: Key) -> ObjectRef:
 
 
 _GONE = (Action.PRUNED, Action.SKIPPED)
+_NOT_APPLIED = {Action.FAILED: REASON_FAILED, Action.REFUSED: REASON_REFUSED}
+
+
+def sync_verdict(o: ObjectResult) -> HealthResult | None:
+    """The verdict the sync itself gives an object it failed to apply or refused: Failed
+    (what the revision wants of it can't be reached without intervention), whatever the
+    live object's own health is (the previous revision's, or another owner's object)."""
+    reason = _NOT_APPLIED.get(o.action)
+    if reason is None:
+        return None
+    return HealthResult(Health.FAILED, o.message or f"{o.action.value} by the sync", reason)
+
+
+def aggregate_of(health: Mapping[Key, HealthResult], *, applied: bool) -> Health:
+    """The aggregate health of a report's objects; `Unknown` for a revision that was not
+    applied (nothing of it was observed), not the `Current` of an empty set."""
+    if not applied and not health:
+        return Health.UNKNOWN
+    return aggregate([h.status for h in health.values()])
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +129,12 @@ class SourceReport:
     errors: tuple[str, ...]
     health: Mapping[Key, HealthResult]
     aggregate: Health
+    pinned: frozenset[Key] = frozenset()
+    """Objects the sync failed to apply or refused: their verdict is the sync's (Failed),
+    not what a later look at the live object says."""
+    applied: bool = True
+    """False for a revision refused outright (invalid manifests, an untrusted commit, a
+    missing path): nothing of it was applied, so its health is `Unknown`."""
 
     @classmethod
     def of_sync(
@@ -120,11 +147,20 @@ class SourceReport:
         redact: Redact = _no_redact,
     ) -> SourceReport:
         """A sync's report: objects are those health was given for and those the sync
-        kept (pruned ones are gone); an object without a verdict is Unknown."""
+        kept (pruned ones are gone); an object without a verdict is Unknown; an object the
+        sync failed to apply or refused is Failed (`sync_verdict`), whatever its live
+        health; a revision refused outright (a failed result without objects) is Unknown."""
         objects: dict[Key, HealthResult] = dict.fromkeys(
             [key_of(o.ref) for o in result.objects if o.action not in _GONE], _NOT_OBSERVED
         )
         objects.update([(key_of(ref), h) for ref, h in health.items()])
+        pinned: dict[Key, HealthResult] = {}
+        for o in result.objects:
+            verdict = sync_verdict(o)
+            if verdict is not None:
+                pinned[key_of(o.ref)] = verdict
+        objects.update(pinned)
+        applied = result.status is SyncStatus.SUCCEEDED or bool(result.objects)
         problems = [_clip(redact(scrub_secret_values(p))) for p in result.problems()]
         if len(problems) > MAX_ERRORS:
             more = len(problems) - MAX_ERRORS + 1
@@ -138,7 +174,9 @@ class SourceReport:
             counts=MappingProxyType({k: int(result.counts.get(k, 0)) for k in COUNT_KEYS}),
             errors=tuple(problems),
             health=MappingProxyType(objects),
-            aggregate=aggregate([h.status for h in objects.values()]),
+            aggregate=aggregate_of(objects, applied=applied),
+            pinned=frozenset(pinned),
+            applied=applied,
         )
 
     def verdict(self, ref: ObjectRef) -> HealthResult | None:
@@ -152,12 +190,12 @@ class SourceReport:
     ) -> SourceReport | None:
         """This report with new verdicts for (some of) its objects (by ref or by key);
         None if none changed. Objects the sync did not report are added (an object the
-        revision created later)."""
+        revision created later); the sync's own verdicts (`pinned`) stay."""
         mine = self.health
         changed: dict[Key, HealthResult] = {}
         for ref, h in health.items():
             key = ref if isinstance(ref, tuple) else key_of(ref)
-            if mine.get(key) != h:
+            if key not in self.pinned and mine.get(key) != h:
                 changed[key] = h
         if not changed:
             return None
@@ -172,7 +210,9 @@ class SourceReport:
             counts=self.counts,
             errors=self.errors,
             health=MappingProxyType(merged),
-            aggregate=aggregate([h.status for h in merged.values()]),
+            aggregate=aggregate_of(merged, applied=self.applied),
+            pinned=self.pinned,
+            applied=self.applied,
         )
 
 
@@ -235,6 +275,31 @@ def status_entry(report: SourceReport, *, redact: Redact = _no_redact) -> dict[s
     out.update(_common(report))
     out["objects"] = _objects(report, only_not_current=False, redact=redact)
     return out
+
+
+def entry_applied(entry: Mapping[str, Any]) -> bool:
+    """Whether a note or status entry is of a revision that was applied (at least in part):
+    False for a failed sync that touched no object (the revision was refused outright)."""
+    if entry.get("result") != SyncStatus.FAILED.value or entry.get("objects"):
+        return True
+    counts = entry.get("counts") or {}
+    return any(isinstance(v, int) and v > 0 for v in counts.values())
+
+
+def entry_health(entry: Mapping[str, Any]) -> str:
+    """The aggregate health an entry states, read truthfully also from entries written
+    before gitkrm judged failed syncs (they said `Current` of a revision not applied, and
+    of objects failed or refused): `Unknown` for a revision not applied, `Failed` when
+    objects failed or were refused."""
+    health = str(entry.get("health", ""))
+    if health != Health.CURRENT.value:
+        return health
+    if not entry_applied(entry):
+        return Health.UNKNOWN.value
+    counts = entry.get("counts") or {}
+    if any(isinstance(counts.get(k), int) and counts[k] > 0 for k in ("failed", "refused")):
+        return Health.FAILED.value
+    return health
 
 
 def note_document(agent: str, sources: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:

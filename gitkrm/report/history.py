@@ -27,7 +27,7 @@ from gitkrm.source.catfile import CatFile
 from gitkrm.source.gitcli import base_env, classify
 from gitkrm.source.redact import Redactor
 
-from .formats import NOTE_KIND, NOTES_REF_PREFIX, parse, parse_time
+from .formats import NOTE_KIND, NOTES_REF_PREFIX, entry_applied, entry_health, parse, parse_time
 
 _SEP, _END = "\x1f", "\x1e"
 _FORMAT = f"%H{_SEP}%ct{_SEP}%an{_SEP}%s{_END}"
@@ -59,7 +59,13 @@ class SyncRecord:
 
     @property
     def health(self) -> str:
-        return str(self.entry.get("health", ""))
+        """The aggregate health (`formats.entry_health`: old notes read truthfully)."""
+        return entry_health(self.entry)
+
+    @property
+    def applied(self) -> bool:
+        """False for a revision refused outright: nothing of it was synced."""
+        return entry_applied(self.entry)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +80,10 @@ class HistoryEntry:
             "time": c.time.strftime("%Y-%m-%dT%H:%M:%SZ") if c.time else None,
             "author": c.author,
             "subject": c.subject,
-            "syncs": [{"agent": r.agent, "source": r.source, **r.entry} for r in self.records],
+            "syncs": [
+                {"agent": r.agent, "source": r.source, **r.entry, "health": r.health}
+                for r in self.records
+            ],
         }
 
 

@@ -13,6 +13,8 @@ from gitkrm.report.formats import (
     NOTE_KIND,
     SourceInfo,
     SourceReport,
+    entry_applied,
+    entry_health,
     key_of,
     merge_notes,
     note_document,
@@ -180,3 +182,84 @@ def test_merge_keeps_every_source_and_the_newest_entry_of_each() -> None:
     assert merged["sources"] == {"s1": new, "s2": {**old, "v": "ours"}, "s3": old}
     assert list(merged["sources"]) == ["s1", "s2", "s3"]
     assert merge_notes({}, ours)["sources"] == ours["sources"]
+
+
+def test_objects_the_sync_failed_or_refused_are_failed_whatever_their_live_health() -> None:
+    web, db, taken = deployment("web"), deployment("db"), deployment("taken")
+    res = make_result(
+        revision=SHA,
+        objects=[
+            ObjectResult(web, Action.CREATED),
+            ObjectResult(db, Action.FAILED, "spec.selector: field is immutable", "db.yaml", 1),
+            ObjectResult(taken, Action.REFUSED, "owned by source other", "t.yaml", 1),
+        ],
+    )
+    # What a look at the store says: db is the previous revision's, taken someone else's.
+    live = {web: CURRENT, db: CURRENT, taken: CURRENT}
+    rep = SourceReport.of_sync(source=INFO, result=res, health=live, now=T0)
+    assert rep.aggregate is Health.FAILED
+    assert rep.verdict(db) == HealthResult(
+        Health.FAILED, "spec.selector: field is immutable", "SyncFailed"
+    )
+    assert rep.verdict(taken) == HealthResult(Health.FAILED, "owned by source other", "SyncRefused")
+    note = note_entry(rep)
+    assert [(o["name"], o["health"], o["reason"]) for o in note["objects"]] == [
+        ("db", "Failed", "SyncFailed"),
+        ("taken", "Failed", "SyncRefused"),
+    ]
+    assert note["health"] == "Failed"
+    validate_note(note_document("edge-1", {"default": note}))
+    # The health follower's later word on the live objects does not undo the sync's.
+    assert rep.with_health({taken: CURRENT, db: CURRENT}, now=T1) is None
+    later = rep.with_health({web: PROGRESSING, taken: CURRENT}, now=T1)
+    assert later is not None
+    assert later.verdict(taken) == rep.verdict(taken)
+    assert later.verdict(web) == PROGRESSING
+    assert later.aggregate is Health.FAILED
+
+
+def test_a_revision_refused_outright_is_unknown_not_current() -> None:
+    res = make_result(revision=SHA, errors=["bad.yaml:1: ConfigMap default/b: unknown field"])
+    rep = SourceReport.of_sync(source=INFO, result=res, health={}, now=T0)
+    assert (rep.result, rep.aggregate, rep.applied) == (SyncStatus.FAILED, Health.UNKNOWN, False)
+    note, status = note_entry(rep), status_entry(rep)
+    assert (note["health"], note["objects"], status["health"], status["objects"]) == (
+        "Unknown",
+        [],
+        "Unknown",
+        [],
+    )
+    assert not entry_applied(note)
+    validate_note(note_document("edge-1", {"default": note}))
+    validate_status(status_document("edge-1", {"default": status}, updated=T1))
+    # A revision with no objects that was applied (an allowed empty one) is Current.
+    empty = SourceReport.of_sync(source=INFO, result=make_result(revision=SHA), health={}, now=T0)
+    assert (empty.aggregate, empty.applied) == (Health.CURRENT, True)
+    assert entry_applied(note_entry(empty))
+
+
+@pytest.mark.parametrize(
+    ("entry", "health"),
+    [
+        # Written before failed syncs were judged: read truthfully.
+        (
+            {"result": "Failed", "health": "Current", "counts": {"created": 0}, "objects": []},
+            "Unknown",
+        ),
+        (
+            {"result": "Failed", "health": "Current", "counts": {"refused": 1}, "objects": []},
+            "Failed",
+        ),
+        (
+            {"result": "Failed", "health": "Current", "counts": {"failed": 2, "created": 1}},
+            "Failed",
+        ),
+        # As they say.
+        ({"result": "Failed", "health": "Current", "counts": {"unchanged": 3}}, "Current"),
+        ({"result": "Succeeded", "health": "Current", "counts": {}, "objects": []}, "Current"),
+        ({"result": "Failed", "health": "InProgress", "counts": {"created": 1}}, "InProgress"),
+        ({"result": "Failed", "health": "Unknown", "counts": {}, "objects": []}, "Unknown"),
+    ],
+)
+def test_entry_health_reads_old_entries_truthfully(entry: dict[str, object], health: str) -> None:
+    assert entry_health(entry) == health
