@@ -61,9 +61,7 @@ DEFAULT_OPTIONS = ControllerOptions()
 
 class ControllerManager:
     def __init__(self, *, store: Store, options: ControllerOptions = DEFAULT_OPTIONS) -> None:
-        registry = getattr(store, "registry", None)
-        if not isinstance(registry, Registry):
-            registry = Registry.builtin()
+        registry = store.registry or Registry.builtin()
         enabled = options.enabled
         if enabled is not None:
             unknown = sorted(set(enabled) - set(CONTROLLERS))

@@ -14,7 +14,6 @@ from gitkrm.health.compute import health_of
 from gitkrm.health.kinds import SCHEDULE_WINDOW, parse_time
 from gitkrm.health.result import Health, HealthResult
 from gitkrm.krm import GVK, GroupKind, Obj, ObjectRef
-from gitkrm.schema import Registry
 from gitkrm.store.protocol import EventType, Store
 
 Progress = Callable[[ObjectRef, HealthResult], None]
@@ -111,8 +110,8 @@ class _Waiter:
 
 
 def _resolve_version(store: Store, gk: GroupKind) -> str | None:
-    registry = getattr(store, "registry", None)
-    if isinstance(registry, Registry):
+    registry = store.registry
+    if registry is not None:
         found = registry.versions_of(gk)
         if found:
             return found[0].version

@@ -11,9 +11,12 @@ import builtins
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from gitkrm.krm import GVK, FieldValidation, Obj, ObjectRef
+
+if TYPE_CHECKING:
+    from gitkrm.schema import Registry
 
 PatchType: TypeAlias = Literal["json", "merge", "strategic", "apply"]
 
@@ -94,6 +97,12 @@ class WatchEvent:
 @runtime_checkable
 class Store(Protocol):
     """A Kubernetes-semantics object store (docs/architecture.md)."""
+
+    @property
+    def registry(self) -> Registry | None:
+        """The schema registry this store admits writes with (its kinds, versions and
+        schemas); None where a server keeps its own (a cluster: ask its discovery)."""
+        ...
 
     async def get(self, ref: ObjectRef) -> Obj: ...
 

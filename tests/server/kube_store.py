@@ -42,6 +42,11 @@ class KubeClientStore:
         self._api = config.new_client_from_config(config_file=kubeconfig)
         self._resources: dict[tuple[str, str, str], tuple[str, bool]] = {}
 
+    @property
+    def registry(self) -> None:
+        """The server admits with its own schemas."""
+        return None
+
     # -- plumbing ----------------------------------------------------------------------------
 
     def _send(

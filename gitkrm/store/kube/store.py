@@ -57,6 +57,11 @@ def _name(obj: Obj) -> str:
 class KubeStore:
     """The Store protocol against one cluster (see the module docstring)."""
 
+    @property
+    def registry(self) -> None:
+        """A cluster admits with its own schemas (Store.registry)."""
+        return None
+
     def __init__(self, config: ClusterConfig, options: ClientOptions | None = None) -> None:
         self.config = config
         self.client = KubeClient(config, options)
