@@ -25,7 +25,6 @@ from gitkrm.controllers.objects import (
     job_finished,
     owner_index,
     owner_ref,
-    parse_time,
     uid,
     with_status,
 )
@@ -33,6 +32,7 @@ from gitkrm.controllers.runtime import Controller
 from gitkrm.controllers.writer import ref_of
 from gitkrm.errors import AlreadyExists, BadRequest, NotFound
 from gitkrm.krm import Obj
+from gitkrm.krm.clock import parse_timestamp, rfc3339
 from gitkrm.store.protocol import Propagation
 
 SCHEDULED_AT = "batch.kubernetes.io/cronjob-scheduled-timestamp"
@@ -84,10 +84,6 @@ def _job_ref(job: Obj) -> dict[str, Any]:
     }
 
 
-def _stamp(t: datetime) -> str:
-    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 class CronJobController(Controller):
     name = "cronjob"
 
@@ -106,7 +102,7 @@ class CronJobController(Controller):
         now = datetime.now(UTC)
         status = dict(cj.get("status") or {})
         trigger = trigger_of(cj)
-        last = parse_time(status.get("lastScheduleTime")) or parse_time(
+        last = parse_timestamp(status.get("lastScheduleTime")) or parse_timestamp(
             cj["metadata"].get("creationTimestamp")
         )
         since = datetime.fromtimestamp(last or now.timestamp(), UTC)
@@ -122,7 +118,7 @@ class CronJobController(Controller):
             late = isinstance(deadline, int) and (now - due).total_seconds() > deadline
             if not late:
                 jobs = await self._run(cj, jobs, due)
-            status["lastScheduleTime"] = _stamp(due)
+            status["lastScheduleTime"] = rfc3339(due)
         await self._history(cj, jobs)
         jobs = [j for j in self.jobs.by_index(OWNER_INDEX, uid(cj)) if not being_deleted(j)]
         active = sorted(
@@ -133,15 +129,15 @@ class CronJobController(Controller):
         else:
             status.pop("active", None)
         succeeded = [
-            parse_time((j.get("status") or {}).get("completionTime"))
+            parse_timestamp((j.get("status") or {}).get("completionTime"))
             for j in jobs
             if job_finished(j) == "Complete"
         ]
         best = max((s for s in succeeded if s is not None), default=None)
         if best is not None:
-            prev = parse_time(status.get("lastSuccessfulTime"))
+            prev = parse_timestamp(status.get("lastSuccessfulTime"))
             if prev is None or best > prev:
-                status["lastSuccessfulTime"] = _stamp(datetime.fromtimestamp(best, UTC))
+                status["lastSuccessfulTime"] = rfc3339(datetime.fromtimestamp(best, UTC))
         if status != (cj.get("status") or {}):
             with contextlib.suppress(NotFound):
                 await self.writer.update_status(with_status(cj, status))
@@ -171,7 +167,7 @@ class CronJobController(Controller):
                 "name": name,
                 "namespace": md.get("namespace"),
                 "labels": dict(tmeta.get("labels") or {}),
-                "annotations": {**(tmeta.get("annotations") or {}), SCHEDULED_AT: _stamp(due)},
+                "annotations": {**(tmeta.get("annotations") or {}), SCHEDULED_AT: rfc3339(due)},
                 "ownerReferences": [owner_ref(cj)],
             },
             "spec": template.get("spec") or {},
@@ -190,7 +186,7 @@ class CronJobController(Controller):
             limit = default if not isinstance(limit, int) else limit
             done = sorted(
                 (j for j in jobs if job_finished(j) == kind),
-                key=lambda j: parse_time(j["metadata"].get("creationTimestamp")) or 0.0,
+                key=lambda j: parse_timestamp(j["metadata"].get("creationTimestamp")) or 0.0,
             )
             for j in done[: max(0, len(done) - limit)]:
                 with contextlib.suppress(NotFound):

@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from gitkrm.controllers import rollout
-from gitkrm.controllers.objects import conditions_of, get_condition, now_rfc3339, parse_time
 from gitkrm.krm import Obj
+from gitkrm.krm.clock import now_rfc3339, parse_timestamp
+from gitkrm.krm.conditions import conditions_of, get_condition
 
 MAX_INT32 = 2**31 - 1
 PROGRESSING = "Progressing"
@@ -110,7 +111,7 @@ def timed_out(d: Obj, status: dict[str, Any], now: float) -> bool:
         return False
     if cond.get("reason") == TIMED_OUT:
         return True
-    since = parse_time(cond.get("lastUpdateTime"))
+    since = parse_timestamp(cond.get("lastUpdateTime"))
     deadline = int((d.get("spec") or {}).get("progressDeadlineSeconds") or 0)
     return since is not None and since + deadline < now
 
@@ -175,7 +176,7 @@ def requeue_after(d: Obj, status: dict[str, Any], now: float) -> float | None:
         return None
     if rollout.complete(d, status) or cond.get("reason") == TIMED_OUT:
         return None
-    since = parse_time(cond.get("lastUpdateTime"))
+    since = parse_timestamp(cond.get("lastUpdateTime"))
     if since is None:
         return None
     deadline = int((d.get("spec") or {}).get("progressDeadlineSeconds") or 0)

@@ -15,9 +15,7 @@ from gitkrm.controllers.informer import Informer
 from gitkrm.controllers.objects import (
     annotations_of,
     being_deleted,
-    conditions_of,
     controller_ref,
-    get_condition,
     uid,
     with_status,
 )
@@ -36,6 +34,7 @@ from gitkrm.controllers.revisions import (
 from gitkrm.controllers.writer import Writer, ref_of
 from gitkrm.errors import AlreadyExists, Conflict, NotFound
 from gitkrm.krm import Obj
+from gitkrm.krm.conditions import conditions_of, get_condition
 from gitkrm.store.protocol import Propagation, Store
 
 

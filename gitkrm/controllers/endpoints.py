@@ -23,19 +23,12 @@ from typing import Any
 
 from gitkrm.controllers.informer import Key, key_of
 from gitkrm.controllers.kinds import ENDPOINT_SLICE, ENDPOINTS, POD, SERVICE
-from gitkrm.controllers.objects import (
-    being_deleted,
-    labels,
-    owner_ref,
-    parse_time,
-    pod_phase,
-    pod_ready,
-    uid,
-)
+from gitkrm.controllers.objects import being_deleted, labels, owner_ref, pod_phase, pod_ready, uid
 from gitkrm.controllers.runtime import Controller
 from gitkrm.controllers.writer import ref_of
 from gitkrm.errors import NotFound
 from gitkrm.krm import Obj
+from gitkrm.krm.clock import parse_timestamp
 
 SERVICE_NAME = "kubernetes.io/service-name"
 SLICE_MANAGED_BY = "endpointslice.kubernetes.io/managed-by"
@@ -200,7 +193,7 @@ class EndpointsController(Controller):
         if not pods and self.endpoints.get_key(key) is None:
             # A new Service whose pods are still to come or starting: their addresses bring
             # the first write (after a grace period an empty one is written anyway).
-            age = time.time() - (parse_time(svc["metadata"].get("creationTimestamp")) or 0.0)
+            age = time.time() - (parse_timestamp(svc["metadata"].get("creationTimestamp")) or 0.0)
             grace = STARTUP_GRACE if selected else self.options.endpoint_batch_period
             if age < grace:
                 return grace - age

@@ -22,16 +22,11 @@ from gitkrm.controllers.objects import (
     OWNER_INDEX,
     annotations_of,
     being_deleted,
-    conditions_of,
-    get_condition,
     job_finished,
-    now_rfc3339,
     owner_index,
-    parse_time,
     pod_active,
     pod_phase,
     pod_ready,
-    set_condition,
     uid,
     with_status,
 )
@@ -48,6 +43,8 @@ from gitkrm.controllers.selectors import selector_of
 from gitkrm.controllers.writer import ref_of
 from gitkrm.errors import NotFound
 from gitkrm.krm import Obj
+from gitkrm.krm.clock import now_rfc3339, parse_timestamp
+from gitkrm.krm.conditions import conditions_of, get_condition, set_condition
 from gitkrm.store.protocol import Preconditions, Propagation
 
 INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
@@ -106,7 +103,9 @@ class JobController(Controller):
         status = job.get("status") or {}
         kind = job_finished(job) or "Complete"
         cond = get_condition(job, kind) or {}
-        at = parse_time(status.get("completionTime")) or parse_time(cond.get("lastTransitionTime"))
+        at = parse_timestamp(status.get("completionTime")) or parse_timestamp(
+            cond.get("lastTransitionTime")
+        )
         if at is None:
             return None
         wait = at + ttl - time.time()
@@ -148,7 +147,7 @@ class JobController(Controller):
             if any(c.get("type") == "Suspended" and c.get("status") == "True" for c in conds):
                 conds = set_condition(conds, "Suspended", "False", "JobResumed", "Job resumed")
             status.setdefault("startTime", stamp)
-            started = parse_time(status["startTime"]) or now
+            started = parse_timestamp(status["startTime"]) or now
             deadline = _int(spec.get("activeDeadlineSeconds"))
             done_indexes = {i for i in map(_index, succeeded_pods) if i is not None}
             if indexed:

@@ -26,7 +26,6 @@ from gitkrm.controllers.objects import (
     annotations_of,
     being_deleted,
     node_index,
-    parse_time,
     pod_phase,
     uid,
     with_status,
@@ -35,6 +34,7 @@ from gitkrm.controllers.runtime import Controller
 from gitkrm.controllers.writer import ref_of
 from gitkrm.errors import NotFound
 from gitkrm.krm import Obj
+from gitkrm.krm.clock import parse_timestamp
 from gitkrm.store.protocol import Preconditions
 
 # A pod bound to a node that does not exist is deleted after this long (pod GC quarantine).
@@ -160,7 +160,7 @@ class KubeletSimulator(Controller):
             return None
         restart = (pod.get("spec") or {}).get("restartPolicy") or "Always"
         if pod_phase(pod) != "Running" or not status.get("containerStatuses"):
-            started = parse_time(status.get("startTime"))
+            started = parse_timestamp(status.get("startTime"))
             bound = self._bound_at.setdefault(uid(pod), now)
             wait = bound + self.options.pod_start_delay - now
             if started is None and wait > 0:
@@ -169,7 +169,7 @@ class KubeletSimulator(Controller):
         if mode == "crashloop":
             return await self._crash_again(pod, now)
         if restart in ("Never", "OnFailure"):
-            started = parse_time(status.get("startTime")) or now
+            started = parse_timestamp(status.get("startTime")) or now
             wait = started + self.options.pod_run_duration - now
             if wait > 0:
                 return wait
@@ -339,7 +339,7 @@ class KubeletSimulator(Controller):
         last = 0.0
         for cs in statuses:
             if isinstance(cs, dict):
-                t = parse_time(
+                t = parse_timestamp(
                     ((cs.get("lastState") or {}).get("terminated") or {}).get("finishedAt")
                 )
                 last = max(last, t or 0.0)

@@ -16,11 +16,12 @@ from typing import Protocol, runtime_checkable
 from gitkrm.controllers.allkinds import Kind
 from gitkrm.controllers.informer import Key
 from gitkrm.controllers.kinds import NAMESPACE
-from gitkrm.controllers.objects import being_deleted, conditions_of, set_condition, with_status
+from gitkrm.controllers.objects import being_deleted, with_status
 from gitkrm.controllers.runtime import Controller
 from gitkrm.controllers.writer import ref_of
 from gitkrm.errors import BadRequest, NotFound
 from gitkrm.krm import Obj
+from gitkrm.krm.conditions import conditions_of, set_condition
 from gitkrm.store.protocol import Propagation
 
 FINALIZER = "kubernetes"

@@ -22,16 +22,14 @@ from gitkrm.controllers.objects import (
     NODE_INDEX,
     annotations_of,
     node_index,
-    now_micro,
-    now_rfc3339,
     owner_ref,
-    parse_time,
     with_status,
 )
 from gitkrm.controllers.runtime import Controller
 from gitkrm.controllers.writer import ref_of
 from gitkrm.errors import AlreadyExists, NotFound
 from gitkrm.krm import Obj
+from gitkrm.krm.clock import now_micro, now_rfc3339, parse_timestamp
 from gitkrm.store.protocol import Preconditions
 
 LEASE_NAMESPACE = "kube-node-lease"
@@ -273,7 +271,7 @@ class NodeController(Controller):
             except AlreadyExists:
                 return 0.05  # the cache is behind: pick it up from the watch
             return interval
-        renewed = parse_time((lease.get("spec") or {}).get("renewTime"))
+        renewed = parse_timestamp((lease.get("spec") or {}).get("renewTime"))
         due = (renewed or 0.0) + interval - time.time()
         if due > 0.05 * interval:
             return due

@@ -3,43 +3,12 @@ times, pod states. Cached objects are shared and read-only, so the writers here 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 from gitkrm.krm import GVK, Obj
-
-_last_second = -1
-_last_stamp = ""
-
-
-def now_rfc3339() -> str:
-    """Seconds precision, as metav1.Time serializes."""
-    global _last_second, _last_stamp
-    second = int(time.time())
-    if second != _last_second:
-        _last_stamp = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        _last_second = second
-    return _last_stamp
-
-
-def now_micro() -> str:
-    """metav1.MicroTime (Lease renewTime)."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def parse_time(value: object) -> float | None:
-    """An RFC 3339 time as a Unix timestamp (None when absent or malformed)."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.timestamp()
+from gitkrm.krm.clock import parse_timestamp
+from gitkrm.krm.conditions import get_condition
 
 
 def meta(obj: Obj) -> dict[str, Any]:
@@ -114,15 +83,6 @@ def gvk_of(obj: Obj) -> GVK:
 # -- conditions --------------------------------------------------------------------------
 
 
-def get_condition(obj: Obj | Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
-    status = obj.get("status")
-    conds = status.get("conditions") if isinstance(status, dict) else None
-    for c in conds if isinstance(conds, list) else ():
-        if isinstance(c, dict) and c.get("type") == kind:
-            return c
-    return None
-
-
 def job_finished(job: Obj) -> str | None:
     """ "Complete" or "Failed" once the Job is done (the Job and CronJob controllers)."""
     for kind in ("Complete", "Failed"):
@@ -130,56 +90,6 @@ def job_finished(job: Obj) -> str | None:
         if c is not None and c.get("status") == "True":
             return kind
     return None
-
-
-def set_condition(
-    conditions: list[dict[str, Any]],
-    kind: str,
-    status: str,
-    reason: str,
-    message: str,
-    *,
-    now: str | None = None,
-    update_time: bool = False,
-) -> list[dict[str, Any]]:
-    """A copy of `conditions` with `kind` set; lastTransitionTime moves only when the status
-    does (and lastUpdateTime, for the kinds that have one, when `update_time`)."""
-    stamp = now or now_rfc3339()
-    out: list[dict[str, Any]] = []
-    found = False
-    for c in conditions:
-        if c.get("type") != kind:
-            out.append(c)
-            continue
-        found = True
-        new = dict(c)
-        if c.get("status") != status:
-            new["lastTransitionTime"] = stamp
-            if update_time:
-                new["lastUpdateTime"] = stamp
-        new["status"] = status
-        new["reason"] = reason
-        new["message"] = message
-        if update_time and (c.get("reason") != reason or c.get("message") != message):
-            new["lastUpdateTime"] = stamp
-        out.append(new)
-    if not found:
-        new = {"type": kind, "status": status}
-        if update_time:
-            new["lastUpdateTime"] = stamp
-        new.update({"lastTransitionTime": stamp, "reason": reason, "message": message})
-        out.append(new)
-    return out
-
-
-def remove_condition(conditions: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
-    return [c for c in conditions if c.get("type") != kind]
-
-
-def conditions_of(obj: Obj) -> list[dict[str, Any]]:
-    status = obj.get("status")
-    conds = status.get("conditions") if isinstance(status, dict) else None
-    return [c for c in conds if isinstance(c, dict)] if isinstance(conds, list) else []
 
 
 # -- pods --------------------------------------------------------------------------------
@@ -208,7 +118,7 @@ def pod_ready_since(pod: Obj) -> float | None:
     c = get_condition(pod, "Ready")
     if c is None or c.get("status") != "True":
         return None
-    return parse_time(c.get("lastTransitionTime"))
+    return parse_timestamp(c.get("lastTransitionTime"))
 
 
 def pod_available_in(pod: Obj, min_ready_seconds: int, now: float) -> float | None:

@@ -12,10 +12,8 @@ from gitkrm.controllers.objects import (
     OWNER_INDEX,
     being_deleted,
     controller_ref,
-    get_condition,
     labels,
     owner_ref,
-    parse_time,
     pod_phase,
     pod_ready_since,
     uid,
@@ -23,6 +21,8 @@ from gitkrm.controllers.objects import (
 from gitkrm.controllers.writer import Writer, ref_of
 from gitkrm.errors import Conflict, Invalid, NotFound
 from gitkrm.krm import LabelSelector, Obj
+from gitkrm.krm.clock import parse_timestamp
+from gitkrm.krm.conditions import get_condition
 
 ORPHAN_INDEX = "orphan"
 
@@ -114,7 +114,7 @@ def deletion_rank(pod: Obj) -> tuple[Any, ...]:
     for cs in (pod.get("status") or {}).get("containerStatuses") or ():
         if isinstance(cs, dict):
             restarts = max(restarts, int(cs.get("restartCount") or 0))
-    created = parse_time(pod["metadata"].get("creationTimestamp")) or 0.0
+    created = parse_timestamp(pod["metadata"].get("creationTimestamp")) or 0.0
     return (
         bool(spec.get("nodeName")),
         _PHASE_RANK.get(pod_phase(pod), 1),
@@ -135,7 +135,7 @@ def failure_backoff(pods: Iterable[Obj], base: float, cap: float) -> float:
             continue
         failures += 1
         cond = get_condition(pod, "Ready")
-        when = parse_time(cond.get("lastTransitionTime")) if cond is not None else None
+        when = parse_timestamp(cond.get("lastTransitionTime")) if cond is not None else None
         latest = max(latest, when or 0.0)
     if failures == 0:
         return 0.0

@@ -19,7 +19,6 @@ from gitkrm.controllers.kinds import POD, REPLICASET
 from gitkrm.controllers.objects import (
     OWNER_INDEX,
     being_deleted,
-    conditions_of,
     controller_ref,
     labels,
     owner_index,
@@ -27,8 +26,6 @@ from gitkrm.controllers.objects import (
     pod_available_in,
     pod_ready,
     pod_ready_since,
-    remove_condition,
-    set_condition,
     uid,
     with_status,
 )
@@ -45,6 +42,7 @@ from gitkrm.controllers.selectors import selector_of
 from gitkrm.controllers.writer import ref_of
 from gitkrm.errors import GitkrmError, NotFound
 from gitkrm.krm import Obj
+from gitkrm.krm.conditions import conditions_of, remove_condition, set_condition
 from gitkrm.store.protocol import Preconditions
 
 BURST = 500  # pods created or deleted per sync at most (kube's burstReplicas)

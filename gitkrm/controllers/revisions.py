@@ -15,8 +15,9 @@ from typing import Any
 
 import orjson
 
-from gitkrm.controllers.objects import annotations_of, parse_time
+from gitkrm.controllers.objects import annotations_of
 from gitkrm.krm import Obj
+from gitkrm.krm.clock import parse_timestamp
 
 HASH_LABEL = "pod-template-hash"
 REVISION = "deployment.kubernetes.io/revision"
@@ -75,7 +76,7 @@ def copied_annotations(deployment: Obj) -> dict[str, str]:
 
 
 def by_creation(rs: Obj) -> tuple[float, str]:
-    return (parse_time(rs["metadata"].get("creationTimestamp")) or 0.0, rs["metadata"]["name"])
+    return (parse_timestamp(rs["metadata"].get("creationTimestamp")) or 0.0, rs["metadata"]["name"])
 
 
 def new_replica_set(

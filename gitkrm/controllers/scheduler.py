@@ -20,10 +20,8 @@ from gitkrm.controllers.kinds import NODE, POD, PVC, SIMULATE
 from gitkrm.controllers.objects import (
     annotations_of,
     being_deleted,
-    get_condition,
     labels,
     pod_terminal,
-    set_condition,
     uid,
     with_status,
 )
@@ -31,6 +29,7 @@ from gitkrm.controllers.resources import Resources, add, insufficient, parse_lis
 from gitkrm.controllers.runtime import Controller
 from gitkrm.controllers.selectors import node_affinity_matches, tolerates
 from gitkrm.krm import Obj
+from gitkrm.krm.conditions import get_condition, set_condition
 
 DEFAULT_SCHEDULER = "default-scheduler"
 NOT_READY_TAINT = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}

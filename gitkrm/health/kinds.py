@@ -7,20 +7,10 @@ from datetime import UTC, datetime, timedelta
 from gitkrm.health.fields import condition, condition_is, conditions, get, get_int, get_str
 from gitkrm.health.result import Health, HealthResult, current, failed, in_progress
 from gitkrm.krm import Obj
+from gitkrm.krm.clock import parse_time
 
 # How long a pod may stay unschedulable before it is reported as Failed (kstatus).
 SCHEDULE_WINDOW = timedelta(seconds=15)
-
-
-def parse_time(value: object) -> datetime | None:
-    """An RFC 3339 timestamp as the API server writes it (None when absent or malformed)."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
 def pod(obj: Obj, now: datetime) -> HealthResult:

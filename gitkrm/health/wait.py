@@ -11,9 +11,10 @@ from datetime import UTC, datetime
 
 from gitkrm.errors import Expired, GitkrmError, NotFound
 from gitkrm.health.compute import health_of
-from gitkrm.health.kinds import SCHEDULE_WINDOW, parse_time
+from gitkrm.health.kinds import SCHEDULE_WINDOW
 from gitkrm.health.result import Health, HealthResult
 from gitkrm.krm import GVK, GroupKind, Obj, ObjectRef
+from gitkrm.krm.clock import parse_time
 from gitkrm.store.protocol import EventType, Store
 
 Progress = Callable[[ObjectRef, HealthResult], None]

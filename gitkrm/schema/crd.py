@@ -9,9 +9,9 @@ the way the API server's naming and establishing controllers leave them.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import UTC, datetime
 from typing import Any
 
+from gitkrm.krm.clock import now_rfc3339
 from gitkrm.krm.types import Obj
 from gitkrm.schema.custom import CustomVersion
 from gitkrm.schema.resources import ResourceInfo
@@ -85,10 +85,6 @@ def names_conflict(crd: Obj, others: Iterable[ResourceInfo]) -> tuple[str, str] 
     return None
 
 
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _condition(
     old: list[Any], ctype: str, status: str, reason: str, message: str, now: str
 ) -> dict[str, Any]:
@@ -112,7 +108,7 @@ def set_status(crd: Obj, conflict: tuple[str, str] | None) -> None:
         status = crd["status"] = {}
     raw = status.get("conditions")
     old: list[Any] = raw if isinstance(raw, list) else []
-    now = _now()
+    now = now_rfc3339()
     names = _names(crd)
     if conflict is None:
         accepted = {

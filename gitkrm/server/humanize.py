@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
+
+from gitkrm.krm.clock import parse_timestamp
 
 
 def human_duration(seconds: float) -> str:
@@ -38,19 +39,9 @@ def human_duration(seconds: float) -> str:
     return f"{hours // 24 // 365}y"
 
 
-def parse_time(value: Any) -> float | None:
-    """Seconds since the epoch of an RFC 3339 timestamp, None when missing or invalid."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return datetime.fromisoformat(value).timestamp()
-    except ValueError:
-        return None
-
-
 def since(value: Any, now: float) -> str:
     """`translateTimestampSince`: the age of a timestamp, `<unknown>` when there is none."""
-    t = parse_time(value)
+    t = parse_timestamp(value)
     if t is None:
         return "<unknown>"
     return human_duration(now - t)

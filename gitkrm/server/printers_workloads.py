@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from gitkrm.krm import Obj
-from gitkrm.server.humanize import human_duration, parse_time, since
+from gitkrm.krm.clock import parse_timestamp
+from gitkrm.server.humanize import human_duration, since
 from gitkrm.server.printing import (
     AGE,
     CONTAINERS,
@@ -32,7 +33,7 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 
 
 def _later(a: float | None, b: Any) -> float | None:
-    t = parse_time(b)
+    t = parse_timestamp(b)
     if t is None:
         return a
     return t if a is None or t > a else a
@@ -325,8 +326,8 @@ def _job(job: Obj, now: float) -> list[Any]:
         comp = f"{succeeded}/1 of {parallelism}"
     else:
         comp = f"{succeeded}/1"
-    start = parse_time(m(job, "status", "startTime"))
-    end = parse_time(m(job, "status", "completionTime"))
+    start = parse_timestamp(m(job, "status", "startTime"))
+    end = parse_timestamp(m(job, "status", "completionTime"))
     duration = ""
     if start is not None:
         duration = human_duration((end if end is not None else now) - start)

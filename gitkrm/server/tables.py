@@ -11,12 +11,13 @@ from typing import Any, Final
 
 from gitkrm.errors import GitkrmError
 from gitkrm.krm import Obj
+from gitkrm.krm.clock import parse_timestamp
 from gitkrm.schema import ResourceInfo
 from gitkrm.server import printers_core as core
 from gitkrm.server import printers_more as more
 from gitkrm.server import printers_workloads as wl
 from gitkrm.server.crds import crd_version
-from gitkrm.server.humanize import human_duration, parse_time
+from gitkrm.server.humanize import human_duration
 from gitkrm.server.jsonpath import find, go_text
 from gitkrm.server.printing import NAME, Column, Printer, m, name_of
 from gitkrm.store.sqlite import SqliteStore
@@ -85,7 +86,7 @@ def _cell(ctype: str, value: Any, now: float) -> Any:
     if ctype == "date":
         if not isinstance(value, str):
             return None
-        t = parse_time(value)
+        t = parse_timestamp(value)
         return "<invalid>" if t is None else human_duration(now - t)
     return None
 

@@ -17,7 +17,6 @@ annotation; the apply follows.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from typing import Any, Final, NamedTuple
 
@@ -25,6 +24,7 @@ import orjson
 
 from gitkrm.errors import BadRequest, Conflict
 from gitkrm.krm import GVK, Obj
+from gitkrm.krm.clock import now_rfc3339
 from gitkrm.patch import PatchMeta, semantically_equal
 from gitkrm.patch.fieldmanager import (
     SchemaType,
@@ -47,10 +47,6 @@ TypeLookup = Callable[[GVK], SchemaType]
 _LAST_APPLIED_PATH: Final = from_paths(("f:metadata", "f:annotations", f"f:{keys.LAST_APPLIED}"))
 _REVISION_PATH: Final = from_paths(("f:metadata", "f:annotations", f"f:{keys.REVISION}"))
 _LAST_APPLIED_POINTER: Final = "/metadata/annotations/" + keys.LAST_APPLIED.replace("/", "~1")
-
-
-def now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def apply_config(
@@ -216,7 +212,7 @@ def migration(live: Obj, *, typ: SchemaType, api_version: str) -> Migration | No
         api_version=api_version,
         subresource=None,
         typ=typ,
-        now=now(),
+        now=now_rfc3339(),
     )
     if recorded:
         new_md["managedFields"] = recorded
@@ -230,7 +226,7 @@ def _apply_entry(base: dict[str, Any], fields: Tree, *, api_version: str) -> dic
         "manager": FIELD_MANAGER,
         "operation": APPLY,
         "apiVersion": base.get("apiVersion") or api_version,
-        "time": base.get("time") or now(),
+        "time": base.get("time") or now_rfc3339(),
         "fieldsType": "FieldsV1",
         "fieldsV1": canonical(fields),
     }
@@ -276,7 +272,7 @@ def predict(
     mig = migration(live, typ=typ, api_version=d.api_version)
     base = mig.live if mig is not None else live
     current = keys.annotations_of(live).get(keys.REVISION)
-    stamp = now()
+    stamp = now_rfc3339()
     chosen: tuple[bool, Obj, bool] | None = None
     for keep in (True, False) if ignore else (True,):
         check = apply_config(

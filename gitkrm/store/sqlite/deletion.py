@@ -16,9 +16,10 @@ import orjson
 
 from gitkrm.errors import Conflict, NotFound
 from gitkrm.krm import GVK, Obj, ObjectRef
+from gitkrm.krm.clock import now_rfc3339
 from gitkrm.store.protocol import Preconditions, Propagation
 from gitkrm.store.sqlite.kinds import Kind, gk_key
-from gitkrm.store.sqlite.meta import now_rfc3339, ordered
+from gitkrm.store.sqlite.meta import ordered
 from gitkrm.store.sqlite.txn import Stored, Txn
 
 ORPHAN = "orphan"

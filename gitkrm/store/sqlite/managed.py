@@ -14,10 +14,10 @@ import orjson
 
 from gitkrm.errors import BadRequest, Cause, Invalid
 from gitkrm.krm import GVK, Obj
+from gitkrm.krm.clock import now_rfc3339
 from gitkrm.patch.fieldmanager import SchemaType, apply, managed_fields_for_update
 from gitkrm.patch.fieldmanager.shapes import is_shared
 from gitkrm.schema import ssa_type_for
-from gitkrm.store.sqlite.meta import now_rfc3339
 from gitkrm.store.sqlite.txn import Txn
 
 # The manager of a write that names none and has no User-Agent to take one from (the

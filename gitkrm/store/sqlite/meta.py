@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 import random
-import time
-from datetime import UTC, datetime
 from typing import Any
 
 from gitkrm.krm import Obj
@@ -24,21 +22,6 @@ SYSTEM_FIELDS = (
 # k8s.io/apiserver/pkg/storage/names: consonants and digits without look-alikes.
 _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _MAX_GENERATED_PREFIX = 63 - 5
-
-
-_last_second = -1
-_last_stamp = ""
-
-
-def now_rfc3339() -> str:
-    """`2024-01-02T03:04:05Z`: seconds precision, as metav1.Time serializes (formatted once
-    per second: a batch of 10,000 creates shares it)."""
-    global _last_second, _last_stamp
-    second = int(time.time())
-    if second != _last_second:
-        _last_stamp = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        _last_second = second
-    return _last_stamp
 
 
 # UUIDs are made 256 at a time from 4 KiB drawn from the OS, without a Python step per

@@ -9,6 +9,7 @@ import orjson
 
 from gitkrm.errors import AlreadyExists, BadRequest, Cause, Conflict, Forbidden, Invalid, NotFound
 from gitkrm.krm import GVK, FieldValidation, Obj, join_api_version
+from gitkrm.krm.clock import now_rfc3339
 from gitkrm.store.sqlite import managed
 from gitkrm.store.sqlite.deletion import delete_if_finalized
 from gitkrm.store.sqlite.kinds import Kind
@@ -16,7 +17,6 @@ from gitkrm.store.sqlite.meta import (
     generate_name,
     generation_changed,
     new_uid,
-    now_rfc3339,
     ordered,
 )
 from gitkrm.store.sqlite.txn import Stored, Txn
