@@ -7,6 +7,11 @@ for the last synced revision: only objects changed since the last apply are read
 diffed, and a quiet interval (same revision, no drift, inventory untouched) costs a few
 reads. `plan(snapshot)` is the dry run behind `gitkrm diff`.
 
+After a sync that settled everything with nobody else writing meanwhile, `settled_at` is
+the store's revision after the sync's own writes: while the store stays at it, the store
+still holds exactly what that revision says (the agent's `run --once` trusts it; see
+`gitkrm.agent.lastsync`). A `ParseCache` keeps parsed files on disk across processes.
+
 One engine per source and store; syncs of one engine never overlap. Call `close()` to
 stop its drift watches.
 """
@@ -33,6 +38,7 @@ from gitkrm.sync.drift import DriftTracker
 from gitkrm.sync.inventory import Inventory
 from gitkrm.sync.options import SyncOptions
 from gitkrm.sync.parse import ParseContext
+from gitkrm.sync.parsecache import ParseCache
 from gitkrm.sync.plan import Plan, Step, make_plan, narrowed, prune_candidates
 from gitkrm.sync.pool import gc_paused
 from gitkrm.sync.progress import ProgressFn, no_progress
@@ -46,7 +52,7 @@ def _ms(start: float) -> float:
     return (time.perf_counter() - start) * 1000
 
 
-def _contiguous(since: str, after: str, ours: set[int]) -> bool:
+def contiguous(since: str, after: str, ours: set[int]) -> bool:
     """Whether every revision in (since, after] is one of our writes (integer revisions,
     as the embedded store and etcd count them): then nobody else wrote meanwhile."""
     try:
@@ -68,11 +74,14 @@ class _Refused(Exception):
 class SyncEngine:
     """Syncs one source into one store (see the module docstring)."""
 
-    def __init__(self, *, store: Store, options: SyncOptions) -> None:
+    def __init__(
+        self, *, store: Store, options: SyncOptions, parse_cache: ParseCache | None = None
+    ) -> None:
         self.store = store
         self.options = options
         self._renderer = Renderer(
-            context=ParseContext(source=options.source_name, default_namespace=options.namespace)
+            context=ParseContext(source=options.source_name, default_namespace=options.namespace),
+            disk=parse_cache,
         )
         self._tracker = DriftTracker(store, source=options.source_name)
         self._rendered: RenderResult | None = None
@@ -91,11 +100,23 @@ class SyncEngine:
         self._reuse_steps: dict[str, Step] = {}
         self._reuse_results: dict[str, tuple[Desired, ObjectResult]] = {}
         self._lock = asyncio.Lock()
+        # The store's revision when the sync under way started, and after the last one
+        # that settled with only our own writes since its start (see `settled_at`).
+        self._started_at = ""
+        self._settled_at: str | None = None
 
     @property
     def synced_revision(self) -> str | None:
         """The revision last applied (the state drift checks restore)."""
         return self._synced.revision if self._synced is not None else None
+
+    @property
+    def settled_at(self) -> str | None:
+        """The store's revision right after the last sync (or drift check that wrote),
+        when it settled every object and every write to the store from its start on was
+        its own; None otherwise. The store holds what `synced_revision` says while its
+        revision stays here."""
+        return self._settled_at
 
     # -- public API ------------------------------------------------------------------
 
@@ -106,9 +127,11 @@ class SyncEngine:
             try:
                 with gc_paused():
                     progress("rendering", None, None)
+                    self._started_at = await live.current_revision(self.store)
                     rendered, timings = await self._render(snapshot)
                     return await self._apply(rendered, timings, progress=progress)
             except _Refused as r:
+                self._settled_at = None
                 return make_result(
                     revision=snapshot.revision, errors=r.errors, timings_ms=r.timings
                 )
@@ -121,6 +144,7 @@ class SyncEngine:
                 return make_result(revision="")
             try:
                 with gc_paused():
+                    self._started_at = await live.current_revision(self.store)
                     return await self._apply(
                         self._synced, {"git": 0.0, "render": 0.0}, progress=progress
                     )
@@ -416,5 +440,7 @@ class SyncEngine:
         # Watch from the revision the plan read at; after our own writes when nobody
         # else wrote meanwhile (no need to replay thousands of our own events).
         after = await live.current_revision(self.store)
-        start = after if _contiguous(since, after, ours) else since
+        start = after if contiguous(since, after, ours) else since
+        clean = self._settled and contiguous(self._started_at, after, ours)
+        self._settled_at = after if clean else None
         tracker.watch((gvk for gvk in rendered.kinds.values() if gvk.version), since=start)

@@ -10,6 +10,8 @@ file:line and object.
 Incremental: parsed files are cached by blob id (and kustomize output by the blob ids of
 its input tree), so a commit that changes one file parses one file. Entries unused for
 a render are kept for one more (a `git revert` finds the previous blobs), then dropped.
+With a `ParseCache` the parsed files are also kept on disk, so a new process parses only
+the blobs no earlier one parsed (see `parsecache`).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from gitkrm.sync.parse import (
     parse_file,
     parse_object,
 )
+from gitkrm.sync.parsecache import ParseCache
 from gitkrm.sync.pool import gc_paused, parse_many
 from gitkrm.sync.problems import Problem, cross_checks, describe_ref
 
@@ -65,6 +68,7 @@ class RenderResult:
     keys: frozenset[str] = frozenset()  # object keys (see objkey)
     read_ms: float = 0.0
     render_ms: float = 0.0
+    files_parsed: int = 0  # files parsed by this render (found in no cache)
 
     @property
     def ok(self) -> bool:
@@ -106,11 +110,20 @@ class Renderer:
     """Renders snapshots of one source, caching parsed files across revisions."""
 
     def __init__(
-        self, *, context: ParseContext, max_file_size: int = DEFAULT_MAX_FILE_SIZE
+        self,
+        *,
+        context: ParseContext,
+        max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+        disk: ParseCache | None = None,
     ) -> None:
         self.context = context
         self.max_file_size = max_file_size
         self._files: GenerationCache[str, ParsedFile] = GenerationCache()
+        # Parsed files on disk: read once, by the first render that misses in memory.
+        self._disk = disk
+        self._disk_entries: dict[str, ParsedFile] | None = None
+        self._used: dict[str, ParsedFile] = {}  # this render's parsed files, by key
+        self._files_parsed = 0
         self._kustomized: GenerationCache[str, ParsedFile] = GenerationCache()
         self._deferred: GenerationCache[tuple[bytes, str], ParsedObject] = GenerationCache()
         self._assembled: GenerationCache[tuple[str, str, str], _Assembled] = GenerationCache()
@@ -177,6 +190,7 @@ class Renderer:
                 )
                 continue
             entries[path] = (source, entry)
+        self._files_parsed = 0
         parsed, ms = await self._parse(snapshot, entries)
         read_ms += ms
         # (path shown, cache key of its content, parsed file)
@@ -213,6 +227,11 @@ class Renderer:
             problems.append(Problem(d.path, d.line or None, describe_ref(d.ref), message))
         for cache in (self._files, self._kustomized, self._deferred, self._assembled):
             cache.rotate()
+        if self._disk is not None:
+            if self._files_parsed:
+                self._disk.save(self.context, self._used)
+            self._used = {}
+            self._disk_entries = {}  # what it held is in memory now, for two renders
         return RenderResult(
             revision=snapshot.revision,
             objects=ordered.objects,
@@ -225,6 +244,7 @@ class Renderer:
             keys=object_keys,
             read_ms=read_ms,
             render_ms=(time.perf_counter() - start) * 1000 - read_ms,
+            files_parsed=self._files_parsed,
         )
 
     def _order(self, desired: Sequence[Desired]) -> Ordered:
@@ -259,8 +279,12 @@ class Renderer:
                 todo.append(path)
             else:
                 out[path] = hit
+        if self._disk is not None:
+            todo = self._parse_from_disk(todo, entries, out)
+            self._used = {_parse_key(p, e): out[p] for p, (_, e) in entries.items() if p in out}
         if not todo:
             return out, 0.0
+        self._files_parsed = len(todo)
         t = time.perf_counter()
         sources = {entries[p][0] for p in todo}
         if len(sources) > _THREAD_READ_ABOVE:
@@ -281,9 +305,38 @@ class Renderer:
             [(p, contents[entries[p][0]]) for p in todo], self.context, on_chunk=early
         )
         for path, pf in zip(todo, results, strict=True):
-            self._files.put(_parse_key(path, entries[path][1]), pf)
+            key = _parse_key(path, entries[path][1])
+            self._files.put(key, pf)
+            if self._disk is not None:
+                self._used[key] = pf
             out[path] = pf
         return out, read_ms
+
+    def _parse_from_disk(
+        self,
+        todo: list[str],
+        entries: Mapping[str, tuple[str, FileEntry]],
+        out: dict[str, ParsedFile],
+    ) -> list[str]:
+        """Take what the disk cache has of `todo` (into `out` and memory); the rest."""
+        if not todo:
+            return todo
+        if self._disk_entries is None:
+            assert self._disk is not None
+            self._disk_entries = self._disk.load(self.context)
+        stored = self._disk_entries
+        if not stored:
+            return todo
+        rest: list[str] = []
+        for path in todo:
+            key = _parse_key(path, entries[path][1])
+            hit = stored.get(key)
+            if hit is None:
+                rest.append(path)
+            else:
+                self._files.put(key, hit)
+                out[path] = hit
+        return rest
 
     async def _kustomize(
         self, snapshot: Snapshot, root: str, kpath: str, layout: kustomize.Layout

@@ -9,7 +9,7 @@ from gitkrm.store import Store
 from gitkrm.store.sqlite import SqliteStore
 from gitkrm.sync import live
 from gitkrm.sync.drift import DriftTracker, key_of_object
-from gitkrm.sync.engine import _contiguous
+from gitkrm.sync.engine import contiguous
 
 DEPLOY = GVK(group="apps", version="v1", kind="Deployment")
 REF = ObjectRef(group="apps", kind="Deployment", name="web", namespace="default", version="v1")
@@ -122,10 +122,10 @@ def test_keys_of_live_objects() -> None:
 
 
 def test_watches_start_after_our_writes_only_when_nobody_else_wrote() -> None:
-    assert _contiguous("10", "13", {11, 12, 13})
-    assert not _contiguous("10", "13", {11, 13})
-    assert _contiguous("10", "10", set())
-    assert not _contiguous("abc", "13", {11, 12, 13})
+    assert contiguous("10", "13", {11, 12, 13})
+    assert not contiguous("10", "13", {11, 13})
+    assert contiguous("10", "10", set())
+    assert not contiguous("abc", "13", {11, 12, 13})
 
 
 def test_the_fingerprint_follows_labels_and_annotations() -> None:
