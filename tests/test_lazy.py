@@ -39,3 +39,12 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
     getattr_ = exports("gitkrm", {})
     with pytest.raises(AttributeError, match="has no attribute 'nope'"):
         getattr_("nope")
+
+
+@pytest.mark.parametrize("package", LAZY)
+def test_no_export_is_named_like_a_module_of_its_package(package: str) -> None:
+    """Importing a submodule sets the package attribute of its name, shadowing a lazy
+    export of the same name for good (`from gitkrm.server import serve` gave the module)."""
+    module = importlib.import_module(package)
+    submodules = {m.name for m in pkgutil.iter_modules(module.__path__)}
+    assert not submodules & set(module.__all__)

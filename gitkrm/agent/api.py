@@ -26,9 +26,9 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from gitkrm.errors import BadRequest, InternalError
-from gitkrm.server import Bound, ServeOptions, serve
 from gitkrm.server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from gitkrm.server.metrics import Metrics
+from gitkrm.server.serve import Bound, ServeOptions, serve
 from gitkrm.server.tls import TLSFiles
 from gitkrm.store import Store
 from gitkrm.store.sqlite import SqliteStore

@@ -77,7 +77,7 @@ def options(args: argparse.Namespace) -> ServeOptions:
 
 async def _main(opts: ServeOptions, state: Path) -> None:
     from gitkrm.controllers import ControllerManager, ControllerOptions
-    from gitkrm.server import Bound, serve
+    from gitkrm.server.serve import Bound, serve
     from gitkrm.store.sqlite import SqliteStore
 
     stop = asyncio.Event()

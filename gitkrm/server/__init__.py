@@ -1,6 +1,6 @@
 """gitkrm.server: the Kubernetes-compatible HTTP API of the embedded store (docs/kubectl.md).
 
-`ApiServer` is the ASGI app; `serve()` runs it with uvicorn in a running loop, and
+`ApiServer` is the ASGI app; `serve.serve()` runs it with uvicorn in a running loop, and
 `ServerThread` runs one in a background thread. See docs/kubectl.md.
 """
 
@@ -17,7 +17,6 @@ if TYPE_CHECKING:
         ServerThread,
         is_loopback,
         parse_listen,
-        serve,
     )
 
 __getattr__ = exports(
@@ -30,7 +29,6 @@ __getattr__ = exports(
         "ServerThread": ".serve",
         "is_loopback": ".serve",
         "parse_listen": ".serve",
-        "serve": ".serve",
     },
 )
 
@@ -42,5 +40,4 @@ __all__ = [
     "ServerThread",
     "is_loopback",
     "parse_listen",
-    "serve",
 ]

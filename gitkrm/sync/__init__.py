@@ -1,7 +1,7 @@
 """gitkrm.sync: render, validate, plan and apply a source's revisions into a store.
 
 `SyncEngine(store=..., options=SyncOptions(...))` is the entry point (see `engine`);
-`validate_paths` is the offline check behind `gitkrm validate`; `redact` hides Secret
+`validate_paths` is the offline check behind `gitkrm validate`; `redact.redact` hides Secret
 data wherever objects are shown.
 """
 
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from gitkrm.sync.options import AdoptionPolicy, IgnoreDifference, SyncOptions
     from gitkrm.sync.plan import Op, Plan, Step
     from gitkrm.sync.problems import Problem
-    from gitkrm.sync.redact import redact, redact_pair
+    from gitkrm.sync.redact import redact_pair
     from gitkrm.sync.render import RenderResult
     from gitkrm.sync.results import Action, ObjectResult, SyncResult, SyncStatus
     from gitkrm.sync.validate import Report, validate_paths, validate_tree
@@ -36,7 +36,6 @@ __getattr__ = exports(
         "SyncOptions": ".options",
         "SyncResult": ".results",
         "SyncStatus": ".results",
-        "redact": ".redact",
         "redact_pair": ".redact",
         "validate_paths": ".validate",
         "validate_tree": ".validate",
@@ -58,7 +57,6 @@ __all__ = [
     "SyncOptions",
     "SyncResult",
     "SyncStatus",
-    "redact",
     "redact_pair",
     "validate_paths",
     "validate_tree",
