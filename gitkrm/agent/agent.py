@@ -16,6 +16,7 @@ mid-sync if need be). No CRD is installed and no controllers run: the cluster ha
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -23,15 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from gitkrm.controllers import ControllerManager, ControllerOptions
-from gitkrm.errors import BadRequest
+from gitkrm.errors import BadRequest, GitkrmError
 from gitkrm.health import WaitResult, wait_for
 from gitkrm.krm import Obj, ObjectRef
 from gitkrm.report import HealthFollower, PushState, Reporter
 from gitkrm.server.tls import TLSFiles
 from gitkrm.store import Store, open_store
 from gitkrm.store.protocol import meta
+from gitkrm.sync.engine import contiguous
 
-from . import crd, gitsources, leading, steering
+from . import crd, gitsources, lastsync, leading, steering
 from .api import ApiService
 from .config import ApplyMode, SourceConfig, unique_names
 from .crd import REQUESTED_AT
@@ -40,7 +42,7 @@ from .leader import LeaderElector, LeaseTimings
 from .runner import SourceRunner
 from .scheduler import Scheduler, SourceWorker, Trigger
 from .shutdown import DEFAULT_GRACE, Shutdown, wait_or_force
-from .state import git_cache, store_url
+from .state import git_cache, last_sync_file, store_url
 from .status import Outcome
 
 log = logging.getLogger("gitkrm.agent")
@@ -71,6 +73,9 @@ class AgentOptions:
     lease_namespace: str = LEASE_NAMESPACE
     identity: str | None = None
     """This replica's Lease holder identity (default `<hostname>_<random>`)."""
+    skip_unchanged: bool = False
+    """`run --once` without `--wait`: a source whose revision and store did not change
+    since its last settled sync is not synced again (see `lastsync`)."""
 
 
 class Agent:
@@ -168,6 +173,8 @@ class Agent:
                 live=live,
                 reporter=self.reporter,
                 follower=self.follower,
+                state_dir=self.options.state_dir,
+                skip_unchanged=self.options.skip_unchanged,
             )
             if not self.gitsources:
                 desired = config.to_object(agent_name=self.options.agent_name)
@@ -196,7 +203,9 @@ class Agent:
         for worker in self.workers.values():
             await worker.stop(grace=0)  # cancelled at once, and awaited
         self._tasks.clear()
-        if not flush:
+        if flush:
+            await self._record_last_syncs()
+        else:
             await self._end_reports(flush=False)
         for runner in self.runners.values():
             await runner.close()
@@ -205,6 +214,30 @@ class Agent:
         self.replaced.clear()
         self.pending_spec.clear()
         self.scheduler = Scheduler()
+
+    async def _record_last_syncs(self) -> None:
+        """Record each source's last settled sync at the store's revision now, when every
+        write since that sync was the agent's own GitSource status (see `lastsync`)."""
+        store = self.store
+        settled = [r for r in self.runners.values() if r.last_sync is not None]
+        if store is None or not settled:
+            return
+        try:
+            store_id, now = await lastsync.store_position(store)
+        except GitkrmError as e:
+            log.debug("the last syncs are not recorded: %s", e.message)
+            return
+        ours: set[int] = set()
+        for runner in self.runners.values():
+            ours |= runner.written
+        for runner in settled:
+            record = runner.last_sync
+            assert record is not None
+            if not contiguous(record.resource_version, now, ours):
+                continue
+            done = dataclasses.replace(record, store_id=store_id, resource_version=now)
+            if done != record:
+                lastsync.save(last_sync_file(self.options.state_dir, runner.name), done)
 
     async def _end_reports(self, *, flush: bool) -> None:
         try:

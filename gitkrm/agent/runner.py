@@ -4,6 +4,9 @@ A runner never raises for something that went wrong with the source or the sync:
 revision, an unreachable remote or a refused object becomes a failed `Outcome`, a log
 line and a GitSource status, and the runner is ready for the next attempt. The previous
 state stays in place because the engine applies a revision all or nothing.
+
+With `skip_unchanged` (`run --once` without `--wait`), a source whose revision and store
+did not change since its last settled sync is not synced again (see `lastsync`).
 """
 
 from __future__ import annotations
@@ -20,11 +23,14 @@ from gitkrm.krm import Obj, ObjectRef
 from gitkrm.report import HealthFollower, Reporter
 from gitkrm.source import InvalidRevision, PathNotFound, Source, UntrustedRevision
 from gitkrm.store import Store
+from gitkrm.store.protocol import meta
 from gitkrm.sync import live
 from gitkrm.sync.engine import SyncEngine
 from gitkrm.sync.options import SyncOptions
+from gitkrm.sync.parsecache import ParseCache
 from gitkrm.sync.results import Action, SyncResult, SyncStatus, make_result
 
+from . import lastsync
 from . import logging as agentlog
 from . import status as st
 from .config import ApplyMode, SourceConfig
@@ -32,6 +38,7 @@ from .logging import log_sync, sync_fields
 from .progress import Progress
 from .scheduler import Trigger
 from .sources import open_source
+from .state import last_sync_file, parse_cache_file
 
 log = logging.getLogger("gitkrm.agent")
 
@@ -87,8 +94,13 @@ class SourceRunner:
         live: Obj | None = None,
         reporter: Reporter | None = None,
         follower: HealthFollower | None = None,
+        state_dir: Path | None = None,
+        skip_unchanged: bool = False,
     ) -> None:
         self.store = store
+        self.state_dir = state_dir
+        """Where parsed files and the record of the last sync are kept (None: nowhere)."""
+        self.skip_unchanged = skip_unchanged
         self.reporter = reporter
         self.follower = follower
         # Called with (source, result, seconds) after each sync: the API server's metrics.
@@ -98,7 +110,7 @@ class SourceRunner:
         self.git_cache = git_cache
         self.config = config
         self.source: Source = open_source(config, git_cache=git_cache)
-        self.engine = SyncEngine(store=store, options=self._options(config))
+        self.engine = self._engine(config)
         self.writer = st.StatusWriter(store, desired=config.to_object(agent_name=agent_name))
         live = live or {}
         self.status: dict[str, Any] = dict(live.get("status") or {})
@@ -113,10 +125,26 @@ class SourceRunner:
         """The objects of the last sync or drift check (not pruned or skipped): what
         `run --once --wait` waits for and the health follower follows."""
         self.health: dict[ObjectRef, HealthResult] = {}
+        self.last_sync: lastsync.LastSync | None = None
+        """The last sync that settled, at the store revision right after it (the agent
+        records it when it ends: see `lastsync`); None after a failure."""
+        self.written: set[int] = set()
+        """The store revisions of this runner's GitSource writes."""
 
     @property
     def name(self) -> str:
         return self.config.name
+
+    def _engine(self, config: SourceConfig) -> SyncEngine:
+        cache = None
+        if self.state_dir is not None:
+            cache = ParseCache(parse_cache_file(self.state_dir, config.name))
+        return SyncEngine(store=self.store, options=self._options(config), parse_cache=cache)
+
+    def _fingerprint(self) -> str | None:
+        return lastsync.fingerprint(
+            self.config, agent_name=self.agent_name, apply_mode=self.apply_mode
+        )
 
     def _options(self, config: SourceConfig) -> SyncOptions:
         return SyncOptions(
@@ -142,7 +170,8 @@ class SourceRunner:
             await self.source.close()
             self.source = open_source(config, git_cache=self.git_cache)
         await self.engine.close()
-        self.engine = SyncEngine(store=self.store, options=self._options(config))
+        self.engine = self._engine(config)
+        self.last_sync = None
         self.writer = st.StatusWriter(
             self.store, desired=config.to_object(agent_name=self.agent_name)
         )
@@ -176,10 +205,61 @@ class SourceRunner:
             if self.last_outcome != outcome:
                 await self._finish(outcome, trigger=trigger, requested=requested)
             return outcome
+        if self.skip_unchanged:
+            unchanged = await self._unchanged(trigger)
+            if unchanged is not None:
+                return unchanged
         with Progress(agentlog.progress_stream, label=f"{self.name}: ") as progress:
             outcome, quiet = await self._pass(triggers, progress)
+        self._settled(outcome)
         await self._finish(outcome, trigger=trigger, requested=requested, quiet=quiet)
         return outcome
+
+    async def _unchanged(self, trigger: str) -> st.Outcome | None:
+        """The last sync's outcome again when neither the revision nor the store changed
+        since (nothing rendered, planned, written or reported); None: sync."""
+        if self.state_dir is None:
+            return None
+        started = time.perf_counter()
+        try:
+            record = await lastsync.unchanged(
+                last_sync_file(self.state_dir, self.name),
+                store=self.store,
+                source=self.source,
+                fingerprint=self._fingerprint(),
+            )
+        except GitkrmError:
+            return None  # the sync says what is wrong
+        if record is None:
+            return None
+        ms = (time.perf_counter() - started) * 1000
+        outcome = record.outcome(git_ms=ms)
+        self.last_sync = record
+        self.synced_revision = record.revision
+        self.last_ok = True
+        self.last_outcome = outcome
+        fields = sync_fields(
+            source=self.name,
+            revision=record.revision,
+            result="Succeeded",
+            counts=outcome.counts,
+            timings_ms=outcome.timings_ms,
+            trigger=trigger,
+        )
+        log_sync({**fields, "nothing_changed": "since the last sync"})
+        if self.observe is not None:
+            self.observe(self.name, "Succeeded", ms / 1000)
+        return outcome
+
+    def _settled(self, outcome: st.Outcome) -> None:
+        """Keep the record of a sync that settled (see `lastsync`), or drop the last one."""
+        self.last_sync = lastsync.of_sync(
+            self.name,
+            outcome,
+            fingerprint=self._fingerprint(),
+            synced_revision=self.engine.synced_revision,
+            settled_at=self.engine.settled_at,
+        )
 
     async def _pass(
         self, triggers: frozenset[Trigger], progress: Progress
@@ -310,11 +390,15 @@ class SourceRunner:
 
     async def _write(self, status: dict[str, Any]) -> None:
         try:
-            await self.writer.write(status)
+            written = await self.writer.write(status)
         except GitkrmError as e:
             log.error("source %s: status not written: %s", self.name, e.message)
+            self.last_sync = None  # the status must say what the record says
             return
         self.status = status
+        rv = str(meta(written).get("resourceVersion") or "")
+        if rv.isdigit():
+            self.written.add(int(rv))
 
     async def close(self) -> None:
         await self.engine.close()

@@ -1,4 +1,5 @@
-"""The layout of a state directory: `store.db`, `git/<source>` caches, `kubeconfig`."""
+"""The layout of a state directory: `store.db`, `git/<source>` caches, `kubeconfig`, and
+`cache/` (parsed files and the records of the last syncs, per source)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from pathlib import Path
 
 STORE_FILE = "store.db"
 KUBECONFIG_FILE = "kubeconfig"
+CACHE_DIR = "cache"
 
 
 def store_url(state_dir: Path) -> str:
@@ -20,3 +22,13 @@ def git_cache(state_dir: Path, source: str) -> Path:
 
 def kubeconfig_path(state_dir: Path) -> Path:
     return state_dir / KUBECONFIG_FILE
+
+
+def parse_cache_file(state_dir: Path, source: str) -> Path:
+    """Where a source's parsed files are kept between processes (`gitkrm.sync.parsecache`)."""
+    return state_dir / CACHE_DIR / "parsed" / f"{source}.bin"
+
+
+def last_sync_file(state_dir: Path, source: str) -> Path:
+    """Where the record of a source's last settled sync is kept (`gitkrm.agent.lastsync`)."""
+    return state_dir / CACHE_DIR / "synced" / f"{source}.json"

@@ -50,6 +50,9 @@ class Outcome:
     timings_ms: Mapping[str, float] = field(default_factory=dict)
     errors: Sequence[str] = ()
     stalled: bool = False
+    nothing_changed: bool = False
+    """Not synced again: neither the revision nor the store changed since the last sync
+    (`run --once`, see `lastsync`)."""
 
 
 def now_rfc3339() -> str:

@@ -66,18 +66,23 @@ async def _diff(
     try:
         with tempfile.TemporaryDirectory(prefix="gitkrm-diff-") as tmp:
             for config in configs:
-                code = max(code, await _diff_one(store, config, agent, apply_mode, Path(tmp)))
+                code = max(
+                    code, await _diff_one(store, config, agent, apply_mode, Path(tmp), state)
+                )
     finally:
         await store.close()
     return code
 
 
 async def _diff_one(
-    store: Store, config: SourceConfig, agent: str, apply_mode: ApplyMode, tmp: Path
+    store: Store, config: SourceConfig, agent: str, apply_mode: ApplyMode, tmp: Path, state: Path
 ) -> int:
-    from gitkrm.agent.sources import open_source  # heavy imports, only when diffing
+    from gitkrm.agent import lastsync  # heavy imports, only when diffing
+    from gitkrm.agent.sources import open_source
+    from gitkrm.agent.state import last_sync_file, parse_cache_file
     from gitkrm.sync.engine import SyncEngine
     from gitkrm.sync.options import SyncOptions
+    from gitkrm.sync.parsecache import ParseCache
 
     options = SyncOptions(
         source_name=config.name,
@@ -90,9 +95,22 @@ async def _diff_one(
         apply_mode=apply_mode,
     )
     source = open_source(config, git_cache=tmp / config.name)
-    engine = SyncEngine(store=store, options=options)
+    cache = ParseCache(parse_cache_file(state, config.name), read_only=True)
+    engine = SyncEngine(store=store, options=options, parse_cache=cache)
     try:
         try:
+            fingerprint = lastsync.fingerprint(config, agent_name=agent, apply_mode=apply_mode)
+            path = last_sync_file(state, config.name)
+            same = await lastsync.unchanged(
+                path, store=store, source=source, fingerprint=fingerprint
+            )
+            if same is not None:
+                print(
+                    f"{config.name}: in sync, nothing changed since the last sync of revision "
+                    f"{same.revision[:12]}",
+                    file=sys.stderr,
+                )
+                return 0
             snapshot = await source.snapshot()
         except GitkrmError as e:
             print(f"gitkrm: error: source {config.name}: {e.message}", file=sys.stderr)

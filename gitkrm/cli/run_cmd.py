@@ -133,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
         listen=None if args.once else listen,
         controllers=controllers,
         target_url=url,
+        skip_unchanged=args.once and not args.wait,
         **security,
         **election,
     )
@@ -254,4 +255,6 @@ def _print_summary(agent: Agent, outcomes: list[Outcome]) -> None:
             print(f"{runner.name}: not synced (stopped)")
             continue
         result = "synced" if o.succeeded else f"FAILED ({len(o.errors)} error(s) above)"
+        if o.nothing_changed:
+            result = "in sync, nothing changed since the last sync of"
         print(f"{runner.name}: {result} revision {short(o.revision)}: {summary(o.counts)}")

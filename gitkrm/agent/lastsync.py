@@ -1,0 +1,173 @@
+"""The record of a source's last settled sync: how `run --once` and `diff` know, without
+rendering or planning, that there is nothing to do.
+
+A store's resourceVersion counts every write to it (the embedded store's global revision;
+on a cluster, etcd's). When the agent ends, it records per source (in the state dir,
+`cache/synced/<source>.json`): the revision of the last sync, a fingerprint of the
+source's settings, the store's identity (the uid of its `kube-system` namespace) and its
+resourceVersion now. It records it only when that sync settled every object and every
+write to the store since the sync started was the sync's own or the agent's GitSource
+status writes: the store then holds exactly what the revision says.
+
+A later `run --once` (without `--wait`) or `diff` of the same source, with the same
+settings and the same gitkrm, that finds the store at that resourceVersion and the remote
+at that revision (one `ls-remote`) has nothing to do: it says so and stops. Any write in
+between (a `kubectl edit`, a controller, another source's sync, a requested sync) or a new
+commit means a full sync. A source with signature verification is never trusted this way
+(keys and signatures expire without a commit). On a cluster other writers move the
+resourceVersion all the time, so this rarely applies there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Final
+
+import orjson
+
+from gitkrm import __version__
+from gitkrm.errors import NotFound
+from gitkrm.krm import ObjectRef
+from gitkrm.source import Source
+from gitkrm.store import Store
+from gitkrm.sync import live
+from gitkrm.sync.parsecache import write_private
+
+from .config import ApplyMode, SourceConfig
+from .status import Outcome, Reason
+
+FORMAT: Final = 1
+KUBE_SYSTEM: Final = ObjectRef(group="", kind="Namespace", name="kube-system")
+_VOLATILE: Final = ("interval", "suspend", "timeout")  # spec fields that change no result
+
+
+@dataclass(frozen=True, slots=True)
+class LastSync:
+    source: str
+    fingerprint: str
+    revision: str
+    store_id: str
+    resource_version: str
+    objects: int  # the objects the sync left in place (all unchanged since)
+
+    def outcome(self, *, git_ms: float) -> Outcome:
+        """The outcome of a pass that found nothing to do: every object unchanged."""
+        keys = ("created", "configured", "pruned", "unchanged", "failed", "refused")
+        return Outcome(
+            revision=self.revision,
+            succeeded=True,
+            reason=Reason.SUCCEEDED,
+            counts={k: self.objects if k == "unchanged" else 0 for k in keys},
+            timings_ms={"git": git_ms, "render": 0.0, "diff": 0.0, "apply": 0.0},
+            nothing_changed=True,
+        )
+
+
+def of_sync(
+    source: str,
+    outcome: Outcome,
+    *,
+    fingerprint: str | None,
+    synced_revision: str | None,
+    settled_at: str | None,
+) -> LastSync | None:
+    """The record of a sync that settled at store revision `settled_at` (its store
+    identity is filled in when it is saved); None when there is nothing to record."""
+    if (
+        not outcome.succeeded
+        or fingerprint is None
+        or settled_at is None
+        or not outcome.revision
+        or outcome.revision != synced_revision
+    ):
+        return None
+    objects = sum(outcome.counts.get(k, 0) for k in ("created", "configured", "unchanged"))
+    return LastSync(
+        source=source,
+        fingerprint=fingerprint,
+        revision=outcome.revision,
+        store_id="",
+        resource_version=settled_at,
+        objects=objects,
+    )
+
+
+def fingerprint(config: SourceConfig, *, agent_name: str, apply_mode: ApplyMode) -> str | None:
+    """What a sync's result depends on besides the revision and the store (None: the
+    source is never trusted without a sync)."""
+    if config.verify is not None:
+        return None
+    spec = config.to_object(agent_name=agent_name)["spec"]
+    for key in _VOLATILE:
+        spec.pop(key, None)
+    data = {
+        "format": FORMAT,
+        "gitkrm": __version__,
+        "source": config.name,
+        "agent": agent_name,
+        "applyMode": apply_mode,
+        "spec": spec,
+    }
+    return hashlib.sha256(orjson.dumps(data, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def load(path: Path) -> LastSync | None:
+    """The record at `path` (None when there is none or it can't be read)."""
+    try:
+        data = orjson.loads(path.read_bytes())
+        if data.pop("format", None) != FORMAT:
+            return None
+        record = LastSync(**data)
+    except (OSError, ValueError, TypeError):
+        return None
+    fields = (
+        record.source,
+        record.fingerprint,
+        record.revision,
+        record.store_id,
+        record.resource_version,
+    )
+    if not all(isinstance(f, str) for f in fields) or not isinstance(record.objects, int):
+        return None
+    return record
+
+
+def save(path: Path, record: LastSync) -> None:
+    """Write the record (mode 0600; a failure only costs the next run a full sync)."""
+    with contextlib.suppress(OSError):
+        write_private(path, orjson.dumps({"format": FORMAT, **asdict(record)}))
+
+
+def discard(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        path.unlink()
+
+
+async def store_position(store: Store) -> tuple[str, str]:
+    """The store's identity (its `kube-system` namespace's uid) and resourceVersion."""
+    rv = await live.current_revision(store)
+    try:
+        ns = await store.get(KUBE_SYSTEM)
+    except NotFound:
+        return "", rv
+    return str((ns.get("metadata") or {}).get("uid") or ""), rv
+
+
+async def unchanged(
+    path: Path, *, store: Store, source: Source, fingerprint: str | None
+) -> LastSync | None:
+    """The record of the source's last sync when nothing changed since: same settings,
+    same store at the same resourceVersion, the remote at the same revision; else None.
+    Errors of the store or the source are raised."""
+    record = load(path)
+    if record is None or fingerprint is None or record.fingerprint != fingerprint:
+        return None
+    store_id, rv = await store_position(store)
+    if rv != record.resource_version or store_id != record.store_id or not rv:
+        return None
+    if await source.poll() != record.revision:
+        return None
+    return record
