@@ -100,8 +100,8 @@ class SyncEngine:
         self._reuse_steps: dict[str, Step] = {}
         self._reuse_results: dict[str, tuple[Desired, ObjectResult]] = {}
         self._lock = asyncio.Lock()
-        # The store's revision when the sync under way started, and after the last one
-        # that settled with only our own writes since its start (see `settled_at`).
+        # The store's revision when the sync under way first read it ("": at its plan), and
+        # after the last one that settled with only our own writes since (`settled_at`).
         self._started_at = ""
         self._settled_at: str | None = None
 
@@ -127,7 +127,6 @@ class SyncEngine:
             try:
                 with gc_paused():
                     progress("rendering", None, None)
-                    self._started_at = await live.current_revision(self.store)
                     rendered, timings = await self._render(snapshot)
                     return await self._apply(rendered, timings, progress=progress)
             except _Refused as r:
@@ -144,7 +143,7 @@ class SyncEngine:
                 return make_result(revision="")
             try:
                 with gc_paused():
-                    self._started_at = await live.current_revision(self.store)
+                    self._started_at = ""  # nothing read before the plan
                     return await self._apply(
                         self._synced, {"git": 0.0, "render": 0.0}, progress=progress
                     )
@@ -179,7 +178,7 @@ class SyncEngine:
 
     async def _render(self, snapshot: Snapshot) -> tuple[RenderResult, dict[str, float]]:
         start = time.perf_counter()
-        crds = await live.list_all(self.store, live.CRD)
+        crds, self._started_at = await live.list_at(self.store, live.CRD)
         crd_key = tuple(
             sorted(
                 (str(keys.metadata(c).get("name")), str(keys.metadata(c).get("resourceVersion")))
@@ -441,6 +440,6 @@ class SyncEngine:
         # else wrote meanwhile (no need to replay thousands of our own events).
         after = await live.current_revision(self.store)
         start = after if contiguous(since, after, ours) else since
-        clean = self._settled and contiguous(self._started_at, after, ours)
+        clean = self._settled and contiguous(self._started_at or since, after, ours)
         self._settled_at = after if clean else None
         tracker.watch((gvk for gvk in rendered.kinds.values() if gvk.version), since=start)

@@ -28,14 +28,26 @@ def _key(obj: Obj) -> tuple[str, str]:
 
 async def list_all(store: Store, gvk: GVK, *, label_selector: str | None = None) -> list[Obj]:
     """Every object of a kind (all namespaces), page by page."""
+    items, _ = await list_at(store, gvk, label_selector=label_selector)
+    return items
+
+
+async def list_at(
+    store: Store, gvk: GVK, *, label_selector: str | None = None
+) -> tuple[list[Obj], str]:
+    """Every object of a kind, and the store revision the list was read at."""
     items: list[Obj] = []
     token: str | None = None
+    revision: str | None = None
     while True:
         page = await store.list(gvk, label_selector=label_selector, limit=PAGE, continue_=token)
         items.extend(page.get("items") or ())
-        token = (page.get("metadata") or {}).get("continue") or None
+        md = page.get("metadata") or {}
+        if revision is None:
+            revision = str(md.get("resourceVersion") or "")
+        token = md.get("continue") or None
         if not token:
-            return items
+            return items, revision
 
 
 async def current_revision(store: Store) -> str:
