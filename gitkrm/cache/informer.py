@@ -1,13 +1,16 @@
-"""Informers: list then watch one kind, keep a local cache, and tell handlers of changes.
+"""Informers: list then watch one kind in one scope, keep a local cache, tell handlers.
 
-Each informer resumes its watch from the last resourceVersion it saw, and lists again when
-the store answers Expired (history compacted). Controllers read the cache, never the store,
-to decide; they write through `Writer`, which records what a write returned here at once
-("read your writes"), so a reconcile that runs before the watch delivers the event still
-sees its own change. Handlers hear only of watched changes, with the old state the watch
-last delivered.
+A scope is all namespaces or one, with an optional label selector (a source's own objects:
+`gitkrm.io/source=<name>`). Each informer resumes its watch from the last resourceVersion
+it saw, and lists again when the store answers Expired (history compacted). A kind the
+store does not serve (a CRD not there yet) is an empty, synced cache that keeps trying.
 
-Objects in the cache are shared (with the store's watch hub and other controllers): they
+Readers decide from the cache, never the store; writers record what a write returned here
+at once (`observe`: "read your writes"), so a reconcile that runs before the watch
+delivers the event still sees its own change. Handlers hear only of watched changes, with
+the old state the watch last delivered.
+
+Objects in the cache are shared (with the store's watch hub and every subscriber): they
 are never modified in place.
 """
 
@@ -17,6 +20,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from gitkrm.errors import Expired, GitkrmError, NotFound
@@ -51,18 +55,33 @@ def _namespace_index(obj: Obj) -> Iterable[str]:
     return (obj["metadata"].get("namespace") or "",)
 
 
-class Informer:
-    """The cache of one kind (all namespaces), fed by list + watch."""
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Which objects of a kind an informer holds: one namespace or all (None), and those
+    matching a label selector (None: all)."""
 
-    def __init__(self, store: Store, gvk: GVK) -> None:
+    namespace: str | None = None
+    label_selector: str | None = None
+
+
+EVERYTHING = Scope()
+
+
+class Informer:
+    """The cache of one kind in one scope, fed by list + watch."""
+
+    def __init__(self, store: Store, gvk: GVK, scope: Scope = EVERYTHING) -> None:
         self.store = store
         self.gvk = gvk
+        self.scope = scope
         self.synced = asyncio.Event()
+        self.served: bool | None = None  # None until the first list answered
         self.rv: str | None = None
         self._items: dict[Key, Obj] = {}
         self._watched: dict[Key, Obj] = {}
         self._tombstones: dict[Key, int] = {}
         self._handlers: list[Handler] = []
+        self._list_listeners: list[Callable[[], None]] = []
         self._listeners: list[Handler] = []
         self._indexers: dict[str, IndexFn] = {}
         self._indexes: dict[str, dict[str, set[Key]]] = {}
@@ -110,6 +129,21 @@ class Informer:
         self._handlers.append(handler)
         for obj in list(self._watched.values()):
             handler(None, obj)
+
+    def add_list_listener(self, listener: Callable[[], None]) -> None:
+        """Be called after every list (the first, after Expired, while not served), once the
+        cache holds what it found; at once if the cache is synced already."""
+        self._list_listeners.append(listener)
+        if self.synced.is_set():
+            listener()
+
+    def remove_list_listener(self, listener: Callable[[], None]) -> None:
+        with contextlib.suppress(ValueError):
+            self._list_listeners.remove(listener)
+
+    def remove_handler(self, handler: Handler) -> None:
+        with contextlib.suppress(ValueError):
+            self._handlers.remove(handler)
 
     def add_listener(self, listener: Handler) -> None:
         """Hear of every change of the cached view (watched or written through)."""
@@ -230,7 +264,19 @@ class Informer:
 
     async def _relist(self) -> None:
         self.lists += 1
-        listed = await self.store.list(self.gvk)
+        scope = self.scope
+        try:
+            listed = await self.store.list(
+                self.gvk, scope.namespace, label_selector=scope.label_selector
+            )
+        except NotFound:
+            # Not served (its CRD is not there, or went away): nothing of it exists.
+            self.served = False
+            for key in list(self._watched):
+                self._apply(EventType.DELETED, self._watched[key], at=None)
+            self._listed()
+            raise
+        self.served = True
         rv = str((listed.get("metadata") or {}).get("resourceVersion") or "")
         at = int(rv) if rv.isdigit() else None
         seen: set[Key] = set()
@@ -245,7 +291,15 @@ class Informer:
         for key in [k for k in self._watched if k not in seen]:
             self._apply(EventType.DELETED, self._watched[key], at=at)
         self.rv = rv or None
+        self._listed()
+
+    def _listed(self) -> None:
         self.synced.set()
+        for listener in list(self._list_listeners):
+            try:
+                listener()
+            except Exception:
+                log.exception("list listener of %s failed", self.gvk.kind)
 
     # -- running ---------------------------------------------------------------------------
 
@@ -273,8 +327,11 @@ class Informer:
             except Expired:
                 self.rv = None
                 continue
-            except NotFound as e:  # the kind is not served (any more): its CRD went away
+            except NotFound as e:  # the kind is not served (yet, or any more): its CRD
                 log.debug("%s not served: %s", self.gvk, e)
+                self.rv = None  # list again: an empty cache until it is served
+                await asyncio.sleep(RETRY_DELAY)
+                continue
             except GitkrmError as e:
                 log.warning("watch of %s failed: %s", self.gvk, e)
             await asyncio.sleep(delay)
@@ -285,7 +342,14 @@ class Informer:
         anything."""
         heard = False
         self.watches += 1
-        watch: Any = self.store.watch(self.gvk, resource_version=self.rv, allow_bookmarks=True)
+        scope = self.scope
+        watch: Any = self.store.watch(
+            self.gvk,
+            scope.namespace,
+            resource_version=self.rv,
+            label_selector=scope.label_selector,
+            allow_bookmarks=True,
+        )
         async for ev in watch:
             heard = True
             etype = ev.type
@@ -298,52 +362,3 @@ class Informer:
             self._apply(etype, obj)
             self.rv = obj["metadata"].get("resourceVersion") or self.rv
         return heard
-
-
-class Informers:
-    """Shared informers, one per kind (at its preferred version), started on demand."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self._by_gk: dict[tuple[str, str], Informer] = {}
-        self.running = False
-
-    def get(self, gvk: GVK) -> Informer:
-        key = (gvk.group, gvk.kind)
-        inf = self._by_gk.get(key)
-        if inf is None:
-            inf = self._by_gk[key] = Informer(self.store, gvk)
-            if self.running:
-                inf.start()
-        return inf
-
-    def find(self, group: str, kind: str) -> Informer | None:
-        return self._by_gk.get((group, kind))
-
-    def for_object(self, obj: Obj) -> Informer | None:
-        """The informer of an object's kind (its apiVersion's group and its kind)."""
-        api_version = obj.get("apiVersion")
-        group = api_version.rpartition("/")[0] if isinstance(api_version, str) else ""
-        return self._by_gk.get((group, str(obj.get("kind"))))
-
-    def all(self) -> list[Informer]:
-        return list(self._by_gk.values())
-
-    def start(self) -> None:
-        self.running = True
-        for inf in self._by_gk.values():
-            inf.start()
-
-    async def wait_synced(self, informers: Iterable[Informer] | None = None) -> None:
-        for inf in list(informers if informers is not None else self._by_gk.values()):
-            await inf.synced.wait()
-
-    async def remove(self, group: str, kind: str) -> None:
-        inf = self._by_gk.pop((group, kind), None)
-        if inf is not None:
-            await inf.stop()
-
-    async def stop(self) -> None:
-        self.running = False
-        for inf in list(self._by_gk.values()):
-            await inf.stop()

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gitkrm.controllers.informer import IndexFn, Informer, Informers
+from gitkrm.cache.informer import IndexFn, Informer
+from gitkrm.cache.watchcache import Holder
 from gitkrm.controllers.kinds import CRD
 from gitkrm.errors import NotFound
 from gitkrm.krm import GVK, GroupKind, Obj
@@ -34,7 +35,7 @@ class Kind:
 
 
 class AllKinds:
-    def __init__(self, informers: Informers, registry: Registry) -> None:
+    def __init__(self, informers: Holder, registry: Registry) -> None:
         self.informers = informers
         self.registry = registry
         self._kinds: dict[tuple[str, str], Kind] = {}

@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from apscheduler.triggers.cron import CronTrigger
 
-from gitkrm.controllers.informer import Key
+from gitkrm.cache.informer import Key
 from gitkrm.controllers.kinds import CRONJOB, JOB
 from gitkrm.controllers.objects import (
     OWNER_INDEX,

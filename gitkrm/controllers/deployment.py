@@ -15,7 +15,7 @@ from __future__ import annotations
 from gitkrm.controllers import deployment_status as ds
 from gitkrm.controllers import rollout
 from gitkrm.controllers.deployment_sync import DeploymentSync
-from gitkrm.controllers.informer import Key, key_of
+from gitkrm.cache.informer import Key, key_of
 from gitkrm.controllers.kinds import DEPLOYMENT, POD, REPLICASET
 from gitkrm.controllers.objects import (
     OWNER_INDEX,

@@ -11,7 +11,7 @@ from typing import Any
 
 from gitkrm.controllers import deployment_status as ds
 from gitkrm.controllers import rollout
-from gitkrm.controllers.informer import Informer
+from gitkrm.cache.informer import Informer
 from gitkrm.controllers.objects import (
     annotations_of,
     being_deleted,

@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from gitkrm.controllers.informer import Key, key_of
+from gitkrm.cache.informer import Key, key_of
 from gitkrm.controllers.kinds import ENDPOINT_SLICE, ENDPOINTS, POD, SERVICE
 from gitkrm.controllers.objects import being_deleted, labels, owner_ref, pod_phase, pod_ready, uid
 from gitkrm.controllers.runtime import Controller

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gitkrm.controllers.informer import Informer
+from gitkrm.cache.informer import Informer
 from gitkrm.controllers.objects import OWNER_INDEX, owner_ref, uid
 from gitkrm.controllers.revisions import template_hash
 from gitkrm.controllers.writer import Writer

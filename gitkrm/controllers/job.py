@@ -16,7 +16,7 @@ import contextlib
 import time
 from typing import Any
 
-from gitkrm.controllers.informer import Key
+from gitkrm.cache.informer import Key
 from gitkrm.controllers.kinds import JOB, POD
 from gitkrm.controllers.objects import (
     OWNER_INDEX,

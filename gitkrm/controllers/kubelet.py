@@ -18,7 +18,7 @@ import hashlib
 import time
 from typing import Any
 
-from gitkrm.controllers.informer import Key, key_of
+from gitkrm.cache.informer import Key, key_of
 from gitkrm.controllers.ipam import ip_pool, ip_text, ip_value
 from gitkrm.controllers.kinds import NODE, POD, SIMULATE
 from gitkrm.controllers.objects import (

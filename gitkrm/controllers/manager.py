@@ -17,7 +17,7 @@ from gitkrm.controllers.daemonset import DaemonSetController
 from gitkrm.controllers.deployment import DeploymentController
 from gitkrm.controllers.endpoints import EndpointsController
 from gitkrm.controllers.gc import GarbageCollector
-from gitkrm.controllers.informer import Informers
+from gitkrm.cache.watchcache import Holder, WatchCache
 from gitkrm.controllers.job import JobController
 from gitkrm.controllers.kubelet import KubeletSimulator
 from gitkrm.controllers.namespace import NamespaceController
@@ -60,7 +60,15 @@ DEFAULT_OPTIONS = ControllerOptions()
 
 
 class ControllerManager:
-    def __init__(self, *, store: Store, options: ControllerOptions = DEFAULT_OPTIONS) -> None:
+    def __init__(
+        self,
+        *,
+        store: Store,
+        options: ControllerOptions = DEFAULT_OPTIONS,
+        cache: WatchCache | None = None,
+    ) -> None:
+        """`cache`: the store's watch cache, shared with the agent's other readers (one of
+        the manager's own otherwise)."""
         registry = store.registry or Registry.builtin()
         enabled = options.enabled
         if enabled is not None:
@@ -71,10 +79,13 @@ class ControllerManager:
                 )
         self.store = store
         self.options = options
-        self.informers = Informers(store)
+        self._own_cache = cache is None
+        self.cache = cache if cache is not None else WatchCache(store)
+        self.informers = Holder(self.cache)
         self.writer = Writer(store, self.informers)
         self.context = Context(
             store=store,
+            cache=self.cache,
             informers=self.informers,
             writer=self.writer,
             options=options,
@@ -100,7 +111,7 @@ class ControllerManager:
         self._running = True
         for c in self.controllers:
             c.setup()
-        self.informers.start()
+        self.cache.start()
         await asyncio.gather(*(c.run_started() for c in self.controllers))
         for c in self.controllers:
             c.start_workers()
@@ -112,7 +123,9 @@ class ControllerManager:
         self._running = False
         await asyncio.gather(*(c.stop() for c in self.controllers))
         await self.writer.drain()
-        await self.informers.stop()
+        await self.informers.release_all()
+        if self._own_cache:
+            await self.cache.stop()
 
     def idle(self) -> bool:
         """No key queued or being worked on (delayed keys may wait: timers)."""

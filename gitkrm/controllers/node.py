@@ -16,7 +16,7 @@ import ipaddress
 import time
 from typing import Any
 
-from gitkrm.controllers.informer import Key
+from gitkrm.cache.informer import Key
 from gitkrm.controllers.kinds import CAPACITY, LEASE, NODE, POD, SIMULATE
 from gitkrm.controllers.objects import (
     NODE_INDEX,

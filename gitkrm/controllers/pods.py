@@ -7,7 +7,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from gitkrm.controllers.informer import Informer
+from gitkrm.cache.informer import Informer
 from gitkrm.controllers.objects import (
     OWNER_INDEX,
     being_deleted,

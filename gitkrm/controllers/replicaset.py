@@ -14,7 +14,7 @@ import asyncio
 import time
 from typing import Any
 
-from gitkrm.controllers.informer import Key, key_of
+from gitkrm.cache.informer import Key, key_of
 from gitkrm.controllers.kinds import POD, REPLICASET
 from gitkrm.controllers.objects import (
     OWNER_INDEX,

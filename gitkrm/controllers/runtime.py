@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from gitkrm.controllers.allkinds import AllKinds
-from gitkrm.controllers.informer import Informer, Informers, Key, key_of
+from gitkrm.cache.informer import Informer, Key, key_of
+from gitkrm.cache.watchcache import Holder, WatchCache
 from gitkrm.controllers.objects import controller_ref
 from gitkrm.controllers.options import ControllerOptions
 from gitkrm.controllers.queue import ShutDown, WorkQueue
@@ -38,7 +39,8 @@ class Context:
     """What every controller shares: the store, informers, the writer and the options."""
 
     store: Store
-    informers: Informers
+    cache: WatchCache
+    informers: Holder  # the controllers' informers on the shared cache
     writer: Writer
     options: ControllerOptions
     registry: Registry
@@ -120,7 +122,7 @@ class Controller:
     # -- running ---------------------------------------------------------------------------
 
     async def run_started(self) -> None:
-        await self.ctx.informers.wait_synced(self.watched)
+        await self.ctx.cache.wait_synced(self.watched)
         await self.started()
 
     def start_workers(self) -> None:

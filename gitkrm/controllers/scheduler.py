@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gitkrm.controllers.informer import Key, key_of
+from gitkrm.cache.informer import Key, key_of
 from gitkrm.controllers.kinds import NODE, POD, PVC, SIMULATE
 from gitkrm.controllers.objects import (
     annotations_of,

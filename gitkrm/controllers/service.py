@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gitkrm.controllers.informer import Key
+from gitkrm.cache.informer import Key
 from gitkrm.controllers.ipam import Pool, ip_pool, ip_text, ip_value
 from gitkrm.controllers.kinds import SERVICE
 from gitkrm.controllers.objects import being_deleted, with_status

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from gitkrm.controllers.informer import Key, key_of
+from gitkrm.cache.informer import Key, key_of
 from gitkrm.controllers.kinds import PV, PVC, STORAGE_CLASS
 from gitkrm.controllers.objects import annotations_of, being_deleted, uid, with_status
 from gitkrm.controllers.resources import amount

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from gitkrm.controllers.informer import Informers
+from gitkrm.cache.watchcache import Holder
 from gitkrm.errors import GitkrmError
 from gitkrm.krm import GVK, Obj, ObjectRef
 from gitkrm.store.protocol import (
@@ -56,7 +56,7 @@ def still_exists(obj: Obj) -> bool:
 
 
 class Writer:
-    def __init__(self, store: Store, informers: Informers) -> None:
+    def __init__(self, store: Store, informers: Holder) -> None:
         self.store = store
         self.informers = informers
         self._pending: list[tuple[BatchOp, asyncio.Future[Obj]]] = []

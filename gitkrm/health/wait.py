@@ -1,5 +1,6 @@
 """wait_for: watch a set of objects until all are Current (or gone, for pruned ones), one
-fails, or the time runs out. Driven by watches: no polling while objects are quiet."""
+fails, or the time runs out. Driven by the store's watch cache: no polling while objects
+are quiet, and no watch of its own where the cache already has the kind."""
 
 from __future__ import annotations
 
@@ -9,13 +10,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from gitkrm.errors import Expired, GitkrmError, NotFound
+from gitkrm.cache.watchcache import WatchCache
+from gitkrm.errors import GitkrmError, NotFound
 from gitkrm.health.compute import health_of
 from gitkrm.health.kinds import SCHEDULE_WINDOW
 from gitkrm.health.result import Health, HealthResult
 from gitkrm.krm import GVK, GroupKind, Obj, ObjectRef
 from gitkrm.krm.clock import parse_time
-from gitkrm.store.protocol import EventType, Store
+from gitkrm.store.protocol import Store
 
 Progress = Callable[[ObjectRef, HealthResult], None]
 # How often a kind the store cannot watch (not served yet: its CRD is still coming) is tried.
@@ -119,47 +121,36 @@ def _resolve_version(store: Store, gk: GroupKind) -> str | None:
     return None
 
 
-async def _follow(
-    waiter: _Waiter, gk: GroupKind, namespace: str | None, version: str | None
-) -> None:
-    """List then watch one kind (in one namespace or all), feeding verdicts to the waiter;
-    re-lists after Expired and retries while the kind is not served."""
-    store = waiter.store
+async def _follow(waiter: _Waiter, cache: WatchCache, gk: GroupKind, version: str | None) -> None:
+    """Feed the waiter from the cache's informer of one kind (all namespaces: on the
+    embedded target the controllers' own); while the kind's version is unknown (a custom
+    kind not registered yet), poll its objects."""
     refs = [r for r in waiter.want if r.group_kind == gk]
-    while True:
-        v = version or _resolve_version(store, gk)
-        if v is None:
-            await _poll(waiter, refs)
-            await asyncio.sleep(RETRY_INTERVAL)
-            continue
-        gvk = GVK(group=gk.group, version=v, kind=gk.kind)
-        try:
-            listed = await store.list(gvk, namespace=namespace)
-        except NotFound:
-            await _poll(waiter, refs)
-            await asyncio.sleep(RETRY_INTERVAL)
-            continue
-        seen = set()
-        for item in listed.get("items") or ():
-            key = _obj_key(gk, item)
-            seen.add(key)
-            waiter.observe(gk, item, key)
+    v = version or _resolve_version(waiter.store, gk)
+    while v is None:
+        await _poll(waiter, refs)
+        await asyncio.sleep(RETRY_INTERVAL)
+        v = _resolve_version(waiter.store, gk)
+
+    def handler(old: Obj | None, new: Obj | None) -> None:
+        obj = new if new is not None else old
+        if obj is not None:
+            waiter.observe(gk, new, _obj_key(gk, obj))
+
+    def listed() -> None:
+        # What a list did not find is absent (or its kind not served): NotFound.
         for r in refs:
-            if (namespace is None or (r.namespace or "") == namespace) and _key(r) not in seen:
+            if informer.get(r.namespace, r.name) is None:
                 waiter.observe(gk, None, _key(r))
-        rv = (listed.get("metadata") or {}).get("resourceVersion")
-        with contextlib.suppress(Expired):
-            while True:
-                heard = False
-                async for ev in store.watch(gvk, namespace=namespace, resource_version=rv):
-                    heard = True
-                    if ev.type in (EventType.BOOKMARK, EventType.ERROR):
-                        continue
-                    rv = (ev.obj.get("metadata") or {}).get("resourceVersion") or rv
-                    gone = ev.type is EventType.DELETED
-                    waiter.observe(gk, None if gone else ev.obj, _obj_key(gk, ev.obj))
-                # The watch ended (dropped by a busy store, or closed): resume from rv.
-                await asyncio.sleep(0 if heard else RETRY_INTERVAL)
+
+    sub = cache.subscribe(GVK(group=gk.group, version=v, kind=gk.kind), handler)
+    informer = sub.informer
+    informer.add_list_listener(listed)
+    try:
+        await asyncio.Event().wait()  # the handlers feed the waiter until it is done
+    finally:
+        informer.remove_list_listener(listed)
+        await sub.close()
 
 
 async def _poll(waiter: _Waiter, refs: Iterable[ObjectRef]) -> None:
@@ -173,24 +164,6 @@ async def _poll(waiter: _Waiter, refs: Iterable[ObjectRef]) -> None:
         waiter.observe(r.group_kind, obj, _key(r))
 
 
-def _watches(refs: Iterable[ObjectRef]) -> list[tuple[GroupKind, str | None, str | None]]:
-    """One watch per kind and namespace, or per kind across namespaces when the refs span
-    more than a few."""
-    by_kind: dict[GroupKind, set[str]] = {}
-    version: dict[GroupKind, str | None] = {}
-    for r in refs:
-        by_kind.setdefault(r.group_kind, set()).add(r.namespace or "")
-        if r.version is not None:
-            version[r.group_kind] = r.version
-    out: list[tuple[GroupKind, str | None, str | None]] = []
-    for gk, namespaces in by_kind.items():
-        if "" in namespaces or len(namespaces) > 3:
-            out.append((gk, None, version.get(gk)))
-        else:
-            out.extend((gk, ns, version.get(gk)) for ns in sorted(namespaces))
-    return out
-
-
 async def wait_for(
     store: Store,
     refs: Iterable[ObjectRef],
@@ -198,16 +171,24 @@ async def wait_for(
     timeout: float,  # noqa: ASYNC109 (the caller's budget, also reported as timed_out)
     on_progress: Progress | None = None,
     absent: Iterable[ObjectRef] = (),
+    cache: WatchCache | None = None,
 ) -> WaitResult:
     """Wait until every ref is Current and every `absent` ref is NotFound (ok), or any is
     Failed, or `timeout` seconds pass (not ok). `on_progress(ref, result)` hears of every
-    change of verdict."""
+    change of verdict. `cache`: the store's shared watch cache (a private one otherwise)."""
     want: dict[ObjectRef, Health] = {r: Health.CURRENT for r in refs}
     want.update({r: Health.NOT_FOUND for r in absent})
     waiter = _Waiter(store, want, on_progress)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
-    tasks = [asyncio.create_task(_follow(waiter, gk, ns, v)) for gk, ns, v in _watches(want)]
+    own_cache = cache is None
+    watch_cache = WatchCache(store) if cache is None else cache
+    watch_cache.start()
+    versions: dict[GroupKind, str | None] = {}
+    for r in want:
+        if versions.get(r.group_kind) is None:
+            versions[r.group_kind] = r.version
+    tasks = [asyncio.create_task(_follow(waiter, watch_cache, gk, v)) for gk, v in versions.items()]
     timed_out = False
     try:
         while True:
@@ -235,6 +216,8 @@ async def wait_for(
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        if own_cache:
+            await watch_cache.stop()
     return WaitResult(
         ok=ok, timed_out=timed_out, results=dict(waiter.results), pending=waiter.pending()
     )

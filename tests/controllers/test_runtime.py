@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from gitkrm.controllers.informer import Informer
+from gitkrm.cache.informer import Informer
 from gitkrm.controllers.queue import ShutDown, WorkQueue
 from gitkrm.krm import GVK, Obj, ObjectRef
 from gitkrm.store.sqlite import SqliteStore

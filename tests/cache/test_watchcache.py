@@ -1,0 +1,113 @@
+"""The one watch cache: one list and one watch per kind and scope, shared by its readers,
+dropped when nobody holds it; scopes by namespace and label selector; unserved kinds."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from gitkrm.cache import Scope, WatchCache
+from gitkrm.krm import GVK, Obj, ObjectRef
+from gitkrm.store import Store, open_store
+from tests.support.builders import configmap
+from tests.support.wait import eventually_async
+
+CM = GVK(group="", version="v1", kind="ConfigMap")
+WIDGET = GVK(group="example.com", version="v1", kind="Widget")
+OURS = Scope(label_selector="gitkrm.io/source=a")
+
+
+@pytest.fixture
+async def store() -> AsyncIterator[Store]:
+    s = await open_store("sqlite:///:memory:")
+    yield s
+    await s.close()
+
+
+@pytest.fixture
+async def cache(store: Store) -> AsyncIterator[WatchCache]:
+    c = WatchCache(store)
+    c.start()
+    yield c
+    await c.stop()
+
+
+def _names(events: list[tuple[Obj | None, Obj | None]]) -> list[tuple[str | None, str | None]]:
+    return [
+        (o["metadata"]["name"] if o else None, n["metadata"]["name"] if n else None)
+        for o, n in events
+    ]
+
+
+async def test_readers_of_one_kind_and_scope_share_one_list_and_one_watch(
+    store: Store, cache: WatchCache
+) -> None:
+    await store.create(configmap("before", labels={"gitkrm.io/source": "a"}))
+    first: list[tuple[Obj | None, Obj | None]] = []
+    second: list[tuple[Obj | None, Obj | None]] = []
+    a = cache.subscribe(CM, lambda o, n: first.append((o, n)), OURS)
+    b = cache.subscribe(CM, lambda o, n: second.append((o, n)), OURS)
+    assert a.informer is b.informer
+    await a.informer.synced.wait()
+    await store.create(configmap("after", labels={"gitkrm.io/source": "a"}))
+    await store.create(configmap("other", labels={"gitkrm.io/source": "b"}))
+    await eventually_async(lambda: len(second) >= 2, message="both objects of scope a")
+    assert _names(first) == _names(second) == [(None, "before"), (None, "after")]
+    stats = cache.stats()
+    assert (stats.informers, stats.lists, stats.watches) == (1, 1, 1)
+    await a.close()
+    await b.close()
+    assert cache.stats().informers == 0, "a kind nobody holds is not cached"
+    assert cache.stats().lists == 1
+
+
+async def test_a_late_subscriber_hears_of_what_is_cached_first(
+    store: Store, cache: WatchCache
+) -> None:
+    await store.create(configmap("x"))
+    holder = cache.acquire(CM)
+    await holder.synced.wait()
+    seen: list[tuple[Obj | None, Obj | None]] = []
+    sub = cache.subscribe(CM, lambda o, n: seen.append((o, n)))
+    assert _names(seen) == [(None, "x")]
+    await store.delete(ObjectRef(group="", kind="ConfigMap", name="x", namespace="default"))
+    await eventually_async(lambda: len(seen) == 2, message="the deletion")
+    assert _names(seen)[1] == ("x", None)
+    await sub.close()
+    assert cache.stats().informers == 1, "still held by acquire"
+    await cache.release(holder)
+    assert cache.stats().informers == 0
+
+
+async def test_scopes_are_separate_informers(store: Store, cache: WatchCache) -> None:
+    await store.create(configmap("in-default"))
+    await store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other"}})
+    await store.create(configmap("in-other", "other"))
+    everything = cache.acquire(CM)
+    other = cache.acquire(CM, Scope(namespace="other"))
+    assert everything is not other
+    await cache.wait_synced()
+    assert sorted(o["metadata"]["name"] for o in everything.objects()) == [
+        "in-default",
+        "in-other",
+    ]
+    assert [o["metadata"]["name"] for o in other.objects()] == ["in-other"]
+
+
+async def test_a_kind_not_served_is_an_empty_synced_cache_told_after_each_list(
+    cache: WatchCache,
+) -> None:
+    lists = 0
+
+    def listed() -> None:
+        nonlocal lists
+        lists += 1
+
+    informer = cache.acquire(WIDGET)
+    informer.add_list_listener(listed)
+    await informer.synced.wait()
+    assert informer.served is False
+    assert informer.objects() == []
+    assert lists >= 1
+    await eventually_async(lambda: lists >= 2, message="a second list while not served")
