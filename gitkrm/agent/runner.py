@@ -246,7 +246,7 @@ class SourceRunner:
             timings_ms=outcome.timings_ms,
             trigger=trigger,
         )
-        log_sync({**fields, "nothing_changed": "since the last sync"})
+        log_sync({**fields, "nothing_changed": True})
         if self.observe is not None:
             self.observe(self.name, "Succeeded", ms / 1000)
         return outcome
