@@ -1,24 +1,26 @@
 """Following the health of each source's objects after a sync, for the reporter.
 
-`HealthFollower.follow(source, revision, refs)` lists and then watches the kinds of those
-objects (one watch per kind, across namespaces), judges each change with
-`gitkrm.health.health_of`, and tells the `Reporter` the verdicts that changed, in batches.
-A new `follow` of the same source replaces the old one (the latest revision is the one
-followed). The reporter's throttle decides when any of it reaches Git.
+`HealthFollower.follow(source, revision, refs)` subscribes to the store's watch cache for
+the kinds of those objects, in the source's scope (its label selector: the same informers
+drift detection reads, so a source costs one list and one watch per kind), judges each
+change with `gitkrm.health.health_of`, and tells the `Reporter` the verdicts that changed,
+in batches. A new `follow` of the same source replaces the old one (the latest revision is
+the one followed). The reporter's throttle decides when any of it reaches Git.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from gitkrm.errors import Expired, GitkrmError, NotFound
+from gitkrm.cache import Scope, Subscription, WatchCache
 from gitkrm.health import HealthResult, health_of
 from gitkrm.krm import GVK, GroupKind, Obj, ObjectRef
-from gitkrm.schema import Registry
-from gitkrm.store import EventType, Store
+from gitkrm.store import Store
+from gitkrm.sync.keys import source_selector
 
 from .reporter import Reporter
 
@@ -66,32 +68,89 @@ class _Following:
 class HealthFollower:
     """See the module docstring. `close` last."""
 
-    def __init__(self, store: Store, reporter: Reporter) -> None:
+    def __init__(self, store: Store, reporter: Reporter, cache: WatchCache | None = None) -> None:
         self.store = store
         self.reporter = reporter
-        self._tasks: dict[str, list[asyncio.Task[None]]] = {}
+        self._own_cache = cache is None
+        self.cache = cache if cache is not None else WatchCache(store)
+        self._tasks: dict[str, asyncio.Task[None]] = {}
 
     def follow(self, source_name: str, revision: str, refs: Iterable[ObjectRef]) -> None:
         """Follow `refs` (the objects `revision` applied) until the next `follow` or `stop`."""
         self.stop(source_name)
         following = _Following(source_name, revision, refs)
-        tasks = [
-            asyncio.create_task(self._watch(following, gk), name=f"gitkrm-health-{source_name}")
-            for gk in sorted(following.kinds(), key=lambda g: (g.group, g.kind))
-        ]
-        tasks.append(asyncio.create_task(self._report(following)))
-        self._tasks[source_name] = tasks
+        self.cache.start()
+        self._tasks[source_name] = asyncio.create_task(
+            self._run(following, Scope(label_selector=source_selector(source_name))),
+            name=f"gitkrm-health-{source_name}",
+        )
 
     def stop(self, source_name: str) -> None:
-        for t in self._tasks.pop(source_name, ()):
-            t.cancel()
+        task = self._tasks.pop(source_name, None)
+        if task is not None:
+            task.cancel()
 
     async def close(self) -> None:
-        tasks = [t for ts in self._tasks.values() for t in ts]
+        tasks = list(self._tasks.values())
         self._tasks.clear()
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        if self._own_cache:
+            await self.cache.stop()
+
+    async def _run(self, f: _Following, scope: Scope) -> None:
+        subs: list[Subscription] = []
+        waits: list[asyncio.Task[None]] = []
+        try:
+            for gk in sorted(f.kinds(), key=lambda g: (g.group, g.kind)):
+                version = self._version(f, gk)
+                if version is None:  # not served yet: its objects are NotFound meanwhile
+                    waits.append(asyncio.create_task(self._when_served(f, gk, scope, subs)))
+                else:
+                    subs.append(
+                        self._subscribe(
+                            f, GVK(group=gk.group, version=version, kind=gk.kind), scope
+                        )
+                    )
+            await self._report(f)
+        finally:
+            for t in waits:
+                t.cancel()
+            for sub in subs:
+                with contextlib.suppress(Exception):
+                    await sub.close()
+
+    def _subscribe(self, f: _Following, gvk: GVK, scope: Scope) -> Subscription:
+        gk = gvk.group_kind
+        refs = [k for k, r in f.by_key.items() if r.group_kind == gk]
+
+        def handler(old: Obj | None, new: Obj | None) -> None:
+            obj = new if new is not None else old
+            if obj is not None:
+                f.observe(_obj_key(gk, obj), new)
+
+        def listed() -> None:
+            for k in refs:  # what a list did not find is NotFound
+                if sub.informer.get(k[2] or None, k[3]) is None:
+                    f.observe(k, None)
+
+        sub = self.cache.subscribe(gvk, handler, scope)
+        sub.informer.add_list_listener(listed)
+        return sub
+
+    async def _when_served(
+        self, f: _Following, gk: GroupKind, scope: Scope, subs: list[Subscription]
+    ) -> None:
+        for k, r in f.by_key.items():
+            if r.group_kind == gk:
+                f.observe(k, None)
+        while True:  # the registry learns of a custom kind when its CRD is established
+            version = self._version(f, gk)
+            if version is not None:
+                break
+            await asyncio.sleep(RETRY_INTERVAL)
+        subs.append(self._subscribe(f, GVK(group=gk.group, version=version, kind=gk.kind), scope))
 
     async def _report(self, f: _Following) -> None:
         while True:
@@ -108,55 +167,9 @@ class HealthFollower:
         version = f.versions.get(gk)
         if version:
             return version
-        registry = getattr(self.store, "registry", None)
-        if isinstance(registry, Registry):
+        registry = self.store.registry
+        if registry is not None:
             found = registry.versions_of(gk)
             if found:
                 return found[0].version
         return None
-
-    async def _watch(self, f: _Following, gk: GroupKind) -> None:
-        """List then watch one kind; again after Expired or a dropped watch; while the
-        kind is not served (its CRD not there yet), the objects are NotFound."""
-        keys = [k for k, r in f.by_key.items() if r.group_kind == gk]
-        while True:
-            version = self._version(f, gk)
-            try:
-                if version is None:
-                    raise NotFound(f"{gk} is not served")
-                gvk = GVK(group=gk.group, version=version, kind=gk.kind)
-                listed = await self.store.list(gvk)
-            except NotFound:
-                for k in keys:
-                    f.observe(k, None)
-                await asyncio.sleep(RETRY_INTERVAL)
-                continue
-            except GitkrmError as e:
-                log.debug("health of %s not listed: %s", gk, e.message)
-                await asyncio.sleep(RETRY_INTERVAL)
-                continue
-            seen: set[_Key] = set()
-            for item in listed.get("items") or ():
-                k = _obj_key(gk, item)
-                seen.add(k)
-                f.observe(k, item)
-            for k in keys:
-                if k not in seen:
-                    f.observe(k, None)
-            rv = (listed.get("metadata") or {}).get("resourceVersion")
-            try:
-                while True:
-                    heard = False
-                    async for ev in self.store.watch(gvk, resource_version=rv):
-                        heard = True
-                        if ev.type in (EventType.BOOKMARK, EventType.ERROR):
-                            continue
-                        rv = (ev.obj.get("metadata") or {}).get("resourceVersion") or rv
-                        gone = ev.type is EventType.DELETED
-                        f.observe(_obj_key(gk, ev.obj), None if gone else ev.obj)
-                    await asyncio.sleep(0 if heard else RETRY_INTERVAL)
-            except Expired:
-                continue  # list again from now
-            except GitkrmError as e:
-                log.debug("watch of %s ended: %s; listing again", gk, e.message)
-                await asyncio.sleep(RETRY_INTERVAL)

@@ -25,7 +25,12 @@ def _deployment() -> dict[str, Any]:
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": {"name": "web", "namespace": "default"},
+        # The source's label, as the agent writes it: the follower reads the source's scope.
+        "metadata": {
+            "name": "web",
+            "namespace": "default",
+            "labels": {"gitkrm.io/source": "default"},
+        },
         "spec": {
             "replicas": 1,
             "progressDeadlineSeconds": 60,
@@ -114,8 +119,11 @@ async def test_health_is_followed_into_the_note(
             "Widget default/w": "NotFound",
         }
         # Following another revision stops the old one.
+        old = follower._tasks["default"]
         follower.follow("default", "f" * 40, [GHOST])
-        assert len(follower._tasks["default"]) == 2
+        assert follower._tasks["default"] is not old
+        await asyncio.wait({old}, timeout=10)
+        assert old.cancelled()
         follower.stop("default")
         assert "default" not in follower._tasks
     finally:
