@@ -3,7 +3,8 @@ whole `gitkrm` processes, process start and imports included, medians of several
 each beside the in-process figure measured in the same run and their ratio.
 
 The W10k tree is committed and pushed to a bare repository (gitrepo.py); each run uses a new
-state dir, as a user's first `run --once` does (reports into Git on, as by default).
+state dir and agent name, as a user's first `run --once` does (reports into Git on, as by
+default).
 
 - cli.run_once_cold: `run --once` into an empty state dir: clone, parse, apply 10,020
   objects, status and notes (<= 2.5 s); beside `SyncEngine.sync` cold on a fetched snapshot;
@@ -11,6 +12,9 @@ state dir, as a user's first `run --once` does (reports into Git on, as by defau
   engine's quiet re-sync (the long-lived agent's), and a new engine's (every object read and
   compared: what a new process paid before the record of the last sync);
 - cli.diff_in_sync: `diff` right after (<= 0.8 s); beside a new engine's plan;
+- cli.run_once_after_edit: `run --once` after an edit of one Deployment in the store: a
+  full sync in a new process, its files parsed by an earlier one (no target); beside a new
+  engine's re-sync;
 - cli.validate: `validate` of the checkout (<= 1.5 s); beside `validate_tree` in-process;
 - cli.process_start: `gitkrm --help`, the floor of every command.
 """
@@ -28,7 +32,10 @@ from pathlib import Path
 from benchmarks.bench_sync import OPTIONS, _check, _timed_sync
 from benchmarks.gitrepo import make_repo
 from benchmarks.workload import APPS
+from gitkrm.agent.state import store_url
+from gitkrm.krm import ObjectRef
 from gitkrm.source import GitSource, GitSourceSpec
+from gitkrm.store import open_store
 from gitkrm.store.sqlite import SqliteStore
 from gitkrm.sync.engine import SyncEngine
 from gitkrm.sync.validate import validate_tree
@@ -56,6 +63,20 @@ def _gitkrm(*args: str, expect: int = 0, says: str = "") -> float:
             f"{f' saying {says!r}' if says else ''}:\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
         )
     return seconds
+
+
+async def _edit(state: str) -> None:
+    """`kubectl scale` of one Deployment, as another writer of the store."""
+    store = await open_store(store_url(Path(state)))
+    try:
+        ref = ObjectRef(
+            group="apps", kind="Deployment", name="app-7", namespace="team-7", version="v1"
+        )
+        obj = await store.get(ref)
+        obj["spec"]["replicas"] = 5
+        await store.update(obj)
+    finally:
+        await store.close()
 
 
 async def _engine_figures(root: Path, bare: Path, work: Path) -> dict[str, float]:
@@ -102,12 +123,15 @@ def main() -> None:
         work, bare = make_repo(root)
         for run in range(RUNS):
             state = str(root / f"state-{run}")
-            flags = ["--repo", str(bare), "--source-name", "bench", "--agent-name", "bench"]
+            # An agent name per run: its reports into Git start afresh, as a first run's do.
+            flags = ["--repo", str(bare), "--source-name", "bench", "--agent-name", f"bench{run}"]
             flags += ["--state", state]
             add("start", _gitkrm("--help"))
             add("cold", _gitkrm("run", "--once", *flags, says=f"{OBJECTS} created"))
             add("unchanged", _gitkrm("run", "--once", *flags, says=UNCHANGED))
             add("diff", _gitkrm("diff", *flags, says=UNCHANGED))
+            asyncio.run(_edit(state))
+            add("edited", _gitkrm("run", "--once", *flags, says="1 configured"))
             add("validate", _gitkrm("validate", str(work), says=f"{OBJECTS} object(s)"))
             for name, seconds in asyncio.run(_engine_figures(root, bare, work)).items():
                 add(f"engine_{name}", seconds)
@@ -135,6 +159,13 @@ def main() -> None:
         "target <= 0.8 s",
         engine=med("engine_plan"),
         what="a new engine's plan",
+    )
+    _line(
+        "run_once_after_edit",
+        med("edited"),
+        "no target",
+        engine=med("engine_fresh"),
+        what="a new engine's re-sync",
     )
     _line(
         "validate_w10k",
