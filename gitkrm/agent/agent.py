@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gitkrm.cache import WatchCache
 from gitkrm.controllers import ControllerManager, ControllerOptions
 from gitkrm.errors import BadRequest, GitkrmError
 from gitkrm.health import WaitResult, wait_for
@@ -89,6 +90,8 @@ class Agent:
         # Set once something serves /metrics: sync durations go there.
         self.observe_sync: Callable[[str, str, float], None] | None = None
         self.store: Store | None = None
+        self.cache: WatchCache | None = None
+        """The store's one watch cache: controllers, drift, health follower and --wait."""
         self.runners: dict[str, SourceRunner] = {}
         self.workers: dict[str, SourceWorker] = {}
         self.scheduler = Scheduler()
@@ -119,10 +122,12 @@ class Agent:
         state.mkdir(parents=True, exist_ok=True)
         if self.options.target_url is None:
             self.store = await open_store(store_url(state))
+            self.cache = WatchCache(self.store)
             await crd.install(self.store)
             await self.begin()
             return
         self.store = await open_store(self.options.target_url)
+        self.cache = WatchCache(self.store)
         await self._probe_gitsources()  # also: the cluster answers (else a setup error)
         self.elector = LeaderElector(
             self.store,
@@ -154,7 +159,7 @@ class Agent:
             self.reporter = Reporter(
                 agent_name=self.options.agent_name, on_push_state=self._on_push_state
             )
-            self.follower = HealthFollower(store, self.reporter)
+            self.follower = HealthFollower(store, self.reporter, self.cache)
         if self.gitsources:
             wanted = {c.name for c in self.options.sources}
             await gitsources.forget_unconfigured(
@@ -175,6 +180,7 @@ class Agent:
                 follower=self.follower,
                 state_dir=self.options.state_dir,
                 skip_unchanged=self.options.skip_unchanged,
+                cache=self.cache,
             )
             if not self.gitsources:
                 desired = config.to_object(agent_name=self.options.agent_name)
@@ -241,9 +247,8 @@ class Agent:
 
     async def _end_reports(self, *, flush: bool) -> None:
         try:
-            await asyncio.wait_for(
-                self._close_reports(flush=flush), self.options.report_flush_timeout + 5
-            )
+            async with asyncio.timeout(self.options.report_flush_timeout + 5):
+                await self._close_reports(flush=flush)
         except TimeoutError:
             log.warning("the reports into Git did not finish before the agent ended")
 
@@ -259,7 +264,7 @@ class Agent:
         if self.options.controllers is None or self.controllers is not None:
             return
         self.controllers = ControllerManager(
-            store=self.require_store(), options=self.options.controllers
+            store=self.require_store(), options=self.options.controllers, cache=self.cache
         )
         await self.controllers.start()
 
@@ -281,7 +286,11 @@ class Agent:
     ) -> WaitResult:
         """Wait until every applied object is Current, one is Failed, or `timeout` passes."""
         result = await wait_for(
-            self.require_store(), self.applied(), timeout=timeout, on_progress=on_progress
+            self.require_store(),
+            self.applied(),
+            timeout=timeout,
+            on_progress=on_progress,
+            cache=self.cache,
         )
         for runner in self.runners.values():
             await runner.record_health(result.results)
@@ -434,9 +443,13 @@ class Agent:
             self.holding = None
         if self.elector is not None and self.store is not None:
             try:
-                await asyncio.wait_for(self.elector.release(), self.options.lease.renew_deadline)
+                async with asyncio.timeout(self.options.lease.renew_deadline):
+                    await self.elector.release()
             except TimeoutError:
                 log.warning("the lease was not released in time: it expires on its own")
+        if self.cache is not None:
+            await self.cache.stop()
+            self.cache = None
         if self.store is not None:
             await self.store.close()
             self.store = None

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from gitkrm.cache import WatchCache
 from gitkrm.errors import GitkrmError
 from gitkrm.health import Health, HealthResult, aggregate, health_of
 from gitkrm.krm import Obj, ObjectRef
@@ -96,8 +97,11 @@ class SourceRunner:
         follower: HealthFollower | None = None,
         state_dir: Path | None = None,
         skip_unchanged: bool = False,
+        cache: WatchCache | None = None,
     ) -> None:
         self.store = store
+        self.cache = cache
+        """The store's shared watch cache (drift detection follows the source's scope)."""
         self.state_dir = state_dir
         """Where parsed files and the record of the last sync are kept (None: nowhere)."""
         self.skip_unchanged = skip_unchanged
@@ -139,7 +143,12 @@ class SourceRunner:
         cache = None
         if self.state_dir is not None:
             cache = ParseCache(parse_cache_file(self.state_dir, config.name))
-        return SyncEngine(store=self.store, options=self._options(config), parse_cache=cache)
+        return SyncEngine(
+            store=self.store,
+            options=self._options(config),
+            parse_cache=cache,
+            cache=self.cache,
+        )
 
     def _fingerprint(self) -> str | None:
         return lastsync.fingerprint(

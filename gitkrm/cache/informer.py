@@ -86,6 +86,7 @@ class Informer:
         self._indexers: dict[str, IndexFn] = {}
         self._indexes: dict[str, dict[str, set[Key]]] = {}
         self._task: asyncio.Task[None] | None = None
+        self.watching = False  # a watch is open (set while it runs)
         self.lists = 0  # lists made (the first, and one after each Expired)
         self.watches = 0  # watches started (resumed after a busy store dropped one)
         self.add_index(NAMESPACE_INDEX, _namespace_index)
@@ -97,6 +98,12 @@ class Informer:
 
     def get_key(self, key: Key) -> Obj | None:
         return self._items.get(key)
+
+    @property
+    def trusted(self) -> bool:
+        """Listed, served and following its watch: the cache is the store's state (up to
+        events in flight)."""
+        return self.synced.is_set() and self.served is True and self.watching
 
     def __len__(self) -> int:
         return len(self._items)
@@ -350,15 +357,23 @@ class Informer:
             label_selector=scope.label_selector,
             allow_bookmarks=True,
         )
-        async for ev in watch:
-            heard = True
-            etype = ev.type
-            obj = ev.obj
-            if etype is EventType.BOOKMARK:
+        self.watching = True
+        try:
+            async for ev in watch:
+                heard = True
+                etype = ev.type
+                obj = ev.obj
+                if etype is EventType.BOOKMARK:
+                    self.rv = obj["metadata"].get("resourceVersion") or self.rv
+                    continue
+                if etype is EventType.ERROR:
+                    raise Expired(str(obj.get("message") or "watch error"))
+                self._apply(etype, obj)
                 self.rv = obj["metadata"].get("resourceVersion") or self.rv
-                continue
-            if etype is EventType.ERROR:
-                raise Expired(str(obj.get("message") or "watch error"))
-            self._apply(etype, obj)
-            self.rv = obj["metadata"].get("resourceVersion") or self.rv
+        finally:
+            self.watching = False
+            aclose = getattr(watch, "aclose", None)
+            if aclose is not None:
+                with contextlib.suppress(Exception):
+                    await aclose()
         return heard

@@ -14,8 +14,8 @@ import contextlib
 import time
 from typing import Any
 
-from gitkrm.controllers.history import REVISION_HASH, ensure_revision
 from gitkrm.cache.informer import Key, key_of
+from gitkrm.controllers.history import REVISION_HASH, ensure_revision
 from gitkrm.controllers.kinds import CONTROLLER_REVISION, DAEMONSET, NODE, POD
 from gitkrm.controllers.objects import (
     OWNER_INDEX,

@@ -12,10 +12,10 @@ Progressing=False, reason ProgressDeadlineExceeded.
 
 from __future__ import annotations
 
+from gitkrm.cache.informer import Key, key_of
 from gitkrm.controllers import deployment_status as ds
 from gitkrm.controllers import rollout
 from gitkrm.controllers.deployment_sync import DeploymentSync
-from gitkrm.cache.informer import Key, key_of
 from gitkrm.controllers.kinds import DEPLOYMENT, POD, REPLICASET
 from gitkrm.controllers.objects import (
     OWNER_INDEX,

@@ -9,9 +9,9 @@ import contextlib
 import time
 from typing import Any
 
+from gitkrm.cache.informer import Informer
 from gitkrm.controllers import deployment_status as ds
 from gitkrm.controllers import rollout
-from gitkrm.cache.informer import Informer
 from gitkrm.controllers.objects import (
     annotations_of,
     being_deleted,

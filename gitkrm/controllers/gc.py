@@ -20,8 +20,8 @@ import contextlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from gitkrm.controllers.allkinds import Kind
 from gitkrm.cache.informer import Key
+from gitkrm.controllers.allkinds import Kind
 from gitkrm.controllers.objects import being_deleted, owner_refs, uid
 from gitkrm.controllers.runtime import Controller
 from gitkrm.controllers.writer import ref_of

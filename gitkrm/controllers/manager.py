@@ -12,12 +12,12 @@ import asyncio
 import logging
 from types import TracebackType
 
+from gitkrm.cache.watchcache import Holder, WatchCache
 from gitkrm.controllers.cronjob import CronJobController
 from gitkrm.controllers.daemonset import DaemonSetController
 from gitkrm.controllers.deployment import DeploymentController
 from gitkrm.controllers.endpoints import EndpointsController
 from gitkrm.controllers.gc import GarbageCollector
-from gitkrm.cache.watchcache import Holder, WatchCache
 from gitkrm.controllers.job import JobController
 from gitkrm.controllers.kubelet import KubeletSimulator
 from gitkrm.controllers.namespace import NamespaceController

@@ -13,8 +13,8 @@ import asyncio
 import contextlib
 from typing import Protocol, runtime_checkable
 
-from gitkrm.controllers.allkinds import Kind
 from gitkrm.cache.informer import Key
+from gitkrm.controllers.allkinds import Kind
 from gitkrm.controllers.kinds import NAMESPACE
 from gitkrm.controllers.objects import being_deleted, with_status
 from gitkrm.controllers.runtime import Controller

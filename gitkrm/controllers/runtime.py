@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
-from gitkrm.controllers.allkinds import AllKinds
 from gitkrm.cache.informer import Informer, Key, key_of
 from gitkrm.cache.watchcache import Holder, WatchCache
+from gitkrm.controllers.allkinds import AllKinds
 from gitkrm.controllers.objects import controller_ref
 from gitkrm.controllers.options import ControllerOptions
 from gitkrm.controllers.queue import ShutDown, WorkQueue

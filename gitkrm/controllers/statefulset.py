@@ -17,8 +17,8 @@ import contextlib
 import time
 from typing import Any
 
-from gitkrm.controllers.history import REVISION_HASH, ensure_revision, template_of
 from gitkrm.cache.informer import Key
+from gitkrm.controllers.history import REVISION_HASH, ensure_revision, template_of
 from gitkrm.controllers.kinds import CONTROLLER_REVISION, POD, PVC, STATEFULSET
 from gitkrm.controllers.objects import (
     OWNER_INDEX,

@@ -204,7 +204,8 @@ async def wait_for(
             delay = remaining if recheck is None else min(remaining, recheck)
             waiter.changed.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(waiter.changed.wait(), delay)
+                async with asyncio.timeout(delay):
+                    await waiter.changed.wait()
             if recheck is not None:
                 now = datetime.now(UTC)
                 for ref in list(waiter.results):

@@ -1,37 +1,41 @@
 """Which owned objects changed since gitkrm last looked: found from the store's revisions.
 
 After a sync the tracker remembers, per owned object, the resourceVersion, generation,
-labels and annotations it last saw (its own writes included), and watches each owned
-kind (label selector `gitkrm.io/source=<source>`) from the revision the sync read at.
-An event that only moved the resourceVersion (a status update: same generation, labels
-and annotations) is absorbed; anything else marks the object dirty. The next sync or
-drift check reads and diffs only dirty objects, so a quiet interval costs nothing.
+labels and annotations it last saw (its own writes included), and follows each owned
+kind through the store's watch cache, in the source's scope (label selector
+`gitkrm.io/source=<source>`: the informers the health follower reads too). An event that
+only moved the resourceVersion (a status update: same generation, labels and
+annotations) is absorbed; anything else marks the object dirty, and so does an object a
+(re)list no longer finds. The next sync or drift check reads and diffs only dirty
+objects, so a quiet interval costs nothing.
 
-A kind without a running watch (never started, expired, ended) is not trusted: its
-objects are read again. Watches deliver asynchronously; `settle()` lets queued events
-in (one turn of the event loop is enough for the embedded store, whose watchers get
-committed events before the writer returns); for a remote store a change may be seen
-one check later, as with any watch-based cache.
+A kind whose informer is not synced and watching is not trusted: its objects are read
+again. Watches deliver asynchronously; `settle()` lets queued events in (one turn of the
+event loop is enough for the embedded store, whose watchers get committed events before
+the writer returns) and waits for informers still making their first list; for a remote
+store a change may be seen one check later, as with any watch-based cache.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final, NamedTuple
 
 import orjson
 
-from gitkrm.errors import GitkrmError
+from gitkrm.cache import Informer, Scope, Subscription, WatchCache
 from gitkrm.krm import GVK, Obj
-from gitkrm.store import EventType, Store
+from gitkrm.store import Store
 from gitkrm.sync import keys
-from gitkrm.sync.objkey import key_of
+from gitkrm.sync.objkey import key_of, parse_key
 
 log = logging.getLogger(__name__)
 _SORTED = orjson.OPT_SORT_KEYS
+# How long `settle` waits for informers making their first list (then their kinds are
+# read again instead: untrusted).
+SETTLE_TIMEOUT: Final = 30.0
 
 
 class Seen(NamedTuple):
@@ -86,19 +90,22 @@ def key_of_object(obj: Obj) -> str | None:
 
 
 class DriftTracker:
-    """Seen state and dirty objects (by object key) and the watches of one source's
+    """Seen state and dirty objects (by object key) and the informers of one source's
     owned kinds."""
 
-    def __init__(self, store: Store, *, source: str) -> None:
+    def __init__(self, store: Store, *, source: str, cache: WatchCache | None = None) -> None:
         self.store = store
         self.source = source
         self.seen: dict[str, Seen] = {}
         self.dirty: set[str] = set()
-        self._watches: dict[tuple[str, str], asyncio.Task[None]] = {}
+        self._own_cache = cache is None
+        self.cache = cache if cache is not None else WatchCache(store)
+        self._scope = Scope(label_selector=keys.source_selector(source))
+        self._subs: dict[tuple[str, str], Subscription] = {}
 
     def trusted_kinds(self) -> set[tuple[str, str]]:
-        """(group, kind) of every kind watched right now."""
-        return {gk for gk, task in self._watches.items() if not task.done()}
+        """(group, kind) of every kind whose informer is synced and watching."""
+        return {gk for gk, sub in self._subs.items() if sub.informer.trusted}
 
     def in_sync(self, key: str, applied: str) -> bool:
         """Known unchanged since it was last applied with this configuration (the caller
@@ -121,39 +128,53 @@ class DriftTracker:
             self.dirty.discard(k)
 
     async def settle(self) -> None:
-        """Let the watch tasks take the events already queued for them."""
+        """Let the informers take the events already queued for them, and wait for those
+        still making their first list."""
         await asyncio.sleep(0)
+        listing = [
+            asyncio.ensure_future(sub.informer.synced.wait())
+            for sub in self._subs.values()
+            if not sub.informer.synced.is_set()
+        ]
+        if listing:
+            _, late = await asyncio.wait(listing, timeout=SETTLE_TIMEOUT)
+            for t in late:
+                t.cancel()
 
-    def watch(self, kinds: Iterable[GVK], *, since: str) -> None:
-        """Watch every kind in `kinds` not watched yet, from revision `since`."""
+    def watch(self, kinds: Iterable[GVK], *, since: str = "") -> None:
+        """Follow every kind in `kinds` not followed yet. (`since`, the revision the sync
+        read at, is kept for callers: an informer lists, and a list listener marks what a
+        list no longer finds dirty, so nothing after any revision is missed.)"""
+        self.cache.start()
         for gvk in kinds:
             gk = (gvk.group, gvk.kind)
-            task = self._watches.get(gk)
-            if task is not None and not task.done():
+            if gk in self._subs:
                 continue
-            self._watches[gk] = asyncio.create_task(
-                self._run(gvk, since), name=f"gitkrm-drift-{self.source}-{gvk.kind}"
-            )
+            sub = self.cache.subscribe(gvk, self._handler, self._scope)
+            self._subs[gk] = sub
+            sub.informer.add_list_listener(self._lister(sub.informer))
 
-    async def _run(self, gvk: GVK, since: str) -> None:
-        selector = keys.source_selector(self.source)
-        try:
-            stream = self.store.watch(gvk, resource_version=since, label_selector=selector)
-            try:
-                async for event in stream:
-                    if event.type is EventType.ERROR:
-                        return
-                    if event.type is not EventType.BOOKMARK:
-                        self._event(event.type, event.obj)
-            finally:
-                aclose = getattr(stream, "aclose", None)
-                if aclose is not None:
-                    with contextlib.suppress(Exception):
-                        await aclose()
-        except GitkrmError as e:  # Expired and friends: the kind is read again next time
-            log.debug("drift watch of %s ended: %s", gvk.kind, e)
+    def _handler(self, old: Obj | None, new: Obj | None) -> None:
+        if new is not None:
+            self._event(new, deleted=False)
+        elif old is not None:
+            self._event(old, deleted=True)
 
-    def _event(self, etype: EventType, obj: Obj) -> None:
+    def _lister(self, informer: Informer) -> Callable[[], None]:
+        suffix = f"_{informer.gvk.group}_{informer.gvk.kind}"
+
+        def listed() -> None:
+            # An owned object the list does not find went away unseen (between the sync's
+            # read and the list, or while the watch was down): read it again.
+            for key in self.seen:
+                if key.endswith(suffix) and key not in self.dirty:
+                    ref = parse_key(key)
+                    if informer.get(ref.namespace, ref.name) is None:
+                        self.dirty.add(key)
+
+        return listed
+
+    def _event(self, obj: Obj, *, deleted: bool) -> None:
         key = key_of_object(obj)
         if key is None:
             return
@@ -162,7 +183,7 @@ class DriftTracker:
             return  # not ours to track (e.g. created by hand with our label)
         md = keys.metadata(obj)
         rv = str(md.get("resourceVersion") or "")
-        if etype is not EventType.DELETED:
+        if not deleted:
             if rv == s.rv:
                 return
             gen = md.get("generation")
@@ -172,10 +193,9 @@ class DriftTracker:
         self.dirty.add(key)
 
     async def close(self) -> None:
-        tasks = list(self._watches.values())
-        self._watches.clear()
-        for t in tasks:
-            t.cancel()
-        for t in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await t
+        subs = list(self._subs.values())
+        self._subs.clear()
+        for sub in subs:
+            await sub.close()
+        if self._own_cache:
+            await self.cache.stop()

@@ -23,6 +23,7 @@ import time
 from collections.abc import Iterable
 from typing import Final
 
+from gitkrm.cache import WatchCache
 from gitkrm.errors import GitkrmError, NotFound
 from gitkrm.krm import GVK, GroupKind, ObjectRef
 from gitkrm.patch import PatchMeta
@@ -75,15 +76,22 @@ class SyncEngine:
     """Syncs one source into one store (see the module docstring)."""
 
     def __init__(
-        self, *, store: Store, options: SyncOptions, parse_cache: ParseCache | None = None
+        self,
+        *,
+        store: Store,
+        options: SyncOptions,
+        parse_cache: ParseCache | None = None,
+        cache: WatchCache | None = None,
     ) -> None:
+        """`cache`: the store's shared watch cache (drift detection reads the source's
+        scope of it); a private one otherwise."""
         self.store = store
         self.options = options
         self._renderer = Renderer(
             context=ParseContext(source=options.source_name, default_namespace=options.namespace),
             disk=parse_cache,
         )
-        self._tracker = DriftTracker(store, source=options.source_name)
+        self._tracker = DriftTracker(store, source=options.source_name, cache=cache)
         self._rendered: RenderResult | None = None
         self._rendered_key: tuple[str, tuple[tuple[str, str], ...]] | None = None
         self._registry: Registry | None = None
@@ -275,6 +283,9 @@ class SyncEngine:
             wanted[ref] = self.read_gvk(ref)
         if not dry_run:  # objects read now are clean until their next event
             tracker.dirty.difference_update(wanted_keys)
+            # Follow the kinds from now: their informers list while this sync applies
+            # (cheap before a first sync writes), so the next check can trust them.
+            tracker.watch(gvk for gvk in rendered.kinds.values() if gvk.version)
         live_objects = await live.read(self.store, wanted)
         plan = make_plan(
             revision=rendered.revision,

@@ -10,6 +10,7 @@ import pytest
 from gitkrm.cache import Scope, WatchCache
 from gitkrm.krm import GVK, Obj, ObjectRef
 from gitkrm.store import Store, open_store
+from gitkrm.store.sqlite import SqliteStore
 from tests.support.builders import configmap
 from tests.support.wait import eventually_async
 
@@ -111,3 +112,31 @@ async def test_a_kind_not_served_is_an_empty_synced_cache_told_after_each_list(
     assert informer.objects() == []
     assert lists >= 1
     await eventually_async(lambda: lists >= 2, message="a second list while not served")
+
+
+async def test_an_expired_watch_lists_again_and_tells_what_changed() -> None:
+    store = SqliteStore.open(":memory:", history_limit=1)
+    cache = WatchCache(store)
+    cache.start()
+    try:
+        await store.create(configmap("x", data={"v": "0"}))
+        heard: list[tuple[Obj | None, Obj | None]] = []
+        sub = cache.subscribe(CM, lambda o, n: heard.append((o, n)))
+        informer = sub.informer
+        await informer.synced.wait()
+        await informer.stop()  # the watch is down while the store moves on
+        ref = ObjectRef(group="", kind="ConfigMap", name="x", namespace="default")
+        for i in range(3):
+            await store.patch(ref, {"data": {"v": str(i + 1)}}, "merge")
+        store.compact()
+        informer.start()  # resumes from its old revision: Expired, then a list
+        await eventually_async(
+            lambda: informer.lists == 2 and informer.trusted, message="a list after Expired"
+        )
+        last = heard[-1][1]
+        assert last is not None
+        assert last["data"] == {"v": "3"}
+        await sub.close()
+    finally:
+        await cache.stop()
+        await store.close()

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from gitkrm.krm import GVK, ObjectRef
 from gitkrm.store import Store
-from gitkrm.store.sqlite import SqliteStore
 from gitkrm.sync import live
 from gitkrm.sync.drift import DriftTracker, key_of_object
 from gitkrm.sync.engine import contiguous
@@ -87,20 +84,30 @@ async def test_objects_not_recorded_are_not_tracked(store: Store) -> None:
     assert tracker.trusted_kinds() == set()
 
 
-async def test_an_expired_watch_leaves_the_kind_untrusted() -> None:
-    store = SqliteStore.open(":memory:", history_limit=1)
-    try:
-        tracker = DriftTracker(store, source="src")
-        await store.create(body())
-        for i in range(3):
-            await store.patch(REF, {"spec": {"replicas": i + 2}}, "strategic")
-        store.compact()
-        tracker.watch([DEPLOY], since="1")
-        await asyncio.wait_for(asyncio.gather(*tracker._watches.values()), 5)
-        assert tracker.trusted_kinds() == set()
-        await tracker.close()
-    finally:
-        await store.close()
+async def test_what_changed_or_went_before_the_first_list_is_drift(store: Store) -> None:
+    """The informer lists when it starts (not a watch from the sync's revision): what the
+    list shows changed, or no longer shows, is dirty all the same."""
+    tracker = DriftTracker(store, source="src")
+    obj = await store.create(body())
+    tracker.record(KEY, obj, "applied")
+    gone = body()
+    gone["metadata"]["name"] = "gone"  # type: ignore[index]
+    tracker.record("default_gone_apps_Deployment", await store.create(gone), "applied")
+    await store.patch(REF, {"spec": {"replicas": 5}}, "strategic")
+    await store.delete(ObjectRef(group="apps", kind="Deployment", name="gone", namespace="default"))
+    tracker.watch([DEPLOY])
+    await tracker.settle()
+    assert tracker.trusted_kinds() == {("apps", "Deployment")}
+    assert tracker.dirty == {KEY, "default_gone_apps_Deployment"}
+    await tracker.close()
+
+
+async def test_a_kind_whose_informer_is_not_watching_is_untrusted(store: Store) -> None:
+    tracker = await watched(store)
+    informer = tracker._subs[("apps", "Deployment")].informer
+    await informer.stop()
+    assert tracker.trusted_kinds() == set()
+    await tracker.close()
 
 
 def test_keys_of_live_objects() -> None:
