@@ -88,7 +88,8 @@ async def watch_changes(agent: Agent, name: str) -> None:
             # The watched path went away (moved, deleted): interval ticks still run, and
             # the watch starts again after an interval.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(replaced.wait(), runner.config.interval)
+                async with asyncio.timeout(runner.config.interval):
+                    await replaced.wait()
         replaced.clear()
 
 

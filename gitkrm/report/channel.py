@@ -61,7 +61,8 @@ async def _sleep_or(event: asyncio.Event, seconds: float | None) -> None:
     if seconds is not None and seconds <= 0:
         return
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(event.wait(), seconds)
+        async with asyncio.timeout(seconds):
+            await event.wait()
 
 
 class Channel:
@@ -155,7 +156,8 @@ class Channel:
             remaining = deadline - loop.time()
             try:
                 async with self._publishing:
-                    await asyncio.wait_for(self._publish_once(), max(remaining, 0.001))
+                    async with asyncio.timeout(max(remaining, 0.001)):
+                        await self._publish_once()
                 return True
             except (GitkrmError, OSError, TimeoutError) as e:
                 failures += 1
@@ -166,9 +168,13 @@ class Channel:
                 await asyncio.sleep(min(remaining, self.backoff.delay(failures)))
 
     async def close(self) -> None:
-        for t in self._tasks:
-            t.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        # Cancelled again until they end: a cancellation swallowed on the way (Python
+        # 3.11's wait_for could) must not leave close() waiting for ever.
+        pending = set(self._tasks)
+        while pending:
+            for t in pending:
+                t.cancel()
+            _, pending = await asyncio.wait(pending, timeout=1.0)
         self._tasks.clear()
 
     # -- writer -------------------------------------------------------------------------

@@ -222,7 +222,8 @@ class GitRunner:
         except FileNotFoundError:
             raise InternalError("the git command is not installed (not found on PATH)") from None
         try:
-            out, err = await asyncio.wait_for(proc.communicate(), limit)
+            async with asyncio.timeout(limit):
+                out, err = await proc.communicate()
         except TimeoutError:
             raise Timeout(f"{label}: no answer within {limit:g}s") from None
         finally:

@@ -87,7 +87,8 @@ class CommitVerifier:
         except FileNotFoundError:
             raise InternalError("gpg is not installed (needed to verify signatures)") from None
         try:
-            out, err = await asyncio.wait_for(proc.communicate(), 60)
+            async with asyncio.timeout(60):
+                out, err = await proc.communicate()
         finally:
             if proc.returncode is None:
                 proc.kill()

@@ -177,7 +177,8 @@ async def build(root: str, contents: Mapping[str, bytes], *, limit: float = TIME
             stdin=asyncio.subprocess.DEVNULL,
         )
         try:
-            out, err = await asyncio.wait_for(proc.communicate(), limit)
+            async with asyncio.timeout(limit):
+                out, err = await proc.communicate()
         except TimeoutError:
             proc.kill()
             await proc.wait()

@@ -169,7 +169,8 @@ class ExecCredentials:
         except OSError as e:
             raise Unauthorized(f"exec plugin {cfg.command}: {e.strerror or e}") from None
         try:
-            out, err = await asyncio.wait_for(proc.communicate(), EXEC_TIMEOUT)
+            async with asyncio.timeout(EXEC_TIMEOUT):
+                out, err = await proc.communicate()
         except TimeoutError:
             proc.kill()
             await proc.wait()
