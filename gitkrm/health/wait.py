@@ -15,7 +15,7 @@ from gitkrm.errors import GitkrmError, NotFound
 from gitkrm.health.compute import health_of
 from gitkrm.health.kinds import SCHEDULE_WINDOW
 from gitkrm.health.result import Health, HealthResult
-from gitkrm.krm import GVK, GroupKind, Obj, ObjectRef
+from gitkrm.krm import GVK, GroupKind, Obj, ObjectRef, ResourceKey
 from gitkrm.krm.clock import parse_time
 from gitkrm.store.protocol import Store
 
@@ -44,15 +44,6 @@ class WaitResult:
         return [f"{ref}: {h.status.value} ({h.message})" for ref, h in self.pending]
 
 
-def _key(ref: ObjectRef) -> tuple[str, str, str, str]:
-    return (ref.group, ref.kind, ref.namespace or "", ref.name)
-
-
-def _obj_key(gk: GroupKind, obj: Obj) -> tuple[str, str, str, str]:
-    md = obj.get("metadata") or {}
-    return (gk.group, gk.kind, md.get("namespace") or "", md.get("name") or "")
-
-
 class _Waiter:
     def __init__(
         self,
@@ -62,13 +53,13 @@ class _Waiter:
     ) -> None:
         self.store = store
         self.want = want
-        self.by_key = {_key(r): r for r in want}
+        self.by_key = {r.key: r for r in want}
         self.results: dict[ObjectRef, HealthResult] = dict.fromkeys(want, _NOT_SEEN)
         self.objects: dict[ObjectRef, Obj | None] = {}
         self.on_progress = on_progress
         self.changed = asyncio.Event()
 
-    def observe(self, gk: GroupKind, obj: Obj | None, key: tuple[str, str, str, str]) -> None:
+    def observe(self, gk: GroupKind, obj: Obj | None, key: ResourceKey) -> None:
         ref = self.by_key.get(key)
         if ref is None:
             return
@@ -135,13 +126,13 @@ async def _follow(waiter: _Waiter, cache: WatchCache, gk: GroupKind, version: st
     def handler(old: Obj | None, new: Obj | None) -> None:
         obj = new if new is not None else old
         if obj is not None:
-            waiter.observe(gk, new, _obj_key(gk, obj))
+            waiter.observe(gk, new, ResourceKey.in_kind(gk, obj))
 
     def listed() -> None:
         # What a list did not find is absent (or its kind not served): NotFound.
         for r in refs:
             if informer.get(r.namespace, r.name) is None:
-                waiter.observe(gk, None, _key(r))
+                waiter.observe(gk, None, r.key)
 
     sub = cache.subscribe(GVK(group=gk.group, version=v, kind=gk.kind), handler)
     informer = sub.informer
@@ -161,7 +152,7 @@ async def _poll(waiter: _Waiter, refs: Iterable[ObjectRef]) -> None:
             obj = None
         except GitkrmError:
             continue
-        waiter.observe(r.group_kind, obj, _key(r))
+        waiter.observe(r.group_kind, obj, r.key)
 
 
 async def wait_for(

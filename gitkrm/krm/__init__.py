@@ -9,7 +9,15 @@ from gitkrm.krm.labels import (
 )
 from gitkrm.krm.manifest import Manifest
 from gitkrm.krm.names import NameRule, validate_object_meta
-from gitkrm.krm.refs import GVK, GVR, GroupKind, ObjectRef, join_api_version, split_api_version
+from gitkrm.krm.refs import (
+    GVK,
+    GVR,
+    GroupKind,
+    ObjectRef,
+    ResourceKey,
+    join_api_version,
+    split_api_version,
+)
 from gitkrm.krm.types import FieldValidation, Obj
 from gitkrm.krm.yamlio import dump_yaml, load_manifests
 
@@ -24,6 +32,7 @@ __all__ = [
     "NameRule",
     "Obj",
     "ObjectRef",
+    "ResourceKey",
     "dump_yaml",
     "join_api_version",
     "label_selector_from_dict",

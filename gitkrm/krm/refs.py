@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from gitkrm.errors import BadRequest
 
@@ -113,6 +113,11 @@ class ObjectRef:
     def group_kind(self) -> GroupKind:
         return GroupKind(group=self.group, kind=self.kind)
 
+    @property
+    def key(self) -> ResourceKey:
+        """The versionless key of the object (`ResourceKey`)."""
+        return ResourceKey(self.group, self.kind, self.namespace or "", self.name)
+
     def without_version(self) -> ObjectRef:
         if self.version is None:
             return self
@@ -121,3 +126,55 @@ class ObjectRef:
     def __str__(self) -> str:
         gk = str(self.group_kind)
         return f"{gk} {self.namespace}/{self.name}" if self.namespace else f"{gk} {self.name}"
+
+
+class ResourceKey(NamedTuple):
+    """The identity of an object at any version: group, kind, namespace ("" when cluster
+    scoped) and name. The one key for objects in maps and sets (a tuple: it hashes and
+    compares at C speed, 10,000 objects are keyed in milliseconds). `ObjectRef` names an
+    object for a request (it may carry a version); `ref.key` is its key."""
+
+    group: str
+    kind: str
+    namespace: str
+    name: str
+
+    @classmethod
+    def of(cls, obj: Mapping[str, Any]) -> ResourceKey:
+        """The key of a raw object (its apiVersion's group, its kind, namespace and name);
+        fields that are missing or not strings are empty."""
+        api_version = obj.get("apiVersion")
+        kind = obj.get("kind")
+        meta = obj.get("metadata")
+        meta = meta if isinstance(meta, Mapping) else {}
+        namespace, name = meta.get("namespace"), meta.get("name")
+        return cls(
+            api_version.rpartition("/")[0] if isinstance(api_version, str) else "",
+            kind if isinstance(kind, str) else "",
+            namespace if isinstance(namespace, str) else "",
+            name if isinstance(name, str) else "",
+        )
+
+    @classmethod
+    def in_kind(cls, group_kind: GroupKind, obj: Mapping[str, Any]) -> ResourceKey:
+        """The key of an object known to be of `group_kind` (a watch event's object)."""
+        meta = obj.get("metadata") or {}
+        return cls(
+            group_kind.group, group_kind.kind, meta.get("namespace") or "", meta.get("name") or ""
+        )
+
+    @property
+    def group_kind(self) -> GroupKind:
+        return GroupKind(group=self.group, kind=self.kind)
+
+    def ref(self, version: str | None = None) -> ObjectRef:
+        return ObjectRef(
+            group=self.group,
+            kind=self.kind,
+            name=self.name,
+            namespace=self.namespace or None,
+            version=version,
+        )
+
+    def __str__(self) -> str:
+        return str(self.ref())

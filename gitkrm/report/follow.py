@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 
 from gitkrm.cache import Scope, Subscription, WatchCache
 from gitkrm.health import HealthResult, health_of
-from gitkrm.krm import GVK, GroupKind, Obj, ObjectRef
+from gitkrm.krm import GVK, GroupKind, Obj, ObjectRef, ResourceKey
 from gitkrm.store import Store
 from gitkrm.sync.keys import source_selector
 
@@ -27,16 +27,6 @@ from .reporter import Reporter
 log = logging.getLogger("gitkrm.report")
 
 RETRY_INTERVAL = 1.0
-_Key = tuple[str, str, str, str]
-
-
-def _key(ref: ObjectRef) -> _Key:
-    return (ref.group, ref.kind, ref.namespace or "", ref.name)
-
-
-def _obj_key(gk: GroupKind, obj: Obj) -> _Key:
-    md = obj.get("metadata") or {}
-    return (gk.group, gk.kind, md.get("namespace") or "", md.get("name") or "")
 
 
 class _Following:
@@ -45,13 +35,13 @@ class _Following:
     def __init__(self, source: str, revision: str, refs: Iterable[ObjectRef]) -> None:
         self.source = source
         self.revision = revision
-        self.by_key = {_key(r): r.without_version() for r in refs}
+        self.by_key = {r.key: r.without_version() for r in refs}
         self.versions = {r.group_kind: r.version for r in refs if r.version}
         self.verdicts: dict[ObjectRef, HealthResult] = {}
         self.changed: dict[ObjectRef, HealthResult] = {}
         self.wake = asyncio.Event()
 
-    def observe(self, key: _Key, obj: Obj | None) -> None:
+    def observe(self, key: ResourceKey, obj: Obj | None) -> None:
         ref = self.by_key.get(key)
         if ref is None:
             return
@@ -128,11 +118,11 @@ class HealthFollower:
         def handler(old: Obj | None, new: Obj | None) -> None:
             obj = new if new is not None else old
             if obj is not None:
-                f.observe(_obj_key(gk, obj), new)
+                f.observe(ResourceKey.in_kind(gk, obj), new)
 
         def listed() -> None:
             for k in refs:  # what a list did not find is NotFound
-                if sub.informer.get(k[2] or None, k[3]) is None:
+                if sub.informer.get(k.namespace or None, k.name) is None:
                     f.observe(k, None)
 
         sub = self.cache.subscribe(gvk, handler, scope)

@@ -26,7 +26,7 @@ from typing import Any, Final, NamedTuple
 import orjson
 
 from gitkrm.cache import Informer, Scope, Subscription, WatchCache
-from gitkrm.krm import GVK, Obj
+from gitkrm.krm import GVK, Obj, ResourceKey
 from gitkrm.store import Store
 from gitkrm.sync import keys
 from gitkrm.sync.objkey import key_of, parse_key
@@ -75,18 +75,11 @@ def seen_of(obj: Obj, applied: str) -> Seen:
 
 
 def key_of_object(obj: Obj) -> str | None:
-    """The object key (see objkey) of a live object."""
-    md = keys.metadata(obj)
-    api_version, kind, name = obj.get("apiVersion"), obj.get("kind"), md.get("name")
-    if not isinstance(api_version, str) or not isinstance(kind, str) or not isinstance(name, str):
+    """The inventory key (see objkey) of a live object; None without kind or name."""
+    k = ResourceKey.of(obj)
+    if not k.kind or not k.name or not isinstance(obj.get("apiVersion"), str):
         return None
-    ns = md.get("namespace")
-    return key_of(
-        group=api_version.rpartition("/")[0],
-        kind=kind,
-        name=name,
-        namespace=ns if isinstance(ns, str) else None,
-    )
+    return key_of(group=k.group, kind=k.kind, name=k.name, namespace=k.namespace or None)
 
 
 class DriftTracker:

@@ -61,3 +61,23 @@ def test_object_ref_is_a_hashable_value_and_version_is_optional() -> None:
 def test_gvr_strings() -> None:
     assert str(GVR(group="apps", version="v1", resource="deployments")) == "deployments.v1.apps"
     assert GVR(group="", version="v1", resource="pods").api_version == "v1"
+
+
+def test_resource_key_is_the_versionless_identity() -> None:
+    from gitkrm.krm import GroupKind, ResourceKey
+
+    obj = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "w", "namespace": "n"},
+    }
+    key = ResourceKey.of(obj)
+    assert key == ("apps", "Deployment", "n", "w")
+    assert key == ObjectRef.of(obj).key == ObjectRef.of(obj).without_version().key
+    assert key == ResourceKey.in_kind(GroupKind(group="apps", kind="Deployment"), obj)
+    assert key.ref("v1") == ObjectRef.of(obj)
+    assert str(key) == "Deployment.apps n/w"
+    ns = ResourceKey.of({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "n"}})
+    assert ns == ("", "Namespace", "", "n")
+    assert ns.ref().namespace is None
+    assert ResourceKey.of({"metadata": "junk"}) == ("", "", "", "")
