@@ -11,8 +11,18 @@ import builtins
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Literal,
+    Protocol,
+    TypeAlias,
+    TypedDict,
+    Unpack,
+    runtime_checkable,
+)
 
+from gitkrm.errors import BadRequest
 from gitkrm.krm import GVK, FieldValidation, Obj, ObjectRef
 
 if TYPE_CHECKING:
@@ -45,14 +55,46 @@ class Preconditions:
     resource_version: str | None = None
 
 
+class WriteKeywords(TypedDict, total=False):
+    """The keywords every write takes (the query parameters of a Kubernetes write):
+    `dryRun=All`, `fieldManager`, `force` (apply patches only) and `fieldValidation`."""
+
+    dry_run: bool
+    field_manager: str | None
+    force: bool
+    field_validation: FieldValidation | str
+
+
+def parse_field_validation(v: FieldValidation | str) -> FieldValidation:
+    """`fieldValidation` as given (Strict, Warn, Ignore); BadRequest otherwise."""
+    if type(v) is FieldValidation:  # the common case, without the enum's lookup
+        return v
+    try:
+        return FieldValidation(v)
+    except ValueError:
+        allowed = ", ".join(f.value for f in FieldValidation)
+        raise BadRequest(f'invalid fieldValidation "{v}": must be one of {allowed}') from None
+
+
 @dataclass(frozen=True, slots=True)
 class WriteOptions:
-    """Options every write takes (the query parameters of a Kubernetes write)."""
+    """The write keywords as one value, checked once (what implementations pass down)."""
 
     dry_run: bool = False
     field_manager: str | None = None
     force: bool = False
     field_validation: FieldValidation = FieldValidation.STRICT
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        force: bool = False,
+        field_validation: FieldValidation | str = FieldValidation.STRICT,
+    ) -> WriteOptions:
+        return cls(dry_run, field_manager, force, parse_field_validation(field_validation))
 
 
 class BatchOpKind(StrEnum):
@@ -117,46 +159,14 @@ class Store(Protocol):
         resource_version: str | None = None,
     ) -> Obj: ...
 
-    async def create(
-        self,
-        obj: Obj,
-        *,
-        dry_run: bool = False,
-        field_manager: str | None = None,
-        force: bool = False,
-        field_validation: FieldValidation | str = FieldValidation.STRICT,
-    ) -> Obj: ...
+    async def create(self, obj: Obj, **options: Unpack[WriteKeywords]) -> Obj: ...
 
-    async def update(
-        self,
-        obj: Obj,
-        *,
-        dry_run: bool = False,
-        field_manager: str | None = None,
-        force: bool = False,
-        field_validation: FieldValidation | str = FieldValidation.STRICT,
-    ) -> Obj: ...
+    async def update(self, obj: Obj, **options: Unpack[WriteKeywords]) -> Obj: ...
 
-    async def update_status(
-        self,
-        obj: Obj,
-        *,
-        dry_run: bool = False,
-        field_manager: str | None = None,
-        force: bool = False,
-        field_validation: FieldValidation | str = FieldValidation.STRICT,
-    ) -> Obj: ...
+    async def update_status(self, obj: Obj, **options: Unpack[WriteKeywords]) -> Obj: ...
 
     async def patch(
-        self,
-        ref: ObjectRef,
-        patch: Any,
-        patch_type: PatchType,
-        *,
-        dry_run: bool = False,
-        field_manager: str | None = None,
-        force: bool = False,
-        field_validation: FieldValidation | str = FieldValidation.STRICT,
+        self, ref: ObjectRef, patch: Any, patch_type: PatchType, **options: Unpack[WriteKeywords]
     ) -> Obj: ...
 
     async def delete(
@@ -179,13 +189,7 @@ class Store(Protocol):
     ) -> AsyncIterator[WatchEvent]: ...
 
     async def batch(
-        self,
-        ops: Sequence[BatchOp],
-        *,
-        dry_run: bool = False,
-        field_manager: str | None = None,
-        field_validation: FieldValidation | str = FieldValidation.STRICT,
-        force: bool = False,
+        self, ops: Sequence[BatchOp], **options: Unpack[WriteKeywords]
     ) -> builtins.list[Obj]:
         """Many writes; `force` is for the batch's apply patches (other ops ignore it)."""
         ...

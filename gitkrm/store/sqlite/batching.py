@@ -3,20 +3,10 @@
 from __future__ import annotations
 
 from gitkrm.errors import BadRequest, GitkrmError
-from gitkrm.krm import GVK, FieldValidation, Obj, ObjectRef
-from gitkrm.store.protocol import BatchOp, BatchOpKind, Propagation
+from gitkrm.krm import GVK, Obj, ObjectRef
+from gitkrm.store.protocol import BatchOp, BatchOpKind, Propagation, WriteOptions
 from gitkrm.store.sqlite import deletion, patching, writes
 from gitkrm.store.sqlite.txn import Txn
-
-
-def validation(v: FieldValidation | str) -> FieldValidation:
-    if type(v) is FieldValidation:  # the common case, without the enum's lookup
-        return v
-    try:
-        return FieldValidation(v)
-    except ValueError:
-        allowed = ", ".join(f.value for f in FieldValidation)
-        raise BadRequest(f'invalid fieldValidation "{v}": must be one of {allowed}') from None
 
 
 def propagation_policy(p: Propagation | str | None) -> Propagation | None:
@@ -57,7 +47,7 @@ def served(ref: ObjectRef, obj: Obj) -> Obj:
     return writes.at_version(obj, api_version)
 
 
-def apply_op(t: Txn, op: BatchOp, opts: writes.WriteOpts, out: list[str]) -> Obj:
+def apply_op(t: Txn, op: BatchOp, opts: WriteOptions, out: list[str]) -> Obj:
     """One op of a batch, inside the batch's transaction."""
     kind = op.op
     if kind is BatchOpKind.CREATE and op.obj is not None:  # the common op first

@@ -9,11 +9,11 @@ from gitkrm.errors import BadRequest, NotFound, UnsupportedMediaType
 from gitkrm.krm import GVK, Obj, ObjectRef
 from gitkrm.patch import apply_json_patch, apply_merge_patch, apply_strategic_merge_patch
 from gitkrm.schema import patch_meta_for
+from gitkrm.store.protocol import WriteOptions
 from gitkrm.store.sqlite import managed
 from gitkrm.store.sqlite.kinds import Kind
 from gitkrm.store.sqlite.txn import Stored, Txn
 from gitkrm.store.sqlite.writes import (
-    WriteOpts,
     at_version,
     check_preconditions,
     conflict_modified,
@@ -33,7 +33,7 @@ def patch(
     ref: ObjectRef,
     body: Any,
     patch_type: str,
-    opts: WriteOpts,
+    opts: WriteOptions,
     warnings: list[str],
     *,
     subresource: str | None = None,
@@ -98,7 +98,7 @@ def _apply(
     ref: ObjectRef,
     ns: str,
     body: Any,
-    opts: WriteOpts,
+    opts: WriteOptions,
     warnings: list[str],
     subresource: str | None,
 ) -> Obj:

@@ -24,6 +24,7 @@ from gitkrm.store.protocol import (
     Preconditions,
     Propagation,
     WatchEvent,
+    WriteOptions,
 )
 from gitkrm.store.sqlite import db, deletion, managed, patching, reads, writes
 from gitkrm.store.sqlite.batching import (
@@ -32,7 +33,6 @@ from gitkrm.store.sqlite.batching import (
     prefixed,
     propagation_policy,
     served,
-    validation,
 )
 from gitkrm.store.sqlite.core import (
     BOOKMARK_INTERVAL,
@@ -49,7 +49,7 @@ from gitkrm.store.sqlite.watch import WatchSpec, too_old, watch_events
 
 INITIAL_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 # The initial namespaces are the API server's own writes (their managedFields say so).
-_SYSTEM = writes.WriteOpts(field_manager="kube-apiserver")
+_SYSTEM = WriteOptions(field_manager="kube-apiserver")
 
 
 class SqliteStore:
@@ -231,7 +231,7 @@ class SqliteStore:
         field_validation: FieldValidation | str = FieldValidation.STRICT,
         warnings: builtins.list[str] | None = None,
     ) -> Obj:
-        opts = writes.WriteOpts(validation(field_validation), field_manager)
+        opts = WriteOptions.of(field_manager=field_manager, field_validation=field_validation)
         out = warnings if warnings is not None else []
         return self._core.write(lambda t: writes.create(t, obj, opts, out), dry_run=dry_run)
 
@@ -245,7 +245,7 @@ class SqliteStore:
         field_validation: FieldValidation | str = FieldValidation.STRICT,
         warnings: builtins.list[str] | None = None,
     ) -> Obj:
-        opts = writes.WriteOpts(validation(field_validation), field_manager)
+        opts = WriteOptions.of(field_manager=field_manager, field_validation=field_validation)
         out = warnings if warnings is not None else []
         return self._core.write(lambda t: writes.update(t, obj, opts, out), dry_run=dry_run)
 
@@ -259,7 +259,7 @@ class SqliteStore:
         field_validation: FieldValidation | str = FieldValidation.STRICT,
         warnings: builtins.list[str] | None = None,
     ) -> Obj:
-        opts = writes.WriteOpts(validation(field_validation), field_manager)
+        opts = WriteOptions.of(field_manager=field_manager, field_validation=field_validation)
         out = warnings if warnings is not None else []
         return self._core.write(
             lambda t: writes.update(t, obj, opts, out, subresource="status"), dry_run=dry_run
@@ -276,7 +276,7 @@ class SqliteStore:
         whose spec.finalizers and metadata.finalizers are then empty is removed."""
         if not isinstance(obj, dict) or obj.get("kind") != NAMESPACE_GK.kind:
             raise BadRequest("finalize takes a Namespace object")
-        opts = writes.WriteOpts(FieldValidation.STRICT, field_manager)
+        opts = WriteOptions(field_manager=field_manager)
         return self._core.write(
             lambda t: writes.update(t, obj, opts, [], subresource="finalize"), dry_run=dry_run
         )
@@ -303,7 +303,9 @@ class SqliteStore:
                 "Forbidden: may not be specified for non-apply patch",
                 "FieldValueForbidden",
             )
-        opts = writes.WriteOpts(validation(field_validation), field_manager, force)
+        opts = WriteOptions.of(
+            field_manager=field_manager, force=force, field_validation=field_validation
+        )
         out = warnings if warnings is not None else []
         return self._core.write(
             lambda t: patching.patch(t, ref, patch, patch_type, opts, out, subresource=subresource),
@@ -341,7 +343,9 @@ class SqliteStore:
         """Many writes in ONE transaction, all or nothing; each gets its own
         resourceVersion. A failure names the op: `op 17 (Deployment team-3/app-8): ...`.
         `force` applies to the batch's apply patches."""
-        opts = writes.WriteOpts(validation(field_validation), field_manager, force)
+        opts = WriteOptions.of(
+            field_manager=field_manager, force=force, field_validation=field_validation
+        )
         out = warnings if warnings is not None else []
 
         def run(t: Txn) -> builtins.list[Obj]:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from gitkrm.errors import AlreadyExists, BadRequest, Cause, Conflict, Forbidden, Invalid, NotFound
-from gitkrm.krm import GVK, FieldValidation, Obj, join_api_version
+from gitkrm.krm import GVK, Obj, join_api_version
 from gitkrm.krm.clock import now_rfc3339
+from gitkrm.krm.nesting import MAX_NESTING, nesting_exceeds
+from gitkrm.store.protocol import WriteOptions
 from gitkrm.store.sqlite import managed
 from gitkrm.store.sqlite.deletion import delete_if_finalized
 from gitkrm.store.sqlite.kinds import Kind
@@ -38,13 +39,6 @@ _KEPT_ON_UPDATE = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class WriteOpts:
-    field_validation: FieldValidation = FieldValidation.STRICT
-    field_manager: str | None = None
-    force: bool = False  # apply patches only: take over fields other managers own
-
-
 def copy_obj(obj: Any) -> Obj:
     """A private deep copy of a request body (admission mutates it in place)."""
     if not isinstance(obj, dict):
@@ -53,6 +47,8 @@ def copy_obj(obj: Any) -> Obj:
         out = orjson.loads(orjson.dumps(obj))
     except TypeError as e:
         raise BadRequest(f"object is not JSON-serializable: {e}") from None
+    if nesting_exceeds(out):
+        raise BadRequest(f"object is nested too deeply (more than {MAX_NESTING} levels)")
     md = out.get("metadata")
     if md is None:
         out["metadata"] = {}
@@ -104,7 +100,7 @@ def check_namespace(txn: Txn, ns: str) -> None:
         )
 
 
-def admit(txn: Txn, obj: Obj, *, old: Obj | None, opts: WriteOpts, sub: str | None) -> list[str]:
+def admit(txn: Txn, obj: Obj, *, old: Obj | None, opts: WriteOptions, sub: str | None) -> list[str]:
     return txn.core.registry.admit(
         obj, old=old, field_validation=opts.field_validation, subresource=sub
     )
@@ -123,7 +119,7 @@ _GENERATE_NAME_ATTEMPTS = 8
 
 
 def create(
-    txn: Txn, body: Any, opts: WriteOpts, warnings: list[str], *, applied: bool = False
+    txn: Txn, body: Any, opts: WriteOptions, warnings: list[str], *, applied: bool = False
 ) -> Obj:
     """Create an object; `applied`: the body is the result of an apply patch and carries
     its managedFields already (else the create is recorded as an Update)."""
@@ -219,7 +215,7 @@ def check_preconditions(kind: Kind, name: str, md: dict[str, Any], stored: Store
 def update(
     txn: Txn,
     body: Any,
-    opts: WriteOpts,
+    opts: WriteOptions,
     warnings: list[str],
     *,
     subresource: str | None = None,
@@ -249,7 +245,7 @@ def replace(
     gvk: GVK,
     stored: Stored,
     obj: Obj,
-    opts: WriteOpts,
+    opts: WriteOptions,
     warnings: list[str],
     *,
     subresource: str | None,
