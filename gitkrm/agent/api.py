@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -25,7 +24,8 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from gitkrm.errors import BadRequest, InternalError
+from gitkrm.errors import InternalError
+from gitkrm.server.listen import bind
 from gitkrm.server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from gitkrm.server.metrics import Metrics
 from gitkrm.server.serve import Bound, ServeOptions, serve
@@ -113,27 +113,13 @@ class _Server(uvicorn.Server):
         yield
 
 
-def _bind(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as e:
-        sock.close()
-        raise BadRequest(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
-    sock.listen(128)
-    sock.setblocking(False)
-    return sock
-
-
 class ProbeService:
     """`/healthz`, `/readyz` and `/metrics` of the agent on the cluster target."""
 
     def __init__(self, *, host: str, port: int, readiness: Readiness) -> None:
         self.metrics = Metrics()
         self._readiness = readiness
-        self._sock = _bind(host, port)
+        self._sock = bind(host, port, backlog=128)
         bound_port = int(self._sock.getsockname()[1])
         shown = f"[{host}]" if ":" in host else host
         self.url = f"http://{shown}:{bound_port}"

@@ -95,17 +95,11 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def parse_listen(value: str) -> tuple[str, int]:
-    host, sep, port = value.rpartition(":")
-    if not sep or not host.strip("[]") or not port.isdigit() or int(port) > 65535:
-        raise BadRequest(f"--listen {value!r}: expected HOST:PORT, as 127.0.0.1:6443")
-    return host.strip("[]"), int(port)
-
-
 def run(args: argparse.Namespace) -> int:
     from gitkrm.agent.agent import AgentOptions
     from gitkrm.agent.logging import configure
     from gitkrm.controllers import ControllerOptions
+    from gitkrm.server.listen import parse_listen
 
     if args.wait and not args.once:
         raise BadRequest("--wait needs --once")

@@ -10,13 +10,13 @@ from gitkrm.lazy import exports
 
 if TYPE_CHECKING:
     from gitkrm.server.app import ApiServer
+    from gitkrm.server.listen import parse_listen
     from gitkrm.server.metrics import Metrics
     from gitkrm.server.serve import (
         Bound,
         ServeOptions,
         ServerThread,
         is_loopback,
-        parse_listen,
     )
 
 __getattr__ = exports(
@@ -28,7 +28,7 @@ __getattr__ = exports(
         "ServeOptions": ".serve",
         "ServerThread": ".serve",
         "is_loopback": ".serve",
-        "parse_listen": ".serve",
+        "parse_listen": ".listen",
     },
 )
 

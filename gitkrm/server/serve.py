@@ -26,6 +26,7 @@ from gitkrm.errors import BadRequest
 from gitkrm.server.app import ApiServer
 from gitkrm.server.context import Limits
 from gitkrm.server.kubeconfig import write_kubeconfig
+from gitkrm.server.listen import bind
 from gitkrm.server.metrics import Metrics
 from gitkrm.server.tls import TLSFiles, default_hosts, ensure_self_signed
 from gitkrm.store.sqlite import SqliteStore
@@ -58,20 +59,6 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-def parse_listen(text: str) -> tuple[str, int]:
-    """`HOST:PORT` (`[::1]:6443` for IPv6); port 0 picks a free port."""
-    host, sep, port = text.rpartition(":")
-    if not sep or not port.isdigit():
-        raise BadRequest(f"--listen {text!r}: expected HOST:PORT")
-    host = host.strip("[]")
-    if not host:
-        raise BadRequest(f"--listen {text!r}: the host is missing")
-    p = int(port)
-    if p > 65535:
-        raise BadRequest(f"--listen {text!r}: the port must be at most 65535")
-    return host, p
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,20 +113,6 @@ class Bound:
     kubeconfig: Path | None
 
 
-def _bind(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as e:
-        sock.close()
-        raise BadRequest(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
-    sock.listen(2048)
-    sock.setblocking(False)
-    return sock
-
-
 class _Server(uvicorn.Server):
     """uvicorn's server without its signal handling: the program running `serve()` owns
     the signals (the CLI turns SIGINT/SIGTERM into `stop`)."""
@@ -178,7 +151,7 @@ async def serve(
     durations in it); a new one by default.
     """
     opts = options.secured()
-    sock = _bind(opts.host, opts.port)
+    sock = bind(opts.host, opts.port)
     port = int(sock.getsockname()[1])
     app = ApiServer(store, token=opts.token, limits=opts.limits, metrics=metrics)
     config = uvicorn.Config(
