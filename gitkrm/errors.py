@@ -10,6 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+IMMUTABLE_MESSAGE = "field is immutable"
+"""The words of apimachinery's ValidateImmutableField (and of `immutable: true` data)."""
+
 
 @dataclass(frozen=True)
 class Cause:
@@ -24,6 +27,9 @@ class Cause:
     type: str
     message: str
     field: str = ""
+    immutable: bool = False
+    """The field may not change after creation (a delete and create could apply it). Not
+    part of the Status body: Kubernetes says it in the message ("field is immutable")."""
 
     def to_dict(self) -> dict[str, str]:
         out = {"reason": self.type, "message": self.message}
@@ -177,6 +183,11 @@ class Invalid(GitkrmError):
     reason = "Invalid"
     code = 422
 
+    @property
+    def immutable(self) -> bool:
+        """A field that may not change did (see `Cause.immutable`)."""
+        return any(c.immutable for c in self.causes)
+
     @classmethod
     def for_object(cls, *, kind: str, group: str, name: str, causes: Sequence[Cause]) -> Invalid:
         """Build the error with the API server's message shape.
@@ -263,6 +274,9 @@ def from_status(status: dict[str, Any], *, http_code: int | None = None) -> Gitk
             type=str(c.get("reason", "")),
             message=str(c.get("message", "")),
             field=str(c.get("field", "")),
+            # An API server says so in words only ("field is immutable", "spec is
+            # immutable after creation ..."): read once here, typed from then on.
+            immutable="is immutable" in str(c.get("message", "")),
         )
         for c in det.get("causes") or ()
     )

@@ -75,3 +75,37 @@ def test_from_status_falls_back_on_code() -> None:
     assert isinstance(err, NotFound)
     assert err.message == "gone"
     assert isinstance(from_status({}, http_code=418), errors.InternalError)
+
+
+def test_immutability_is_a_typed_cause() -> None:
+    from gitkrm.errors import Cause, Invalid, from_status
+    from gitkrm.schema import fielderrors as fe
+
+    typed = Invalid.for_object(
+        kind="Job", group="batch", name="j", causes=[fe.immutable("spec.template", {"a": 1})]
+    )
+    assert typed.immutable
+    assert "immutable" not in typed.causes[0].to_dict(), "the Status body stays Kubernetes'"
+    other = Invalid.for_object(
+        kind="Job", group="batch", name="j", causes=[Cause("FieldValueInvalid", "bad value")]
+    )
+    assert not other.immutable
+    # A cluster says it in words: read once when its Status becomes an error.
+    status = {
+        "kind": "Status",
+        "reason": "Invalid",
+        "code": 422,
+        "message": 'Job.batch "j" is invalid: spec.template: ... field is immutable',
+        "details": {
+            "causes": [
+                {
+                    "reason": "FieldValueInvalid",
+                    "message": "Invalid value: ...: field is immutable",
+                    "field": "spec.template",
+                }
+            ]
+        },
+    }
+    rebuilt = from_status(status)
+    assert isinstance(rebuilt, Invalid)
+    assert rebuilt.immutable

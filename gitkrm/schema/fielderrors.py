@@ -8,11 +8,12 @@ Values print as Go's `%q` for strings and `%d` for numbers; other values print a
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 import orjson
 
-from gitkrm.errors import Cause
+from gitkrm.errors import IMMUTABLE_MESSAGE, Cause
 
 INVALID = "FieldValueInvalid"
 REQUIRED = "FieldValueRequired"
@@ -71,7 +72,12 @@ def too_long(path: str, limit: int) -> Cause:
 
 
 def immutable(path: str, value: Any) -> Cause:
-    return invalid(path, value, "field is immutable")
+    return replace(invalid(path, value, IMMUTABLE_MESSAGE), immutable=True)
+
+
+def forbidden_change(path: str, detail: str) -> Cause:
+    """Forbidden because the field may not change (a delete and create could apply it)."""
+    return replace(forbidden(path, detail), immutable=True)
 
 
 def join(base: str, key: str | int) -> str:

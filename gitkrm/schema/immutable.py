@@ -162,7 +162,7 @@ def _pvc(new: Obj, old: Obj) -> list[Cause]:
     b_rest = _claim_spec(b, drop_volume=not b.get("volumeName"), drop_storage=bound)
     if a_rest != b_rest:
         out.append(
-            fe.forbidden(
+            fe.forbidden_change(
                 "spec",
                 "spec is immutable after creation except resources.requests and "
                 "volumeAttributesClassName for bound claims",
@@ -205,10 +205,10 @@ def _immutable_data(new: Obj, old: Obj, sections: tuple[str, ...]) -> list[Cause
     if old.get("immutable") is not True:
         return out
     if new.get("immutable") is not True:
-        out.append(fe.forbidden("immutable", "field is immutable when `immutable` is set"))
+        out.append(fe.forbidden_change("immutable", "field is immutable when `immutable` is set"))
     for section in sections:
         if (new.get(section) or {}) != (old.get(section) or {}):
-            out.append(fe.forbidden(section, "field is immutable when `immutable` is set"))
+            out.append(fe.forbidden_change(section, "field is immutable when `immutable` is set"))
     return out
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gitkrm.errors import BadRequest, Cause, Invalid, NotFound
@@ -357,5 +357,5 @@ def _mask_secret_values(obj: Obj, causes: list[Cause]) -> list[Cause]:
         message = cause.message
         for text in shown:
             message = message.replace(text, REDACTED)
-        masked.append(Cause(type=cause.type, message=message, field=cause.field))
+        masked.append(replace(cause, message=message))
     return masked

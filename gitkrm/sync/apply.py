@@ -59,11 +59,6 @@ class Applied:
         return [r.action for r in self.results]
 
 
-def _immutable(e: Invalid) -> bool:
-    text = e.message + " ".join(c.message for c in e.causes)
-    return "immutable" in text
-
-
 def _established(crd: Obj) -> bool:
     status = crd.get("status")
     conditions = status.get("conditions") if isinstance(status, dict) else None
@@ -293,7 +288,7 @@ class Applier:
                     return self._result(step, Action.FAILED, e.message), None
                 last = e
             except Invalid as e:
-                if step.op is Op.PATCH and _immutable(e):
+                if step.op is Op.PATCH and e.immutable:
                     if d.force:
                         return await self._recreate(step, e)
                     hint = f" (annotate it {keys.FORCE}: enabled to delete and re-create it)"
