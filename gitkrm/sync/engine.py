@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Final
 
 from gitkrm.cache import WatchCache
@@ -28,7 +28,7 @@ from gitkrm.errors import GitkrmError, NotFound
 from gitkrm.krm import GVK, GroupKind, ObjectRef
 from gitkrm.patch import PatchMeta
 from gitkrm.patch.fieldmanager import SchemaType
-from gitkrm.schema import Registry, patch_meta_for, ssa_type_for
+from gitkrm.schema import patch_meta_for, ssa_type_for
 from gitkrm.source.snapshot import Snapshot
 from gitkrm.store import Store
 from gitkrm.sync import inventory, keys, live
@@ -37,6 +37,7 @@ from gitkrm.sync.desired import Desired
 from gitkrm.sync.diff import diff_text
 from gitkrm.sync.drift import DriftTracker
 from gitkrm.sync.inventory import Inventory
+from gitkrm.sync.memo import EngineMemo
 from gitkrm.sync.options import SyncOptions
 from gitkrm.sync.parse import ParseContext
 from gitkrm.sync.parsecache import ParseCache
@@ -63,13 +64,18 @@ def contiguous(since: str, after: str, ours: set[int]) -> bool:
     return hi - lo <= len(ours) and all(rv in ours for rv in range(lo + 1, hi + 1))
 
 
-class _Refused(Exception):
-    """A revision that can't be applied at all (the reasons are its errors)."""
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A revision that can't be applied at all: why, and the time spent finding out."""
 
-    def __init__(self, errors: Iterable[str], timings: dict[str, float]) -> None:
-        super().__init__("revision refused")
-        self.errors = tuple(errors)
-        self.timings = timings
+    errors: tuple[str, ...]
+    timings: dict[str, float]
+
+    def result(self, revision: str) -> SyncResult:
+        return make_result(revision=revision, errors=self.errors, timings_ms=self.timings)
+
+    def plan(self, revision: str) -> Plan:
+        return Plan(revision=revision, steps=(), inventory=frozenset(), errors=self.errors)
 
 
 class SyncEngine:
@@ -92,31 +98,13 @@ class SyncEngine:
             disk=parse_cache,
         )
         self._tracker = DriftTracker(store, source=options.source_name, cache=cache)
-        self._rendered: RenderResult | None = None
-        self._rendered_key: tuple[str, tuple[tuple[str, str], ...]] | None = None
-        self._registry: Registry | None = None
-        # After a sync: the revision applied, objects to read again next time, whether
-        # everything settled (all applied and recorded), the inventory as written, and
-        # the "all unchanged" results of the revision (built on first use).
-        self._synced: RenderResult | None = None
-        self._unsettled: set[str] = set()
-        self._settled = False
-        self._inventory: Inventory | None = None
-        self._unchanged: tuple[ObjectResult, ...] | None = None
-        # Unchanged steps of the last plan, and "unchanged" results by object key, reused
-        # while their desired object is the same (a quiet object allocates nothing).
-        self._reuse_steps: dict[str, Step] = {}
-        self._reuse_results: dict[str, tuple[Desired, ObjectResult]] = {}
+        self._memo = EngineMemo()
         self._lock = asyncio.Lock()
-        # The store's revision when the sync under way first read it ("": at its plan), and
-        # after the last one that settled with only our own writes since (`settled_at`).
-        self._started_at = ""
-        self._settled_at: str | None = None
 
     @property
     def synced_revision(self) -> str | None:
         """The revision last applied (the state drift checks restore)."""
-        return self._synced.revision if self._synced is not None else None
+        return self._memo.synced.revision if self._memo.synced is not None else None
 
     @property
     def settled_at(self) -> str | None:
@@ -124,7 +112,7 @@ class SyncEngine:
         when it settled every object and every write to the store from its start on was
         its own; None otherwise. The store holds what `synced_revision` says while its
         revision stays here."""
-        return self._settled_at
+        return self._memo.settled_at
 
     # -- public API ------------------------------------------------------------------
 
@@ -132,47 +120,44 @@ class SyncEngine:
         """Render, validate, plan and apply one revision; `progress` hears the phase and
         how many writes of how many are done (for a bar on a terminal)."""
         async with self._lock:
-            try:
-                with gc_paused():
-                    progress("rendering", None, None)
-                    rendered, timings = await self._render(snapshot)
-                    return await self._apply(rendered, timings, progress=progress)
-            except _Refused as r:
-                self._settled_at = None
-                return make_result(
-                    revision=snapshot.revision, errors=r.errors, timings_ms=r.timings
+            with gc_paused():
+                progress("rendering", None, None)
+                rendered = await self._render(snapshot)
+                result = (
+                    rendered
+                    if isinstance(rendered, Refusal)
+                    else await self._apply(*rendered, progress=progress)
                 )
+            if isinstance(result, Refusal):
+                self._memo.settled_at = None
+                return result.result(snapshot.revision)
+            return result
 
     async def check_drift(self, *, progress: ProgressFn = no_progress) -> SyncResult:
         """Re-apply the last synced revision to the objects changed since the last apply
         (a result without objects when nothing was synced yet)."""
         async with self._lock:
-            if self._synced is None:
+            synced = self._memo.synced
+            if synced is None:
                 return make_result(revision="")
-            try:
-                with gc_paused():
-                    self._started_at = ""  # nothing read before the plan
-                    return await self._apply(
-                        self._synced, {"git": 0.0, "render": 0.0}, progress=progress
-                    )
-            except _Refused as r:
-                return make_result(
-                    revision=self._synced.revision, errors=r.errors, timings_ms=r.timings
-                )
+            self._memo.started_at = ""  # nothing read before the plan
+            with gc_paused():
+                result = await self._apply(synced, {"git": 0.0, "render": 0.0}, progress=progress)
+            return result.result(synced.revision) if isinstance(result, Refusal) else result
 
     async def plan(self, snapshot: Snapshot) -> Plan:
         """What `sync` would do, without writing anything (errors: why it can't)."""
         async with self._lock:
-            try:
-                with gc_paused():
-                    rendered, timings = await self._render(snapshot)
-                    inv = await self._read_inventory(rendered, timings)
-                    plan, _ = await self._plan(rendered, inv, dry_run=True)
-                return plan
-            except _Refused as r:
-                return Plan(
-                    revision=snapshot.revision, steps=(), inventory=frozenset(), errors=r.errors
-                )
+            with gc_paused():
+                found = await self._render(snapshot)
+                if isinstance(found, Refusal):
+                    return found.plan(snapshot.revision)
+                rendered, timings = found
+                inv = await self._read_inventory(rendered, timings)
+                if isinstance(inv, Refusal):
+                    return inv.plan(snapshot.revision)
+                plan, _ = await self._plan(rendered, inv, dry_run=True)
+            return plan
 
     def diff_text(self, plan: Plan) -> str:
         """`plan` as a unified YAML diff per object (Secrets redacted)."""
@@ -184,9 +169,9 @@ class SyncEngine:
 
     # -- rendering and reading -------------------------------------------------------
 
-    async def _render(self, snapshot: Snapshot) -> tuple[RenderResult, dict[str, float]]:
+    async def _render(self, snapshot: Snapshot) -> tuple[RenderResult, dict[str, float]] | Refusal:
         start = time.perf_counter()
-        crds, self._started_at = await live.list_at(self.store, live.CRD)
+        crds, self._memo.started_at = await live.list_at(self.store, live.CRD)
         crd_key = tuple(
             sorted(
                 (str(keys.metadata(c).get("name")), str(keys.metadata(c).get("resourceVersion")))
@@ -194,37 +179,42 @@ class SyncEngine:
             )
         )
         key = (snapshot.revision, crd_key)
-        if self._rendered is not None and self._rendered_key == key:
-            return self._rendered, {"git": 0.0, "render": _ms(start)}
+        if self._memo.rendered is not None and self._memo.rendered_key == key:
+            return self._memo.rendered, {"git": 0.0, "render": _ms(start)}
         listed = await live.list_all(self.store, live.NAMESPACE)
         namespaces = {str(keys.metadata(ns).get("name")) for ns in listed}
         rendered = await self._renderer.render(snapshot, store_crds=crds, namespaces=namespaces)
         timings = {"git": rendered.read_ms, "render": _ms(start) - rendered.read_ms}
         if not rendered.ok:
-            raise _Refused((str(p) for p in rendered.problems), timings)
-        self._rendered, self._rendered_key = rendered, key
-        self._registry = rendered.registry
+            return Refusal(tuple(str(p) for p in rendered.problems), timings)
+        self._memo.rendered, self._memo.rendered_key = rendered, key
+        self._memo.registry = rendered.registry
         return rendered, timings
 
-    async def _read_inventory(self, rendered: RenderResult, timings: dict[str, float]) -> Inventory:
+    async def _read_inventory(
+        self, rendered: RenderResult, timings: dict[str, float]
+    ) -> Inventory | Refusal:
         o = self.options
         inv = await inventory.read(
-            self.store, source=o.source_name, inventory_id=o.inventory_id, cache=self._inventory
+            self.store,
+            source=o.source_name,
+            inventory_id=o.inventory_id,
+            cache=self._memo.inventory,
         )
         if not rendered.objects and inv.entries and not o.allow_empty:
-            raise _Refused(
-                [
+            return Refusal(
+                (
                     f"revision {rendered.revision[:12]} renders no objects while the inventory "
                     f"holds {len(inv.entries)}: refusing to prune everything (allow empty "
-                    "revisions for this source to do it)"
-                ],
+                    "revisions for this source to do it)",
+                ),
                 timings,
             )
         return inv
 
     def _meta(self, gvk: GVK) -> PatchMeta | None:
         """Strategic-merge metadata of a built-in kind; None for custom resources."""
-        reg = self._registry
+        reg = self._memo.registry
         if reg is not None and reg.custom_schema(gvk) is not None:
             return None
         try:
@@ -234,12 +224,12 @@ class SyncEngine:
 
     def _typ(self, gvk: GVK) -> SchemaType:
         """The server-side apply type of a kind (a CRD's schema for custom resources)."""
-        return ssa_type_for(gvk, registry=self._registry)
+        return ssa_type_for(gvk, registry=self._memo.registry)
 
     def read_gvk(self, ref: ObjectRef) -> GVK:
         """A version to read an object at (for objects only the inventory names, and for
         the agent's health reads): the served version the last render knew, else none."""
-        reg = self._registry
+        reg = self._memo.registry
         if reg is not None:
             versions = reg.versions_of(GroupKind(group=ref.group, kind=ref.kind))
             if versions:
@@ -257,7 +247,7 @@ class SyncEngine:
         await tracker.settle()
         trusted = tracker.trusted_kinds()
         all_trusted = set(rendered.kinds) <= trusted
-        unsettled = self._unsettled
+        unsettled = self._memo.unsettled
         seen = tracker.seen
         dirty = tracker.dirty
         wanted: dict[ObjectRef, GVK] = {}
@@ -296,14 +286,18 @@ class SyncEngine:
             meta=self._meta,
             typ=self._typ,
             in_sync=in_sync,
-            reuse=None if dry_run else self._reuse_steps,
+            reuse=None if dry_run else self._memo.reuse_steps,
         )
         return plan, since
 
     async def _quiet(self, rendered: RenderResult, inv: Inventory) -> bool:
         """Nothing to do: the synced revision again, everything settled, no drift, the
         inventory as written, every kind watched."""
-        if rendered is not self._synced or not self._settled or inv is not self._inventory:
+        if (
+            rendered is not self._memo.synced
+            or not self._memo.settled
+            or inv is not self._memo.inventory
+        ):
             return False
         await self._tracker.settle()
         if self._tracker.dirty:
@@ -316,16 +310,18 @@ class SyncEngine:
         timings: dict[str, float],
         *,
         progress: ProgressFn = no_progress,
-    ) -> SyncResult:
+    ) -> SyncResult | Refusal:
         o = self.options
         start = time.perf_counter()
         inv = await self._read_inventory(rendered, timings)
+        if isinstance(inv, Refusal):
+            return inv
         if await self._quiet(rendered, inv):
-            if self._unchanged is None:
-                self._unchanged = tuple(self._unchanged_result(d) for d in rendered.objects)
+            if self._memo.unchanged is None:
+                self._memo.unchanged = tuple(self._unchanged_result(d) for d in rendered.objects)
             timings.update(diff=_ms(start), apply=0.0)
             return make_result(
-                revision=rendered.revision, objects=self._unchanged, timings_ms=timings
+                revision=rendered.revision, objects=self._memo.unchanged, timings_ms=timings
             )
         progress("planning", None, None)
         plan, since = await self._plan(rendered, inv)
@@ -339,16 +335,10 @@ class SyncEngine:
                     made = await inventory.ensure_namespace(self.store)
                     if made:
                         ours.add(int(made))
-                inv = await inventory.write(
-                    self.store,
-                    union,
-                    current=inv,
-                    source=o.source_name,
-                    inventory_id=o.inventory_id,
-                )
+                inv = await self._write_inventory(union, inv)
             except GitkrmError as e:
                 timings["apply"] = _ms(start)
-                raise _Refused([f"writing the inventory failed: {e.message}"], timings) from e
+                return Refusal((f"writing the inventory failed: {e.message}",), timings)
             ours.update(int(v) for v in inv.versions.values() if v.isdigit())
         applier = Applier(
             self.store,
@@ -356,7 +346,7 @@ class SyncEngine:
             revision=rendered.revision,
             meta=self._meta,
             typ=self._typ,
-            reuse=self._reuse_results,
+            reuse=self._memo.reuse_results,
             progress=progress,
         )
         applied = await applier.apply(plan)
@@ -364,13 +354,7 @@ class SyncEngine:
         errors: list[str] = []
         if after != inv.entries:
             try:
-                inv = await inventory.write(
-                    self.store,
-                    after,
-                    current=inv,
-                    source=o.source_name,
-                    inventory_id=o.inventory_id,
-                )
+                inv = await self._write_inventory(after, inv)
                 ours.update(int(v) for v in inv.versions.values() if v.isdigit())
             except GitkrmError as e:
                 errors.append(f"narrowing the inventory failed (extra entries stay): {e.message}")
@@ -382,14 +366,16 @@ class SyncEngine:
         )
 
     def _unchanged_result(self, d: Desired) -> ObjectResult:
-        hit = self._reuse_results.get(d.key)
+        hit = self._memo.reuse_results.get(d.key)
         if hit is not None and hit[0] is d:
             return hit[1]
         result = ObjectResult(d.ref, Action.UNCHANGED, path=d.path, line=d.line or None)
-        self._reuse_results[d.key] = (d, result)
+        self._memo.reuse_results[d.key] = (d, result)
         return result
 
     async def _write_inventory(self, entries: frozenset[str], current: Inventory) -> Inventory:
+        """Write the inventory (the union of old and new before objects are touched, the
+        narrowed one after)."""
         o = self.options
         return await inventory.write(
             self.store, entries, current=current, source=o.source_name, inventory_id=o.inventory_id
@@ -409,7 +395,7 @@ class SyncEngine:
         unsettled: set[str] = set()
         settled = True
         reuse_steps: dict[str, Step] = {}
-        reuse_results = self._reuse_results
+        reuse_results = self._memo.reuse_results
         for step, result in zip(plan.steps, applied.results, strict=True):
             d = step.desired
             if result.action is Action.UNCHANGED and step.live is None and d is not None:
@@ -436,21 +422,21 @@ class SyncEngine:
                 settled = False
         if len(tracker.seen) > len(inv.entries):
             tracker.forget(list(tracker.seen.keys() - inv.entries))
-        self._unsettled = unsettled
-        self._reuse_steps = reuse_steps
+        self._memo.unsettled = unsettled
+        self._memo.reuse_steps = reuse_steps
         if len(reuse_results) > 2 * len(rendered.objects) + 64:
-            self._reuse_results = {
+            self._memo.reuse_results = {
                 d.key: reuse_results[d.key] for d in rendered.objects if d.key in reuse_results
             }
-        self._settled = settled and bool(inv.versions)
-        self._inventory = inv if inv.versions else None
-        if rendered is not self._synced:
-            self._unchanged = None
-        self._synced = rendered
+        self._memo.settled = settled and bool(inv.versions)
+        self._memo.inventory = inv if inv.versions else None
+        if rendered is not self._memo.synced:
+            self._memo.unchanged = None
+        self._memo.synced = rendered
         # Watch from the revision the plan read at; after our own writes when nobody
         # else wrote meanwhile (no need to replay thousands of our own events).
         after = await live.current_revision(self.store)
         start = after if contiguous(since, after, ours) else since
-        clean = self._settled and contiguous(self._started_at or since, after, ours)
-        self._settled_at = after if clean else None
+        clean = self._memo.settled and contiguous(self._memo.started_at or since, after, ours)
+        self._memo.settled_at = after if clean else None
         tracker.watch((gvk for gvk in rendered.kinds.values() if gvk.version), since=start)

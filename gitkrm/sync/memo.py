@@ -1,0 +1,51 @@
+"""What a sync engine remembers between passes over its source, in one place.
+
+Invariants (kept by `SyncEngine`, relied on by its quiet paths):
+- `rendered` is the render of `rendered_key` (revision and the CRDs the store served), and
+  `registry` the schema registry that render used; a new key renders again.
+- `synced` is the render last applied (what a drift check restores). `settled` is True
+  only when every object of `synced` was applied and recorded (none failed, refused or
+  skipped, every prune done) and the inventory was written: then `inventory` is the
+  inventory as written, else None (read again next time).
+- `unsettled` holds the keys of `synced`'s objects that did not settle: they are read
+  and planned again on the next pass, whatever the drift tracker says.
+- `unchanged` is the "all unchanged" result of `synced`, built on first use and dropped
+  when `synced` changes.
+- `reuse_steps` and `reuse_results` hold the plan steps and "unchanged" results of
+  objects in sync, valid while their `Desired` is the same object (identity): a quiet
+  object allocates nothing.
+- `started_at` is the store revision the pass under way first read ("" when it read
+  nothing before its plan); `settled_at` the store revision after the last pass that
+  settled with only its own writes since `started_at` (None otherwise).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gitkrm.schema import Registry
+from gitkrm.sync.desired import Desired
+from gitkrm.sync.inventory import Inventory
+from gitkrm.sync.plan import Step
+from gitkrm.sync.render import RenderResult
+from gitkrm.sync.results import ObjectResult
+
+RenderKey = tuple[str, tuple[tuple[str, str], ...]]
+
+
+@dataclass(slots=True)
+class EngineMemo:
+    """See the module docstring."""
+
+    rendered: RenderResult | None = None
+    rendered_key: RenderKey | None = None
+    registry: Registry | None = None
+    synced: RenderResult | None = None
+    unsettled: set[str] = field(default_factory=set)
+    settled: bool = False
+    inventory: Inventory | None = None
+    unchanged: tuple[ObjectResult, ...] | None = None
+    reuse_steps: dict[str, Step] = field(default_factory=dict)
+    reuse_results: dict[str, tuple[Desired, ObjectResult]] = field(default_factory=dict)
+    started_at: str = ""
+    settled_at: str | None = None
