@@ -29,15 +29,14 @@ from gitkrm.krm import Obj, ObjectRef
 from gitkrm.store import BatchOp, BatchOpKind, Preconditions, Propagation, Store
 from gitkrm.sync import keys
 from gitkrm.sync.desired import Desired
+from gitkrm.sync.modes import planner_for
 from gitkrm.sync.options import SyncOptions
-from gitkrm.sync.patching import create_body
 from gitkrm.sync.plan import MetaLookup, Op, Plan, Step, builtin_type, plan_object
 from gitkrm.sync.progress import CHUNK, ProgressFn, no_progress
 from gitkrm.sync.results import Action, ObjectResult
 from gitkrm.sync.serverside import (
     FIELD_MANAGER,
     TypeLookup,
-    apply_config,
     with_resource_version,
 )
 
@@ -90,6 +89,7 @@ class Applier:
         self.meta = meta
         self.typ = typ
         self.server_side = options.server_side
+        self.planner = planner_for(options=options, revision=revision, meta=meta, typ=typ)
         self.wait_limit = wait_limit
         self.reuse = reuse or {}
         self.progress = progress
@@ -298,7 +298,12 @@ class Applier:
                 return self._result(step, Action.FAILED, e.message), None
             live = await self._get(step)
             step = plan_object(
-                d, live, options=self.options, revision=self.revision, meta=self.meta, typ=self.typ
+                d,
+                live,
+                options=self.options,
+                revision=self.revision,
+                meta=self.meta,
+                planner=self.planner,
             )
         message = last.message if last is not None else "too many attempts"
         failed = self._result(step, Action.FAILED, f"gave up after {ATTEMPTS} attempts: {message}")
@@ -331,10 +336,7 @@ class Applier:
                         step, Action.FAILED, "deleted to re-create it, but it is still there"
                     ), None
                 await asyncio.sleep(_POLL)
-            if self.server_side:
-                obj = await self._create(step, apply_config(d, revision=self.revision))
-            else:
-                obj = await self._create(step, create_body(d, self.revision))
+            obj = await self._create(step, self.planner.create_body(d))
         except GitkrmError as e:
             return self._result(step, Action.FAILED, f"re-creating it failed: {e.message}"), None
         return self._result(

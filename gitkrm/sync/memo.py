@@ -22,13 +22,15 @@ Invariants (kept by `SyncEngine`, relied on by its quiet paths):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from gitkrm.schema import Registry
-from gitkrm.sync.desired import Desired
-from gitkrm.sync.inventory import Inventory
-from gitkrm.sync.plan import Step
-from gitkrm.sync.render import RenderResult
-from gitkrm.sync.results import ObjectResult
+if TYPE_CHECKING:  # types only: the memory is pure data
+    from gitkrm.schema import Registry
+    from gitkrm.sync.desired import Desired
+    from gitkrm.sync.inventory import Inventory
+    from gitkrm.sync.render import RenderResult
+    from gitkrm.sync.results import ObjectResult
+    from gitkrm.sync.steps import Step
 
 RenderKey = tuple[str, tuple[tuple[str, str], ...]]
 

@@ -12,69 +12,36 @@ dropped from the inventory.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
-from typing import Any, NamedTuple
 
-from gitkrm.errors import BadRequest, GitkrmError
-from gitkrm.krm import GVK, Obj, ObjectRef
-from gitkrm.patch import PatchMeta
-from gitkrm.patch.fieldmanager import SchemaType
-from gitkrm.schema import ssa_type_for
-from gitkrm.store import PatchType
+from gitkrm.errors import BadRequest
+from gitkrm.krm import Obj, ObjectRef
 from gitkrm.sync import keys
 from gitkrm.sync.desired import Desired
+from gitkrm.sync.modes import ObjectPlanner, builtin_type, ignored_pointers, planner_for
 from gitkrm.sync.objkey import parse_key
 from gitkrm.sync.options import SyncOptions
-from gitkrm.sync.order import prune_order, stage_of
+from gitkrm.sync.order import prune_order
 from gitkrm.sync.ownership import decide
-from gitkrm.sync.patching import create_body, three_way
 from gitkrm.sync.results import Action
-from gitkrm.sync.serverside import TypeLookup, apply_config, predict
+from gitkrm.sync.serverside import TypeLookup
+from gitkrm.sync.steps import OWNED, WRITES, MetaLookup, Op, Step
 
-
-class Op(StrEnum):
-    CREATE = "create"
-    PATCH = "patch"
-    UNCHANGED = "unchanged"
-    REFUSE = "refuse"  # another owner has it
-    SKIP = "skip"  # reconcile disabled: left alone
-    FAIL = "fail"  # can't be planned (e.g. the object is being deleted)
-    PRUNE = "prune"
-    ORPHAN = "orphan"  # gone from Git, kept in the store (pruning disabled), dropped from inventory
-    FORGET = "forget"  # an inventory entry whose object is gone or no longer ours
-
-
-WRITES = frozenset({Op.CREATE, Op.PATCH, Op.PRUNE})
-# Steps after which the object is (still) this source's: kept in the inventory.
-_OWNED = frozenset({Op.CREATE, Op.PATCH, Op.UNCHANGED})
-
-
-class Step(NamedTuple):
-    """One planned action (a named tuple: a plan of 10,000 objects builds 10,000)."""
-
-    op: Op
-    ref: ObjectRef
-    key: str  # the inventory key (see objkey)
-    desired: Desired | None = None
-    live: Obj | None = None
-    body: Obj | None = None  # CREATE (server-side: the applied configuration)
-    patch: Any = None  # PATCH (server-side: the applied configuration, or a migration)
-    patch_type: PatchType = "strategic"
-    uid: str | None = None  # PRUNE precondition
-    message: str = ""
-    adopt: bool = False
-    after: Obj | None = None  # server-side PATCH: the object as the apply leaves it
-    migrate: list[dict[str, Any]] | None = None  # server-side: csaupgrade patch sent first
-    force: bool = False  # server-side: the apply takes fields other managers own
-
-    @property
-    def stage(self) -> tuple[int, int]:
-        d = self.desired
-        if d is None:
-            return stage_of(self.ref, 0)
-        return (d.order_key[0], d.order_key[1])
+__all__ = [
+    "WRITES",
+    "MetaLookup",
+    "Op",
+    "Plan",
+    "Step",
+    "builtin_type",
+    "ignored_pointers",
+    "make_plan",
+    "narrowed",
+    "plan_object",
+    "plan_prune",
+    "prune_candidates",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,24 +64,8 @@ class Plan:
     @property
     def union(self) -> frozenset[str]:
         """The inventory written before any object is touched: old and new together."""
-        new = {s.key for s in self.steps if s.op in _OWNED and s.desired is not None}
+        new = {s.key for s in self.steps if s.op in OWNED and s.desired is not None}
         return self.inventory | new
-
-
-MetaLookup = Callable[[GVK], "PatchMeta | None"]
-
-
-def builtin_type(gvk: GVK) -> SchemaType:
-    """The server-side apply type of a kind without a registry of custom kinds."""
-    return ssa_type_for(gvk)
-
-
-def ignored_pointers(ref: ObjectRef, options: SyncOptions) -> tuple[str, ...]:
-    out: list[str] = []
-    for ig in options.ignore_differences:
-        if ig.matches(group=ref.group, kind=ref.kind, name=ref.name, namespace=ref.namespace):
-            out.extend(ig.json_pointers)
-    return tuple(out)
 
 
 def plan_object(
@@ -125,15 +76,15 @@ def plan_object(
     revision: str,
     meta: MetaLookup,
     typ: TypeLookup = builtin_type,
+    planner: ObjectPlanner | None = None,
 ) -> Step:
-    """The step for one desired object given its live state (None: absent). `typ` gives
-    a kind's server-side apply type (server-side mode)."""
+    """The step for one desired object given its live state (None: absent). What is the
+    same in both apply modes is decided here; the mode's planner (one per plan: pass it
+    in) makes the create body or plans the change, in one call."""
+    if planner is None:
+        planner = planner_for(options=options, revision=revision, meta=meta, typ=typ)
     if live is None:
-        if options.server_side:
-            body = apply_config(d, revision=revision)
-        else:
-            body = create_body(d, revision)
-        return Step(Op.CREATE, d.ref, d.key, desired=d, body=body)
+        return Step(Op.CREATE, d.ref, d.key, desired=d, body=planner.create_body(d))
     md = keys.metadata(live)
     if md.get("deletionTimestamp"):
         return Step(
@@ -151,86 +102,7 @@ def plan_object(
         return Step(
             Op.SKIP, d.ref, d.key, desired=d, live=live, message="reconcile disabled: left alone"
         )
-    if options.server_side:
-        return _plan_apply(
-            d, live, options=options, revision=revision, typ=typ, meta=meta, adopt=decision.adopt
-        )
-    try:
-        patch, patch_type = three_way(
-            d,
-            live,
-            meta=meta(d.gvk),
-            ignore=ignored_pointers(d.ref, options),
-            revision=revision,
-        )
-    except GitkrmError as e:
-        return Step(Op.FAIL, d.ref, d.key, desired=d, live=live, message=e.message)
-    if patch is None:
-        return Step(Op.UNCHANGED, d.ref, d.key, desired=d, live=live)
-    return Step(
-        Op.PATCH,
-        d.ref,
-        d.key,
-        desired=d,
-        live=live,
-        patch=patch,
-        patch_type=patch_type,
-        adopt=decision.adopt,
-        message="adopted" if decision.adopt else "",
-    )
-
-
-def _plan_apply(
-    d: Desired,
-    live: Obj,
-    *,
-    options: SyncOptions,
-    revision: str,
-    typ: TypeLookup,
-    meta: MetaLookup,
-    adopt: bool,
-) -> Step:
-    try:
-        applied = predict(
-            d,
-            live,
-            typ=typ(d.gvk),
-            revision=revision,
-            ignore=ignored_pointers(d.ref, options),
-            meta=meta(d.gvk),
-        )
-    except GitkrmError as e:
-        return Step(Op.FAIL, d.ref, d.key, desired=d, live=live, message=e.message)
-    if applied is None:
-        return Step(Op.UNCHANGED, d.ref, d.key, desired=d, live=live)
-    message = "adopted" if adopt else ""
-    if applied.config is None:  # only the client-side to server-side migration
-        return Step(
-            Op.PATCH,
-            d.ref,
-            d.key,
-            desired=d,
-            live=live,
-            patch=applied.migrate,
-            patch_type="json",
-            adopt=adopt,
-            message=message,
-            after=applied.after,
-        )
-    return Step(
-        Op.PATCH,
-        d.ref,
-        d.key,
-        desired=d,
-        live=live,
-        patch=applied.config,
-        patch_type="apply",
-        adopt=adopt,
-        message=message,
-        after=applied.after,
-        migrate=applied.migrate,
-        force=applied.force,
-    )
+    return planner.change(d, live, adopt=decision.adopt)
 
 
 def plan_prune(ref: ObjectRef, key: str, live: Obj | None, *, options: SyncOptions) -> Step:
@@ -289,6 +161,7 @@ def make_plan(
     nothing)."""
     steps: list[Step] = []
     wanted: set[str] = set()
+    planner = planner_for(options=options, revision=revision, meta=meta, typ=typ)
     for d in desired:
         wanted.add(d.key)
         if d.key in in_sync:
@@ -299,7 +172,12 @@ def make_plan(
         else:
             steps.append(
                 plan_object(
-                    d, live.get(d.ref), options=options, revision=revision, meta=meta, typ=typ
+                    d,
+                    live.get(d.ref),
+                    options=options,
+                    revision=revision,
+                    meta=meta,
+                    planner=planner,
                 )
             )
     gone, bad = prune_candidates(inventory, wanted)
@@ -319,7 +197,7 @@ def narrowed(plan: Plan, actions: Sequence[Action]) -> frozenset[str]:
     out: set[str] = set()
     for s, action in zip(plan.steps, actions, strict=True):
         if s.desired is not None:
-            if action in _KEPT or (action in _KEPT_IF_OWNED and s.key in plan.inventory):
+            if action in _KEPT or (action in _KEPT_IFOWNED and s.key in plan.inventory):
                 out.add(s.key)
         elif s.op is Op.PRUNE and action is Action.FAILED:
             out.add(s.key)
@@ -327,4 +205,4 @@ def narrowed(plan: Plan, actions: Sequence[Action]) -> frozenset[str]:
 
 
 _KEPT = frozenset({Action.CREATED, Action.CONFIGURED, Action.UNCHANGED})
-_KEPT_IF_OWNED = frozenset({Action.SKIPPED, Action.FAILED})
+_KEPT_IFOWNED = frozenset({Action.SKIPPED, Action.FAILED})

@@ -1,0 +1,147 @@
+"""The two apply modes, each planning an object in one place.
+
+`ClientSide`: the three-way patch of kubectl (last-applied annotation = original, Git =
+modified, live = current; strategic merge for built-in kinds, JSON merge for custom ones).
+`ServerSide`: the apply of the whole object by the field manager `gitkrm`, decided by
+running it locally (see `serverside`). `planner_for` picks one per plan; `plan_object`
+(in `plan`) decides what both modes share and calls the planner once per object.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from gitkrm.errors import GitkrmError
+from gitkrm.krm import GVK, Obj, ObjectRef
+from gitkrm.patch.fieldmanager import SchemaType
+from gitkrm.schema import ssa_type_for
+from gitkrm.sync.desired import Desired
+from gitkrm.sync.options import SyncOptions
+from gitkrm.sync.patching import create_body, three_way
+from gitkrm.sync.serverside import TypeLookup, apply_config, predict
+from gitkrm.sync.steps import MetaLookup, Op, Step
+
+
+def builtin_type(gvk: GVK) -> SchemaType:
+    """The server-side apply type of a kind without a registry of custom kinds."""
+    return ssa_type_for(gvk)
+
+
+def ignored_pointers(ref: ObjectRef, options: SyncOptions) -> tuple[str, ...]:
+    out: list[str] = []
+    for ig in options.ignore_differences:
+        if ig.matches(group=ref.group, kind=ref.kind, name=ref.name, namespace=ref.namespace):
+            out.extend(ig.json_pointers)
+    return tuple(out)
+
+
+class ObjectPlanner(Protocol):
+    """How one apply mode creates an object and plans a change to it."""
+
+    def create_body(self, d: Desired) -> Obj:
+        """What is sent to create `d` (client-side: the object with the last-applied
+        annotation; server-side: the applied configuration)."""
+        ...
+
+    def change(self, d: Desired, live: Obj, *, adopt: bool) -> Step:
+        """The step that brings an existing object this source may change to `d`."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ClientSide:
+    options: SyncOptions
+    revision: str
+    meta: MetaLookup
+
+    def create_body(self, d: Desired) -> Obj:
+        return create_body(d, self.revision)
+
+    def change(self, d: Desired, live: Obj, *, adopt: bool) -> Step:
+        try:
+            patch, patch_type = three_way(
+                d,
+                live,
+                meta=self.meta(d.gvk),
+                ignore=ignored_pointers(d.ref, self.options),
+                revision=self.revision,
+            )
+        except GitkrmError as e:
+            return Step(Op.FAIL, d.ref, d.key, desired=d, live=live, message=e.message)
+        if patch is None:
+            return Step(Op.UNCHANGED, d.ref, d.key, desired=d, live=live)
+        return Step(
+            Op.PATCH,
+            d.ref,
+            d.key,
+            desired=d,
+            live=live,
+            patch=patch,
+            patch_type=patch_type,
+            adopt=adopt,
+            message="adopted" if adopt else "",
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSide:
+    options: SyncOptions
+    revision: str
+    meta: MetaLookup
+    typ: TypeLookup
+
+    def create_body(self, d: Desired) -> Obj:
+        return apply_config(d, revision=self.revision)
+
+    def change(self, d: Desired, live: Obj, *, adopt: bool) -> Step:
+        try:
+            applied = predict(
+                d,
+                live,
+                typ=self.typ(d.gvk),
+                revision=self.revision,
+                ignore=ignored_pointers(d.ref, self.options),
+                meta=self.meta(d.gvk),
+            )
+        except GitkrmError as e:
+            return Step(Op.FAIL, d.ref, d.key, desired=d, live=live, message=e.message)
+        if applied is None:
+            return Step(Op.UNCHANGED, d.ref, d.key, desired=d, live=live)
+        message = "adopted" if adopt else ""
+        if applied.config is None:  # only the client-side to server-side migration
+            return Step(
+                Op.PATCH,
+                d.ref,
+                d.key,
+                desired=d,
+                live=live,
+                patch=applied.migrate,
+                patch_type="json",
+                adopt=adopt,
+                message=message,
+                after=applied.after,
+            )
+        return Step(
+            Op.PATCH,
+            d.ref,
+            d.key,
+            desired=d,
+            live=live,
+            patch=applied.config,
+            patch_type="apply",
+            adopt=adopt,
+            message=message,
+            after=applied.after,
+            migrate=applied.migrate,
+            force=applied.force,
+        )
+
+
+def planner_for(
+    *, options: SyncOptions, revision: str, meta: MetaLookup, typ: TypeLookup = builtin_type
+) -> ObjectPlanner:
+    """The planner of the source's apply mode."""
+    if options.server_side:
+        return ServerSide(options, revision, meta, typ)
+    return ClientSide(options, revision, meta)
