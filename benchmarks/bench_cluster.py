@@ -55,8 +55,7 @@ _COUNTER = re.compile(rb"^apiserver_request_total\{[^}]*\} ([0-9.e+]+)$", re.M)
 def _serve(state: Path) -> None:
     """The child: the API over a SQLite file, TLS and a token; prints its URL."""
     from gitkrm.server import ServeOptions
-    from gitkrm.server.serve import serve
-    from gitkrm.server.serve import new_event_loop
+    from gitkrm.server.serve import new_event_loop, serve
     from gitkrm.server.tls import generate_self_signed
     from gitkrm.store.sqlite import SqliteStore
 
