@@ -4,12 +4,13 @@ deadline (pkg/controller/deployment/progress.go and sync.go's calculateStatus)."
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from gitkrm.controllers import rollout
+from gitkrm.controllers.rollout import DeploymentStatus
 from gitkrm.krm import Obj
 from gitkrm.krm.clock import now_rfc3339, parse_timestamp
 from gitkrm.krm.conditions import conditions_of, get_condition
+from gitkrm.krm.types import Condition
 
 MAX_INT32 = 2**31 - 1
 PROGRESSING = "Progressing"
@@ -24,7 +25,7 @@ PAUSED = "DeploymentPaused"
 RESUMED = "DeploymentResumed"
 
 
-def condition(kind: str, status: str, reason: str, message: str) -> dict[str, Any]:
+def condition(kind: str, status: str, reason: str, message: str) -> Condition:
     now = now_rfc3339()
     return {
         "type": kind,
@@ -36,7 +37,7 @@ def condition(kind: str, status: str, reason: str, message: str) -> dict[str, An
     }
 
 
-def set_condition(conds: list[dict[str, Any]], new: dict[str, Any]) -> list[dict[str, Any]]:
+def set_condition(conds: list[Condition], new: Condition) -> list[Condition]:
     """SetDeploymentCondition: unchanged when status and reason are the same; otherwise the
     condition is replaced (moved last), keeping lastTransitionTime if the status is."""
     cur = next((c for c in conds if c.get("type") == new["type"]), None)
@@ -54,7 +55,7 @@ def set_condition(conds: list[dict[str, Any]], new: dict[str, Any]) -> list[dict
     return [c for c in conds if c.get("type") != new["type"]] + [new]
 
 
-def remove_condition(conds: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+def remove_condition(conds: list[Condition], kind: str) -> list[Condition]:
     return [c for c in conds if c.get("type") != kind]
 
 
@@ -63,21 +64,23 @@ def has_deadline(d: Obj) -> bool:
     return isinstance(value, int) and value != MAX_INT32
 
 
-def calculate(d: Obj, all_sets: Sequence[Obj], new_rs: Obj | None) -> dict[str, Any]:
+def calculate(d: Obj, all_sets: Sequence[Obj], new_rs: Obj | None) -> DeploymentStatus:
     """calculateStatus: counts summed over the ReplicaSets, and Available."""
     available = rollout.available(all_sets)
     unavailable = max(0, rollout.total(all_sets) - available)
     old = d.get("status") or {}
-    status: dict[str, Any] = {"observedGeneration": d["metadata"].get("generation") or 1}
-    for field, value in (
-        ("replicas", rollout.actual(all_sets)),
-        ("updatedReplicas", rollout.actual([new_rs]) if new_rs is not None else 0),
-        ("readyReplicas", rollout.ready(all_sets)),
-        ("availableReplicas", available),
-        ("unavailableReplicas", unavailable),
-    ):
-        if value:
-            status[field] = value
+    status: DeploymentStatus = {"observedGeneration": d["metadata"].get("generation") or 1}
+    # Counts of zero are left out (omitempty).
+    if replicas := rollout.actual(all_sets):
+        status["replicas"] = replicas
+    if new_rs is not None and (updated := rollout.actual([new_rs])):
+        status["updatedReplicas"] = updated
+    if ready := rollout.ready(all_sets):
+        status["readyReplicas"] = ready
+    if available:
+        status["availableReplicas"] = available
+    if unavailable:
+        status["unavailableReplicas"] = unavailable
     if old.get("collisionCount") is not None:
         status["collisionCount"] = old["collisionCount"]
     conds = conditions_of(d)
@@ -98,11 +101,11 @@ def calculate(d: Obj, all_sets: Sequence[Obj], new_rs: Obj | None) -> dict[str, 
     return status
 
 
-def _status_conds(status: dict[str, Any]) -> list[dict[str, Any]]:
+def _status_conds(status: DeploymentStatus) -> list[Condition]:
     return list(status.get("conditions") or [])
 
 
-def timed_out(d: Obj, status: dict[str, Any], now: float) -> bool:
+def timed_out(d: Obj, status: DeploymentStatus, now: float) -> bool:
     """DeploymentTimedOut."""
     if not has_deadline(d):
         return False
@@ -118,7 +121,7 @@ def timed_out(d: Obj, status: dict[str, Any], now: float) -> bool:
 
 def rollout_status(
     d: Obj, all_sets: Sequence[Obj], new_rs: Obj | None, now: float
-) -> dict[str, Any]:
+) -> DeploymentStatus:
     """syncRolloutStatus's new status: calculate() plus Progressing and ReplicaFailure."""
     status = calculate(d, all_sets, new_rs)
     conds = _status_conds(status)
@@ -169,7 +172,7 @@ def rollout_status(
     return status
 
 
-def requeue_after(d: Obj, status: dict[str, Any], now: float) -> float | None:
+def requeue_after(d: Obj, status: DeploymentStatus, now: float) -> float | None:
     """requeueStuckDeployment: when to look again for the progress deadline."""
     cond = get_condition({"status": status}, PROGRESSING)
     if not has_deadline(d) or cond is None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import Any
+from collections.abc import Mapping
 
 from gitkrm.cache.informer import Informer
 from gitkrm.controllers import deployment_status as ds
@@ -94,12 +94,12 @@ class DeploymentSync:
         out = await self.update_rs(new)
         return size_changed, out
 
-    def stage_status(self, status: dict[str, Any]) -> None:
+    def stage_status(self, status: Mapping[str, object]) -> None:
         """A status change that the next write_status (or flush) writes: kube writes some
         conditions on their own, one write here saves a revision per Deployment."""
         self.d = with_status(self.d, status)
 
-    async def write_status(self, status: dict[str, Any]) -> None:
+    async def write_status(self, status: Mapping[str, object]) -> None:
         if status == self.stored_status:
             self.d = with_status(self.d, status)
             return

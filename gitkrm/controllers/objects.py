@@ -4,15 +4,16 @@ times, pod states. Cached objects are shared and read-only, so the writers here 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import cast
 
 from gitkrm.krm import GVK, Obj
 from gitkrm.krm.clock import parse_timestamp
 from gitkrm.krm.conditions import get_condition
+from gitkrm.krm.types import ObjectMeta, OwnerReference
 
 
-def meta(obj: Obj) -> dict[str, Any]:
-    md: dict[str, Any] = obj["metadata"]
+def meta(obj: Obj) -> ObjectMeta:
+    md: ObjectMeta = obj["metadata"]
     return md
 
 
@@ -37,12 +38,15 @@ def being_deleted(obj: Obj) -> bool:
 # -- owner references --------------------------------------------------------------------
 
 
-def owner_refs(obj: Obj) -> list[Mapping[str, Any]]:
+def owner_refs(obj: Obj) -> list[OwnerReference]:
+    """The owner references of `obj` (only the entries that are maps)."""
     found = obj["metadata"].get("ownerReferences")
-    return [r for r in found if isinstance(r, dict)] if isinstance(found, list) else []
+    if not isinstance(found, list):
+        return []
+    return cast("list[OwnerReference]", [r for r in found if isinstance(r, dict)])
 
 
-def controller_ref(obj: Obj) -> Mapping[str, Any] | None:
+def controller_ref(obj: Obj) -> OwnerReference | None:
     for r in owner_refs(obj):
         if r.get("controller") is True:
             return r
@@ -54,10 +58,10 @@ def controller_uid(obj: Obj) -> str | None:
     return str(ref.get("uid")) if ref is not None else None
 
 
-def owner_ref(owner: Obj, *, controller: bool = True, block: bool = True) -> dict[str, Any]:
+def owner_ref(owner: Obj, *, controller: bool = True, block: bool = True) -> OwnerReference:
     """An ownerReference to `owner`, as controllers set it on what they create."""
     md = owner["metadata"]
-    ref: dict[str, Any] = {
+    ref: OwnerReference = {
         "apiVersion": owner["apiVersion"],
         "kind": owner["kind"],
         "name": md["name"],
@@ -131,7 +135,7 @@ def pod_available_in(pod: Obj, min_ready_seconds: int, now: float) -> float | No
     return max(0.0, since + min_ready_seconds - now)
 
 
-def with_status(obj: Obj, status: dict[str, Any]) -> Obj:
+def with_status(obj: Obj, status: Mapping[str, object]) -> Obj:
     """A shallow copy of `obj` carrying `status` (for update_status)."""
     out = dict(obj)
     out["status"] = status

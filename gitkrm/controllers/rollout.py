@@ -8,11 +8,26 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TypedDict
 
 from gitkrm.controllers.objects import annotations_of
 from gitkrm.controllers.revisions import DESIRED_REPLICAS, MAX_REPLICAS
 from gitkrm.krm import Obj
+from gitkrm.krm.types import Condition
+
+
+class DeploymentStatus(TypedDict, total=False):
+    """`status` of a Deployment (apps/v1 DeploymentStatus)."""
+
+    observedGeneration: int
+    replicas: int
+    updatedReplicas: int
+    readyReplicas: int
+    availableReplicas: int
+    unavailableReplicas: int
+    terminatingReplicas: int
+    collisionCount: int
+    conditions: list[Condition]
 
 
 def spec_replicas(obj: Obj) -> int:
@@ -25,7 +40,7 @@ def status_int(obj: Obj, field: str) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def scaled_value(value: Any, total: int, *, round_up: bool) -> int:
+def scaled_value(value: object, total: int, *, round_up: bool) -> int:
     """GetScaledValueFromIntOrPercent."""
     if isinstance(value, bool):
         return 0
@@ -148,7 +163,7 @@ def proportion(deployment: Obj, rs: Obj, to_add: int, added: int) -> int:
     return min(fraction, allowed) if to_add > 0 else max(fraction, allowed)
 
 
-def complete(deployment: Obj, status: dict[str, Any]) -> bool:
+def complete(deployment: Obj, status: DeploymentStatus) -> bool:
     """DeploymentComplete."""
     desired = spec_replicas(deployment)
     return bool(
@@ -160,7 +175,7 @@ def complete(deployment: Obj, status: dict[str, Any]) -> bool:
     )
 
 
-def progressing(deployment: Obj, new: dict[str, Any]) -> bool:
+def progressing(deployment: Obj, new: DeploymentStatus) -> bool:
     """DeploymentProgressing: the new status moved the rollout forward."""
     old = deployment.get("status") or {}
     old_old = int(old.get("replicas") or 0) - int(old.get("updatedReplicas") or 0)

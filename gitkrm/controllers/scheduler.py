@@ -13,7 +13,6 @@ written, so concurrent decisions never overcommit a node. Pods marked
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from gitkrm.cache.informer import Key, key_of
 from gitkrm.controllers.kinds import NODE, POD, PVC, SIMULATE
@@ -29,7 +28,7 @@ from gitkrm.controllers.resources import Resources, add, insufficient, parse_lis
 from gitkrm.controllers.runtime import Controller
 from gitkrm.controllers.selectors import node_affinity_matches, tolerates
 from gitkrm.krm import Obj
-from gitkrm.krm.conditions import get_condition, set_condition
+from gitkrm.krm.conditions import conditions_of, get_condition, set_condition
 
 DEFAULT_SCHEDULER = "default-scheduler"
 NOT_READY_TAINT = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
@@ -48,7 +47,7 @@ def _counts(pod: Obj) -> bool:
     return bool((pod.get("spec") or {}).get("nodeName")) and not pod_terminal(pod)
 
 
-def _taint_text(taint: Mapping[str, Any]) -> str:
+def _taint_text(taint: Mapping[str, object]) -> str:
     return f"{{{taint.get('key')}: {taint.get('value') or ''}}}"
 
 
@@ -270,9 +269,8 @@ class Scheduler(Controller):
         ):
             return
         status = dict(pod.get("status") or {})
-        conds = [c for c in status.get("conditions") or () if isinstance(c, dict)]
         status["conditions"] = set_condition(
-            conds, "PodScheduled", "False", "Unschedulable", message
+            conditions_of(pod), "PodScheduled", "False", "Unschedulable", message
         )
         status.setdefault("phase", "Pending")
         await self.writer.update_status(with_status(pod, status))

@@ -8,29 +8,39 @@ Inputs are never changed (cached objects are shared): the writers return new lis
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import cast
 
 from gitkrm.krm.clock import now_rfc3339
+from gitkrm.krm.types import Condition
 
-Condition = dict[str, Any]
+__all__ = [
+    "Condition",
+    "conditions_of",
+    "find_condition",
+    "get_condition",
+    "remove_condition",
+    "set_condition",
+]
 
 
-def conditions_of(obj: Mapping[str, Any]) -> list[Condition]:
-    """The conditions of an object's status (only the well-formed entries)."""
+def conditions_of(obj: Mapping[str, object]) -> list[Condition]:
+    """The conditions of an object's status (only the entries that are maps)."""
     status = obj.get("status")
     conds = status.get("conditions") if isinstance(status, Mapping) else None
-    return [c for c in conds if isinstance(c, dict)] if isinstance(conds, list) else []
+    if not isinstance(conds, list):
+        return []
+    return cast("list[Condition]", [c for c in conds if isinstance(c, dict)])
 
 
 def find_condition(conditions: object, kind: str) -> Condition | None:
     """The condition of one type in a list of conditions (None when absent)."""
     for c in conditions if isinstance(conditions, list) else ():
         if isinstance(c, dict) and c.get("type") == kind:
-            return c
+            return cast("Condition", c)
     return None
 
 
-def get_condition(obj: Mapping[str, Any], kind: str) -> Condition | None:
+def get_condition(obj: Mapping[str, object], kind: str) -> Condition | None:
     """The condition of one type on an object's status."""
     status = obj.get("status")
     return find_condition(status.get("conditions") if isinstance(status, Mapping) else None, kind)
@@ -45,7 +55,7 @@ def set_condition(
     *,
     now: str | None = None,
     update_time: bool = False,
-    extra: Mapping[str, Any] | None = None,
+    extra: Condition | None = None,
 ) -> list[Condition]:
     """A copy of `conditions` with `kind` set; lastTransitionTime moves only when the status
     does (and lastUpdateTime, for the kinds that have one, when `update_time`). `extra`
@@ -58,7 +68,7 @@ def set_condition(
             out.append(c)
             continue
         found = True
-        new = dict(c)
+        new = c.copy()
         if c.get("status") != status:
             new["lastTransitionTime"] = stamp
             if update_time:

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 from gitkrm.errors import BadRequest
 
-Extractor = Callable[[Mapping[str, Any]], str]
+Extractor = Callable[[Mapping[str, object]], str]
 
 
-def _walk(obj: Mapping[str, Any], path: tuple[str, ...]) -> Any:
-    cur: Any = obj
+def _walk(obj: Mapping[str, object], path: tuple[str, ...]) -> object:
+    cur: object = obj
     for part in path:
         if not isinstance(cur, Mapping):
             return None
@@ -27,7 +27,7 @@ def _walk(obj: Mapping[str, Any], path: tuple[str, ...]) -> Any:
     return cur
 
 
-def _render(value: Any) -> str:
+def _render(value: object) -> str:
     """A field value as the API server's field set would hold it."""
     if value is None:
         return ""
@@ -44,7 +44,7 @@ def path_extractor(field_path: str) -> Extractor:
     """Read a dotted field path (`spec.nodeName`); missing means ""."""
     parts = tuple(field_path.split("."))
 
-    def extract(obj: Mapping[str, Any]) -> str:
+    def extract(obj: Mapping[str, object]) -> str:
         return _render(_walk(obj, parts))
 
     return extract
@@ -54,7 +54,7 @@ def _defaulted(field_path: str, default: str) -> Extractor:
     """A path whose Go type is a bool or int: missing means its zero value."""
     parts = tuple(field_path.split("."))
 
-    def extract(obj: Mapping[str, Any]) -> str:
+    def extract(obj: Mapping[str, object]) -> str:
         v = _walk(obj, parts)
         return default if v is None else _render(v)
 
@@ -65,7 +65,7 @@ def _constant(value: str) -> Extractor:
     return lambda obj: value
 
 
-def _pod_ip(obj: Mapping[str, Any]) -> str:
+def _pod_ip(obj: Mapping[str, object]) -> str:
     # The API server takes status.podIPs[0].ip (status.podIP mirrors it in v1).
     ips = _walk(obj, ("status", "podIPs"))
     if isinstance(ips, list) and ips and isinstance(ips[0], Mapping):
@@ -76,7 +76,7 @@ def _pod_ip(obj: Mapping[str, Any]) -> str:
 def _first_nonempty(*paths: str) -> Extractor:
     extractors = [path_extractor(p) for p in paths]
 
-    def extract(obj: Mapping[str, Any]) -> str:
+    def extract(obj: Mapping[str, object]) -> str:
         for ex in extractors:
             if v := ex(obj):
                 return v
@@ -245,7 +245,7 @@ class FieldSelector:
     """An AND of `field=value` / `field!=value` terms, sorted as apimachinery sorts them."""
 
     requirements: tuple[FieldRequirement, ...] = ()
-    _by_kind: dict[tuple[Any, Any], tuple[tuple[Extractor, str, bool], ...]] = field(
+    _by_kind: dict[tuple[object, object], tuple[tuple[Extractor, str, bool], ...]] = field(
         init=False, repr=False, compare=False, hash=False, default_factory=dict
     )
 
@@ -273,7 +273,7 @@ class FieldSelector:
             if r.field not in allowed and r.field not in aliases:
                 raise BadRequest(f"field label not supported: {r.field}")
 
-    def _compiled(self, obj: Mapping[str, Any]) -> tuple[tuple[Extractor, str, bool], ...]:
+    def _compiled(self, obj: Mapping[str, object]) -> tuple[tuple[Extractor, str, bool], ...]:
         key = (obj.get("apiVersion"), obj.get("kind"))
         compiled = self._by_kind.get(key)
         if compiled is None:
@@ -293,7 +293,7 @@ class FieldSelector:
             self._by_kind[key] = compiled
         return compiled
 
-    def matches(self, obj: Mapping[str, Any]) -> bool:
+    def matches(self, obj: Mapping[str, object]) -> bool:
         """Evaluate against a raw object; a missing field reads as "" (or its Go zero value)."""
         if not self.requirements:
             return True

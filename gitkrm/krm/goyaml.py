@@ -14,9 +14,11 @@ import functools
 import math
 import re
 import struct
-from typing import Any, Final
+from typing import Final
 
 import yaml
+
+from gitkrm.krm.types import JSONScalar
 
 TAG: Final = "tag:yaml.org,2002:"
 STR: Final = TAG + "str"
@@ -24,7 +26,7 @@ MERGE_KEY: Final = "<<"
 
 # ---- go-yaml v2 scalar resolution, followed by JSON's view of the result ----
 
-_GO_MAP: Final[dict[str, Any]] = {
+_GO_MAP: Final[dict[str, JSONScalar]] = {
     **dict.fromkeys(["y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE"], True),
     **dict.fromkeys(["on", "On", "ON"], True),
     **dict.fromkeys(["n", "N", "no", "No", "NO", "false", "False", "FALSE"], False),
@@ -62,7 +64,7 @@ _NUMERIC_START: Final = frozenset("+-.0123456789")
 
 
 @functools.lru_cache(maxsize=8192)
-def _resolve_numeric(text: str) -> Any:
+def _resolve_numeric(text: str) -> JSONScalar:
     """go-yaml v2 `resolve("", text)` for text starting with a sign, digit or dot."""
     if text in _GO_MAP:
         return _GO_MAP[text]
@@ -88,7 +90,7 @@ def _resolve_numeric(text: str) -> Any:
     return text
 
 
-def resolve_plain_scalar(text: str) -> Any:
+def resolve_plain_scalar(text: str) -> JSONScalar:
     """The value kubectl gives a plain (unquoted, untagged) YAML scalar.
 
     NaN and infinities are returned as floats; the loader rejects them, as JSON does.

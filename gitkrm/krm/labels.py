@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 from gitkrm.errors import BadRequest
 from gitkrm.krm.label_parser import ParseError, parse_requirements
@@ -137,7 +137,7 @@ _STRUCTURED_OPS: Final = {
 }
 
 
-def label_selector_from_dict(sel: Mapping[str, Any] | None) -> LabelSelector:
+def label_selector_from_dict(sel: Mapping[str, object] | None) -> LabelSelector:
     """The structured form (`matchLabels` / `matchExpressions`), as LabelSelectorAsSelector.
 
     `None` selects nothing; `{}` (no labels, no expressions) selects everything.

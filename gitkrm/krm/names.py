@@ -13,7 +13,6 @@ import re
 from collections.abc import Mapping
 from enum import StrEnum
 from functools import lru_cache
-from typing import Any
 
 from gitkrm.errors import Cause
 
@@ -211,7 +210,7 @@ _FINALIZER_ORPHAN = "orphan"
 _FINALIZER_FOREGROUND = "foregroundDeletion"
 
 
-def _show(value: Any) -> str:
+def _show(value: object) -> str:
     """A bad value as field.Error prints it (%q for strings)."""
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
@@ -222,7 +221,7 @@ def _show(value: Any) -> str:
     return json.dumps(value, default=str, ensure_ascii=False)
 
 
-def invalid(field: str, value: Any, detail: str) -> Cause:
+def invalid(field: str, value: object, detail: str) -> Cause:
     return Cause(
         type="FieldValueInvalid", message=f"Invalid value: {_show(value)}: {detail}", field=field
     )
@@ -243,7 +242,7 @@ def too_long(field: str, limit: int) -> Cause:
     )
 
 
-def _string_map(value: Any, field: str, causes: list[Cause]) -> Mapping[str, str]:
+def _string_map(value: object, field: str, causes: list[Cause]) -> Mapping[str, str]:
     """A labels/annotations map, reporting non-string keys or values instead of raising."""
     if value is None:
         return {}
@@ -261,7 +260,7 @@ def _string_map(value: Any, field: str, causes: list[Cause]) -> Mapping[str, str
     return good
 
 
-def _validate_labels(value: Any, causes: list[Cause]) -> None:
+def _validate_labels(value: object, causes: list[Cause]) -> None:
     field = "metadata.labels"
     for k, v in _string_map(value, field, causes).items():
         # Hot path: most keys and values are valid and their verdicts cached.
@@ -271,7 +270,7 @@ def _validate_labels(value: Any, causes: list[Cause]) -> None:
             causes.extend(invalid(field, v, m) for m in errs)
 
 
-def _validate_annotations(value: Any, causes: list[Cause]) -> None:
+def _validate_annotations(value: object, causes: list[Cause]) -> None:
     field = "metadata.annotations"
     annotations = _string_map(value, field, causes)
     size = 0
@@ -284,7 +283,7 @@ def _validate_annotations(value: Any, causes: list[Cause]) -> None:
         causes.append(too_long(field, TOTAL_ANNOTATION_SIZE_LIMIT))
 
 
-def _validate_owner_references(value: Any, causes: list[Cause]) -> None:
+def _validate_owner_references(value: object, causes: list[Cause]) -> None:
     field = "metadata.ownerReferences"
     if value is None:
         return
@@ -326,7 +325,7 @@ def _validate_owner_references(value: Any, causes: list[Cause]) -> None:
                 first_controller = current
 
 
-def _validate_finalizers(value: Any, causes: list[Cause]) -> None:
+def _validate_finalizers(value: object, causes: list[Cause]) -> None:
     field = "metadata.finalizers"
     if value is None:
         return
@@ -348,7 +347,7 @@ def _validate_finalizers(value: Any, causes: list[Cause]) -> None:
         )
 
 
-def _validate_name_fields(meta: Mapping[str, Any], rule: NameRule, causes: list[Cause]) -> None:
+def _validate_name_fields(meta: Mapping[str, object], rule: NameRule, causes: list[Cause]) -> None:
     name = meta.get("name")
     generate_name = meta.get("generateName")
     if generate_name is not None and not isinstance(generate_name, str):
@@ -399,7 +398,7 @@ def _name_valid(name: str, rule: NameRule) -> bool:
     return len(name) <= limit and name.isascii() and pattern.fullmatch(name) is not None
 
 
-def _labels_valid(labels: dict[Any, Any]) -> bool:
+def _labels_valid(labels: dict[object, object]) -> bool:
     for k, v in labels.items():
         if type(k) is not str or type(v) is not str:
             return False
@@ -414,7 +413,7 @@ def _labels_valid(labels: dict[Any, Any]) -> bool:
     return True
 
 
-def _annotations_valid(annotations: dict[Any, Any]) -> bool:
+def _annotations_valid(annotations: dict[object, object]) -> bool:
     size = 0
     for k, v in annotations.items():
         if type(k) is not str or type(v) is not str or _qualified_name_errors(k.lower()):
@@ -424,7 +423,7 @@ def _annotations_valid(annotations: dict[Any, Any]) -> bool:
 
 
 def _meta_valid(
-    meta: dict[str, Any], namespaced: bool, name_rule: NameRule, labels_checked: bool
+    meta: Mapping[str, object], namespaced: bool, name_rule: NameRule, labels_checked: bool
 ) -> bool:
     """The common ObjectMeta proven valid without building any cause: a name, no
     generateName, owner references or finalizers, string labels and annotations. False
@@ -457,7 +456,7 @@ def _meta_valid(
 
 
 def validate_object_meta(
-    obj: Mapping[str, Any],
+    obj: Mapping[str, object],
     *,
     namespaced: bool,
     name_rule: NameRule,
@@ -477,7 +476,7 @@ def validate_object_meta(
 
 
 def object_meta_causes(
-    obj: Mapping[str, Any], *, namespaced: bool, name_rule: NameRule
+    obj: Mapping[str, object], *, namespaced: bool, name_rule: NameRule
 ) -> list[Cause]:
     """validate_object_meta without its fast path (tests prove the two agree)."""
     meta = obj.get("metadata")

@@ -38,7 +38,7 @@ _INT64_RE = re.compile(r"[+-]?[0-9]+", re.ASCII)
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
-def parse_int64(text: Any) -> int | None:
+def parse_int64(text: object) -> int | None:
     """Go's strconv.ParseInt(text, 10, 64): no spaces, no underscores, int64 range."""
     if not isinstance(text, str) or not _INT64_RE.fullmatch(text):
         return None

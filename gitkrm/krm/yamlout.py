@@ -36,13 +36,13 @@ class KubectlDumper(yaml.CSafeDumper):
         return TAG + ("seq" if kind is SequenceNode else "map")
 
 
-def _represent_str(dumper: Any, data: str) -> Node:
+def _represent_str(dumper: KubectlDumper, data: str) -> Node:
     style = "|" if "\n" in data else ('"' if needs_quotes(data) else None)
     node: Node = dumper.represent_scalar(STR, data, style=style)
     return node
 
 
-def _represent_float(dumper: Any, data: float) -> Node:
+def _represent_float(dumper: KubectlDumper, data: float) -> Node:
     if not math.isfinite(data):
         raise ValueError(f"cannot write {data} as YAML for Kubernetes: JSON has no NaN or Inf")
     value = json_float(data)
@@ -53,7 +53,7 @@ def _represent_float(dumper: Any, data: float) -> Node:
     return node
 
 
-def _represent_dict(dumper: Any, data: dict[Any, Any]) -> Node:
+def _represent_dict(dumper: KubectlDumper, data: dict[object, object]) -> Node:
     items = sorted(data.items(), key=lambda kv: go_key(str(kv[0])))
     node: Node = dumper.represent_mapping(TAG + "map", items)
     return node
