@@ -10,8 +10,9 @@ vectors depend on this; reproducing it keeps gitkrm's orders identical to Go's.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Hashable
 
+from gitkrm.krm.types import JSONValue
 from gitkrm.patch.meta import MergeKey
 from gitkrm.patch.order import DELETE, DIRECTIVE
 
@@ -23,7 +24,7 @@ def _capacity(n: int) -> int:
     return cap
 
 
-def _find(items: list[Any], length: int, mk: MergeKey, key: Any) -> int:
+def _find(items: list[JSONValue], length: int, mk: MergeKey, key: Hashable) -> int:
     for i in range(length):
         item = items[i]
         if isinstance(item, dict) and mk.present(item) and mk.value(item) == key:
@@ -31,14 +32,16 @@ def _find(items: list[Any], length: int, mk: MergeKey, key: Any) -> int:
     return -1
 
 
-def live_order_view(original: list[Any], patch: list[Any], mk: MergeKey) -> list[Any]:
+def live_order_view(
+    original: list[JSONValue], patch: list[JSONValue], mk: MergeKey
+) -> list[JSONValue]:
     """The first len(original) slots of the live list's backing array after Go's
     `mergeSliceWithSpecialElements` + `mergeSliceWithoutSpecialElements` ran on it."""
     n = len(original)
     if n == 0:
         return original
     cap = _capacity(n)
-    arr: list[Any] = list(original) + [None] * (cap - n)
+    arr: list[JSONValue] = list(original) + [None] * (cap - n)
     length = n
     replace = False
     for v in patch:

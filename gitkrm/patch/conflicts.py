@@ -9,8 +9,9 @@ values is the conflict. Parallel-list directives (`$setElementOrder`,
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Hashable
 
+from gitkrm.krm.types import JSONObject, JSONValue
 from gitkrm.patch.directives import (
     DELETE_PREFIX,
     DIRECTIVE,
@@ -27,15 +28,15 @@ from gitkrm.patch.values import MAP, dedupe_scalars, go_equal, go_sort_scalars, 
 
 
 def find_conflict(
-    left: dict[str, Any], right: dict[str, Any], meta: PatchMeta, *, semantic: bool
+    left: JSONObject, right: JSONObject, meta: PatchMeta, *, semantic: bool
 ) -> str | None:
     """The dotted path of the first field `left` and `right` set differently, or None."""
     return _maps(left, right, meta, "", semantic)
 
 
 def _value(
-    left: Any,
-    right: Any,
+    left: JSONValue,
+    right: JSONValue,
     fm: FieldMeta | None,
     sub: PatchMeta,
     strategy: str,
@@ -63,7 +64,7 @@ def _value(
 
 
 def _maps(
-    left: dict[str, Any], right: dict[str, Any], meta: PatchMeta, path: str, semantic: bool
+    left: JSONObject, right: JSONObject, meta: PatchMeta, path: str, semantic: bool
 ) -> str | None:
     for key in sorted(left):
         if key in (DIRECTIVE, RETAIN_KEYS) or key not in right:
@@ -81,8 +82,8 @@ def _maps(
 
 
 def _lists(
-    left: list[Any],
-    right: list[Any],
+    left: list[JSONValue],
+    right: list[JSONValue],
     fm: FieldMeta | None,
     sub: PatchMeta,
     strategy: str,
@@ -113,15 +114,15 @@ def _lists(
         right = go_sort_scalars(dedupe_scalars(right))
         if len(left) != len(right):
             return path
-    for i, (lv, rv) in enumerate(zip(left, right, strict=True)):
-        hit = _value(lv, rv, fm, sub, "", f"{path}[{i}]", semantic)
+    for i, (lx, rx) in enumerate(zip(left, right, strict=True)):
+        hit = _value(lx, rx, fm, sub, "", f"{path}[{i}]", semantic)
         if hit is not None:
             return hit
     return None
 
 
-def _by_key(items: list[Any], mk: MergeKey | None) -> dict[Any, dict[str, Any]]:
-    out: dict[Any, dict[str, Any]] = {}
+def _by_key(items: list[JSONValue], mk: MergeKey | None) -> dict[Hashable, JSONObject]:
+    out: dict[Hashable, JSONObject] = {}
     for item in items:
         if not isinstance(item, dict):
             raise PatchFailure(f"invalid element type in merging list:{gofmt(items)}")

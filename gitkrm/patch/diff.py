@@ -12,9 +12,11 @@ others set inside union-like structs (Deployment `strategy`, volume sources).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final, cast
 
+from gitkrm.krm.types import JSONObject, JSONValue
 from gitkrm.patch.directives import (
     DELETE_PREFIX,
     DIRECTIVE,
@@ -58,13 +60,13 @@ class DiffOptions:
 
 
 def diff_maps(
-    original: dict[str, Any],
-    modified: dict[str, Any],
+    original: JSONObject,
+    modified: JSONObject,
     meta: PatchMeta,
     o: DiffOptions,
     retain: bool = False,
-) -> dict[str, Any]:
-    patch: dict[str, Any] = {}
+) -> JSONObject:
+    patch: JSONObject = {}
     ignore_changes = o.ignore_changes
     exact_changes = not ignore_changes and not o.semantic
     fields = meta._fields
@@ -85,13 +87,15 @@ def diff_maps(
                 # Equal maps need no patch. Python's == is Go's except for true-vs-1,
                 # which a deletions-only diff never reports and a map of strings cannot
                 # hold; Go re-sends equal `replace` maps (exact mode).
+                # `t is dict`: both are maps. (isinstance() would tell the type checker at a
+                # cost in the hottest loop of the patch engine.)
                 if ov == mv and (
-                    ignore_changes or (_all_str(mv) and (o.semantic or fm.strategy != REPLACE))
+                    ignore_changes or (_all_str(mv) and (o.semantic or fm.strategy != REPLACE))  # type: ignore[arg-type]
                 ):
                     continue
                 if fm.strategy != REPLACE:
                     try:
-                        sub = diff_maps(ov, mv, fm.sub, o, fm.retain_keys)
+                        sub = diff_maps(ov, mv, fm.sub, o, fm.retain_keys)  # type: ignore[arg-type]
                     except PatchFailure as e:
                         raise e.at(key) from None
                     if sub:
@@ -111,14 +115,14 @@ def diff_maps(
             if key not in modified and not (o.semantic and empty_like(ov, meta.field(key))):
                 patch[key] = None
     if retain:
-        retain_list = [k for k, v in modified.items() if v is not None]
+        retain_list: list[JSONValue] = [k for k, v in modified.items() if v is not None]
         if retain_list and (patch or _has_extra(original, modified)):
             patch[RETAIN_KEYS] = go_sort_scalars(retain_list)
     return patch
 
 
 def _diff_value(
-    key: str, ov: Any, mv: Any, patch: dict[str, Any], meta: PatchMeta, o: DiffOptions
+    key: str, ov: object, mv: JSONValue, patch: JSONObject, meta: PatchMeta, o: DiffOptions
 ) -> None:
     if key == DIRECTIVE:
         if not isinstance(ov, str) or not isinstance(mv, str):
@@ -154,18 +158,18 @@ def _diff_value(
     patch[key] = mv
 
 
-def _all_str(m: dict[str, Any]) -> bool:
+def _all_str(m: JSONObject) -> bool:
     return all(type(v) is str for v in m.values())
 
 
-def _has_extra(original: dict[str, Any], modified: dict[str, Any]) -> bool:
+def _has_extra(original: JSONObject, modified: JSONObject) -> bool:
     """apimachinery `hasAdditionalNewField`: original has a non-null key modified lacks."""
     return any(v is not None and k not in modified for k, v in original.items())
 
 
 def diff_lists(
-    original: list[Any], modified: list[Any], fm: FieldMeta, o: DiffOptions
-) -> tuple[list[Any] | None, list[Any] | None, list[Any] | None]:
+    original: list[JSONValue], modified: list[JSONValue], fm: FieldMeta, o: DiffOptions
+) -> tuple[list[JSONValue] | None, list[JSONValue] | None, list[JSONValue] | None]:
     """(patch list, `$deleteFromPrimitiveList` list, `$setElementOrder` list) of a merge list."""
     if not original:
         if not modified or o.ignore_changes:
@@ -176,18 +180,21 @@ def diff_lists(
     else:
         k = element_kind(original, modified)
     mk = fm.merge_key
+    order: list[JSONValue] | None = None
     if k == MAP:
+        # Every item of both lists is a map (checked just above).
+        o_maps = cast("list[JSONObject]", original)
+        m_maps = cast("list[JSONObject]", modified)
         if mk is None:
-            raise no_merge_key(original[0], "")
-        fast = _diff_unique_maps(original, modified, fm, mk, o)
+            raise no_merge_key(o_maps[0], "")
+        fast = _diff_unique_maps(o_maps, m_maps, fm, mk, o)
         if fast is not None:
             patch_list, deletions, same = fast
         else:
-            patch_list, deletions = _diff_lists_of_maps(original, modified, fm, o)
+            patch_list, deletions = _diff_lists_of_maps(o_maps, m_maps, fm, o)
             patch_list = normalize_slice_order(patch_list, modified, mk, k)
-            same = _order_same(original, modified, mk)
+            same = _order_same(o_maps, m_maps, mk)
         patch_list += deletions
-        order = None
         if o.set_element_order and (
             (not o.ignore_changes and (patch_list or not same))
             or (not o.ignore_deletions and patch_list)
@@ -199,13 +206,12 @@ def diff_lists(
                 and _keeps_order(original, modified, mk, k)
             ):
                 return patch_list, None, None
-            order = [mk.stub(v) for v in modified]
+            order = [mk.stub(v) for v in m_maps]
         return patch_list, None, order
     if k == LIST:  # pragma: no cover - element_kind rejects lists of lists
         raise PatchFailure("lists of lists are not supported", unprocessable=True)
     add, dels = _diff_lists_of_scalars(original, modified, o)
     add = normalize_slice_order(add, modified, mk, k)
-    order = None
     wanted = o.set_element_order and (
         (not o.ignore_deletions and dels)
         or (not o.ignore_changes and not go_equal(original, modified))
@@ -217,7 +223,9 @@ def diff_lists(
     return add, dels, order
 
 
-def _keeps_order(original: list[Any], modified: list[Any], mk: MergeKey | None, k: str) -> bool:
+def _keeps_order(
+    original: Sequence[JSONValue], modified: Sequence[JSONValue], mk: MergeKey | None, k: str
+) -> bool:
     """The items of `modified` already appear in `original` in the same relative order."""
     wanted = [identity(v, mk, k) for v in modified]
     wanted_set = set(wanted)
@@ -225,7 +233,7 @@ def _keeps_order(original: list[Any], modified: list[Any], mk: MergeKey | None, 
     return seen == wanted
 
 
-def _map_item(items: list[Any], i: int, mk: MergeKey | None) -> dict[str, Any]:
+def _map_item(items: Sequence[JSONValue], i: int, mk: MergeKey | None) -> JSONObject:
     item = items[i]
     if not isinstance(item, dict):
         raise bad_arg_type("map[string]interface {}", item)
@@ -235,16 +243,16 @@ def _map_item(items: list[Any], i: int, mk: MergeKey | None) -> dict[str, Any]:
 
 
 def _diff_lists_of_maps(
-    original: list[Any], modified: list[Any], fm: FieldMeta, o: DiffOptions
-) -> tuple[list[Any], list[Any]]:
+    original: list[JSONObject], modified: list[JSONObject], fm: FieldMeta, o: DiffOptions
+) -> tuple[list[JSONValue], list[JSONValue]]:
     mk = fm.merge_key
     if mk is None:
         raise no_merge_key(original[0], "")
     text = mk.text
     orig = go_sort_by(original, text)
     mod = go_sort_by(modified, text)
-    patch: list[Any] = []
-    deletions: list[Any] = []
+    patch: list[JSONValue] = []
+    deletions: list[JSONValue] = []
     i = j = 0
     while i < len(orig) or j < len(mod):
         o_in = i < len(orig)
@@ -265,7 +273,8 @@ def _diff_lists_of_maps(
                 patch.append(sub)
             i += 1
             j += 1
-        elif not o_in or (m_in and ot > mt):
+        # The texts of one list are all strings, or all tuples (several merge keys).
+        elif not o_in or (m_in and ot > mt):  # type: ignore[operator]
             if not o.ignore_changes:
                 patch.append(me)
             j += 1
@@ -278,7 +287,7 @@ def _diff_lists_of_maps(
     return patch, deletions
 
 
-def _texts(items: list[Any], mk: MergeKey) -> list[Any]:
+def _texts(items: list[JSONObject], mk: MergeKey) -> list[str | tuple[str, ...]]:
     """The merge-key texts Go sorts and matches by; every item must carry the key."""
     if mk.multi:
         for item in items:
@@ -286,7 +295,7 @@ def _texts(items: list[Any], mk: MergeKey) -> list[Any]:
                 raise no_merge_key(item, mk)
         return [mk.text(v) for v in items]
     p = mk.primary
-    out: list[Any] = []
+    out: list[str | tuple[str, ...]] = []
     for item in items:
         v = item.get(p, _MISSING)
         if v is _MISSING:
@@ -296,8 +305,12 @@ def _texts(items: list[Any], mk: MergeKey) -> list[Any]:
 
 
 def _diff_unique_maps(
-    original: list[Any], modified: list[Any], fm: FieldMeta, mk: MergeKey, o: DiffOptions
-) -> tuple[list[Any], list[Any], bool] | None:
+    original: list[JSONObject],
+    modified: list[JSONObject],
+    fm: FieldMeta,
+    mk: MergeKey,
+    o: DiffOptions,
+) -> tuple[list[JSONValue], list[JSONValue], bool] | None:
     """`_diff_lists_of_maps` for lists whose merge keys are unique (the usual case): the
     same patch in the same order, by lookup instead of sort-and-walk, plus whether the
     order is unchanged. None when keys repeat."""
@@ -307,7 +320,7 @@ def _diff_unique_maps(
     m_set = set(m_texts)
     if len(by_text) != len(original) or len(m_set) != len(modified):
         return None
-    patch: list[Any] = []
+    patch: list[JSONValue] = []
     sub_meta, retain = fm.sub, fm.retain_keys
     for t, me in zip(m_texts, modified, strict=True):
         oe = by_text.get(t)
@@ -322,9 +335,9 @@ def _diff_unique_maps(
             if sub:
                 sub.update(mk.stub(me))
                 patch.append(sub)
-    if len(patch) > 1 and any(DIRECTIVE in p for p in patch):
+    if len(patch) > 1 and any(isinstance(p, dict) and DIRECTIVE in p for p in patch):
         patch = normalize_slice_order(patch, modified, mk, MAP)
-    deletions: list[Any] = []
+    deletions: list[JSONValue] = []
     if not o.ignore_deletions and not m_set.issuperset(by_text):
         for t in sorted(t for t in o_texts if t not in m_set):
             gone = mk.stub(by_text[t])
@@ -336,7 +349,7 @@ def _diff_unique_maps(
     return patch, deletions, same
 
 
-def _order_same(original: list[Any], modified: list[Any], mk: MergeKey) -> bool:
+def _order_same(original: list[JSONObject], modified: list[JSONObject], mk: MergeKey) -> bool:
     if len(original) != len(modified):
         return False
     for a, b in zip(original, modified, strict=True):
@@ -351,12 +364,12 @@ def _order_same(original: list[Any], modified: list[Any], mk: MergeKey) -> bool:
 
 
 def _diff_lists_of_scalars(
-    original: list[Any], modified: list[Any], o: DiffOptions
-) -> tuple[list[Any], list[Any]]:
+    original: list[JSONValue], modified: list[JSONValue], o: DiffOptions
+) -> tuple[list[JSONValue], list[JSONValue]]:
     orig = go_sort_scalars(original)
     mod = go_sort_scalars(modified)
-    add: list[Any] = []
-    dels: list[Any] = []
+    add: list[JSONValue] = []
+    dels: list[JSONValue] = []
     i = j = 0
     while i < len(orig) or j < len(mod):
         o_in = i < len(orig)

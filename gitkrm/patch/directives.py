@@ -8,8 +8,9 @@ patch (`APPLY`) or combining the two halves of a three-way patch (`COMBINE`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final, overload
 
+from gitkrm.krm.types import JSONObject, JSONValue
 from gitkrm.patch.failures import BAD_PRIMITIVE_LIST, BAD_SET_ORDER, PatchFailure
 from gitkrm.patch.order import DELETE, DIRECTIVE
 
@@ -39,7 +40,11 @@ def extract_key(key: str, prefix: str) -> str:
     return rest
 
 
-def materialize(value: Any, *, drop_nulls: bool) -> tuple[Any, bool]:
+@overload
+def materialize(value: list[JSONValue], *, drop_nulls: bool) -> tuple[list[JSONValue], bool]: ...
+@overload
+def materialize(value: JSONValue, *, drop_nulls: bool) -> tuple[JSONValue, bool]: ...
+def materialize(value: JSONValue, *, drop_nulls: bool) -> tuple[JSONValue, bool]:
     """A patch value used as data where there is nothing to merge it with.
 
     apimachinery's `discardNullValuesFromPatch` (when applying) then `removeDirectives`:
@@ -52,7 +57,7 @@ def materialize(value: Any, *, drop_nulls: bool) -> tuple[Any, bool]:
     if isinstance(value, dict):
         if DIRECTIVE in value and not (drop_nulls and value[DIRECTIVE] is None):
             return None, False
-        out: dict[str, Any] | None = None
+        out: JSONObject | None = None
         for k, v in value.items():
             if (v is None and drop_nulls) or (
                 drop_nulls and k[:1] == "$" and _is_list_directive(k)
@@ -70,7 +75,7 @@ def materialize(value: Any, *, drop_nulls: bool) -> tuple[Any, bool]:
                 out[k] = v
         return (value if out is None else out), True
     if isinstance(value, list):
-        items: list[Any] | None = None
+        items: list[JSONValue] | None = None
         for i, v in enumerate(value):
             if isinstance(v, dict | list):
                 nv, keep = materialize(v, drop_nulls=drop_nulls)
@@ -89,8 +94,8 @@ def _is_list_directive(key: str) -> bool:
     return key == RETAIN_KEYS or key.startswith((ORDER_PREFIX, DELETE_PREFIX))
 
 
-def _copy_upto(m: dict[str, Any], stop: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _copy_upto(m: JSONObject, stop: str) -> JSONObject:
+    out: JSONObject = {}
     for k, v in m.items():
         if k == stop:
             break

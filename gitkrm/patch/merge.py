@@ -10,8 +10,10 @@ unchanged subtrees of the document and the patch are shared with the result.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from collections.abc import Hashable
+from typing import Final
 
+from gitkrm.krm.types import JSONObject, JSONValue
 from gitkrm.patch.aliasing import live_order_view
 from gitkrm.patch.directives import (
     DELETE_PREFIX,
@@ -41,15 +43,15 @@ from gitkrm.patch.order import (
 )
 from gitkrm.patch.values import MAP, dedupe_scalars, go_equal, gofmt, hkey, kind
 
-_MISSING: Final[Any] = object()
+_MISSING: Final = object()
 
 
 def merge_map(
-    original: dict[str, Any] | None,
-    patch: dict[str, Any],
+    original: JSONObject | None,
+    patch: JSONObject,
     meta: PatchMeta,
     opts: MergeOptions,
-) -> dict[str, Any]:
+) -> JSONObject:
     """Merge `patch` into `original` (a new map; neither input is changed)."""
     if DIRECTIVE in patch:
         directive = patch[DIRECTIVE]
@@ -95,9 +97,9 @@ def merge_map(
 
 
 def _merge_field(
-    out: dict[str, Any],
+    out: JSONObject,
     k: str,
-    pv: Any,
+    pv: JSONValue,
     meta: PatchMeta,
     opts: MergeOptions,
     is_delete_list: bool,
@@ -107,24 +109,29 @@ def _merge_field(
         if opts.drop_nulls:
             return
     cur = out.get(k, _MISSING)
-    if cur is _MISSING or kind(cur) != kind(pv):
-        if not is_delete_list:
-            value, keep = materialize(pv, drop_nulls=opts.drop_nulls)
-            if keep:
-                out[k] = value
-            else:
-                out.pop(k, None)
-        return
+    # A value of the same JSON kind merges (maps, lists) or replaces (scalars); any other
+    # value, or none, is replaced by the patch value as data.
     if isinstance(pv, dict):
-        fm = meta.field(k)
-        out[k] = pv if fm.strategy == REPLACE else merge_map(cur, pv, fm.sub, opts)
+        if isinstance(cur, dict):
+            fm = meta.field(k)
+            out[k] = pv if fm.strategy == REPLACE else merge_map(cur, pv, fm.sub, opts)
+            return
     elif isinstance(pv, list):
-        out[k] = merge_list_field(cur, pv, meta.field(k), opts, is_delete_list=is_delete_list)
-    else:
+        if isinstance(cur, list):
+            out[k] = merge_list_field(cur, pv, meta.field(k), opts, is_delete_list=is_delete_list)
+            return
+    elif cur is not _MISSING and kind(cur) == kind(pv):
         out[k] = pv
+        return
+    if not is_delete_list:
+        value, keep = materialize(pv, drop_nulls=opts.drop_nulls)
+        if keep:
+            out[k] = value
+        else:
+            out.pop(k, None)
 
 
-def _retain_keys(out: dict[str, Any], patch: dict[str, Any], opts: MergeOptions) -> None:
+def _retain_keys(out: JSONObject, patch: JSONObject, opts: MergeOptions) -> None:
     wanted = patch[RETAIN_KEYS]
     if not opts.parallel:
         if RETAIN_KEYS in out:
@@ -151,8 +158,8 @@ def _retain_keys(out: dict[str, Any], patch: dict[str, Any], opts: MergeOptions)
 
 
 def _set_element_order(
-    out: dict[str, Any],
-    patch: dict[str, Any],
+    out: JSONObject,
+    patch: JSONObject,
     key: str,
     meta: PatchMeta,
     opts: MergeOptions,
@@ -170,8 +177,8 @@ def _set_element_order(
         raise bad_arg_type("[]interface {}", order)
     field = extract_key(key, ORDER_PREFIX)
     has_orig, has_new = field in out, field in patch
-    orig: list[Any] = out[field] if has_orig else []
-    new: list[Any] = patch[field] if has_new else []
+    orig = out[field] if has_orig else []
+    new = patch[field] if has_new else []
     if not isinstance(orig, list):
         raise bad_arg_type("[]interface {}", orig)
     if not isinstance(new, list):
@@ -202,10 +209,12 @@ def _set_element_order(
     consumed.add(field)
 
 
-def _reorder_all(merged: list[Any], order: list[Any], mk: MergeKey) -> list[Any] | None:
+def _reorder_all(
+    merged: list[JSONValue], order: list[JSONValue], mk: MergeKey
+) -> list[JSONValue] | None:
     """The result when `$setElementOrder` names exactly the merged items (no server-only
     items): the items in that order. None when that is not the case."""
-    where: dict[Any, int] = {}
+    where: dict[Hashable, int] = {}
     for i, o in enumerate(order):
         if not isinstance(o, dict) or not mk.present(o):
             return None
@@ -223,7 +232,9 @@ def _reorder_all(merged: list[Any], order: list[Any], mk: MergeKey) -> list[Any]
     return [merged[i] for i in sorted(range(len(merged)), key=pos.__getitem__)]
 
 
-def validate_set_order(patch_list: list[Any], order: list[Any], mk: MergeKey | None) -> None:
+def validate_set_order(
+    patch_list: list[JSONValue], order: list[JSONValue], mk: MergeKey | None
+) -> None:
     """The items of the patch list must appear in `$setElementOrder` in the same order."""
     if not order or not patch_list:
         return
@@ -232,7 +243,7 @@ def validate_set_order(patch_list: list[Any], order: list[Any], mk: MergeKey | N
         for v in patch_list:
             if not isinstance(v, dict):
                 raise bad_arg_type("map[string]interface {}", v)
-        items = [v for v in patch_list if v.get(DIRECTIVE) != DELETE]
+        items = [v for v in patch_list if isinstance(v, dict) and v.get(DIRECTIVE) != DELETE]
     pi = oi = 0
     while pi < len(items) and oi < len(order):
         item = items[pi]
@@ -249,26 +260,29 @@ def validate_set_order(patch_list: list[Any], order: list[Any], mk: MergeKey | N
         )
 
 
-def _key_equal(left: Any, right: Any, mk: MergeKey | None) -> bool:
+def _key_equal(left: JSONValue, right: JSONValue, mk: MergeKey | None) -> bool:
     """apimachinery `mergeKeyValueEqual`."""
     if mk is None:
         return go_equal(left, right) and not isinstance(left, dict | list)
-    for side in (left, right):
-        if not isinstance(side, dict):
-            raise bad_arg_type("map[string]interface {}", side)
-        if not mk.present(side):
-            raise no_merge_key(side, mk)
+    if not isinstance(left, dict):
+        raise bad_arg_type("map[string]interface {}", left)
+    if not mk.present(left):
+        raise no_merge_key(left, mk)
+    if not isinstance(right, dict):
+        raise bad_arg_type("map[string]interface {}", right)
+    if not mk.present(right):
+        raise no_merge_key(right, mk)
     return bool(mk.value(left) == mk.value(right))
 
 
 def merge_list_field(
-    original: list[Any],
-    patch: list[Any],
+    original: list[JSONValue],
+    patch: list[JSONValue],
     fm: FieldMeta,
     opts: MergeOptions,
     *,
     is_delete_list: bool,
-) -> list[Any]:
+) -> list[JSONValue]:
     """apimachinery `mergeSliceHandler`: merge lists merge, other lists are replaced."""
     if fm.strategy == MERGE or is_delete_list:
         return merge_list(original, patch, fm, opts, is_delete_list=is_delete_list)
@@ -276,13 +290,13 @@ def merge_list_field(
 
 
 def merge_list(
-    original: list[Any],
-    patch: list[Any],
+    original: list[JSONValue],
+    patch: list[JSONValue],
     fm: FieldMeta,
     opts: MergeOptions,
     *,
     is_delete_list: bool,
-) -> list[Any]:
+) -> list[JSONValue]:
     if not original and not patch:
         return original
     k = element_kind(original, patch)
@@ -301,13 +315,14 @@ def merge_list(
 
 
 def _special_elements(
-    original: list[Any], patch: list[Any], mk: MergeKey
-) -> tuple[list[Any], list[Any]]:
+    original: list[JSONValue], patch: list[JSONValue], mk: MergeKey
+) -> tuple[list[JSONValue], list[JSONValue]]:
     """Execute `$patch: delete` items, honour `$patch: replace`; return what remains."""
-    plain: list[Any] = []
+    plain: list[JSONValue] = []
     replace = False
     for v in patch:
-        if DIRECTIVE not in v:
+        # element_kind found maps only: the isinstance check only tells the type checker.
+        if not isinstance(v, dict) or DIRECTIVE not in v:
             plain.append(v)
             continue
         directive = v[DIRECTIVE]
@@ -327,23 +342,28 @@ def _special_elements(
     return original, plain
 
 
-def _matches(item: Any, mk: MergeKey, wanted: Any) -> bool:
+def _matches(item: JSONValue, mk: MergeKey, wanted: Hashable) -> bool:
     if not isinstance(item, dict):
         raise PatchFailure(f"value for key {gofmt(item)} is not a map")
     return mk.present(item) and mk.value(item) == wanted
 
 
 def _merge_elements(
-    original: list[Any], patch: list[Any], mk: MergeKey, sub: PatchMeta, opts: MergeOptions
-) -> list[Any]:
+    original: list[JSONValue],
+    patch: list[JSONValue],
+    mk: MergeKey,
+    sub: PatchMeta,
+    opts: MergeOptions,
+) -> list[JSONValue]:
     out = list(original)
-    where: dict[Any, int] = {}
+    where: dict[Hashable, int] = {}
     for i, item in enumerate(out):
         if not isinstance(item, dict):
             raise PatchFailure(f"value for key {i} is not a map")
         if mk.present(item):
             where.setdefault(mk.value(item), i)
     for v in patch:
+        assert isinstance(v, dict)  # element_kind found maps only
         if not mk.present(v):
             raise no_merge_key(v, mk)
         key = mk.value(v)
@@ -357,14 +377,16 @@ def _merge_elements(
                 v, _ = materialize(v, drop_nulls=True)
             out.append(v)
         else:
+            cur = out[at]
+            assert isinstance(cur, dict)  # every item of `out` is a map (checked above)
             try:
-                out[at] = merge_map(out[at], v, sub, opts)
+                out[at] = merge_map(cur, v, sub, opts)
             except PatchFailure as e:
                 raise e.at(f"[{mk.primary}={gofmt(mk.raw(v))}]") from None
     return out
 
 
-def _delete_scalars(current: list[Any], to_delete: list[Any]) -> list[Any]:
+def _delete_scalars(current: list[JSONValue], to_delete: list[JSONValue]) -> list[JSONValue]:
     try:
         gone = {hkey(v) for v in to_delete}
         return [v for v in current if hkey(v) not in gone]

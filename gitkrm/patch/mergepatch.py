@@ -8,7 +8,8 @@ from last-applied to desired; lists are atomic.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Final, overload
 
 from gitkrm.errors import Conflict
 from gitkrm.patch.values import go_equal
@@ -16,12 +17,17 @@ from gitkrm.patch.values import go_equal
 _MISSING: Final = object()
 
 
-def apply_merge_patch(doc: Any, patch: Any) -> Any:
+@overload
+def apply_merge_patch(doc: object, patch: Mapping[str, object]) -> Mapping[str, object]: ...
+@overload
+def apply_merge_patch(doc: object, patch: object) -> object: ...
+def apply_merge_patch(doc: object, patch: object) -> object:
     """RFC 7396 `MergePatch(doc, patch)`. Inputs are not changed; unchanged subtrees of
-    `doc` are shared with the result."""
+    `doc` are shared with the result. A merge patch never looks into values other than
+    objects, so they are typed `object`: they are only passed along."""
     if not isinstance(patch, dict):
         return patch
-    out = dict(doc) if isinstance(doc, dict) else {}
+    out: dict[str, object] = dict(doc) if isinstance(doc, dict) else {}
     for k, v in patch.items():
         if v is None:
             out.pop(k, None)
@@ -32,7 +38,7 @@ def apply_merge_patch(doc: Any, patch: Any) -> Any:
     return out
 
 
-def create_merge_patch(original: Any, modified: Any) -> Any:
+def create_merge_patch(original: object, modified: object) -> object:
     """The merge patch that turns `original` into `modified` (evanphx `CreateMergePatch`).
 
     Lists are compared whole. Nulls inside `modified` cannot be expressed by a merge patch
@@ -43,8 +49,8 @@ def create_merge_patch(original: Any, modified: Any) -> Any:
     return modified
 
 
-def _diff(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    into: dict[str, Any] = {}
+def _diff(a: Mapping[str, object], b: Mapping[str, object]) -> dict[str, object]:
+    into: dict[str, object] = {}
     for k, bv in b.items():
         av = a.get(k, _MISSING)
         if av is bv:
@@ -63,9 +69,9 @@ def _diff(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     return into
 
 
-def _keep_nulls(m: dict[str, Any], *, keep: bool) -> dict[str, Any]:
+def _keep_nulls(m: Mapping[str, object], *, keep: bool) -> dict[str, object]:
     """apimachinery `keepOrDeleteNullInObj`: only the deletions, or everything else."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for k, v in m.items():
         if v is None:
             if keep:
@@ -83,7 +89,7 @@ def _keep_nulls(m: dict[str, Any], *, keep: bool) -> dict[str, Any]:
     return out
 
 
-def has_conflicts(left: Any, right: Any) -> bool:
+def has_conflicts(left: object, right: object) -> bool:
     """apimachinery `mergepatch.HasConflicts` (JSON merge patch semantics)."""
     if isinstance(left, dict):
         if not isinstance(right, dict):
@@ -97,10 +103,10 @@ def has_conflicts(left: Any, right: Any) -> bool:
 
 
 def create_three_way_json_merge_patch(
-    original: dict[str, Any] | None,
-    modified: dict[str, Any] | None,
-    current: dict[str, Any] | None,
-) -> dict[str, Any]:
+    original: Mapping[str, object] | None,
+    modified: Mapping[str, object] | None,
+    current: Mapping[str, object] | None,
+) -> dict[str, object]:
     """The JSON merge patch that brings `current` to `modified`, given last-applied `original`.
 
     Raises `Conflict` when the additions and the deletions overlap (they cannot for

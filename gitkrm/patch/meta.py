@@ -20,8 +20,9 @@ replaced whole, like JSON merge patch.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from typing import Any, ClassVar, Final
+from typing import ClassVar, Final
 
+from gitkrm.krm.types import JSONObject, JSONValue
 from gitkrm.patch.failures import PatchFailure
 from gitkrm.patch.values import gofmt, hkey
 
@@ -46,22 +47,22 @@ class MergeKey:
 
     __slots__ = ("defaults", "multi", "names", "primary")
 
-    def __init__(self, names: tuple[str, ...], defaults: tuple[Any, ...] = ()) -> None:
+    def __init__(self, names: tuple[str, ...], defaults: tuple[JSONValue, ...] = ()) -> None:
         self.names = names
         self.primary = names[0]
         self.multi = len(names) > 1
-        self.defaults = defaults or (None,) * len(names)
+        self.defaults: tuple[JSONValue, ...] = defaults or (None,) * len(names)
 
-    def present(self, m: Mapping[str, Any]) -> bool:
+    def present(self, m: Mapping[str, object]) -> bool:
         return self.primary in m
 
-    def raw(self, m: Mapping[str, Any]) -> Any:
+    def raw(self, m: Mapping[str, JSONValue]) -> JSONValue | tuple[JSONValue, ...]:
         """The key value(s) of an element (null where missing), for index lookups."""
         if not self.multi:
             return m.get(self.primary)
         return tuple(m.get(n, d) for n, d in zip(self.names, self.defaults, strict=True))
 
-    def value(self, m: Mapping[str, Any]) -> Hashable:
+    def value(self, m: Mapping[str, JSONValue]) -> Hashable:
         """A hashable identity with Go `==` semantics (`1 == 1.0`, `true != 1`)."""
         try:
             if not self.multi:
@@ -71,13 +72,13 @@ class MergeKey:
         except TypeError as e:
             raise PatchFailure(f"merge key {self.primary!r} must be a scalar") from e
 
-    def text(self, m: Mapping[str, Any]) -> Any:
+    def text(self, m: Mapping[str, JSONValue]) -> str | tuple[str, ...]:
         """The `%v` text Go sorts merging lists by (a tuple of texts for several keys)."""
         if not self.multi:
             return gofmt(m.get(self.primary))
         return tuple(gofmt(m.get(n, d)) for n, d in zip(self.names, self.defaults, strict=True))
 
-    def stub(self, m: Mapping[str, Any]) -> dict[str, Any]:
+    def stub(self, m: Mapping[str, JSONValue]) -> JSONObject:
         """The key fields of an element (a `$setElementOrder` entry, a delete directive)."""
         if not self.multi:
             return {self.primary: m[self.primary]}
@@ -128,12 +129,12 @@ class _Resolver:
 
     __slots__ = ("list_types", "metas", "schemas")
 
-    def __init__(self, schemas: Mapping[str, Any], *, list_types: bool) -> None:
+    def __init__(self, schemas: Mapping[str, object], *, list_types: bool) -> None:
         self.schemas = schemas
         self.list_types = list_types
         self.metas: dict[int, PatchMeta] = {}
 
-    def deref(self, node: Mapping[str, Any]) -> tuple[Mapping[str, Any], bool]:
+    def deref(self, node: Mapping[str, object]) -> tuple[Mapping[str, object], bool]:
         """Follow `$ref` and single-`allOf` wrappers; also report a Quantity on the way."""
         quantity = _is_quantity_node(node)
         for _ in range(_MAX_HOPS):
@@ -158,7 +159,7 @@ class _Resolver:
             break
         return node, quantity
 
-    def meta_for(self, node: Mapping[str, Any]) -> PatchMeta:
+    def meta_for(self, node: Mapping[str, object]) -> PatchMeta:
         key = id(node)
         meta = self.metas.get(key)
         if meta is None:
@@ -166,7 +167,7 @@ class _Resolver:
             self.metas[key] = meta
         return meta
 
-    def build_field(self, prop: Mapping[str, Any]) -> FieldMeta:
+    def build_field(self, prop: Mapping[str, object]) -> FieldMeta:
         target, quantity = self.deref(prop)
         shape = _shape(target)
         items = target.get("items") if shape == LIST else None
@@ -185,7 +186,7 @@ class _Resolver:
         )
 
     def _strategy(
-        self, prop: Mapping[str, Any], target: Mapping[str, Any], elem: Mapping[str, Any]
+        self, prop: Mapping[str, object], target: Mapping[str, object], elem: Mapping[str, object]
     ) -> tuple[str, bool, MergeKey | None]:
         raw = prop.get("x-kubernetes-patch-strategy")
         mk = prop.get("x-kubernetes-patch-merge-key")
@@ -231,18 +232,18 @@ def _split_strategies(strategies: list[str]) -> tuple[bool, str]:
     raise PatchFailure(f"unexpected patch strategy: [{' '.join(strategies)}]")
 
 
-def _types(node: Mapping[str, Any]) -> tuple[Any, ...]:
+def _types(node: Mapping[str, object]) -> tuple[object, ...]:
     t = node.get("type")
     if isinstance(t, list):
         return tuple(t)
     return (t,) if t is not None else ()
 
 
-def _has_structure(node: Mapping[str, Any]) -> bool:
+def _has_structure(node: Mapping[str, object]) -> bool:
     return any(k in node for k in ("properties", "items", "additionalProperties", "type"))
 
 
-def _shape(node: Mapping[str, Any]) -> str:
+def _shape(node: Mapping[str, object]) -> str:
     if isinstance(node.get("properties"), Mapping):
         return STRUCT
     types = _types(node)
@@ -258,7 +259,7 @@ def _shape(node: Mapping[str, Any]) -> str:
     return UNKNOWN
 
 
-def _is_quantity_node(node: Mapping[str, Any]) -> bool:
+def _is_quantity_node(node: Mapping[str, object]) -> bool:
     """A structural-schema quantity, as controller-gen writes `resource.Quantity`."""
     if not node.get("x-kubernetes-int-or-string"):
         return False
@@ -276,7 +277,7 @@ class PatchMeta:
     def __init__(
         self,
         *,
-        _node: Mapping[str, Any] | None = None,
+        _node: Mapping[str, object] | None = None,
         _resolver: _Resolver | None = None,
     ) -> None:
         node = _node or {}
@@ -284,13 +285,13 @@ class PatchMeta:
         extra = node.get("additionalProperties")
         self._node = node
         self._resolver = _resolver
-        self._props: Mapping[str, Any] = props if isinstance(props, Mapping) else {}
-        self._extra: Mapping[str, Any] | None = extra if isinstance(extra, Mapping) else None
+        self._props: Mapping[str, object] = props if isinstance(props, Mapping) else {}
+        self._extra: Mapping[str, object] | None = extra if isinstance(extra, Mapping) else None
         self._fields: dict[str, FieldMeta] = {}
 
     @classmethod
     def from_openapi(
-        cls, schemas: Mapping[str, Any], name: str, *, list_types: bool = False
+        cls, schemas: Mapping[str, object], name: str, *, list_types: bool = False
     ) -> PatchMeta:
         """The meta of schema `name` in an OpenAPI v3 `components.schemas` mapping.
 
@@ -309,7 +310,7 @@ class PatchMeta:
 
     @classmethod
     def from_schema(
-        cls, schema: Mapping[str, Any], *, schemas: Mapping[str, Any] | None = None
+        cls, schema: Mapping[str, object], *, schemas: Mapping[str, object] | None = None
     ) -> PatchMeta:
         """The meta of an inline structural schema (a CRD version's `openAPIV3Schema`).
 
@@ -364,14 +365,14 @@ _UNKNOWN_FIELD: Final = FieldMeta(
     sub=PatchMeta.EMPTY,
 )
 
-_RESOLVERS: dict[tuple[int, bool], tuple[Mapping[str, Any], _Resolver]] = {}
+_RESOLVERS: dict[tuple[int, bool], tuple[Mapping[str, object], _Resolver]] = {}
 _MAX_RESOLVERS = 16
 
 
-def _unwrap(schemas: Mapping[str, Any]) -> Mapping[str, Any]:
+def _unwrap(schemas: Mapping[str, object]) -> Mapping[str, object]:
     components = schemas.get("components")
     if isinstance(components, Mapping) and isinstance(components.get("schemas"), Mapping):
-        inner: Mapping[str, Any] = components["schemas"]
+        inner: Mapping[str, object] = components["schemas"]
         return inner
     defs = schemas.get("$defs")
     if isinstance(defs, Mapping) and "$schema" in schemas:
@@ -379,7 +380,7 @@ def _unwrap(schemas: Mapping[str, Any]) -> Mapping[str, Any]:
     return schemas
 
 
-def _resolver_for(schemas: Mapping[str, Any], *, list_types: bool) -> _Resolver:
+def _resolver_for(schemas: Mapping[str, object], *, list_types: bool) -> _Resolver:
     """One resolver (and so one meta cache) per schema collection, shared across kinds."""
     key = (id(schemas), list_types)
     hit = _RESOLVERS.get(key)

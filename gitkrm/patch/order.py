@@ -8,9 +8,9 @@ its merge key for lists of maps and the value itself for lists of scalars.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
-from typing import Any
+from collections.abc import Callable, Hashable, Sequence
 
+from gitkrm.krm.types import JSONObject, JSONValue
 from gitkrm.patch.failures import NO_LIST_OF_LISTS, PatchFailure, bad_arg_type
 from gitkrm.patch.meta import MergeKey
 from gitkrm.patch.values import LIST, MAP, gofmt, hkey, kind
@@ -19,11 +19,11 @@ DIRECTIVE = "$patch"
 DELETE = "delete"
 
 
-def no_merge_key(m: dict[str, Any], mk: MergeKey | str) -> PatchFailure:
+def no_merge_key(m: JSONObject, mk: MergeKey | str) -> PatchFailure:
     return PatchFailure(f"map: {gofmt(m)} does not contain declared merge key: {mk}")
 
 
-def element_kind(*lists: list[Any]) -> str:
+def element_kind(*lists: list[JSONValue]) -> str:
     """apimachinery `sliceElementType`: all items share one JSON kind, never a list."""
     prev: str | None = None
     for s in lists:
@@ -41,7 +41,7 @@ def element_kind(*lists: list[Any]) -> str:
     return prev
 
 
-def identity(item: Any, mk: MergeKey | None, k: str) -> Hashable:
+def identity(item: JSONValue, mk: MergeKey | None, k: str) -> Hashable:
     """What Go's `index()` compares: the merge key of a map, or the scalar itself."""
     try:
         if k == MAP:
@@ -53,7 +53,7 @@ def identity(item: Any, mk: MergeKey | None, k: str) -> Hashable:
         raise PatchFailure("list items must be scalars or maps with scalar merge keys") from e
 
 
-def positions(order: list[Any], mk: MergeKey | None, k: str) -> dict[Hashable, int]:
+def positions(order: Sequence[JSONValue], mk: MergeKey | None, k: str) -> dict[Hashable, int]:
     """Index of the first occurrence of each identity in `order`."""
     out: dict[Hashable, int] = {}
     for i, item in enumerate(order):
@@ -61,7 +61,7 @@ def positions(order: list[Any], mk: MergeKey | None, k: str) -> dict[Hashable, i
     return out
 
 
-def validate_merge_keys(mk: MergeKey | None, *lists: list[Any]) -> None:
+def validate_merge_keys(mk: MergeKey | None, *lists: Sequence[JSONValue]) -> None:
     for items in lists:
         for item in items:
             if not isinstance(item, dict):
@@ -71,15 +71,18 @@ def validate_merge_keys(mk: MergeKey | None, *lists: list[Any]) -> None:
 
 
 def normalize_slice_order(
-    to_sort: list[Any], order: list[Any], mk: MergeKey | None, k: str
-) -> list[Any]:
+    to_sort: list[JSONValue], order: Sequence[JSONValue], mk: MergeKey | None, k: str
+) -> list[JSONValue]:
     """Sort `to_sort` by position in `order`; `$patch: delete` items go last."""
-    to_delete: list[Any] = []
+    to_delete: list[JSONValue] = []
     if k == MAP:
         validate_merge_keys(mk, to_sort, order)
-        keep = [v for v in to_sort if v.get(DIRECTIVE) != DELETE]
+        # Every item is a map with its merge key (validate_merge_keys raised otherwise).
+        keep: list[JSONValue] = [
+            v for v in to_sort if isinstance(v, dict) and v.get(DIRECTIVE) != DELETE
+        ]
         if len(keep) != len(to_sort):
-            to_delete = [v for v in to_sort if v.get(DIRECTIVE) == DELETE]
+            to_delete = [v for v in to_sort if isinstance(v, dict) and v.get(DIRECTIVE) == DELETE]
         to_sort = keep
     if len(to_sort) > 1:
         where = positions(order, mk, k)
@@ -95,15 +98,19 @@ def normalize_slice_order(
 
 
 def merge_sorted(
-    left: list[Any], right: list[Any], server_order: list[Any], mk: MergeKey | None, k: str
-) -> list[Any]:
+    left: list[JSONValue],
+    right: list[JSONValue],
+    server_order: list[JSONValue],
+    mk: MergeKey | None,
+    k: str,
+) -> list[JSONValue]:
     """Interleave server-only items (`left`) into patch items (`right`) by live order."""
     if not left:
         return list(right)
     if not right:
         return list(left)
     where = positions(server_order, mk, k)
-    out: list[Any] = []
+    out: list[JSONValue] = []
     i = j = 0
     while i < len(left) and j < len(right):
         li = where.get(identity(left[i], mk, k), -1)
@@ -120,19 +127,21 @@ def merge_sorted(
 
 
 def normalize_element_order(
-    patch: list[Any],
-    server_only: list[Any],
-    patch_order: list[Any],
-    server_order: list[Any],
+    patch: list[JSONValue],
+    server_only: list[JSONValue],
+    patch_order: list[JSONValue],
+    server_order: list[JSONValue],
     mk: MergeKey | None,
     k: str,
-) -> list[Any]:
+) -> list[JSONValue]:
     patch = normalize_slice_order(patch, patch_order, mk, k)
     server_only = normalize_slice_order(server_only, server_order, mk, k)
     return merge_sorted(server_only, patch, server_order, mk, k)
 
 
-def partition(merged: list[Any], by: list[Any], mk: MergeKey | None) -> tuple[list[Any], list[Any]]:
+def partition(
+    merged: list[JSONValue], by: list[JSONValue], mk: MergeKey | None
+) -> tuple[list[JSONValue], list[JSONValue]]:
     """Split merged items into those named in `by` and the rest (server-only)."""
     if mk is None:
         try:
@@ -159,7 +168,7 @@ def partition(merged: list[Any], by: list[Any], mk: MergeKey | None) -> tuple[li
     return inside, outside
 
 
-def _go_stable_sort(items: list[Any], pos: list[int]) -> list[Any]:
+def _go_stable_sort(items: list[JSONValue], pos: list[int]) -> list[JSONValue]:
     """Go `sort.SliceStable` with apimachinery's partial order (unknown items "less").
 
     Only reached when some item is missing from the order list; then the result depends

@@ -15,7 +15,8 @@ normalised and defaulted yields an empty patch:
 
 from __future__ import annotations
 
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Final
 
 from gitkrm.krm.quantity import quantities_equal
 from gitkrm.patch.meta import LIST, MAP, FieldMeta, PatchMeta
@@ -25,14 +26,14 @@ _MISSING: Final = object()
 _SCALARS: Final = (str, int, float, bool, type(None))
 
 
-def semantically_equal(a: Any, b: Any, meta: PatchMeta | None = None) -> bool:
+def semantically_equal(a: object, b: object, meta: PatchMeta | None = None) -> bool:
     """True when objects `a` and `b` (described by `meta`) mean the same to Kubernetes."""
     if isinstance(a, dict) and isinstance(b, dict):
         return maps_equal(a, b, meta or PatchMeta.EMPTY)
     return go_equal(a, b) or (_is_number(a) and _is_number(b) and a == b)
 
 
-def empty_like(value: Any, fm: FieldMeta) -> bool:
+def empty_like(value: object, fm: FieldMeta) -> bool:
     """`value` means "not set" for this field (null, or {} / [] where omitempty applies)."""
     if value is None:
         return True
@@ -43,7 +44,7 @@ def empty_like(value: Any, fm: FieldMeta) -> bool:
     return False
 
 
-def maps_equal(a: dict[str, Any], b: dict[str, Any], meta: PatchMeta) -> bool:
+def maps_equal(a: Mapping[str, object], b: Mapping[str, object], meta: PatchMeta) -> bool:
     if a is b:
         return True
     for k, va in a.items():
@@ -57,7 +58,7 @@ def maps_equal(a: dict[str, Any], b: dict[str, Any], meta: PatchMeta) -> bool:
     return all(k in a or empty_like(vb, meta.field(k)) for k, vb in b.items())
 
 
-def values_equal(a: Any, b: Any, fm: FieldMeta) -> bool:
+def values_equal(a: object, b: object, fm: FieldMeta) -> bool:
     """Semantic equality of two values of the field `fm`."""
     if a is b:
         return True
@@ -79,7 +80,7 @@ def values_equal(a: Any, b: Any, fm: FieldMeta) -> bool:
     return _is_number(a) and _is_number(b) and a == b
 
 
-def _item_equal(x: Any, y: Any, fm: FieldMeta) -> bool:
+def _item_equal(x: object, y: object, fm: FieldMeta) -> bool:
     if isinstance(x, dict) and isinstance(y, dict):
         return maps_equal(x, y, fm.sub)
     if type(x) is type(y) and type(x) in _SCALARS and x == y:
@@ -89,5 +90,5 @@ def _item_equal(x: Any, y: Any, fm: FieldMeta) -> bool:
     return go_equal(x, y)
 
 
-def _is_number(v: Any) -> bool:
+def _is_number(v: object) -> bool:
     return kind(v) == NUMBER if isinstance(v, int | float) else False

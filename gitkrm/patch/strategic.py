@@ -15,9 +15,10 @@ unchanged manifests to a live object carrying server defaults gives an empty pat
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import cast
 
 from gitkrm.errors import Conflict
+from gitkrm.krm.types import JSONObject, Obj
 from gitkrm.patch.conflicts import find_conflict
 from gitkrm.patch.diff import DiffOptions, diff_maps
 from gitkrm.patch.directives import APPLY, COMBINE
@@ -35,20 +36,24 @@ _CHANGES = DiffOptions()
 _CHANGES_SEMANTIC = DiffOptions(semantic=True)
 
 
-def _as_map(value: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Go treats an empty or `null` document as `{}`; anything but an object is invalid."""
+def _as_map(value: Mapping[str, object] | None) -> JSONObject:
+    """Go treats an empty or `null` document as `{}`; anything but an object is invalid.
+
+    The documents are JSON (decoded JSON or YAML) by contract: the engine walks them as
+    `JSONValue`s from here on.
+    """
     if value is None:
         return {}
     if isinstance(value, dict):
-        return value
+        return cast("JSONObject", value)
     if isinstance(value, Mapping):
-        return dict(value)
+        return cast("JSONObject", dict(value))
     raise PatchFailure(BAD_JSON_DOC).public()
 
 
 def apply_strategic_merge_patch(
-    doc: Mapping[str, Any] | None, patch: Mapping[str, Any] | None, meta: PatchMeta
-) -> dict[str, Any]:
+    doc: Mapping[str, object] | None, patch: Mapping[str, object] | None, meta: PatchMeta
+) -> Obj:
     """Apply a strategic merge patch (apimachinery `StrategicMergeMapPatch`).
 
     Neither input is changed. The result shares unchanged subtrees with `doc` and
@@ -62,12 +67,12 @@ def apply_strategic_merge_patch(
 
 
 def create_two_way_merge_patch(
-    original: Mapping[str, Any] | None,
-    modified: Mapping[str, Any] | None,
+    original: Mapping[str, object] | None,
+    modified: Mapping[str, object] | None,
     meta: PatchMeta,
     *,
     semantic: bool = True,
-) -> dict[str, Any]:
+) -> Obj:
     """The strategic patch that turns `original` into `modified` (`CreateTwoWayMergePatch`)."""
     try:
         return diff_maps(
@@ -78,14 +83,14 @@ def create_two_way_merge_patch(
 
 
 def create_three_way_merge_patch(
-    original: Mapping[str, Any] | None,
-    modified: Mapping[str, Any] | None,
-    current: Mapping[str, Any] | None,
+    original: Mapping[str, object] | None,
+    modified: Mapping[str, object] | None,
+    current: Mapping[str, object] | None,
     meta: PatchMeta,
     overwrite: bool = True,
     *,
     semantic: bool = True,
-) -> dict[str, Any]:
+) -> Obj:
     """The strategic patch that brings `current` to `modified`, given last-applied `original`.
 
     The result shares subtrees with `modified`; treat it as read-only.

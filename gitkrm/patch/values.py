@@ -8,9 +8,11 @@ patches come out exactly as Kubernetes computes them.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from decimal import Decimal
-from typing import Any, Final
+from typing import Final, TypeVar
+
+T = TypeVar("T")
 
 NUMBER: Final = "n"
 STRING: Final = "s"
@@ -146,7 +148,7 @@ def go_float(x: float) -> str:
     return f"{neg}{digits[:dp]}.{digits[dp:]}"
 
 
-def go_sort_scalars(values: list[Any]) -> list[Any]:
+def go_sort_scalars(values: list[T]) -> list[T]:
     """Go `sortScalars`: sort by `%v` text, as `sort.Sort` with a `<=` less function.
 
     For up to 12 elements Go runs an insertion sort, which puts equal texts in reverse
@@ -155,7 +157,7 @@ def go_sort_scalars(values: list[Any]) -> list[Any]:
     return go_sort_by(values, gofmt)
 
 
-def go_sort_by(values: list[Any], text: Any) -> list[Any]:
+def go_sort_by(values: list[T], text: Callable[[T], str | tuple[str, ...]]) -> list[T]:
     """Sort like Go `sort.Sort` with `Less = text(a) <= text(b)` (equal keys reversed)."""
     if len(values) < 2:
         return list(values)
@@ -164,7 +166,7 @@ def go_sort_by(values: list[Any], text: Any) -> list[Any]:
     return [v for _, _, v in keyed]
 
 
-def dedupe_scalars(values: list[Any]) -> list[Any]:
+def dedupe_scalars(values: list[T]) -> list[T]:
     """Go `deduplicateScalars`, including the order its swap-with-last step leaves."""
     s = list(values)
     length = len(s) - 1
