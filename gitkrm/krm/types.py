@@ -28,6 +28,10 @@ JSONValue: TypeAlias = bool | int | float | str | list["JSONValue"] | dict[str, 
 JSONObject: TypeAlias = dict[str, JSONValue]
 """A JSON object of no fixed shape."""
 
+FieldsV1: TypeAlias = dict[str, "FieldsV1"]
+"""A field set in the FieldsV1 wire shape of `managedFields[].fieldsV1`: path elements
+(`f:name`, `k:{...}`, `v:...`, `i:0`, `.`) to child sets."""
+
 
 class OwnerReference(TypedDict, total=False):
     """An entry of `metadata.ownerReferences`."""
@@ -48,7 +52,7 @@ class ManagedFieldsEntry(TypedDict, total=False):
     apiVersion: str
     time: str
     fieldsType: str
-    fieldsV1: JSONObject
+    fieldsV1: FieldsV1
     subresource: str
 
 

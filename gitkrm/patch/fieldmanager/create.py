@@ -1,7 +1,7 @@
 """What a create adds to an object's field set (the Update entry of every create), fast.
 
 The store records this on every create, so the walk is specialised: each (schema node,
-key tuple) of a map gets a `_Plan` once (its children's path elements in canonical order,
+key tuple) of a map gets a `Plan` once (its children's path elements in canonical order,
 which of them can hold a subtree, their types and how to read them); a map whose children
 are all leaves by type is one shared tree; list items' path elements are cached per list
 type by their key values. Objects of one kind repeat their shapes, so a create is mostly
@@ -13,8 +13,9 @@ changed in place (see fieldpath), and this module relies on it.
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Mapping
 from operator import itemgetter
-from typing import Any, Final
+from typing import Final
 
 from gitkrm.patch.fieldmanager.fieldpath import DOT, Tree, sort_key
 from gitkrm.patch.fieldmanager.typed import (
@@ -87,7 +88,7 @@ def _zero_mode(t: SchemaType) -> int:
     return _ZERO_LEAF
 
 
-class _Plan:
+class Plan:
     """One map shape: `template` holds every child's node in canonical order, leaves
     filled in; `dynamic` lists the (key, path element, type, mode) whose node depends on
     the value. A plan without dynamic children is its own result (`template`)."""
@@ -102,13 +103,13 @@ class _Plan:
 def _plan(
     t: SchemaType,
     keys: tuple[str, ...],
-    cache: dict[tuple[str, ...], Any],
+    cache: dict[tuple[str, ...], Plan],
     *,
     node: bool,
     zero_of: frozenset[str],
     skip: frozenset[str] = _NONE,
     root: bool = False,
-) -> _Plan:
+) -> Plan:
     """The plan of `keys` under `t`, kept in `cache` (while it has room). `node`: the map
     is a node itself (a `.` member); `zero_of`: keys that are zero fields; `skip`: keys
     left out; `root`: the object itself."""
@@ -131,13 +132,13 @@ def _plan(
         template[pe] = _E
         if mode != _LEAF:
             dynamic.append((name, pe, ct, mode))
-    plan = _Plan(template, tuple(dynamic))
+    plan = Plan(template, tuple(dynamic))
     if len(cache) < _MAX_PLANS:
         cache[keys] = plan
     return plan
 
 
-def plan_for(t: SchemaType, keys: tuple[str, ...], mode: int) -> _Plan:
+def plan_for(t: SchemaType, keys: tuple[str, ...], mode: int) -> Plan:
     """The plan the walk uses for a map of `keys` read in `mode` (_MAP, _ZERO_MAP,
     _META, or _ROOT for the object itself)."""
     if mode == _ROOT:
@@ -148,17 +149,17 @@ def plan_for(t: SchemaType, keys: tuple[str, ...], mode: int) -> _Plan:
         cache, node, zero_of, skip, root = t.zero_plans, False, t.zero, _NONE, False
     else:
         cache, node, zero_of, skip, root = t.meta_plans, False, t.zero, _SERVER_META, False
-    plan: _Plan | None = cache.get(keys)
+    plan: Plan | None = cache.get(keys)
     if plan is None:
         plan = _plan(t, keys, cache, node=node, zero_of=zero_of, skip=skip, root=root)
     return plan
 
 
-def walk(t: SchemaType, obj: dict[str, Any]) -> Tree:
+def walk(t: SchemaType, obj: Mapping[str, object]) -> Tree:
     """What a create adds (SMD Compare against the kind's zero value: added and modified
     paths), without the server-owned fields, in canonical order, built directly."""
     keys = tuple(obj)
-    plan: _Plan | None = t.root_plans.get(keys)
+    plan: Plan | None = t.root_plans.get(keys)
     if plan is None:
         plan = _plan(t, keys, t.root_plans, node=False, zero_of=t.zero, skip=_ROOT_SKIP, root=True)
     out = plan.template.copy()
@@ -167,11 +168,11 @@ def walk(t: SchemaType, obj: dict[str, Any]) -> Tree:
     return out
 
 
-def _fill(out: Tree, dynamic: Dynamic, v: dict[str, Any]) -> None:
+def _fill(out: Tree, dynamic: Dynamic, v: Mapping[str, object]) -> None:
     """Set (or drop) the nodes of a map's dynamic children in `out` (a copy of the map's
     template). Child maps are read here, without a call unless they have dynamic children
     themselves."""
-    plan: _Plan | None
+    plan: Plan | None
     for name, pe, ct, mode in dynamic:
         cv = v[name]
         if mode == _MAP:
@@ -241,19 +242,19 @@ def _fill(out: Tree, dynamic: Dynamic, v: dict[str, Any]) -> None:
             del out[pe]
 
 
-def _items(t: SchemaType, items: list[Any], out: Tree) -> Tree:
+def _items(t: SchemaType, items: list[object], out: Tree) -> Tree:
     """`out` with each item's node under its path element, in canonical order (the first
     of equal elements wins). `t` is a granular (set or keyed) list."""
     info = t.list_info or _list_info(t)
     single, names, elem, emode = info
     pes = t.item_pes
-    pairs: list[tuple[Any, str, Any]] = []
+    pairs: list[tuple[tuple[object, ...], str, object]] = []
     for i, item in enumerate(items):
         # the cache key: the item's key values (and their types: 1, 1.0 and true differ)
         if single is not None:
             if type(item) is dict:
                 kv = item.get(single, MISSING)
-                ck: Any = (kv, type(kv))
+                ck: Hashable = (kv, type(kv))
             else:
                 ck = MISSING  # item_pe says what is wrong
         elif names:
@@ -274,7 +275,7 @@ def _items(t: SchemaType, items: list[Any], out: Tree) -> Tree:
         pairs.append((hit[0], hit[1], item))
     if len(pairs) > 1:
         pairs.sort(key=_BY_KEY)
-    plan: _Plan | None
+    plan: Plan | None
     for _, pe, item in pairs:
         if pe in out:
             continue
@@ -318,7 +319,7 @@ def _list_info(t: SchemaType) -> tuple[str | None, tuple[str, ...], SchemaType, 
     return info
 
 
-def _new_pe(t: SchemaType, i: int, item: Any, ck: Any) -> tuple[Any, str]:
+def _new_pe(t: SchemaType, i: int, item: object, ck: Hashable) -> tuple[tuple[object, ...], str]:
     """An item's sort key and path element, kept by its cache key `ck` (MISSING: not)."""
     try:
         pe = item_pe(t, i, item)
@@ -330,4 +331,4 @@ def _new_pe(t: SchemaType, i: int, item: Any, ck: Any) -> tuple[Any, str]:
     return hit
 
 
-__all__ = ["plan_for", "walk"]
+__all__ = ["Plan", "plan_for", "walk"]

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import orjson
 
 from gitkrm.errors import BadRequest
+from gitkrm.krm.types import ManagedFieldsEntry
 from gitkrm.patch.fieldmanager.fieldpath import Tree, difference, from_paths, union
 from gitkrm.patch.fieldmanager.fieldsv1 import parse_fields_v1
 
@@ -55,7 +56,7 @@ class Entry:
     subresource: str
     time: str | None
     fields: Tree
-    raw: dict[str, Any] | None = None
+    raw: ManagedFieldsEntry | None = None
     """The wire entry this was read from, reused as long as nothing changed."""
 
     @property
@@ -79,10 +80,10 @@ class Entry:
         self.fields = fields
         self.raw = None
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> ManagedFieldsEntry:
         if self.raw is not None:
             return self.raw
-        out: dict[str, Any] = {}
+        out: ManagedFieldsEntry = {}
         if self.manager:
             out["manager"] = self.manager
         out["operation"] = self.operation
@@ -100,7 +101,7 @@ class Entry:
 Managers = dict[Ident, Entry]
 
 
-def decode(entries: Any, *, trusted: bool = False) -> Managers:
+def decode(entries: object, *, trusted: bool = False) -> Managers:
     """Read a managedFields list. `trusted`: written by us (no checks, sets reused as they
     are); otherwise each entry is checked as decodeManagedFields does (BadRequest) and
     its set put in canonical order, without the server-owned fields."""
@@ -115,7 +116,7 @@ def decode(entries: Any, *, trusted: bool = False) -> Managers:
     return out
 
 
-def _trusted(raw: dict[str, Any]) -> Entry:
+def _trusted(raw: ManagedFieldsEntry) -> Entry:
     return Entry(
         manager=raw.get("manager", ""),
         operation=raw.get("operation", ""),
@@ -127,7 +128,7 @@ def _trusted(raw: dict[str, Any]) -> Entry:
     )
 
 
-def _checked(raw: Any, i: int) -> Entry:
+def _checked(raw: object, i: int) -> Entry:
     where = f"metadata.managedFields[{i}]"
     if not isinstance(raw, dict):
         raise BadRequest(f"{where}: expected an object")
@@ -157,7 +158,7 @@ def _checked(raw: Any, i: int) -> Entry:
     )
 
 
-def encode(managers: Managers) -> list[dict[str, Any]]:
+def encode(managers: Managers) -> list[ManagedFieldsEntry]:
     """The wire list in the API server's order: Apply entries first, then by time, manager,
     apiVersion and subresource."""
     ordered = sorted(

@@ -11,15 +11,17 @@ changed in place once built.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, Final
+from typing import Final, TypeAlias
 
 import orjson
 
-Tree = dict[str, Any]
+from gitkrm.krm.types import FieldsV1
+
+Tree: TypeAlias = FieldsV1
 
 DOT: Final = "."
 _LEAF: Final[Tree] = {DOT: {}}
-_SORT_KEYS: dict[str, tuple[Any, ...]] = {}
+_SORT_KEYS: dict[str, tuple[object, ...]] = {}
 _MAX_SORT_KEYS = 65536
 
 
@@ -124,7 +126,7 @@ def canonical(tree: Tree) -> Tree:
     return out
 
 
-def sort_key(pe: str) -> tuple[Any, ...]:
+def sort_key(pe: str) -> tuple[object, ...]:
     """PathElement order: field names, then keys, then values, then indices."""
     kind = pe[:2]
     if kind == "f:":
@@ -135,7 +137,7 @@ def sort_key(pe: str) -> tuple[Any, ...]:
     try:
         if kind == "k:":
             fields = orjson.loads(pe[2:])
-            key: tuple[Any, ...] = (1, tuple((n, value_key(fields[n])) for n in sorted(fields)))
+            key: tuple[object, ...] = (1, tuple((n, value_key(fields[n])) for n in sorted(fields)))
         elif kind == "v:":
             key = (2, value_key(orjson.loads(pe[2:])))
         elif kind == "i:":
@@ -150,7 +152,7 @@ def sort_key(pe: str) -> tuple[Any, ...]:
     return key
 
 
-def value_key(v: Any) -> tuple[Any, ...]:
+def value_key(v: object) -> tuple[object, ...]:
     """SMD's total order of values: numbers, strings, booleans, lists, maps, null."""
     if v is None:
         return (5,)
@@ -192,7 +194,7 @@ def path_string(path: tuple[str, ...]) -> str:
     return "".join(out)
 
 
-def _go_string(v: Any) -> str:
+def _go_string(v: object) -> str:
     """`value.ToString`: strings quoted (%q), null, numbers and booleans as Go prints them."""
     if v is None:
         return "null"

@@ -10,7 +10,6 @@ for byte.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import orjson
 
@@ -26,7 +25,7 @@ _GO_ESCAPES = (
 )
 
 
-def go_json(v: Any) -> str:
+def go_json(v: object) -> str:
     """Compact JSON with Go's escaping and key order; integral floats print as integers."""
     text = orjson.dumps(_normalize(v), option=orjson.OPT_SORT_KEYS).decode()
     if any(c in text for c in "<>&\u2028\u2029"):
@@ -35,7 +34,7 @@ def go_json(v: Any) -> str:
     return text
 
 
-def _normalize(v: Any) -> Any:
+def _normalize(v: object) -> object:
     if isinstance(v, float) and v.is_integer() and abs(v) < 1e21:
         return int(v)
     if isinstance(v, list):
@@ -48,12 +47,11 @@ def _normalize(v: Any) -> Any:
 _SAFE = re.compile(r"[ !#-%'-;=?-\[\]-~]*")
 
 
-def _scalar_json(v: Any) -> str | None:
+def _scalar_json(v: object) -> str | None:
     """The Go JSON of a plain string or integer without a round trip, else None."""
-    tv = type(v)
-    if tv is str:
+    if type(v) is str:
         return '"' + v + '"' if _SAFE.fullmatch(v) else None
-    if tv is int:
+    if type(v) is int:
         return str(v)
     return None
 
@@ -62,12 +60,12 @@ def field_pe(name: str) -> str:
     return "f:" + name
 
 
-def value_pe(v: Any) -> str:
+def value_pe(v: object) -> str:
     text = _scalar_json(v)
     return "v:" + (text if text is not None else go_json(v))
 
 
-def key_pe(names: tuple[str, ...], values: tuple[Any, ...]) -> str:
+def key_pe(names: tuple[str, ...], values: tuple[object, ...]) -> str:
     """The `k:` element of an item whose key fields `names` (sorted) hold `values`."""
     parts: list[str] = []
     for name, v in zip(names, values, strict=True):
@@ -82,7 +80,7 @@ def index_pe(i: int) -> str:
     return f"i:{i}"
 
 
-def parse_fields_v1(raw: Any, *, where: str = "fieldsV1") -> Tree:
+def parse_fields_v1(raw: object, *, where: str = "fieldsV1") -> Tree:
     """A FieldsV1 value from a request, checked and put in canonical order.
 
     Unknown path element types are dropped (a newer server may know them), as SMD does;
@@ -95,7 +93,7 @@ def parse_fields_v1(raw: Any, *, where: str = "fieldsV1") -> Tree:
     return canonical(_parse(raw, where))
 
 
-def _parse(raw: dict[str, Any], where: str) -> Tree:
+def _parse(raw: dict[str, object], where: str) -> Tree:
     out: Tree = {}
     for key, child in raw.items():
         if not isinstance(child, dict):

@@ -5,10 +5,11 @@ while the annotation exists kubectl's server-side applies keep it up to date."""
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
 import orjson
 
+from gitkrm.krm.types import Obj
 from gitkrm.patch.fieldmanager.fieldpath import Tree, difference
 from gitkrm.patch.fieldmanager.fieldsv1 import go_json
 from gitkrm.patch.fieldmanager.typed import SchemaType
@@ -18,14 +19,14 @@ LAST_APPLIED: Final = "kubectl.kubernetes.io/last-applied-configuration"
 KUBECTL: Final = "kubectl"
 
 
-def _annotation(obj: Any) -> str | None:
+def _annotation(obj: object) -> str | None:
     md = obj.get("metadata") if isinstance(obj, dict) else None
     ann = md.get("annotations") if isinstance(md, dict) else None
     value = ann.get(LAST_APPLIED) if isinstance(ann, dict) else None
     return value if isinstance(value, str) and value else None
 
 
-def allowed_conflicts(typ: SchemaType, live: Any) -> Tree:
+def allowed_conflicts(typ: SchemaType, live: object) -> Tree:
     """The fields the last-applied annotation of `live` shows as applied and that still
     hold the applied value: kubectl owns them in spirit, so they don't conflict."""
     text = _annotation(live)
@@ -45,7 +46,7 @@ def allowed_conflicts(typ: SchemaType, live: Any) -> Tree:
     return difference(difference(difference(owned, c.modified), c.added), c.removed)
 
 
-def sync_annotation(result: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+def sync_annotation(result: Obj, config: Obj) -> Obj:
     """`result` with its last-applied annotation set to `config` (when it has one)."""
     if _annotation(result) is None:
         return result

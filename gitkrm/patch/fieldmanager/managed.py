@@ -6,10 +6,8 @@ lastappliedmanager, lastappliedupdater)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from gitkrm.errors import BadRequest
-from gitkrm.krm.types import Obj
+from gitkrm.krm.types import ManagedFieldsEntry, Obj
 from gitkrm.patch.fieldmanager import entries as en
 from gitkrm.patch.fieldmanager import lastapplied
 from gitkrm.patch.fieldmanager.conflicts import conflict_error
@@ -27,14 +25,15 @@ from gitkrm.patch.fieldmanager.typed import SchemaType
 from gitkrm.patch.fieldmanager.walk import MISSING, SchemaMismatch, compare, field_set
 
 
-def _entries_of(obj: Obj | None) -> Any:
+def _entries_of(obj: Obj | None) -> object:
+    """metadata.managedFields as it is (a list of entries, unless malformed)."""
     if obj is None:
         return None
     md = obj.get("metadata")
     return md.get("managedFields") if isinstance(md, dict) else None
 
 
-def _is_reset(req: Any) -> bool:
+def _is_reset(req: object) -> bool:
     """isResetManagedFields: an explicit empty list, or a list of one empty entry."""
     return isinstance(req, list) and (not req or (len(req) == 1 and req[0] == {}))
 
@@ -48,7 +47,7 @@ def managed_fields_for_update(
     subresource: str | None,
     typ: SchemaType,
     now: str,
-) -> list[dict[str, Any]]:
+) -> list[ManagedFieldsEntry]:
     """managedFields for `new` after a create (old None) / update / non-apply patch by
     `manager` (operation Update).
 
@@ -131,9 +130,9 @@ def managed_fields_for_update(
 
 def _update_entry(
     manager: str, api_version: str, subresource: str | None, now: str, fields: Tree
-) -> dict[str, Any]:
+) -> ManagedFieldsEntry:
     """Entry.to_wire of a new Update entry, without the Entry."""
-    out: dict[str, Any] = {"manager": manager} if manager else {}
+    out: ManagedFieldsEntry = {"manager": manager} if manager else {}
     out["operation"] = UPDATE
     if api_version:
         out["apiVersion"] = api_version
@@ -178,6 +177,7 @@ def apply(
             owned = union(owned, e.fields)
         merged = merge(typ, live_body, cfg)
         merged = prune(typ, merged, last=last.fields if last else {}, managed=owned)
+        assert isinstance(merged, dict)  # the merge of two objects, pruned: an object
         c = compare(typ, live_body, merged)
     except SchemaMismatch as err:
         raise BadRequest(f"failed to create typed patch object: {err}") from None
@@ -221,7 +221,7 @@ def apply(
     return result
 
 
-def fields_of(obj: Obj, *, typ: SchemaType) -> dict[str, Any]:
+def fields_of(obj: Obj, *, typ: SchemaType) -> Tree:
     """The FieldsV1 of a whole object (SMD ToFieldSet), in canonical order, server-owned
     fields (apiVersion, kind, name, uid, ...) excluded as in an Apply entry."""
     try:

@@ -10,7 +10,7 @@ unchanged subtrees with the inputs; inputs are never changed.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
 from gitkrm.patch.fieldmanager.fieldpath import DOT, Tree, difference, intersection, union
 from gitkrm.patch.fieldmanager.typed import DEDUCED, LIST, MAP, SchemaType
@@ -22,10 +22,10 @@ class _Removed:
         return "<removed>"
 
 
-REMOVED: Final[Any] = _Removed()
+REMOVED: Final = _Removed()
 
 
-def merge(t: SchemaType, live: Any, config: Any) -> Any:
+def merge(t: SchemaType, live: object, config: object) -> object:
     """The configuration laid over the live value (both present)."""
     if config is live:
         return config
@@ -42,7 +42,9 @@ def merge(t: SchemaType, live: Any, config: Any) -> Any:
     return config
 
 
-def _merge_map(t: SchemaType, live: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+def _merge_map(
+    t: SchemaType, live: dict[str, object], config: dict[str, object]
+) -> dict[str, object]:
     out = dict(live)
     field = t.field
     for k, cv in config.items():
@@ -54,7 +56,7 @@ def _merge_map(t: SchemaType, live: dict[str, Any], config: dict[str, Any]) -> d
     return out
 
 
-def _merge_list(t: SchemaType, live: list[Any], config: list[Any]) -> list[Any]:
+def _merge_list(t: SchemaType, live: list[object], config: list[object]) -> list[object]:
     lp = _pes(t, live)
     rp = _pes(t, config)
     lmap = dict(lp)
@@ -64,7 +66,7 @@ def _merge_list(t: SchemaType, live: list[Any], config: list[Any]) -> list[Any]:
     nxt: str | None = shared[0] if shared else None
     si = 1
     merged_r: set[str] = set()
-    out: list[Any] = []
+    out: list[object] = []
     elem = t.elem
     li = ri = 0
     nl, nr = len(lp), len(rp)
@@ -103,9 +105,9 @@ def _merge_list(t: SchemaType, live: list[Any], config: list[Any]) -> list[Any]:
     return out
 
 
-def _pes(t: SchemaType, items: list[Any]) -> list[tuple[str, Any]]:
+def _pes(t: SchemaType, items: list[object]) -> list[tuple[str, object]]:
     seen: set[str] = set()
-    out: list[tuple[str, Any]] = []
+    out: list[tuple[str, object]] = []
     for i, item in enumerate(items):
         pe = item_pe(t, i, item)
         if pe not in seen:
@@ -114,7 +116,7 @@ def _pes(t: SchemaType, items: list[Any]) -> list[tuple[str, Any]]:
     return out
 
 
-def remove_items(t: SchemaType, v: Any, paths: Tree) -> Any:
+def remove_items(t: SchemaType, v: object, paths: Tree) -> object:
     """`v` without the members of `paths` (relative to v); REMOVED when nothing is left
     of a map or list that lost items (SMD leaves a null there; the field is dropped)."""
     if not paths:
@@ -126,7 +128,7 @@ def remove_items(t: SchemaType, v: Any, paths: Tree) -> Any:
     if not v:
         return REMOVED
     if type(v) is dict:
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         field = t.field
         for k, cv in v.items():
             node = paths.get("f:" + k)
@@ -137,7 +139,8 @@ def remove_items(t: SchemaType, v: Any, paths: Tree) -> Any:
                 if r is not REMOVED:
                     out[k] = r
         return out if out else REMOVED
-    items: list[Any] = []
+    assert isinstance(v, list)  # the granular values that are not maps
+    items: list[object] = []
     elem = t.elem
     for i, item in enumerate(v):
         node = paths.get(item_pe(t, i, item))
@@ -174,7 +177,7 @@ def ensure_named(t: SchemaType, s: Tree) -> Tree:
     return out
 
 
-def prune(t: SchemaType, merged: Any, *, last: Tree, managed: Tree) -> Any:
+def prune(t: SchemaType, merged: object, *, last: Tree, managed: Tree) -> object:
     """SMD `Updater.prune`: remove what the applier owned last time (`last`) and applies no
     longer, unless some manager (`managed`: all sets, the applier's new one included)
     owns it; items of others the removal took along are added back."""
@@ -190,6 +193,6 @@ def prune(t: SchemaType, merged: Any, *, last: Tree, managed: Tree) -> Any:
     return _remove_root(t, merged, intersection(difference(merged_set, pruned_set), last_n))
 
 
-def _remove_root(t: SchemaType, obj: Any, paths: Tree) -> Any:
+def _remove_root(t: SchemaType, obj: object, paths: Tree) -> object:
     out = remove_items(t, obj, paths)
     return {} if out is REMOVED else out

@@ -14,8 +14,8 @@ place (see fieldpath).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Final, cast
 
 from gitkrm.patch.fieldmanager.create import (
     _LIST,
@@ -29,10 +29,8 @@ from gitkrm.patch.fieldmanager.create import (
     walk,
 )
 from gitkrm.patch.fieldmanager.fieldpath import Tree
-from gitkrm.patch.fieldmanager.typed import LIST_ATOMIC, LIST_MAP, LIST_SET, SchemaType
+from gitkrm.patch.fieldmanager.typed import LIST_ATOMIC, LIST_MAP, LIST_SET, SchemaType, Shape
 from gitkrm.patch.fieldmanager.walk import MISSING, SchemaMismatch
-
-Shape = Callable[[dict[str, Any]], Tree | None]
 
 _MAX_SHAPES: Final = 8  # per root key tuple of a type
 _MAX_ROOTS: Final = 64  # root key tuples remembered per type
@@ -45,12 +43,12 @@ _MAX_SHARED: Final = 4096
 _SHARED: dict[int, Tree] = {}
 
 
-def is_shared(tree: Any) -> bool:
+def is_shared(tree: object) -> bool:
     """Whether `tree` is the result of a compiled shape (one object for many creates)."""
     return _SHARED.get(id(tree)) is tree
 
 
-def created(t: SchemaType, obj: dict[str, Any]) -> Tree:
+def created(t: SchemaType, obj: Mapping[str, object]) -> Tree:
     """What a create adds (SMD Compare against the kind's zero value: added and modified
     paths), without the server-owned fields, in canonical order (see create.walk)."""
     keys = tuple(obj)
@@ -84,7 +82,7 @@ class _Never:
     """In last_walk: this root key tuple has a shape that cannot be compiled."""
 
 
-_NEVER: Final[Any] = _Never()
+_NEVER: Final = _Never()
 
 
 class _Emitter:
@@ -92,7 +90,7 @@ class _Emitter:
 
     def __init__(self) -> None:
         self.lines: list[str] = []
-        self.consts: dict[str, Any] = {"MISSING": MISSING}
+        self.consts: dict[str, object] = {"MISSING": MISSING}
         self.n = 0
 
     def var(self, expr: str) -> str:
@@ -101,7 +99,7 @@ class _Emitter:
         self.lines.append(f"    {name} = {expr}")
         return name
 
-    def const(self, value: Any) -> str:
+    def const(self, value: object) -> str:
         name = f"K{len(self.consts)}"
         self.consts[name] = value
         return name
@@ -120,7 +118,7 @@ class _Unhashable(Exception):
     pass
 
 
-def compile_shape(t: SchemaType, obj: dict[str, Any], result: Tree) -> Shape | None:
+def compile_shape(t: SchemaType, obj: Mapping[str, object], result: Tree) -> Shape | None:
     """A function returning `result` for objects of `obj`'s shape, None for others (None:
     the shape cannot be compiled: too large, or a set of maps or lists)."""
     em = _Emitter()
@@ -130,14 +128,13 @@ def compile_shape(t: SchemaType, obj: dict[str, Any], result: Tree) -> Shape | N
         return None
     name = em.const(result)
     source = "def shape(v0):\n" + "\n".join(em.lines) + f"\n    return {name}\n"
-    scope: dict[str, Any] = dict(em.consts)
+    scope: dict[str, object] = dict(em.consts)
     # the source is ours: names, key tuples and values are constants in `scope`
     exec(compile(source, "<gitkrm create shape>", "exec"), scope)
-    fn: Shape = scope["shape"]
-    return fn
+    return cast("Shape", scope["shape"])  # the function the source defines
 
 
-def _map(em: _Emitter, var: str, t: SchemaType, v: dict[str, Any], mode: int) -> None:
+def _map(em: _Emitter, var: str, t: SchemaType, v: Mapping[str, object], mode: int) -> None:
     """Checks that `var` is a dict with v's keys, then those of its dynamic children."""
     keys = tuple(v)
     em.fail_if(f"type({var}) is not dict or tuple({var}) != {em.const(keys)}")
@@ -182,7 +179,7 @@ def _map(em: _Emitter, var: str, t: SchemaType, v: dict[str, Any], mode: int) ->
             em.fail_if(f"type({c}) is dict and not {c}")
 
 
-def _list(em: _Emitter, var: str, t: SchemaType, items: list[Any]) -> None:
+def _list(em: _Emitter, var: str, t: SchemaType, items: list[object]) -> None:
     """Checks that `var` is a list of as many items with the same key values (so the same
     path elements in the same order), each item read as the walk reads it."""
     em.fail_if(f"type({var}) is not list or len({var}) != {len(items)}")
@@ -205,7 +202,7 @@ def _list(em: _Emitter, var: str, t: SchemaType, items: list[Any]) -> None:
             em.fail_if(f"not {x} or type({x}) is list")
         else:
             em.fail_if(f"not {x}")
-        if keyed:
+        if keyed and isinstance(item, dict):  # keyed items are maps (checked above)
             if not (item and emode == _MAP):
                 em.fail_if(f"type({x}) is not dict or tuple({x}) != {em.const(tuple(item))}")
             for key in t.keys:
@@ -215,7 +212,7 @@ def _list(em: _Emitter, var: str, t: SchemaType, items: list[Any]) -> None:
             _same_scalar(em, x, item)
 
 
-def _same_scalar(em: _Emitter, var: str, value: Any) -> None:
+def _same_scalar(em: _Emitter, var: str, value: object) -> None:
     """`var` equals `value` and has its type (1, 1.0 and true make different elements)."""
     tv = type(value)
     if tv is str:  # only a str equals a str (JSON has no subclasses)

@@ -17,8 +17,16 @@ what is under them, and so neither do ours.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, ClassVar, Final
+from collections.abc import Callable, Hashable, Mapping
+from typing import TYPE_CHECKING, ClassVar, Final, TypeAlias
+
+from gitkrm.patch.fieldmanager.fieldpath import Tree
+
+if TYPE_CHECKING:
+    from gitkrm.patch.fieldmanager.create import Plan
+
+Shape: TypeAlias = Callable[[Mapping[str, object]], Tree | None]
+"""A compiled create shape (shapes.py): the field set of objects of one shape, else None."""
 
 SCALAR: Final = 0
 MAP: Final = 1
@@ -77,25 +85,26 @@ class SchemaType:
         self.atomic = atomic
         self.list_type = LIST_ATOMIC
         self.keys: tuple[str, ...] = ()
-        self.key_defaults: tuple[Any, ...] = ()
+        self.key_defaults: tuple[object, ...] = ()
         self.zero: frozenset[str] = frozenset()
-        self._node: Mapping[str, Any] = {}
+        self._node: Mapping[str, object] = {}
         self._resolver: _Resolver | None = None
         self._fields: dict[str, tuple[SchemaType, bool]] = {}
         self._elem: SchemaType | None = None
         # Caches of the create walk (create.py), by map keys / list item keys.
-        self.root_plans: dict[tuple[str, ...], Any] = {}
-        self.meta_plans: dict[tuple[str, ...], Any] = {}
-        self.new_plans: dict[tuple[str, ...], Any] = {}
-        self.zero_plans: dict[tuple[str, ...], Any] = {}
-        self.item_pes: dict[Any, tuple[Any, str]] = {}
+        self.root_plans: dict[tuple[str, ...], Plan] = {}
+        self.meta_plans: dict[tuple[str, ...], Plan] = {}
+        self.new_plans: dict[tuple[str, ...], Plan] = {}
+        self.zero_plans: dict[tuple[str, ...], Plan] = {}
+        # An item's (sort key, path element) by its key values and their types.
+        self.item_pes: dict[Hashable, tuple[tuple[object, ...], str]] = {}
         self.list_info: tuple[str | None, tuple[str, ...], SchemaType, int] | None = None
         # Compiled create shapes (shapes.py) by root key tuple, and the last walk's result.
-        self.shapes: dict[tuple[str, ...], list[Any]] = {}
-        self.last_walk: dict[tuple[str, ...], Any] = {}
+        self.shapes: dict[tuple[str, ...], list[Shape]] = {}
+        self.last_walk: dict[tuple[str, ...], object] = {}  # a Tree, or shapes' "never"
 
     @classmethod
-    def from_openapi(cls, schemas: Mapping[str, Any], name: str) -> SchemaType:
+    def from_openapi(cls, schemas: Mapping[str, object], name: str) -> SchemaType:
         """The type of definition `name` in a `components.schemas` (or `$defs`) mapping."""
         schemas = _unwrap(schemas)
         node = schemas.get(name)
@@ -104,7 +113,7 @@ class SchemaType:
         return _resolver_for(schemas, builtin=True).type_of(node, node)
 
     @classmethod
-    def from_schema(cls, schema: Mapping[str, Any]) -> SchemaType:
+    def from_schema(cls, schema: Mapping[str, object]) -> SchemaType:
         """The type of a CRD version's `openAPIV3Schema`."""
         return _Resolver({}, builtin=False).type_of(schema, schema)
 
@@ -162,7 +171,7 @@ SchemaType._ATOMIC = SchemaType(ATOMIC)
 SchemaType._SCALAR = SchemaType(SCALAR)
 
 
-def _types(node: Mapping[str, Any]) -> tuple[Any, ...]:
+def _types(node: Mapping[str, object]) -> tuple[object, ...]:
     t = node.get("type")
     if isinstance(t, list):
         return tuple(x for x in t if x != "null")
@@ -174,12 +183,12 @@ class _Resolver:
 
     __slots__ = ("builtin", "cache", "schemas")
 
-    def __init__(self, schemas: Mapping[str, Any], *, builtin: bool) -> None:
+    def __init__(self, schemas: Mapping[str, object], *, builtin: bool) -> None:
         self.schemas = schemas
         self.builtin = builtin
         self.cache: dict[tuple[int, int], SchemaType] = {}
 
-    def deref(self, node: Mapping[str, Any]) -> tuple[Mapping[str, Any], str]:
+    def deref(self, node: Mapping[str, object]) -> tuple[Mapping[str, object], str]:
         name = ""
         for _ in range(_MAX_HOPS):
             ref = node.get("$ref")
@@ -195,7 +204,7 @@ class _Resolver:
             break
         return node, name
 
-    def type_of(self, prop: Mapping[str, Any], raw: Mapping[str, Any]) -> SchemaType:
+    def type_of(self, prop: Mapping[str, object], raw: Mapping[str, object]) -> SchemaType:
         key = (id(prop), id(raw))
         hit = self.cache.get(key)
         if hit is None:
@@ -203,7 +212,7 @@ class _Resolver:
             self.cache[key] = hit
         return hit
 
-    def _build(self, prop: Mapping[str, Any]) -> SchemaType:
+    def _build(self, prop: Mapping[str, object]) -> SchemaType:
         node, name = self.deref(prop)
         if name in (_QUANTITY, _INT_OR_STRING) or node.get("x-kubernetes-int-or-string"):
             return SchemaType._SCALAR
@@ -234,7 +243,7 @@ class _Resolver:
             return SchemaType._DEDUCED
         return SchemaType._SCALAR
 
-    def _list(self, prop: Mapping[str, Any], node: Mapping[str, Any]) -> SchemaType:
+    def _list(self, prop: Mapping[str, object], node: Mapping[str, object]) -> SchemaType:
         t = SchemaType(LIST)
         items = node.get("items")
         t._elem = self.type_of(items, items) if isinstance(items, Mapping) else SchemaType._ATOMIC
@@ -261,10 +270,12 @@ class _Resolver:
             t.key_defaults = self._key_defaults(items, t.keys)
         return t
 
-    def _key_defaults(self, items: Mapping[str, Any], keys: tuple[str, ...]) -> tuple[Any, ...]:
+    def _key_defaults(
+        self, items: Mapping[str, object], keys: tuple[str, ...]
+    ) -> tuple[object, ...]:
         elem, _ = self.deref(items)
         props = elem.get("properties")
-        out: list[Any] = []
+        out: list[object] = []
         for k in keys:
             p = props.get(k) if isinstance(props, Mapping) else None
             if isinstance(p, Mapping) and "default" in p:
@@ -275,7 +286,9 @@ class _Resolver:
                 out.append(_NO_DEFAULT)
         return tuple(out)
 
-    def _zero_fields(self, node: Mapping[str, Any], props: Mapping[str, Any]) -> frozenset[str]:
+    def _zero_fields(
+        self, node: Mapping[str, object], props: Mapping[str, object]
+    ) -> frozenset[str]:
         required = node.get("required")
         req = set(required) if isinstance(required, list) else set()
         out: set[str] = set()
@@ -298,15 +311,15 @@ class _NoDefault:
 
 
 _NO_DEFAULT: Final = _NoDefault()
-NO_DEFAULT: Final[Any] = _NO_DEFAULT
+NO_DEFAULT: Final = _NO_DEFAULT
 
-_RESOLVERS: dict[int, tuple[Mapping[str, Any], _Resolver]] = {}
+_RESOLVERS: dict[int, tuple[Mapping[str, object], _Resolver]] = {}
 
 
-def _unwrap(schemas: Mapping[str, Any]) -> Mapping[str, Any]:
+def _unwrap(schemas: Mapping[str, object]) -> Mapping[str, object]:
     components = schemas.get("components")
     if isinstance(components, Mapping) and isinstance(components.get("schemas"), Mapping):
-        inner: Mapping[str, Any] = components["schemas"]
+        inner: Mapping[str, object] = components["schemas"]
         return inner
     defs = schemas.get("$defs")
     if isinstance(defs, Mapping):
@@ -314,7 +327,7 @@ def _unwrap(schemas: Mapping[str, Any]) -> Mapping[str, Any]:
     return schemas
 
 
-def _resolver_for(schemas: Mapping[str, Any], *, builtin: bool) -> _Resolver:
+def _resolver_for(schemas: Mapping[str, object], *, builtin: bool) -> _Resolver:
     hit = _RESOLVERS.get(id(schemas))
     if hit is not None and hit[0] is schemas:
         return hit[1]

@@ -7,7 +7,7 @@ check (C speed) before any descent, so an update costs in proportion to what cha
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
 from gitkrm.patch.fieldmanager.fieldpath import DOT, Tree, path_string
 from gitkrm.patch.fieldmanager.fieldsv1 import index_pe, key_pe, value_pe
@@ -46,10 +46,10 @@ class _Missing:
         return "<missing>"
 
 
-MISSING: Final[Any] = _Missing()
+MISSING: Final = _Missing()
 
 
-def item_pe(t: SchemaType, index: int, item: Any) -> str:
+def item_pe(t: SchemaType, index: int, item: object) -> str:
     """The path element of list item `item` (t is the list's type)."""
     lt = t.list_type
     if lt == LIST_MAP:
@@ -62,7 +62,7 @@ def item_pe(t: SchemaType, index: int, item: Any) -> str:
             v = item.get(keys[0], MISSING)
             if v is not MISSING:
                 return key_pe(keys, (v,))
-        vals: list[Any] = []
+        vals: list[object] = []
         for name, default in zip(keys, t.key_defaults or (NO_DEFAULT,) * len(keys), strict=True):
             v = item.get(name, MISSING)
             if v is MISSING:
@@ -79,7 +79,7 @@ def item_pe(t: SchemaType, index: int, item: Any) -> str:
     return index_pe(index)
 
 
-def _is_leaf(t: SchemaType, v: Any) -> bool:
+def _is_leaf(t: SchemaType, v: object) -> bool:
     k = t.kind
     if k in (SCALAR, ATOMIC):
         return True
@@ -93,14 +93,14 @@ def _is_leaf(t: SchemaType, v: Any) -> bool:
 # --- ToFieldSet ----------------------------------------------------------------------
 
 
-def field_set(t: SchemaType, obj: Any) -> Tree:
+def field_set(t: SchemaType, obj: object) -> Tree:
     """The FieldsV1 tree of a whole value (unordered; `fieldpath.canonical` orders it)."""
     if _is_leaf(t, obj) or obj is None:
         return {}
     return _fs(t, obj)
 
 
-def _fs(t: SchemaType, v: Any) -> Tree:
+def _fs(t: SchemaType, v: object) -> Tree:
     """The children of a non-leaf value (a dict or list of a granular type)."""
     out: Tree = {}
     if type(v) is dict:
@@ -152,7 +152,7 @@ class Comparison:
         return not (self.added or self.removed or self.modified)
 
 
-def compare(t: SchemaType, old: Any, new: Any) -> Comparison:
+def compare(t: SchemaType, old: object, new: object) -> Comparison:
     """SMD's `Compare` of two whole objects (old `{}` for a create)."""
     c = Comparison()
     if old is new or (type(old) is dict and type(new) is dict and old == new):
@@ -161,7 +161,7 @@ def compare(t: SchemaType, old: Any, new: Any) -> Comparison:
     return c
 
 
-def _all(t: SchemaType, v: Any) -> Tree:
+def _all(t: SchemaType, v: object) -> Tree:
     """The node of a value present on one side only: itself and every path under it,
     non-leaf ones included (SMD's postItemHook marks each as added or removed)."""
     if not v or _is_leaf(t, v):
@@ -178,7 +178,7 @@ def _all(t: SchemaType, v: Any) -> Tree:
                 out["f:" + k] = _all(ft, cv)
             except SchemaMismatch as e:
                 raise e.at("f:" + k) from None
-    else:
+    elif isinstance(v, list):  # the other granular value
         elem = t.elem
         for i, item in enumerate(v):
             try:
@@ -192,14 +192,15 @@ def _all(t: SchemaType, v: Any) -> Tree:
     return out
 
 
-def _cmp_map(
-    t: SchemaType, lm: dict[str, Any] | None, rm: dict[str, Any] | None, a: Tree, r: Tree, m: Tree
-) -> None:
+def _cmp_map(t: SchemaType, lm: object, rm: object, a: Tree, r: Tree, m: Tree) -> None:
+    """Compare two maps (either may be null)."""
     field = t.field
     zero = t.zero
-    if lm:
-        for k, lv in lm.items():
-            rv = rm.get(k, MISSING) if rm else MISSING
+    ld = lm if isinstance(lm, dict) else None
+    rd = rm if isinstance(rm, dict) else None
+    if ld:
+        for k, lv in ld.items():
+            rv = rd.get(k, MISSING) if rd else MISSING
             if rv is lv:
                 continue
             ft, _ = field(k)
@@ -209,9 +210,9 @@ def _cmp_map(
                 _cmp(ft, "f:" + k, lv, rv, a, r, m)
             except SchemaMismatch as e:
                 raise e.at("f:" + k) from None
-    if rm:
-        for k, rv in rm.items():
-            if lm and k in lm:
+    if rd:
+        for k, rv in rd.items():
+            if ld and k in ld:
                 continue
             ft, _ = field(k)
             try:
@@ -223,7 +224,7 @@ def _cmp_map(
                 raise e.at("f:" + k) from None
 
 
-def _cmp(t: SchemaType, pe: str, lv: Any, rv: Any, a: Tree, r: Tree, m: Tree) -> None:
+def _cmp(t: SchemaType, pe: str, lv: object, rv: object, a: Tree, r: Tree, m: Tree) -> None:
     if lv is MISSING:
         a[pe] = _all(t, rv)
         return
@@ -259,9 +260,9 @@ def _cmp(t: SchemaType, pe: str, lv: Any, rv: Any, a: Tree, r: Tree, m: Tree) ->
         m[pe] = sm
 
 
-def _index(t: SchemaType, items: list[Any] | None) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if items:
+def _index(t: SchemaType, items: object) -> dict[str, object]:
+    out: dict[str, object] = {}
+    if isinstance(items, list):
         for i, item in enumerate(items):
             try:
                 pe = item_pe(t, i, item)
@@ -271,9 +272,8 @@ def _index(t: SchemaType, items: list[Any] | None) -> dict[str, Any]:
     return out
 
 
-def _cmp_list(
-    t: SchemaType, ll: list[Any] | None, rl: list[Any] | None, a: Tree, r: Tree, m: Tree
-) -> None:
+def _cmp_list(t: SchemaType, ll: object, rl: object, a: Tree, r: Tree, m: Tree) -> None:
+    """Compare two granular lists (either may be null)."""
     lidx = _index(t, ll)
     ridx = _index(t, rl)
     elem = t.elem
@@ -292,7 +292,7 @@ def _cmp_list(
                 raise e.at(pe) from None
 
 
-def is_leaf_value(t: SchemaType, v: Any) -> bool:
+def is_leaf_value(t: SchemaType, v: object) -> bool:
     return _is_leaf(t, v)
 
 
