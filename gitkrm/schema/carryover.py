@@ -8,19 +8,18 @@ patchAllocatedValues), instead of failing the immutability check.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
 
 from gitkrm.krm.types import Obj
 
 Carry = Callable[[Obj, Obj], None]
 
 
-def _needs_cluster_ip(spec: dict[str, Any]) -> bool:
+def _needs_cluster_ip(spec: Mapping[str, object]) -> bool:
     return bool(spec.get("type", "ClusterIP") != "ExternalName")
 
 
-def _needs_node_port(spec: dict[str, Any]) -> bool:
+def _needs_node_port(spec: Mapping[str, object]) -> bool:
     return spec.get("type") in ("NodePort", "LoadBalancer")
 
 
@@ -43,12 +42,12 @@ def _service(new: Obj, old: Obj) -> None:
             spec["healthCheckNodePort"] = old_spec["healthCheckNodePort"]
 
 
-def _ports(spec: dict[str, Any]) -> list[dict[str, Any]]:
+def _ports(spec: Mapping[str, object]) -> list[dict[str, object]]:
     ports = spec.get("ports")
     return [p for p in ports if isinstance(p, dict)] if isinstance(ports, list) else []
 
 
-def _node_ports(spec: dict[str, Any], old_spec: dict[str, Any]) -> None:
+def _node_ports(spec: Mapping[str, object], old_spec: Mapping[str, object]) -> None:
     old_ports, new_ports = _ports(old_spec), _ports(spec)
     used = {p.get("nodePort") for p in old_ports} & {p.get("nodePort") for p in new_ports}
     by_name = {p.get("name", ""): p.get("nodePort") for p in old_ports}

@@ -9,10 +9,10 @@ the way the API server's naming and establishing controllers leave them.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TypedDict
 
 from gitkrm.krm.clock import now_rfc3339
-from gitkrm.krm.types import Obj
+from gitkrm.krm.types import Condition, Obj
 from gitkrm.schema.custom import CustomVersion
 from gitkrm.schema.resources import ResourceInfo
 
@@ -23,8 +23,19 @@ def crd_name(crd: Obj) -> str:
     return str((crd.get("metadata") or {}).get("name") or "")
 
 
-def _names(crd: Obj) -> dict[str, Any]:
-    names: dict[str, Any] = crd["spec"]["names"]
+class CRDNames(TypedDict, total=False):
+    """`spec.names` (and `status.acceptedNames`) of a CustomResourceDefinition."""
+
+    plural: str
+    singular: str
+    shortNames: list[str]
+    kind: str
+    listKind: str
+    categories: list[str]
+
+
+def _names(crd: Obj) -> CRDNames:
+    names: CRDNames = crd["spec"]["names"]
     return names
 
 
@@ -86,8 +97,8 @@ def names_conflict(crd: Obj, others: Iterable[ResourceInfo]) -> tuple[str, str] 
 
 
 def _condition(
-    old: list[Any], ctype: str, status: str, reason: str, message: str, now: str
-) -> dict[str, Any]:
+    old: list[object], ctype: str, status: str, reason: str, message: str, now: str
+) -> Condition:
     previous = next((c for c in old if isinstance(c, dict) and c.get("type") == ctype), None)
     since = now
     if previous is not None and previous.get("status") == status:
@@ -107,7 +118,7 @@ def set_status(crd: Obj, conflict: tuple[str, str] | None) -> None:
     if not isinstance(status, dict):
         status = crd["status"] = {}
     raw = status.get("conditions")
-    old: list[Any] = raw if isinstance(raw, list) else []
+    old: list[object] = raw if isinstance(raw, list) else []
     now = now_rfc3339()
     names = _names(crd)
     if conflict is None:

@@ -111,7 +111,7 @@ def _names(names: dict[str, Any]) -> list[Cause]:
     return out
 
 
-def _versions(versions: Any) -> list[Cause]:
+def _versions(versions: object) -> list[Cause]:
     out: list[Cause] = []
     if not isinstance(versions, list) or not versions:
         return [
@@ -176,11 +176,11 @@ def _compile_errors(schema: dict[str, Any], path: str) -> list[Cause]:
     return []
 
 
-def _version_names(versions: list[Any]) -> list[Any]:
+def _version_names(versions: list[object]) -> list[object]:
     return [v.get("name") for v in versions if isinstance(v, dict)]
 
 
-def _selectable_fields(fields: Any, path: str) -> list[Cause]:
+def _selectable_fields(fields: object, path: str) -> list[Cause]:
     out: list[Cause] = []
     if not isinstance(fields, list):
         return out

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any
 
 import jsonschema_rs
 import orjson
@@ -23,12 +22,12 @@ from gitkrm.schema.structural import PathT, Schema, apply_defaults, has_defaults
 from gitkrm.schema.structural import to_json_schema as _to_json_schema
 from gitkrm.schema.validation import cause_for
 
-_CACHE: dict[bytes, Any] = {}
+_CACHE: dict[bytes, jsonschema_rs.Validator] = {}
 _CACHE_LOCK = threading.Lock()
 _CACHE_MAX = 512
 
 
-def compile_schema(schema: Schema) -> Any:
+def compile_schema(schema: Schema) -> jsonschema_rs.Validator:
     """The (cached) validator of an openAPIV3Schema; jsonschema_rs.ValidationError when the
     schema itself is not valid (a bad `pattern`, an unknown `type`)."""
     key = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)
@@ -54,14 +53,14 @@ class CustomVersion:
     schema: Schema
     crd_name: str
     defaults: bool = False
-    _validator: Any = field(default=None, repr=False)
+    _validator: jsonschema_rs.Validator | None = field(default=None, repr=False)
 
     @classmethod
     def of(cls, info: ResourceInfo, schema: Schema, crd_name: str) -> CustomVersion:
         return cls(info=info, schema=schema, crd_name=crd_name, defaults=has_defaults(schema))
 
     @property
-    def validator(self) -> Any:
+    def validator(self) -> jsonschema_rs.Validator:
         if self._validator is None:
             self._validator = compile_schema(self.schema)
         return self._validator
@@ -84,7 +83,7 @@ class CustomVersion:
         return causes
 
 
-def _embedded_errors(obj: Any, schema: Schema, path: PathT) -> list[Cause]:
+def _embedded_errors(obj: object, schema: Schema, path: PathT) -> list[Cause]:
     """Embedded resources' metadata must be an object (names are checked by the owner)."""
     out: list[Cause] = []
     if isinstance(obj, dict):

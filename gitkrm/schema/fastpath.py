@@ -15,10 +15,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from gitkrm.krm.types import JSONObject
+
 _DNS1123_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 # Patterns avoid look-around so that they compile to plain (fast, linear) regexes.
 # IANA_SVC_NAME: 1-15 characters of [-a-z0-9] with a letter, no "--", no hyphen at an end.
-_PORT_NAME: dict[str, Any] = {
+_PORT_NAME: JSONObject = {
     "type": "string",
     "maxLength": 15,
     "pattern": r"^[a-z0-9]+(-[a-z0-9]+)*$",
@@ -26,7 +28,7 @@ _PORT_NAME: dict[str, Any] = {
 }
 # A label key: [DNS-1123 subdomain prefix "/"] name of at most 63 characters. Keeping the
 # whole key within 253 characters bounds the prefix (stricter than Kubernetes: fine here).
-_QUALIFIED_NAME: dict[str, Any] = {
+_QUALIFIED_NAME: JSONObject = {
     "maxLength": 253,
     "pattern": (
         r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
@@ -37,18 +39,18 @@ _LABEL_VALUE = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"
 _QUANTITY = r"^[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE]?)$"
 _CONTAINER_RESOURCE = r"^(cpu|memory|ephemeral-storage|hugepages-.*|.*/.*)$"
 
-_PORT: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": 65535}
-_OPTIONAL_PORT: dict[str, Any] = {"type": ["integer", "null"], "minimum": 0, "maximum": 65535}
-_NON_NEGATIVE: dict[str, Any] = {"type": ["integer", "null"], "minimum": 0}
-_DNS_LABEL_NAME: dict[str, Any] = {"type": "string", "pattern": _DNS1123_LABEL, "maxLength": 63}
-_NON_EMPTY: dict[str, Any] = {"type": "string", "minLength": 1}
-_PROTOCOL: dict[str, Any] = {"enum": ["SCTP", "TCP", "UDP", None]}
-_LABELS: dict[str, Any] = {
+_PORT: JSONObject = {"type": "integer", "minimum": 1, "maximum": 65535}
+_OPTIONAL_PORT: JSONObject = {"type": ["integer", "null"], "minimum": 0, "maximum": 65535}
+_NON_NEGATIVE: JSONObject = {"type": ["integer", "null"], "minimum": 0}
+_DNS_LABEL_NAME: JSONObject = {"type": "string", "pattern": _DNS1123_LABEL, "maxLength": 63}
+_NON_EMPTY: JSONObject = {"type": "string", "minLength": 1}
+_PROTOCOL: JSONObject = {"enum": ["SCTP", "TCP", "UDP", None]}
+_LABELS: JSONObject = {
     "type": ["object", "null"],
     "propertyNames": _QUALIFIED_NAME,
     "additionalProperties": {"type": "string", "pattern": _LABEL_VALUE, "maxLength": 63},
 }
-_QUANTITIES: dict[str, Any] = {
+_QUANTITIES: JSONObject = {
     "type": ["object", "null"],
     "propertyNames": {"pattern": _CONTAINER_RESOURCE},
     "additionalProperties": {"type": ["string", "number"], "pattern": _QUANTITY, "minimum": 0},

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any
 
 import orjson
 
@@ -25,7 +24,7 @@ TOO_MANY = "FieldValueTooMany"
 NOT_FOUND = "FieldValueNotFound"
 
 
-def show(value: Any) -> str:
+def show(value: object) -> str:
     """A value as the API server prints it in an error message."""
     if isinstance(value, str):
         return orjson.dumps(value).decode()
@@ -41,7 +40,7 @@ def show(value: Any) -> str:
         return repr(value)
 
 
-def invalid(path: str, value: Any, detail: str) -> Cause:
+def invalid(path: str, value: object, detail: str) -> Cause:
     return Cause(type=INVALID, message=f"Invalid value: {show(value)}: {detail}", field=path)
 
 
@@ -50,11 +49,11 @@ def required(path: str, detail: str = "") -> Cause:
     return Cause(type=REQUIRED, message=msg, field=path)
 
 
-def duplicate(path: str, value: Any) -> Cause:
+def duplicate(path: str, value: object) -> Cause:
     return Cause(type=DUPLICATE, message=f"Duplicate value: {show(value)}", field=path)
 
 
-def not_supported(path: str, value: Any, supported: Iterable[str]) -> Cause:
+def not_supported(path: str, value: object, supported: Iterable[str]) -> Cause:
     quoted = ", ".join(show(s) for s in supported)
     return Cause(
         type=NOT_SUPPORTED,
@@ -71,7 +70,7 @@ def too_long(path: str, limit: int) -> Cause:
     return Cause(type=TOO_LONG, message=f"Too long: may not be more than {limit} bytes", field=path)
 
 
-def immutable(path: str, value: Any) -> Cause:
+def immutable(path: str, value: object) -> Cause:
     return replace(invalid(path, value, IMMUTABLE_MESSAGE), immutable=True)
 
 
@@ -99,10 +98,10 @@ def too_many(path: str, limit: int) -> Cause:
     return Cause(type=TOO_MANY, message=f"Too many: must have at most {limit} items", field=path)
 
 
-def plain(value: Any) -> str:
+def plain(value: object) -> str:
     """A value without quotes (for lists of supported values, which `show` then quotes)."""
     return value if isinstance(value, str) else show(value)
 
 
-def not_found(path: str, value: Any) -> Cause:
+def not_found(path: str, value: object) -> Cause:
     return Cause(type=NOT_FOUND, message=f"Not found: {show(value)}", field=path)

@@ -7,7 +7,8 @@ Each check compares the new object with the stored one and reports
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from decimal import Decimal
+from typing import Any, Final
 
 from gitkrm.errors import Cause
 from gitkrm.krm.quantity import QuantityError, parse_quantity
@@ -15,7 +16,7 @@ from gitkrm.krm.types import Obj
 from gitkrm.schema import fielderrors as fe
 
 UpdateRule = Callable[[Obj, Obj], list[Cause]]
-_MISSING: Any = object()
+_MISSING: Final = object()
 
 
 def _get(obj: Any, *path: str) -> Any:
@@ -114,7 +115,7 @@ def _only_scheduling_changed(new: Obj, old: Obj) -> bool:
     return strip_a == strip_b and same_meta
 
 
-def _cluster_ips(spec: Any) -> list[Any]:
+def _cluster_ips(spec: object) -> list[object]:
     if not isinstance(spec, dict):
         return []
     ips = spec.get("clusterIPs")
@@ -178,7 +179,7 @@ def _pvc(new: Obj, old: Obj) -> list[Cause]:
     return out
 
 
-def _storage(spec: Obj) -> Any:
+def _storage(spec: Obj) -> Decimal | None:
     raw = _get(spec, "resources", "requests", "storage")
     try:
         return parse_quantity(raw) if raw is not None else None

@@ -13,13 +13,13 @@ from gitkrm.schema import fielderrors as fe
 PathT = tuple[str | int, ...]
 
 
-def list_type_errors(obj: Any, schema: dict[str, Any], path: PathT = ()) -> list[Cause]:
+def list_type_errors(obj: object, schema: dict[str, Any], path: PathT = ()) -> list[Cause]:
     out: list[Cause] = []
     _walk(obj, schema, path, out)
     return out
 
 
-def _walk(obj: Any, schema: dict[str, Any], path: PathT, out: list[Cause]) -> None:
+def _walk(obj: object, schema: dict[str, Any], path: PathT, out: list[Cause]) -> None:
     if isinstance(obj, dict):
         props = schema.get("properties")
         extra = schema.get("additionalProperties")
@@ -43,7 +43,7 @@ def _walk(obj: Any, schema: dict[str, Any], path: PathT, out: list[Cause]) -> No
                     _walk(item, items, (*path, i), out)
 
 
-def _unique_set(items: list[Any], path: PathT, out: list[Cause]) -> None:
+def _unique_set(items: list[object], path: PathT, out: list[Cause]) -> None:
     seen: set[bytes] = set()
     for i, item in enumerate(items):
         key = orjson.dumps(item, option=orjson.OPT_SORT_KEYS)
@@ -52,7 +52,7 @@ def _unique_set(items: list[Any], path: PathT, out: list[Cause]) -> None:
         seen.add(key)
 
 
-def _unique_map(items: list[Any], keys: list[str], path: PathT, out: list[Cause]) -> None:
+def _unique_map(items: list[object], keys: list[str], path: PathT, out: list[Cause]) -> None:
     seen: set[bytes] = set()
     for i, item in enumerate(items):
         if not isinstance(item, dict):

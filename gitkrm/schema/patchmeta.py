@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import threading
 from functools import cache
-from typing import Any
 
 from gitkrm.errors import NotFound
 from gitkrm.krm.refs import GVK
@@ -17,7 +16,7 @@ from gitkrm.patch import PatchMeta
 from gitkrm.schema.openapi import definition_name, definitions
 from gitkrm.schema.registry import Registry
 
-_CUSTOM: dict[GVK, tuple[Any, PatchMeta]] = {}
+_CUSTOM: dict[GVK, tuple[object, PatchMeta]] = {}  # by kind: (its schema, its meta)
 _LOCK = threading.Lock()
 _MAX_CUSTOM = 1024
 

@@ -3,7 +3,7 @@ every kind with a pod template."""
 
 from __future__ import annotations
 
-from typing import Any
+from decimal import Decimal
 
 from gitkrm.krm.quantity import QuantityError, parse_quantity
 from gitkrm.krm.types import Obj
@@ -52,7 +52,7 @@ def default_container(c: Obj) -> None:
             _default_field_ref(env.get("valueFrom"))
 
 
-def _default_field_ref(source: Any) -> None:
+def _default_field_ref(source: object) -> None:
     if isinstance(source, dict):
         ref = source.get("fieldRef")
         if isinstance(ref, dict) and not ref.get("apiVersion"):
@@ -154,7 +154,7 @@ def default_pod_template(template: Obj) -> None:
 _QOS_RESOURCES = ("cpu", "memory")
 
 
-def _sum_quantities(values: Any, into: dict[str, Any], seen: set[str] | None = None) -> None:
+def _sum_quantities(values: object, into: dict[str, Decimal], seen: set[str] | None = None) -> None:
     if not isinstance(values, dict):
         return
     for name in _QOS_RESOURCES:
@@ -173,8 +173,8 @@ def _sum_quantities(values: Any, into: dict[str, Any], seen: set[str] | None = N
 
 def pod_qos_class(spec: Obj) -> str:
     """The QoS class the API server records in a new Pod's status (qos.GetPodQOS)."""
-    requests: dict[str, Any] = {}
-    limits: dict[str, Any] = {}
+    requests: dict[str, Decimal] = {}
+    limits: dict[str, Decimal] = {}
     guaranteed = True
     for key in ("initContainers", "containers"):
         for c in spec.get(key) or ():

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Any
 
 from gitkrm.errors import BadRequest, Cause, Invalid, NotFound
 from gitkrm.krm.names import NameRule, validate_object_meta
@@ -78,7 +77,7 @@ class _Kind:
     info: ResourceInfo
     custom: CustomVersion | None
     definition: str  # its OpenAPI definition ("" for custom kinds)
-    fast_valid: Callable[[Any], bool] | None  # the fast-path schema (built-in kinds)
+    fast_valid: Callable[[object], bool] | None  # the fast-path schema (built-in kinds)
     defaulter: Defaulter | None
     rule: Rule | None
     is_secret: bool

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
 
 from gitkrm.errors import Cause
 from gitkrm.krm.names import is_dns1123_label, is_dns1123_subdomain
@@ -62,7 +61,7 @@ def _service(obj: Obj, fast: bool) -> list[Cause]:
     return out
 
 
-def _service_ports(ports: list[Any], stype: Any, out: list[Cause], fast: bool) -> None:
+def _service_ports(ports: list[object], stype: object, out: list[Cause], fast: bool) -> None:
     names: set[str] = set()
     need_names = len(ports) > 1
     for i, port in enumerate(ports):

@@ -73,11 +73,11 @@ def port_name_errors(name: str) -> tuple[str, ...]:
     return tuple(errs)
 
 
-def valid_port(value: Any) -> bool:
+def valid_port(value: object) -> bool:
     return type(value) is int and 1 <= value <= 65535
 
 
-def validate_labels(labels: Any, path: str, out: list[Cause]) -> None:
+def validate_labels(labels: object, path: str, out: list[Cause]) -> None:
     """ValidateLabels: keys are qualified names, values label values."""
     if not isinstance(labels, dict):
         return
@@ -87,7 +87,7 @@ def validate_labels(labels: Any, path: str, out: list[Cause]) -> None:
                 out.append(fe.invalid(path, bad, msg))
 
 
-def _container_ports(ports: list[Any], path: str, out: list[Cause], fast: bool) -> None:
+def _container_ports(ports: list[object], path: str, out: list[Cause], fast: bool) -> None:
     names: set[str] = set()
     for i, port in enumerate(ports):
         if not isinstance(port, dict):
@@ -227,7 +227,7 @@ def _container_fast(
         _mounts(mounts, path + ".volumeMounts", volumes or set(), out)
 
 
-def _mounts(mounts: list[Any], path: str, volumes: set[str], out: list[Cause]) -> None:
+def _mounts(mounts: list[object], path: str, volumes: set[str], out: list[Cause]) -> None:
     targets: set[str] = set()
     for i, m in enumerate(mounts):
         if not isinstance(m, dict):
@@ -246,7 +246,7 @@ def _mounts(mounts: list[Any], path: str, volumes: set[str], out: list[Cause]) -
             targets.add(target)
 
 
-def _volumes(volumes: list[Any], path: str, out: list[Cause], fast: bool) -> set[str]:
+def _volumes(volumes: list[object], path: str, out: list[Cause], fast: bool) -> set[str]:
     seen: set[str] = set()
     for i, v in enumerate(volumes):
         if not isinstance(v, dict):
@@ -266,7 +266,7 @@ def _volumes(volumes: list[Any], path: str, out: list[Cause], fast: bool) -> set
     return seen
 
 
-def validate_pod_spec(spec: Any, path: str, *, fast: bool = False) -> list[Cause]:
+def validate_pod_spec(spec: object, path: str, *, fast: bool = False) -> list[Cause]:
     """Every rule violation of one pod spec, `path` naming it (`spec.template.spec`).
 
     `fast=True` when the fast-path schema accepted the object: only the rules it cannot
@@ -309,7 +309,7 @@ def validate_pod_spec(spec: Any, path: str, *, fast: bool = False) -> list[Cause
 
 
 def validate_pod_template(
-    template: Any, path: str, *, fast: bool = False, labels_defaulted: bool = False
+    template: object, path: str, *, fast: bool = False, labels_defaulted: bool = False
 ) -> list[Cause]:
     """ValidatePodTemplateSpec: template labels, then the pod spec.
 

@@ -9,7 +9,6 @@ rolling-update parameters are valid; restart policies fit the kind; then the pod
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from gitkrm.errors import BadRequest, Cause
 from gitkrm.krm.labels import label_selector_from_dict
@@ -37,7 +36,7 @@ def _nonneg(spec: Obj, keys: tuple[str, ...], path: str, out: list[Cause]) -> No
 
 
 def _selector_matches(
-    selector: Obj, labels: Any, path: str, out: list[Cause], fast: bool
+    selector: Obj, labels: object, path: str, out: list[Cause], fast: bool
 ) -> bool | None:
     """Whether a structured selector matches `labels`; None when the selector is empty.
 
@@ -139,7 +138,7 @@ def _restart_policy(
         out.append(fe.not_supported(path, policy or "", allowed))
 
 
-def _int_or_percent(value: Any, path: str, out: list[Cause]) -> int | None:
+def _int_or_percent(value: object, path: str, out: list[Cause]) -> int | None:
     """The numeric part of an IntOrString percent/int; records its errors."""
     known = _PERCENTS.get(value) if type(value) is str else None
     if known is not None:
@@ -169,7 +168,9 @@ def _int_or_percent(value: Any, path: str, out: list[Cause]) -> int | None:
     return None
 
 
-def _rolling_update(rolling: Any, path: str, out: list[Cause], *, surge_key: bool = True) -> None:
+def _rolling_update(
+    rolling: object, path: str, out: list[Cause], *, surge_key: bool = True
+) -> None:
     if not isinstance(rolling, dict):
         return
     unavailable = _int_or_percent(rolling.get("maxUnavailable"), path + ".maxUnavailable", out)
@@ -265,7 +266,7 @@ def daemon_set(obj: Obj, fast: bool) -> list[Cause]:
     return out
 
 
-def _job_spec(spec: Any, path: str, out: list[Cause], fast: bool) -> None:
+def _job_spec(spec: object, path: str, out: list[Cause], fast: bool) -> None:
     if not isinstance(spec, dict):
         out.append(fe.required(path))
         return

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import threading
 from functools import cache
-from typing import Any
 
 from gitkrm.krm.refs import GVK
 from gitkrm.patch.fieldmanager import SchemaType
 from gitkrm.schema.openapi import definition_name, definitions
 from gitkrm.schema.registry import Registry
 
-_CUSTOM: dict[GVK, tuple[Any, SchemaType]] = {}
+_CUSTOM: dict[GVK, tuple[object, SchemaType]] = {}  # by kind: (its schema, its type)
 _LOCK = threading.Lock()
 _MAX_CUSTOM = 1024
 

@@ -110,14 +110,14 @@ def to_json_schema(schema: Schema, *, root: bool = True) -> Schema:
     return out
 
 
-def _only_type(schema: Any) -> bool:
+def _only_type(schema: object) -> bool:
     return isinstance(schema, dict) and set(schema) <= {"type"}
 
 
 # ---- pruning ----
 
 
-def prune(obj: Any, schema: Schema, *, root: bool = True) -> list[PathT]:
+def prune(obj: object, schema: Schema, *, root: bool = True) -> list[PathT]:
     """Remove fields the structural schema does not specify; return their paths.
 
     Respects `x-kubernetes-preserve-unknown-fields`, maps (`additionalProperties`), and
@@ -130,7 +130,7 @@ def prune(obj: Any, schema: Schema, *, root: bool = True) -> list[PathT]:
     return found
 
 
-def _prune(obj: Any, schema: Schema, path: PathT, found: list[PathT], *, root: bool) -> None:
+def _prune(obj: object, schema: Schema, path: PathT, found: list[PathT], *, root: bool) -> None:
     if isinstance(obj, dict):
         _prune_object(obj, schema, path, found, root=root)
     elif isinstance(obj, list):
@@ -141,7 +141,7 @@ def _prune(obj: Any, schema: Schema, path: PathT, found: list[PathT], *, root: b
 
 
 def _prune_object(
-    obj: dict[str, Any], schema: Schema, path: PathT, found: list[PathT], *, root: bool
+    obj: dict[str, object], schema: Schema, path: PathT, found: list[PathT], *, root: bool
 ) -> None:
     props = schema.get("properties")
     props = props if isinstance(props, dict) else {}
@@ -177,7 +177,7 @@ def _prune_object(
 # ---- defaulting ----
 
 
-def apply_defaults(obj: Any, schema: Schema) -> None:
+def apply_defaults(obj: object, schema: Schema) -> None:
     """Set every absent property that has a `default` (deep-copied), recursively."""
     if isinstance(obj, dict):
         props = schema.get("properties")
@@ -201,7 +201,7 @@ def apply_defaults(obj: Any, schema: Schema) -> None:
                 apply_defaults(item, items)
 
 
-def has_defaults(schema: Any) -> bool:
+def has_defaults(schema: object) -> bool:
     """Whether any node of the schema carries a `default` (skip the walk when none does)."""
     if isinstance(schema, dict):
         if "default" in schema:

@@ -48,7 +48,7 @@ _OVERRIDES: dict[str, dict[str, Any]] = {
 _TYPE_ERRORS = frozenset({"Type", "OneOfNotValid", "OneOfMultipleValid", "AnyOf", "FalseSchema"})
 
 
-def json_type(value: Any) -> str:
+def json_type(value: object) -> str:
     return _JSON_TYPES.get(type(value), "object")
 
 
@@ -74,7 +74,7 @@ def _strict_defs() -> dict[str, Any]:
 
 
 @cache
-def _validator(definition: str) -> Any:
+def _validator(definition: str) -> jsonschema_rs.Validator:
     schema = {
         "$schema": JSON_SCHEMA_DIALECT,
         "$defs": _strict_defs(),
@@ -89,7 +89,7 @@ def _fast_defs() -> dict[str, Any]:
 
 
 @cache
-def _fast_validator(definition: str) -> Any:
+def _fast_validator(definition: str) -> jsonschema_rs.Validator:
     schema = {
         "$schema": JSON_SCHEMA_DIALECT,
         "$defs": _fast_defs(),
@@ -104,20 +104,20 @@ def compile_kind(definition: str) -> None:
     _fast_validator(definition)
 
 
-def fast_validator(definition: str) -> Callable[[Any], bool]:
+def fast_validator(definition: str) -> Callable[[object], bool]:
     """fast_valid of one definition, looked up once."""
-    is_valid: Callable[[Any], bool] = _fast_validator(definition).is_valid
+    is_valid: Callable[[object], bool] = _fast_validator(definition).is_valid
     return is_valid
 
 
-def fast_valid(definition: str, obj: Any) -> bool:
+def fast_valid(definition: str, obj: object) -> bool:
     """True when `obj` is valid, has no unknown fields, and meets every API rule that the
     fast-path schema encodes (see fastpath.py); False says nothing about which."""
     result: bool = _fast_validator(definition).is_valid(obj)
     return result
 
 
-def check(definition: str, obj: Any) -> SchemaReport | None:
+def check(definition: str, obj: object) -> SchemaReport | None:
     """None when `obj` is valid and has no unknown fields; otherwise every finding."""
     v = _validator(definition)
     if v.is_valid(obj):
@@ -125,13 +125,13 @@ def check(definition: str, obj: Any) -> SchemaReport | None:
     return _report(v.iter_errors(obj))
 
 
-def _report(errors: Iterator[Any]) -> SchemaReport:
+def _report(errors: Iterator[jsonschema_rs.ValidationError]) -> SchemaReport:
     report = SchemaReport()
     for err in errors:
         where: PathT = tuple(err.instance_path)
         kind = err.kind
         name = type(kind).__name__
-        if name == "AdditionalProperties":
+        if isinstance(kind, jsonschema_rs.ValidationErrorKind.AdditionalProperties):
             report.unknown.extend((*where, key) for key in kind.unexpected)
             continue
         if name in _TYPE_ERRORS:
@@ -140,7 +140,7 @@ def _report(errors: Iterator[Any]) -> SchemaReport:
     return report
 
 
-def cause_for(err: Any) -> Cause:
+def cause_for(err: jsonschema_rs.ValidationError) -> Cause:
     """One jsonschema-rs error, worded as the API server words a schema failure.
 
     (`spec.replicas: Invalid value: "x": spec.replicas in body must be of type integer:
