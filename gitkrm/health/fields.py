@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 
-def get(obj: Any, *path: str) -> Any:
+def get(obj: object, *path: str) -> object:
     for key in path:
         if not isinstance(obj, Mapping):
             return None
@@ -14,19 +13,19 @@ def get(obj: Any, *path: str) -> Any:
     return obj
 
 
-def get_int(obj: Any, *path: str, default: int) -> int:
+def get_int(obj: object, *path: str, default: int) -> int:
     value = get(obj, *path)
     if isinstance(value, bool) or not isinstance(value, int):
         return default
     return value
 
 
-def get_str(obj: Any, *path: str, default: str = "") -> str:
+def get_str(obj: object, *path: str, default: str = "") -> str:
     value = get(obj, *path)
     return value if isinstance(value, str) else default
 
 
-def conditions(obj: Any) -> list[Mapping[str, Any]]:
+def conditions(obj: object) -> list[Mapping[str, object]]:
     """status.conditions, keeping only well-formed entries."""
     found = get(obj, "status", "conditions")
     if not isinstance(found, list):
@@ -34,13 +33,13 @@ def conditions(obj: Any) -> list[Mapping[str, Any]]:
     return [c for c in found if isinstance(c, Mapping) and isinstance(c.get("type"), str)]
 
 
-def condition(obj: Any, kind: str) -> Mapping[str, Any] | None:
+def condition(obj: object, kind: str) -> Mapping[str, object] | None:
     for c in conditions(obj):
         if c.get("type") == kind:
             return c
     return None
 
 
-def condition_is(obj: Any, kind: str, status: str) -> bool:
+def condition_is(obj: object, kind: str, status: str) -> bool:
     c = condition(obj, kind)
     return c is not None and c.get("status") == status
