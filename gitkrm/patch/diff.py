@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final, cast
+from typing import Final
 
 from gitkrm.krm.types import JSONObject, JSONValue
 from gitkrm.patch.directives import (
@@ -182,9 +182,10 @@ def diff_lists(
     mk = fm.merge_key
     order: list[JSONValue] | None = None
     if k == MAP:
-        # Every item of both lists is a map (checked just above).
-        o_maps = cast("list[JSONObject]", original)
-        m_maps = cast("list[JSONObject]", modified)
+        # Every item of both lists is a map (checked just above). Said with an ignore, not
+        # typing.cast: a call per list costs the no-op re-sync 1-2%.
+        o_maps: list[JSONObject] = original  # type: ignore[assignment]
+        m_maps: list[JSONObject] = modified  # type: ignore[assignment]
         if mk is None:
             raise no_merge_key(o_maps[0], "")
         fast = _diff_unique_maps(o_maps, m_maps, fm, mk, o)

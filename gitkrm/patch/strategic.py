@@ -15,7 +15,6 @@ unchanged manifests to a live object carrying server defaults gives an empty pat
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import cast
 
 from gitkrm.errors import Conflict
 from gitkrm.krm.types import JSONObject, Obj
@@ -45,9 +44,9 @@ def _as_map(value: Mapping[str, object] | None) -> JSONObject:
     if value is None:
         return {}
     if isinstance(value, dict):
-        return cast("JSONObject", value)
+        return value
     if isinstance(value, Mapping):
-        return cast("JSONObject", dict(value))
+        return dict(value)  # type: ignore[arg-type]  # JSON by contract
     raise PatchFailure(BAD_JSON_DOC).public()
 
 
