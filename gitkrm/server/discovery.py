@@ -7,8 +7,8 @@ the documents are cached until the set of served kinds changes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, Final
+from collections.abc import Callable, Iterable
+from typing import Final
 
 import orjson
 
@@ -99,10 +99,10 @@ def _subresources(info: ResourceInfo) -> list[str]:
     return sorted(s for s in info.subresources if s in SERVED_SUBRESOURCES)
 
 
-def _api_resources(infos: list[ResourceInfo]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+def _api_resources(infos: list[ResourceInfo]) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
     for info in infos:
-        r: dict[str, Any] = {
+        r: dict[str, object] = {
             "name": info.plural,
             "singularName": info.singular,
             "namespaced": info.namespaced,
@@ -115,7 +115,7 @@ def _api_resources(infos: list[ResourceInfo]) -> list[dict[str, Any]]:
             r["categories"] = list(info.categories)
         out.append(r)
         for sub in _subresources(info):
-            s: dict[str, Any] = {
+            s: dict[str, object] = {
                 "name": f"{info.plural}/{sub}",
                 "singularName": "",
                 "namespaced": info.namespaced,
@@ -130,8 +130,8 @@ def _api_resources(infos: list[ResourceInfo]) -> list[dict[str, Any]]:
     return out
 
 
-def _aggregated_resource(info: ResourceInfo) -> dict[str, Any]:
-    r: dict[str, Any] = {
+def _aggregated_resource(info: ResourceInfo) -> dict[str, object]:
+    r: dict[str, object] = {
         "resource": info.plural,
         "responseKind": {"group": info.group, "version": info.version, "kind": info.kind},
         "scope": "Namespaced" if info.namespaced else "Cluster",
@@ -172,7 +172,7 @@ class Discovery:
             self._cache = {}
         return self._layout
 
-    def _cached(self, key: tuple[str, ...], build: Any) -> bytes:
+    def _cached(self, key: tuple[str, ...], build: Callable[[Layout], object]) -> bytes:
         layout = self.layout()
         hit = self._cache.get(key)
         if hit is None:
@@ -195,12 +195,12 @@ class Discovery:
         )
 
     @staticmethod
-    def _group(group: str, versions: list[str]) -> dict[str, Any]:
+    def _group(group: str, versions: list[str]) -> dict[str, object]:
         vs = [{"groupVersion": _gv(group, v), "version": v} for v in versions]
         return {"name": group, "versions": vs, "preferredVersion": vs[0]}
 
     def group_list(self) -> bytes:
-        def build(layout: Layout) -> Any:
+        def build(layout: Layout) -> dict[str, object]:
             groups = [
                 self._group(g, [v for v, _ in versions]) for g, versions in layout.groups if g
             ]
@@ -209,7 +209,7 @@ class Discovery:
         return self._cached(("apis",), build)
 
     def group(self, group: str) -> bytes:
-        def build(layout: Layout) -> Any:
+        def build(layout: Layout) -> dict[str, object]:
             return {
                 "kind": "APIGroup",
                 "apiVersion": "v1",
@@ -221,8 +221,8 @@ class Discovery:
         return self._cached(("group", group), build)
 
     def resource_list(self, group: str, version: str) -> bytes:
-        def build(layout: Layout) -> Any:
-            out: dict[str, Any] = {"kind": "APIResourceList"}
+        def build(layout: Layout) -> dict[str, object]:
+            out: dict[str, object] = {"kind": "APIResourceList"}
             if group:
                 out["apiVersion"] = "v1"
             out["groupVersion"] = _gv(group, version)
@@ -236,12 +236,12 @@ class Discovery:
     def aggregated(self, *, core: bool, version: str) -> bytes:
         """The APIGroupDiscoveryList of `/api` (core) or `/apis` (every other group)."""
 
-        def build(layout: Layout) -> Any:
+        def build(layout: Layout) -> dict[str, object]:
             items = []
             for g, versions in layout.groups:
                 if (g == "") != core:
                     continue
-                md: dict[str, Any] = {"creationTimestamp": None}
+                md: dict[str, object] = {"creationTimestamp": None}
                 if g:
                     md = {"name": g, "creationTimestamp": None}
                 items.append(

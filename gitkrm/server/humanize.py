@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from gitkrm.krm.clock import parse_timestamp
 
 
@@ -39,7 +37,7 @@ def human_duration(seconds: float) -> str:
     return f"{hours // 24 // 365}y"
 
 
-def since(value: Any, now: float) -> str:
+def since(value: object, now: float) -> str:
     """`translateTimestampSince`: the age of a timestamp, `<unknown>` when there is none."""
     t = parse_timestamp(value)
     if t is None:

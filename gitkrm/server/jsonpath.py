@@ -7,9 +7,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
 
 from gitkrm.errors import BadRequest
+from gitkrm.krm.types import JSONScalar
 
 _NAME = re.compile(r"\.([^.\[\]]+)")
 _BRACKET = re.compile(
@@ -24,7 +24,7 @@ class _Step:
     index: int = 0
     path: tuple[str, ...] = ()
     op: str = ""
-    value: Any = None
+    value: JSONScalar = None  # what a filter compares with
 
 
 @cache
@@ -52,7 +52,7 @@ def parse(path: str) -> tuple[_Step, ...]:
         elif star is not None:
             steps.append(_Step("all"))
         else:
-            value: Any = None
+            value: JSONScalar = None
             if s1 is not None or s2 is not None:
                 value = s1 if s1 is not None else s2
             elif number is not None:
@@ -66,7 +66,7 @@ def parse(path: str) -> tuple[_Step, ...]:
     return tuple(steps)
 
 
-def _get(value: Any, path: tuple[str, ...]) -> Any:
+def _get(value: object, path: tuple[str, ...]) -> object:
     for p in path:
         if not isinstance(value, Mapping) or p not in value:
             return _MISSING
@@ -77,7 +77,7 @@ def _get(value: Any, path: tuple[str, ...]) -> Any:
 _MISSING = object()
 
 
-def _match(item: Any, step: _Step) -> bool:
+def _match(item: object, step: _Step) -> bool:
     v = _get(item, step.path)
     if not step.op:
         return v is not _MISSING
@@ -85,7 +85,7 @@ def _match(item: Any, step: _Step) -> bool:
     return equal if step.op == "==" else not equal
 
 
-def _equal(v: Any, want: Any) -> bool:
+def _equal(v: object, want: JSONScalar) -> bool:
     if isinstance(want, bool) or isinstance(v, bool):
         return v is want
     if isinstance(want, str):
@@ -93,11 +93,11 @@ def _equal(v: Any, want: Any) -> bool:
     return isinstance(v, int | float) and v == want
 
 
-def find(obj: Any, path: str) -> list[Any]:
+def find(obj: object, path: str) -> list[object]:
     """All values `path` selects in `obj`, in order."""
     current = [obj]
     for step in parse(path):
-        nxt: list[Any] = []
+        nxt: list[object] = []
         for v in current:
             if step.kind == "field":
                 if isinstance(v, Mapping) and step.key in v:
@@ -116,7 +116,7 @@ def find(obj: Any, path: str) -> list[Any]:
     return current
 
 
-def go_text(value: Any) -> str:
+def go_text(value: object) -> str:
     """A value as Go's fmt.Print shows an unstructured value (what kubectl prints)."""
     if isinstance(value, bool):
         return "true" if value else "false"

@@ -5,18 +5,20 @@ from __future__ import annotations
 import base64
 import os
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import yaml
 
 NAME: Final = "gitkrm"
 
 
-def kubeconfig_dict(*, server: str, token: str | None = None, ca_pem: bytes | None = None) -> Any:
-    cluster: dict[str, Any] = {"server": server}
+def kubeconfig_dict(
+    *, server: str, token: str | None = None, ca_pem: bytes | None = None
+) -> dict[str, object]:
+    cluster: dict[str, str] = {"server": server}
     if ca_pem is not None:
         cluster["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
-    user: dict[str, Any] = {"token": token} if token else {}
+    user: dict[str, str] = {"token": token} if token else {}
     return {
         "apiVersion": "v1",
         "kind": "Config",

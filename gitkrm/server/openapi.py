@@ -9,7 +9,8 @@ group-version's hash changes when its kinds (or a CRD's schema) change.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Final
 
 import orjson
 
@@ -38,7 +39,7 @@ _PATCH_TYPES: Final = (
 _CUSTOM_PATCH_TYPES: Final = _PATCH_TYPES[:3]
 
 
-def _q(name: str, description: str, typ: str = "string") -> dict[str, Any]:
+def _q(name: str, description: str, typ: str = "string") -> dict[str, object]:
     return {
         "name": name,
         "in": "query",
@@ -100,7 +101,7 @@ _DELETE: Final = (
 _PRETTY = _q("pretty", "If 'true', then the output is pretty printed.")
 
 
-def _path_param(name: str, description: str) -> dict[str, Any]:
+def _path_param(name: str, description: str) -> dict[str, object]:
     return {
         "name": name,
         "in": "path",
@@ -114,7 +115,9 @@ _NAME = _path_param("name", "name of the resource")
 _NAMESPACE = _path_param("namespace", "object name and auth scope, such as for teams and projects")
 
 
-def _content(ref: str, types: tuple[str, ...] = ("application/json", "application/yaml")) -> Any:
+def _content(
+    ref: str, types: tuple[str, ...] = ("application/json", "application/yaml")
+) -> dict[str, object]:
     return {t: {"schema": {"$ref": ref}} for t in types}
 
 
@@ -144,19 +147,19 @@ class _Kind:
         action: str,
         verb: str,
         *,
-        params: tuple[dict[str, Any], ...],
+        params: tuple[Mapping[str, object], ...],
         namespaced: bool,
         response: str,
-        body: dict[str, Any] | None = None,
+        body: Mapping[str, object] | None = None,
         suffix: str = "",
         all_namespaces: bool = False,
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         scope = "Namespaced" if namespaced else ""
         kind = self.info.kind + suffix
         op_id = f"{verb}{self.op_prefix}{scope}{kind}"
         if all_namespaces:
             op_id += "ForAllNamespaces"
-        out: dict[str, Any] = {
+        out: dict[str, object] = {
             "tags": [self.op_prefix],
             "description": f"{verb} {self.info.kind}",
             "operationId": op_id,
@@ -173,7 +176,7 @@ class _Kind:
         return out
 
 
-def _paths_of(info: ResourceInfo, base: str) -> dict[str, Any]:
+def _paths_of(info: ResourceInfo, base: str) -> dict[str, object]:
     k = _Kind(info)
     verbs = set(info.verbs)
     ns = info.namespaced
@@ -190,8 +193,8 @@ def _paths_of(info: ResourceInfo, base: str) -> dict[str, Any]:
         "required": True,
     }
     delete_body = {"content": {"*/*": {"schema": {"$ref": _DELETE_OPTIONS}}}}
-    paths: dict[str, Any] = {}
-    item: dict[str, Any] = {}
+    paths: dict[str, object] = {}
+    item: dict[str, object] = {}
     if "list" in verbs:
         item["get"] = k.op("list", "list", params=_LIST, namespaced=ns, response=list_ref)
     if "create" in verbs:
@@ -297,7 +300,7 @@ class OpenAPIv3:
 
     def __init__(self, registry: Registry) -> None:
         self._registry = registry
-        self._keys: dict[str, tuple[Any, ...]] = {}
+        self._keys: dict[str, tuple[object, ...]] = {}
         self._hashes: dict[str, str] = {}
         self._docs: dict[str, bytes] = {}
 
@@ -322,7 +325,7 @@ class OpenAPIv3:
         return self._hashes[path]
 
     def root(self) -> bytes:
-        paths: dict[str, Any] = {}
+        paths: dict[str, object] = {}
         for path, infos in sorted(self._group_versions().items()):
             h = self._refresh(path, infos)
             paths[path] = {"serverRelativeURL": f"/openapi/v3/{path}?hash={h}"}
@@ -340,10 +343,10 @@ class OpenAPIv3:
             self._docs[path] = doc
         return doc, h
 
-    def _build(self, path: str, infos: list[ResourceInfo]) -> dict[str, Any]:
-        paths: dict[str, Any] = {}
+    def _build(self, path: str, infos: list[ResourceInfo]) -> dict[str, object]:
+        paths: dict[str, object] = {}
         names: list[str] = list(META_TYPES)
-        custom: dict[str, Any] = {}
+        custom: dict[str, object] = {}
         for info in sorted(infos, key=lambda i: i.plural):
             paths.update(_paths_of(info, "/" + path))
             if "scale" in info.subresources:

@@ -53,7 +53,7 @@ def _ports(ports: Any) -> str:
     return ",".join(out) if out else NONE
 
 
-def _service(svc: Obj, now: float) -> list[Any]:
+def _service(svc: Obj, now: float) -> list[object]:
     ips = m(svc, "spec", "clusterIPs")
     cluster_ip = (ips[0] if isinstance(ips, list) and ips else m(svc, "spec", "clusterIP")) or NONE
     return [
@@ -141,7 +141,7 @@ def _address(node: Obj, typ: str) -> str:
     return NONE
 
 
-def _node(node: Obj, now: float) -> list[Any]:
+def _node(node: Obj, now: float) -> list[object]:
     info = m(node, "status", "nodeInfo") or {}
     return [
         name_of(node),
@@ -180,7 +180,7 @@ def _event_source(ev: Obj) -> str:
     return f"{comp}, {host}" if host else str(comp)
 
 
-def _event(ev: Obj, now: float) -> list[Any]:
+def _event(ev: Obj, now: float) -> list[object]:
     first = since(ev.get("firstTimestamp"), now)
     if not ev.get("firstTimestamp"):
         first = since(ev.get("eventTime"), now)
@@ -193,7 +193,7 @@ def _event(ev: Obj, now: float) -> list[Any]:
     elif count == 0:
         count = 1
     raw = ev.get("involvedObject")
-    io: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    io: Mapping[str, object] = raw if isinstance(raw, Mapping) else {}
     kind = str(io.get("kind") or "").lower()
     target = f"{kind}/{io['name']}" if io.get("name") else kind
     return [
@@ -227,7 +227,7 @@ EVENT = Printer(
 )
 
 
-def _ingress(ing: Obj, now: float) -> list[Any]:
+def _ingress(ing: Obj, now: float) -> list[object]:
     hosts = [
         str(r.get("host"))
         for r in m(ing, "spec", "rules") or ()
@@ -263,7 +263,7 @@ INGRESS = Printer(
 )
 
 
-def _endpoints(ep: Obj, now: float) -> list[Any]:
+def _endpoints(ep: Obj, now: float) -> list[object]:
     out = []
     for s in ep.get("subsets") or ():
         if not isinstance(s, Mapping):
@@ -280,7 +280,7 @@ def _endpoints(ep: Obj, now: float) -> list[Any]:
 ENDPOINTS = Printer((NAME, Column("Endpoints", description="The endpoints."), AGE), _endpoints)
 
 
-def _pvc(pvc: Obj, now: float) -> list[Any]:
+def _pvc(pvc: Obj, now: float) -> list[object]:
     modes = m(pvc, "status", "accessModes") or []
     short = {
         "ReadWriteOnce": "RWO",
@@ -318,7 +318,7 @@ PVC = Printer(
 )
 
 
-def _hpa(hpa: Obj, now: float) -> list[Any]:
+def _hpa(hpa: Obj, now: float) -> list[object]:
     ref = m(hpa, "spec", "scaleTargetRef") or {}
     reference = f"{ref.get('kind', '')}/{ref.get('name', '')}"
     return [

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from gitkrm.krm import Obj
 from gitkrm.server.humanize import since
@@ -24,11 +23,11 @@ def _age(obj: Obj, now: float) -> str:
     return since(m(obj, "metadata", "creationTimestamp"), now)
 
 
-def _int_or_str(value: Any) -> str:
+def _int_or_str(value: object) -> str:
     return "N/A" if value is None else str(value)
 
 
-def _pdb(pdb: Obj, now: float) -> list[Any]:
+def _pdb(pdb: Obj, now: float) -> list[object]:
     return [
         name_of(pdb),
         _int_or_str(m(pdb, "spec", "minAvailable"))
@@ -67,9 +66,9 @@ def _subjects(rb: Obj, kind: str) -> str:
     return ", ".join(out)
 
 
-def _binding(rb: Obj, now: float) -> list[Any]:
+def _binding(rb: Obj, now: float) -> list[object]:
     raw = rb.get("roleRef")
-    ref: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    ref: Mapping[str, object] = raw if isinstance(raw, Mapping) else {}
     return [
         name_of(rb),
         f"{ref.get('kind', '')}/{ref.get('name', '')}",
@@ -93,7 +92,7 @@ BINDING = Printer(
 )
 
 
-def _priority_class(pc: Obj, now: float) -> list[Any]:
+def _priority_class(pc: Obj, now: float) -> list[object]:
     return [
         name_of(pc),
         num(pc.get("value")),
@@ -115,7 +114,7 @@ PRIORITY_CLASS = Printer(
 )
 
 
-def _storage_class(sc: Obj, now: float) -> list[Any]:
+def _storage_class(sc: Obj, now: float) -> list[object]:
     name = name_of(sc)
     annotations = m(sc, "metadata", "annotations") or {}
     if annotations.get("storageclass.kubernetes.io/is-default-class") == "true":
@@ -143,7 +142,7 @@ STORAGE_CLASS = Printer(
 )
 
 
-def _network_policy(np: Obj, now: float) -> list[Any]:
+def _network_policy(np: Obj, now: float) -> list[object]:
     sel = m(np, "spec", "podSelector")
     shown = format_label_selector(sel)
     return [name_of(np), "<none>" if shown == NONE else shown, _age(np, now)]
@@ -155,7 +154,7 @@ NETWORK_POLICY = Printer(
 )
 
 
-def _quota(q: Obj, now: float) -> list[Any]:
+def _quota(q: Obj, now: float) -> list[object]:
     hard = m(q, "status", "hard") or m(q, "spec", "hard") or {}
     used = m(q, "status", "used") or {}
     requests: list[str] = []
@@ -177,7 +176,7 @@ QUOTA = Printer(
 )
 
 
-def _lease(lease: Obj, now: float) -> list[Any]:
+def _lease(lease: Obj, now: float) -> list[object]:
     return [name_of(lease), m(lease, "spec", "holderIdentity") or "", _age(lease, now)]
 
 

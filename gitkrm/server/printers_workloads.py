@@ -32,14 +32,14 @@ def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _later(a: float | None, b: Any) -> float | None:
+def _later(a: float | None, b: object) -> float | None:
     t = parse_timestamp(b)
     if t is None:
         return a
     return t if a is None or t > a else a
 
 
-def _finished(cs: Mapping[str, Any]) -> Any:
+def _finished(cs: Mapping[str, object]) -> object:
     return m(cs, "lastState", "terminated", "finishedAt")
 
 
@@ -129,7 +129,7 @@ def _pod_reason(pod: Obj) -> tuple[str, int, int, float | None, int]:
     return reason, ready, restarts, last, total
 
 
-def _pod(pod: Obj, now: float) -> list[Any]:
+def _pod(pod: Obj, now: float) -> list[object]:
     reason, ready, restarts, last, total = _pod_reason(pod)
     restarts_s = str(restarts)
     if restarts and last is not None:
@@ -185,7 +185,7 @@ def _age(obj: Obj, now: float) -> str:
     return since(m(obj, "metadata", "creationTimestamp"), now)
 
 
-def _deployment(d: Obj, now: float) -> list[Any]:
+def _deployment(d: Obj, now: float) -> list[object]:
     cs, images = _template(d)
     replicas = num(m(d, "spec", "replicas"))
     return [
@@ -215,7 +215,7 @@ DEPLOYMENT = Printer(
 )
 
 
-def _replica_set(rs: Obj, now: float) -> list[Any]:
+def _replica_set(rs: Obj, now: float) -> list[object]:
     cs, images = _template(rs)
     sel = m(rs, "spec", "selector")
     if rs.get("kind") == "ReplicationController":
@@ -249,7 +249,7 @@ REPLICA_SET = Printer(
 )
 
 
-def _stateful_set(s: Obj, now: float) -> list[Any]:
+def _stateful_set(s: Obj, now: float) -> list[object]:
     cs, images = _template(s)
     ready = num(m(s, "status", "readyReplicas"))
     return [name_of(s), f"{ready}/{num(m(s, 'spec', 'replicas'))}", _age(s, now), cs, images]
@@ -267,7 +267,7 @@ STATEFUL_SET = Printer(
 )
 
 
-def _daemon_set(d: Obj, now: float) -> list[Any]:
+def _daemon_set(d: Obj, now: float) -> list[object]:
     cs, images = _template(d)
     st = _mapping(d.get("status"))
     return [
@@ -315,7 +315,7 @@ def _job_status(job: Obj) -> str:
     return "Running"
 
 
-def _job(job: Obj, now: float) -> list[Any]:
+def _job(job: Obj, now: float) -> list[object]:
     cs, images = _template(job)
     succeeded = num(m(job, "status", "succeeded"))
     completions = m(job, "spec", "completions")
@@ -358,7 +358,7 @@ JOB = Printer(
 )
 
 
-def _cron_job(cj: Obj, now: float) -> list[Any]:
+def _cron_job(cj: Obj, now: float) -> list[object]:
     cs, images = containers_images(m(cj, "spec", "jobTemplate", "spec", "template", "spec"))
     last = m(cj, "status", "lastScheduleTime")
     active = m(cj, "status", "active")

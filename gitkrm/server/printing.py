@@ -20,7 +20,7 @@ class Column:
     priority: int = 0
     description: str = ""
 
-    def definition(self) -> dict[str, Any]:
+    def definition(self) -> dict[str, str | int]:
         return {
             "name": self.name,
             "type": self.type,
@@ -30,7 +30,7 @@ class Column:
         }
 
 
-Cells = Callable[[Obj, float], list[Any]]
+Cells = Callable[[Obj, float], list[object]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,11 +70,11 @@ def name_of(obj: Obj) -> str:
     return str(m(obj, "metadata", "name") or "")
 
 
-def num(value: Any) -> int:
+def num(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def containers_images(pod_spec: Any) -> tuple[str, str]:
+def containers_images(pod_spec: object) -> tuple[str, str]:
     """`layoutContainerCells`: container names and images, comma-separated."""
     cs = m(pod_spec, "containers") if isinstance(pod_spec, Mapping) else None
     if not isinstance(cs, list):
@@ -84,7 +84,7 @@ def containers_images(pod_spec: Any) -> tuple[str, str]:
     return ",".join(names), ",".join(images)
 
 
-def selector_string(sel: Any) -> str:
+def selector_string(sel: Mapping[str, object] | None) -> str:
     """`metav1.LabelSelectorAsSelector(...).String()` ("" selects everything)."""
     if sel is None:
         return NONE
@@ -94,7 +94,7 @@ def selector_string(sel: Any) -> str:
         return "<invalid>"
 
 
-def format_label_selector(sel: Any) -> str:
+def format_label_selector(sel: Mapping[str, object] | None) -> str:
     """`metav1.FormatLabelSelector`: `<none>` for an empty or missing selector."""
     if not sel:
         return NONE
@@ -102,7 +102,7 @@ def format_label_selector(sel: Any) -> str:
     return text or NONE
 
 
-def format_labels(labels: Any) -> str:
+def format_labels(labels: object) -> str:
     """`labels.FormatLabels`: `k=v,k2=v2` sorted by key, `<none>` when empty."""
     if not isinstance(labels, Mapping) or not labels:
         return NONE

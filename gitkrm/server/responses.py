@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Final
+from typing import Final
 
 import orjson
 from starlette.responses import Response
 
 from gitkrm.errors import AlreadyExists, Conflict, GitkrmError, NotFound
+from gitkrm.krm.types import Status, StatusDetails
 
 JSON: Final = "application/json"
 
@@ -26,7 +27,7 @@ def json_response(
     return resp
 
 
-def object_response(obj: Any, *, status: int = 200, warnings: Sequence[str] = ()) -> Response:
+def object_response(obj: object, *, status: int = 200, warnings: Sequence[str] = ()) -> Response:
     return json_response(orjson.dumps(obj), status=status, warnings=warnings)
 
 
@@ -66,15 +67,14 @@ def with_details(err: GitkrmError, *, name: str, group: str, resource: str) -> G
 
 def success_status(*, name: str, group: str, resource: str, uid: str | None) -> bytes:
     """The Status a delete answers when the object is gone at once."""
-    details: dict[str, Any] = {"name": name, "group": group, "kind": resource}
+    details: StatusDetails = {"name": name, "group": group, "kind": resource}
     if uid:
         details["uid"] = uid
-    return orjson.dumps(
-        {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Success",
-            "details": details,
-        }
-    )
+    body: Status = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": details,
+    }
+    return orjson.dumps(body)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from gitkrm.errors import BadRequest, Cause, Invalid, UnsupportedMediaType
 from gitkrm.krm import FieldValidation, Obj, label_selector_from_set
+from gitkrm.krm.types import JSONObject
 from gitkrm.patch import apply_json_patch, apply_merge_patch
 from gitkrm.server import objects
 from gitkrm.server.bodies import decode_json
@@ -83,17 +83,17 @@ async def scale_paths(ctx: ServerContext, target: Target) -> ScalePaths:
     )
 
 
-def _int(values: list[Any]) -> int:
+def _int(values: list[object]) -> int:
     v = values[0] if values else 0
     return v if isinstance(v, int) and not isinstance(v, bool) else 0
 
 
 def scale_of(obj: Obj, paths: ScalePaths) -> Obj:
     md = obj.get("metadata") or {}
-    spec_val: Any = obj
+    spec_val: object = obj
     for p in paths.spec:
         spec_val = spec_val.get(p) if isinstance(spec_val, Mapping) else None
-    status: dict[str, Any] = {"replicas": _int(find(obj, paths.status))}
+    status: dict[str, int | str] = {"replicas": _int(find(obj, paths.status))}
     if paths.builtin:
         sel = (obj.get("spec") or {}).get("selector")
         if obj.get("kind") == "ReplicationController":
@@ -123,7 +123,7 @@ async def get_scale(ctx: ServerContext, request: Request, target: Target) -> Res
     return object_response(scale_of(obj, await scale_paths(ctx, target)))
 
 
-def _checked_scale(value: Any, target: Target) -> tuple[int, str | None]:
+def _checked_scale(value: object, target: Target) -> tuple[int, str | None]:
     """The replicas and resourceVersion precondition of a Scale body."""
     if not isinstance(value, dict):
         raise BadRequest("the request body must be a Scale object")
@@ -154,15 +154,13 @@ def _checked_scale(value: Any, target: Target) -> tuple[int, str | None]:
 
 
 async def _write_scale(
-    ctx: ServerContext, request: Request, target: Target, value: Any, paths: ScalePaths
+    ctx: ServerContext, request: Request, target: Target, value: object, paths: ScalePaths
 ) -> Response:
     wp = objects.params_of(request, "UpdateOptions")
     replicas, rv = _checked_scale(value, target)
-    patch: dict[str, Any] = {}
-    node = patch
-    for p in paths.spec[:-1]:
-        node = node.setdefault(p, {})
-    node[paths.spec[-1]] = replicas
+    patch: JSONObject = {paths.spec[-1]: replicas}
+    for p in reversed(paths.spec[:-1]):
+        patch = {p: patch}
     if rv is not None:
         patch["metadata"] = {"resourceVersion": rv}
     out = await ctx.store.patch(

@@ -12,6 +12,7 @@ from typing import Any, Final
 from gitkrm.errors import GitkrmError
 from gitkrm.krm import Obj
 from gitkrm.krm.clock import parse_timestamp
+from gitkrm.krm.types import JSONScalar
 from gitkrm.schema import ResourceInfo
 from gitkrm.server import printers_core as core
 from gitkrm.server import printers_more as more
@@ -67,7 +68,7 @@ _DEFAULT_CR_COLUMNS: Final = (
 )
 
 
-def _cell(ctype: str, value: Any, now: float) -> Any:
+def _cell(ctype: str, value: object, now: float) -> JSONScalar:
     """`cellForJSONValue` of the apiextensions table convertor."""
     if value is None:
         return None
@@ -108,8 +109,8 @@ def custom_printer(columns: Iterable[Mapping[str, Any]]) -> Printer:
     ]
     specs = [(str(c.get("jsonPath") or ""), str(c.get("type") or "string")) for c in cols]
 
-    def cells(obj: Obj, now: float) -> list[Any]:
-        out: list[Any] = [name_of(obj)]
+    def cells(obj: Obj, now: float) -> list[object]:
+        out: list[object] = [name_of(obj)]
         for path, ctype in specs:
             try:
                 found = find(obj, path)
@@ -142,7 +143,7 @@ class Tables:
         return printer
 
 
-def _row_object(obj: Obj, include: str, table_version: str) -> Any:
+def _row_object(obj: Obj, include: str, table_version: str) -> Obj | None:
     if include == "Object":
         return obj
     if include == "None":
@@ -158,11 +159,11 @@ def table(
     printer: Printer,
     objs: Iterable[Obj],
     *,
-    list_metadata: Mapping[str, Any] | None = None,
+    list_metadata: Mapping[str, object] | None = None,
     include_object: str = "Metadata",
     table_version: str = "v1",
     now: float | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """A meta.k8s.io Table of `objs` (one row each, in order)."""
     now = time.time() if now is None else now
     rows = [
