@@ -4,12 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypedDict
 
 from gitkrm.errors import BadRequest
 from gitkrm.krm import Obj, label_selector_from_dict
 
 NONE: Final = "<none>"
+
+
+class ColumnDefinition(TypedDict):
+    """An entry of a Table's `columnDefinitions` (metav1.TableColumnDefinition)."""
+
+    name: str
+    type: str
+    format: str
+    description: str
+    priority: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,7 +30,7 @@ class Column:
     priority: int = 0
     description: str = ""
 
-    def definition(self) -> dict[str, str | int]:
+    def definition(self) -> ColumnDefinition:
         return {
             "name": self.name,
             "type": self.type,

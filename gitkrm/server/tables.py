@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import Any, Final, TypedDict
 
 from gitkrm.errors import GitkrmError
 from gitkrm.krm import Obj
@@ -20,7 +20,7 @@ from gitkrm.server import printers_workloads as wl
 from gitkrm.server.crds import crd_version
 from gitkrm.server.humanize import human_duration
 from gitkrm.server.jsonpath import find, go_text
-from gitkrm.server.printing import NAME, Column, Printer, m, name_of
+from gitkrm.server.printing import NAME, Column, ColumnDefinition, Printer, m, name_of
 from gitkrm.store.sqlite import SqliteStore
 
 BUILTIN: Final[dict[tuple[str, str], Printer]] = {
@@ -155,6 +155,23 @@ def _row_object(obj: Obj, include: str, table_version: str) -> Obj | None:
     }
 
 
+class TableRow(TypedDict):
+    """A row of a Table (metav1.TableRow)."""
+
+    cells: list[object]
+    object: Obj | None
+
+
+class Table(TypedDict):
+    """A meta.k8s.io Table (metav1.Table)."""
+
+    kind: str
+    apiVersion: str
+    metadata: dict[str, object]
+    columnDefinitions: list[ColumnDefinition]
+    rows: list[TableRow]
+
+
 def table(
     printer: Printer,
     objs: Iterable[Obj],
@@ -163,10 +180,10 @@ def table(
     include_object: str = "Metadata",
     table_version: str = "v1",
     now: float | None = None,
-) -> dict[str, object]:
+) -> Table:
     """A meta.k8s.io Table of `objs` (one row each, in order)."""
     now = time.time() if now is None else now
-    rows = [
+    rows: list[TableRow] = [
         {
             "cells": printer.cells(obj, now),
             "object": _row_object(obj, include_object, table_version),
