@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 from datetime import UTC, datetime, timedelta
-from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from apscheduler.triggers.cron import CronTrigger
@@ -72,7 +71,7 @@ def trigger_of(cronjob: Obj) -> CronTrigger:
         ) from e
 
 
-def _job_ref(job: Obj) -> dict[str, Any]:
+def _job_ref(job: Obj) -> dict[str, object]:
     md = job["metadata"]
     return {
         "apiVersion": "batch/v1",

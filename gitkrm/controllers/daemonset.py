@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import Any
 
 from gitkrm.cache.informer import Key, key_of
 from gitkrm.controllers.history import REVISION_HASH, ensure_revision
@@ -240,7 +239,7 @@ class DaemonSetController(Controller):
                 elif left is not None:
                     wait = left if wait is None else min(wait, left)
         desired = len(eligible)
-        status: dict[str, Any] = {
+        status: dict[str, object] = {
             "currentNumberScheduled": len(scheduled),
             "numberMisscheduled": misscheduled,
             "desiredNumberScheduled": desired,

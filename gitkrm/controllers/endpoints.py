@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from gitkrm.cache.informer import Key, key_of
 from gitkrm.controllers.kinds import ENDPOINT_SLICE, ENDPOINTS, POD, SERVICE
@@ -64,7 +63,7 @@ def _slice_index(obj: Obj) -> list[str]:
     return [f"{obj['metadata'].get('namespace') or ''}/{name}"] if name else []
 
 
-def _ep_state(pod: Obj) -> tuple[Any, ...]:
+def _ep_state(pod: Obj) -> tuple[object, ...]:
     status = pod.get("status") or {}
     return (
         status.get("podIP"),
@@ -75,7 +74,7 @@ def _ep_state(pod: Obj) -> tuple[Any, ...]:
     )
 
 
-def _target_port(pod: Obj, target: Any) -> int | None:
+def _target_port(pod: Obj, target: object) -> int | None:
     if isinstance(target, int) and not isinstance(target, bool):
         return target
     if isinstance(target, str) and target.isdigit():
@@ -99,7 +98,7 @@ def _ports(svc: Obj, pod: Obj) -> tuple[tuple[str, int, str], ...]:
     return tuple(out)
 
 
-def _target_ref(pod: Obj) -> dict[str, Any]:
+def _target_ref(pod: Obj) -> dict[str, object]:
     md = pod["metadata"]
     return {
         "kind": "Pod",
@@ -203,14 +202,14 @@ class EndpointsController(Controller):
 
     async def _sync_endpoints(self, svc: Obj, pods: list[Obj]) -> None:
         publish = bool((svc.get("spec") or {}).get("publishNotReadyAddresses"))
-        groups: dict[tuple[tuple[str, int, str], ...], dict[str, list[dict[str, Any]]]] = {}
+        groups: dict[tuple[tuple[str, int, str], ...], dict[str, list[dict[str, object]]]] = {}
         for pod in pods:
             if being_deleted(pod) and not publish:
                 continue
             ports = _ports(svc, pod)
             if not ports and (svc.get("spec") or {}).get("ports"):
                 continue
-            addr: dict[str, Any] = {"ip": pod["status"]["podIP"]}
+            addr: dict[str, object] = {"ip": pod["status"]["podIP"]}
             node = (pod.get("spec") or {}).get("nodeName")
             if node:
                 addr["nodeName"] = node
@@ -219,7 +218,7 @@ class EndpointsController(Controller):
             group["addresses" if publish or pod_ready(pod) else "notReadyAddresses"].append(addr)
         subsets = []
         for ports, group in groups.items():
-            subset: dict[str, Any] = {k: v for k, v in group.items() if v}
+            subset: dict[str, object] = {k: v for k, v in group.items() if v}
             if ports:
                 subset["ports"] = [
                     {**({"name": n} if n else {}), "port": p, "protocol": proto}
@@ -256,14 +255,14 @@ class EndpointsController(Controller):
     async def _sync_slices(self, svc: Obj, pods: list[Obj]) -> None:
         md = svc["metadata"]
         ns = md.get("namespace") or ""
-        by_ports: dict[tuple[tuple[str, int, str], ...], list[dict[str, Any]]] = {}
+        by_ports: dict[tuple[tuple[str, int, str], ...], list[dict[str, object]]] = {}
         for pod in pods:
             ports = _ports(svc, pod)
             if not ports and (svc.get("spec") or {}).get("ports"):
                 continue
             ready = pod_ready(pod)
             ending = being_deleted(pod)
-            ep: dict[str, Any] = {
+            ep: dict[str, object] = {
                 "addresses": [pod["status"]["podIP"]],
                 "conditions": {
                     "ready": ready and not ending,
@@ -278,7 +277,7 @@ class EndpointsController(Controller):
             by_ports.setdefault(ports, []).append(ep)
         if not by_ports:
             by_ports[()] = []
-        wanted: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = []
+        wanted: list[tuple[list[dict[str, object]], list[dict[str, object]]]] = []
         for ports, eps in by_ports.items():
             port_list = [{"name": n, "port": p, "protocol": proto} for n, p, proto in ports]
             for start in range(0, max(1, len(eps)), MAX_PER_SLICE):

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from gitkrm.cache.informer import Key
 from gitkrm.controllers.allkinds import Kind
@@ -142,7 +141,7 @@ class GarbageCollector(Controller):
         await self._attempt_to_delete(kind, obj)
         return None
 
-    async def _owner(self, ref: Mapping[str, Any], ns: str) -> Obj | None:
+    async def _owner(self, ref: Mapping[str, object], ns: str) -> Obj | None:
         """The live owner a reference names, or None (gone, or replaced: another uid)."""
         ref_uid = str(ref.get("uid"))
         cached = self._cached(ref_uid)

@@ -20,7 +20,7 @@ from gitkrm.krm import Obj
 REVISION_HASH = "controller-revision-hash"
 
 
-def revision_name(owner: Obj, template: Mapping[str, Any]) -> str:
+def revision_name(owner: Obj, template: Mapping[str, object]) -> str:
     count = (owner.get("status") or {}).get("collisionCount")
     return f"{owner['metadata']['name']}-{template_hash(template, count)}"
 
@@ -33,7 +33,7 @@ def template_of(revision: Obj) -> dict[str, Any]:
 
 
 async def ensure_revision(
-    writer: Writer, revisions: Informer, owner: Obj, template: Mapping[str, Any]
+    writer: Writer, revisions: Informer, owner: Obj, template: Mapping[str, object]
 ) -> Obj:
     """The ControllerRevision of `owner`'s current template (created when missing)."""
     name = revision_name(owner, template)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from typing import Any
 
 from gitkrm.cache.informer import Key
 from gitkrm.controllers.kinds import JOB, POD
@@ -50,7 +49,7 @@ from gitkrm.store.protocol import Preconditions, Propagation
 INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 
 
-def _int(value: Any) -> int | None:
+def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import time
-from typing import Any
+from collections.abc import Mapping
 
 from gitkrm.cache.informer import Key, key_of
 from gitkrm.controllers.ipam import ip_pool, ip_text, ip_value
@@ -35,6 +35,7 @@ from gitkrm.controllers.writer import ref_of
 from gitkrm.errors import NotFound
 from gitkrm.krm import Obj
 from gitkrm.krm.clock import parse_timestamp
+from gitkrm.krm.types import Condition
 from gitkrm.store.protocol import Preconditions
 
 # A pod bound to a node that does not exist is deleted after this long (pod GC quarantine).
@@ -62,10 +63,8 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _condition(
-    kind: str, status: str, when: str, reason: str = "", message: str = ""
-) -> dict[str, Any]:
-    c: dict[str, Any] = {
+def _condition(kind: str, status: str, when: str, reason: str = "", message: str = "") -> Condition:
+    c: Condition = {
         "type": kind,
         "status": status,
         "lastProbeTime": None,
@@ -182,7 +181,7 @@ class KubeletSimulator(Controller):
                 return str(a.get("address") or "")
         return ""
 
-    def _base_status(self, pod: Obj, node: Obj, now: float) -> dict[str, Any]:
+    def _base_status(self, pod: Obj, node: Obj, now: float) -> dict[str, object]:
         status = dict(pod.get("status") or {})
         host_ip = self._node_ip(node)
         if (pod.get("spec") or {}).get("hostNetwork"):
@@ -196,22 +195,22 @@ class KubeletSimulator(Controller):
         status.setdefault("startTime", _stamp(now))
         return status
 
-    def _containers(self, pod: Obj) -> list[dict[str, Any]]:
+    def _containers(self, pod: Obj) -> list[dict[str, object]]:
         return [c for c in (pod.get("spec") or {}).get("containers") or () if isinstance(c, dict)]
 
     def _container_status(
         self,
         pod: Obj,
-        c: dict[str, Any],
+        c: dict[str, object],
         *,
-        state: dict[str, Any],
+        state: Mapping[str, object],
         ready: bool,
         restarts: int = 0,
-        last: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
+        last: Mapping[str, object] | None = None,
+    ) -> dict[str, object]:
         image = str(c.get("image") or "")
         ref = image_ref(image)
-        cs: dict[str, Any] = {
+        cs: dict[str, object] = {
             "name": c.get("name"),
             "state": state,
             "lastState": last or {},
@@ -225,12 +224,12 @@ class KubeletSimulator(Controller):
             cs["containerID"] = "containerd://" + _digest(f"{uid(pod)}/{c.get('name')}/{restarts}")
         return cs
 
-    def _init_statuses(self, pod: Obj, when: str) -> list[dict[str, Any]]:
+    def _init_statuses(self, pod: Obj, when: str) -> list[dict[str, object]]:
         out = []
         for c in (pod.get("spec") or {}).get("initContainers") or ():
             if not isinstance(c, dict):
                 continue
-            state: dict[str, Any]
+            state: Mapping[str, object]
             if c.get("restartPolicy") == "Always":
                 state = {"running": {"startedAt": when}}
                 out.append(self._container_status(pod, c, state=state, ready=True))
@@ -312,7 +311,9 @@ class KubeletSimulator(Controller):
         base = self.options.crashloop_backoff
         return float(min(self.options.crashloop_backoff_max, base * (2 ** max(0, restarts - 1))))
 
-    def _crashing(self, pod: Obj, c: dict[str, Any], restarts: int, when: str) -> dict[str, Any]:
+    def _crashing(
+        self, pod: Obj, c: dict[str, object], restarts: int, when: str
+    ) -> dict[str, object]:
         delay = self._backoff(restarts)
         name = c.get("name")
         md = pod["metadata"]

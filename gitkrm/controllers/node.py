@@ -14,7 +14,7 @@ import contextlib
 import hashlib
 import ipaddress
 import time
-from typing import Any
+from collections.abc import Mapping
 
 from gitkrm.cache.informer import Key
 from gitkrm.controllers.kinds import CAPACITY, LEASE, NODE, POD, SIMULATE
@@ -30,6 +30,7 @@ from gitkrm.controllers.writer import ref_of
 from gitkrm.errors import AlreadyExists, NotFound
 from gitkrm.krm import Obj
 from gitkrm.krm.clock import now_micro, now_rfc3339, parse_timestamp
+from gitkrm.krm.types import Condition
 from gitkrm.store.protocol import Preconditions
 
 LEASE_NAMESPACE = "kube-node-lease"
@@ -65,7 +66,7 @@ def default_node(name: str) -> Obj:
     }
 
 
-def _conditions(ready: bool, old: list[Any], stamp: str) -> list[dict[str, Any]]:
+def _conditions(ready: bool, old: list[object], stamp: str) -> list[Condition]:
     wanted = [
         (
             "MemoryPressure",
@@ -87,7 +88,7 @@ def _conditions(ready: bool, old: list[Any], stamp: str) -> list[dict[str, Any]]
         ),
     ]
     before = {c.get("type"): c for c in old if isinstance(c, dict)}
-    out = []
+    out: list[Condition] = []
     for kind, status, reason, message in wanted:
         prev = before.get(kind)
         same = prev is not None and prev.get("status") == status
@@ -108,12 +109,13 @@ def _conditions(ready: bool, old: list[Any], stamp: str) -> list[dict[str, Any]]
     return out
 
 
-def _comparable(status: dict[str, Any]) -> dict[str, Any]:
+def _comparable(status: Mapping[str, object]) -> dict[str, object]:
     """A node status without its times (what decides whether to write)."""
     out = dict(status)
+    conditions = status.get("conditions")
     out["conditions"] = [
         {k: v for k, v in c.items() if k not in ("lastHeartbeatTime", "lastTransitionTime")}
-        for c in status.get("conditions") or ()
+        for c in (conditions if isinstance(conditions, list) else ())
         if isinstance(c, dict)
     ]
     return out
@@ -202,7 +204,7 @@ class NodeController(Controller):
         old = node.get("status") or {}
         stamp = now_rfc3339()
         seed = hashlib.sha256(f"{md.get('uid')}".encode()).hexdigest()
-        status: dict[str, Any] = dict(old)
+        status: dict[str, object] = dict(old)
         status.update(
             {
                 "capacity": capacity,

@@ -23,6 +23,7 @@ from gitkrm.errors import Conflict, Invalid, NotFound
 from gitkrm.krm import LabelSelector, Obj
 from gitkrm.krm.clock import parse_timestamp
 from gitkrm.krm.conditions import get_condition
+from gitkrm.krm.types import ObjectMeta
 
 ORPHAN_INDEX = "orphan"
 
@@ -45,7 +46,7 @@ def pod_from_template(
 ) -> Obj:
     """A pod of `owner` (its controller) made from a pod template."""
     tmeta = template.get("metadata") or {}
-    md: dict[str, Any] = {"namespace": owner["metadata"].get("namespace")}
+    md: ObjectMeta = {"namespace": owner["metadata"].get("namespace")}
     if name is not None:
         md["name"] = name
     else:
@@ -95,7 +96,7 @@ async def claim(
     return out
 
 
-async def _patch_owner(writer: Writer, obj: Obj, entry: Mapping[str, Any]) -> Obj | None:
+async def _patch_owner(writer: Writer, obj: Obj, entry: Mapping[str, object]) -> Obj | None:
     patch = {"metadata": {"ownerReferences": [dict(entry)], "uid": uid(obj)}}
     try:
         return await writer.patch(ref_of(obj), patch, "strategic")
@@ -106,7 +107,7 @@ async def _patch_owner(writer: Writer, obj: Obj, entry: Mapping[str, Any]) -> Ob
 _PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
 
 
-def deletion_rank(pod: Obj) -> tuple[Any, ...]:
+def deletion_rank(pod: Obj) -> tuple[bool, int, bool, float, int, float]:
     """Sort key: the pods to delete first come first (controller.ActivePods ordering)."""
     spec = pod.get("spec") or {}
     ready_since = pod_ready_since(pod)

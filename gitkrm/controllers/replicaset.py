@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
 
 from gitkrm.cache.informer import Key, key_of
 from gitkrm.controllers.kinds import POD, REPLICASET
@@ -48,11 +47,11 @@ from gitkrm.store.protocol import Preconditions
 BURST = 500  # pods created or deleted per sync at most (kube's burstReplicas)
 
 
-def _int(value: Any, default: int = 0) -> int:
+def _int(value: object, default: int = 0) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
-def _counted(pod: Obj) -> tuple[Any, ...]:
+def _counted(pod: Obj) -> tuple[object, ...]:
     """What of a pod a ReplicaSet looks at."""
     md = pod["metadata"]
     return (
@@ -176,7 +175,7 @@ class ReplicaSetController(Controller):
             conds = set_condition(conds, "ReplicaFailure", "True", "FailedCreate", error.message)
         elif any(c.get("type") == "ReplicaFailure" for c in conds):
             conds = remove_condition(conds, "ReplicaFailure")
-        status: dict[str, Any] = {"replicas": replicas}
+        status: dict[str, object] = {"replicas": replicas}
         for field, value in (
             ("fullyLabeledReplicas", labelled),
             ("readyReplicas", ready),

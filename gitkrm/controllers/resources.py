@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
 
 from gitkrm.krm.quantity import QuantityError, parse_quantity
 
 Resources = dict[str, int]
 
 
-def amount(name: str, value: Any) -> int:
+def amount(name: str, value: str | int | float) -> int:
     try:
         q = parse_quantity(value)
     except (QuantityError, TypeError, ValueError):
@@ -22,14 +21,14 @@ def amount(name: str, value: Any) -> int:
     return math.ceil(q)
 
 
-def parse_list(values: Any) -> Resources:
+def parse_list(values: object) -> Resources:
     """A ResourceList ({"cpu": "100m", ...}) as integers."""
     if not isinstance(values, Mapping):
         return {}
     return {str(k): amount(str(k), v) for k, v in values.items()}
 
 
-def _requests(container: Any) -> Resources:
+def _requests(container: object) -> Resources:
     if not isinstance(container, Mapping):
         return {}
     res = container.get("resources")
@@ -41,7 +40,7 @@ def _requests(container: Any) -> Resources:
     return parse_list(requests)
 
 
-def pod_requests(pod: Mapping[str, Any]) -> Resources:
+def pod_requests(pod: Mapping[str, object]) -> Resources:
     """What the scheduler reserves for a pod: the sum over its containers, at least the
     largest init container (restartable init containers add up), plus overhead and the pod
     itself (`pods: 1`)."""

@@ -36,7 +36,7 @@ _SKIP_COPY = frozenset(
 _ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
 
 
-def template_hash(template: Mapping[str, Any], collision_count: int | None = None) -> str:
+def template_hash(template: Mapping[str, object], collision_count: int | None = None) -> str:
     """ComputeHash: a short, name-safe hash of a pod template."""
     data = orjson.dumps(template, option=orjson.OPT_SORT_KEYS)
     if collision_count is not None:
@@ -54,7 +54,7 @@ def without_hash(template: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def same_template(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+def same_template(a: Mapping[str, object], b: Mapping[str, object]) -> bool:
     """EqualIgnoreHash."""
     return without_hash(a) == without_hash(b)
 

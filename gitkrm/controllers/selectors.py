@@ -21,7 +21,7 @@ def selector_of(obj: Obj, path: tuple[str, ...] = ("spec", "selector")) -> Label
     found = _cache.get(key)
     if found is not None:
         return found
-    raw: Any = obj
+    raw: object = obj
     for p in path:
         raw = raw.get(p) if isinstance(raw, Mapping) else None
     if isinstance(raw, Mapping):
@@ -72,7 +72,7 @@ def _term_matches(term: Mapping[str, Any], node: Obj) -> bool:
     return True
 
 
-def node_affinity_matches(pod_spec: Mapping[str, Any], node: Obj) -> bool:
+def node_affinity_matches(pod_spec: Mapping[str, object], node: Obj) -> bool:
     """The pod's nodeSelector and requiredDuringSchedulingIgnoredDuringExecution terms."""
     node_labels = node["metadata"].get("labels") or {}
     selector = pod_spec.get("nodeSelector") or {}
@@ -91,7 +91,7 @@ def node_affinity_matches(pod_spec: Mapping[str, Any], node: Obj) -> bool:
     return any(isinstance(t, Mapping) and _term_matches(t, node) for t in terms)
 
 
-def tolerates(tolerations: Any, taint: Mapping[str, Any]) -> bool:
+def tolerates(tolerations: object, taint: Mapping[str, object]) -> bool:
     """Whether some toleration tolerates the taint (v1helper.TolerationsTolerateTaint)."""
     for t in tolerations if isinstance(tolerations, list) else ():
         if not isinstance(t, Mapping):

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import Any
 
 from gitkrm.cache.informer import Key
 from gitkrm.controllers.history import REVISION_HASH, ensure_revision, template_of
@@ -45,7 +44,7 @@ POD_NAME = "statefulset.kubernetes.io/pod-name"
 POD_INDEX = "apps.kubernetes.io/pod-index"
 
 
-def _int(value: Any, default: int) -> int:
+def _int(value: object, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
@@ -269,7 +268,7 @@ class StatefulSetController(Controller):
         want = _int(spec.get("replicas"), 1)
         if updated == want and ready == want and replicas == want:
             current_name, current = update_name, updated
-        status: dict[str, Any] = {
+        status: dict[str, object] = {
             "observedGeneration": sts["metadata"].get("generation") or 1,
             "replicas": replicas,
             "readyReplicas": ready,

@@ -135,7 +135,7 @@ class StorageController(Controller):
         status["phase"] = "Pending"
         await self.writer.update_status(with_status(claim, status))
 
-    def _claim_ref(self, claim: Obj) -> dict[str, Any]:
+    def _claim_ref(self, claim: Obj) -> dict[str, object]:
         md = claim["metadata"]
         return {
             "apiVersion": "v1",

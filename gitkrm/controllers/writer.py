@@ -79,7 +79,7 @@ class Writer:
     async def update_status(self, obj: Obj) -> Obj:
         return await self._submit(BatchOp(op=BatchOpKind.UPDATE_STATUS, obj=obj))
 
-    async def patch(self, ref: ObjectRef, patch: Any, patch_type: PatchType = "merge") -> Obj:
+    async def patch(self, ref: ObjectRef, patch: object, patch_type: PatchType = "merge") -> Obj:
         return await self._submit(
             BatchOp(op=BatchOpKind.PATCH, ref=ref, patch=patch, patch_type=patch_type)
         )

@@ -85,7 +85,7 @@ class Condition(TypedDict, total=False):
     message: str
     lastTransitionTime: str
     lastUpdateTime: str
-    lastProbeTime: str
+    lastProbeTime: str | None
     lastHeartbeatTime: str
     observedGeneration: int
 
