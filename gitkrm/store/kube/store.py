@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import AsyncIterator, Sequence
-from typing import Any, Final
+from typing import Any, Final, Unpack
 
 import orjson
 
 from gitkrm.errors import BadRequest
-from gitkrm.krm import GVK, FieldValidation, Obj, ObjectRef
+from gitkrm.krm import GVK, Obj, ObjectRef
 from gitkrm.store.kube.batch import run_batch
 from gitkrm.store.kube.client import ClientOptions, KubeClient, encode_params
 from gitkrm.store.kube.discovery import Discovery, Resource
@@ -28,6 +28,8 @@ from gitkrm.store.protocol import (
     Preconditions,
     Propagation,
     WatchEvent,
+    WriteKeywords,
+    WriteOptions,
 )
 
 PATCH_CONTENT: Final = {
@@ -97,19 +99,14 @@ class KubeStore:
         return await self._resource(ref.group, ref.version, ref.kind)
 
     @staticmethod
-    def _write_params(
-        *,
-        dry_run: bool,
-        field_manager: str | None,
-        force: bool = False,
-        field_validation: FieldValidation | str,
-    ) -> list[tuple[str, str]]:
+    def _write_params(opts: WriteOptions, *, force: bool = False) -> list[tuple[str, str]]:
+        """The query of a write; `force` only where the verb takes it (apply patches)."""
         return encode_params(
             {
-                "dryRun": "All" if dry_run else None,
-                "fieldManager": field_manager,
+                "dryRun": "All" if opts.dry_run else None,
+                "fieldManager": opts.field_manager,
                 "force": force,
-                "fieldValidation": str(FieldValidation(field_validation)),
+                "fieldValidation": str(opts.field_validation),
             }
         )
 
@@ -174,17 +171,13 @@ class KubeStore:
         self,
         obj: Obj,
         method: str,
+        opts: WriteOptions,
         *,
-        dry_run: bool,
-        field_manager: str | None,
-        field_validation: FieldValidation | str,
         sub: str = "",
     ) -> Obj:
         """A create (POST to the collection) or a replace (PUT to the object, or `sub`)."""
         res = await self._of_obj(obj)
-        params = self._write_params(
-            dry_run=dry_run, field_manager=field_manager, field_validation=field_validation
-        )
+        params = self._write_params(opts)
         ns = _md(obj).get("namespace")
         if method == "POST":
             path = res.path(ns or "default")
@@ -195,81 +188,30 @@ class KubeStore:
             self._wrote(res)
         return out
 
-    async def create(
-        self,
-        obj: Obj,
-        *,
-        dry_run: bool = False,
-        field_manager: str | None = None,
-        force: bool = False,
-        field_validation: FieldValidation | str = FieldValidation.STRICT,
-    ) -> Obj:
-        return await self._send(
-            obj,
-            "POST",
-            dry_run=dry_run,
-            field_manager=field_manager,
-            field_validation=field_validation,
-        )
+    async def create(self, obj: Obj, **options: Unpack[WriteKeywords]) -> Obj:
+        return await self._send(obj, "POST", WriteOptions.of(**options))
 
-    async def update(
-        self,
-        obj: Obj,
-        *,
-        dry_run: bool = False,
-        field_manager: str | None = None,
-        force: bool = False,
-        field_validation: FieldValidation | str = FieldValidation.STRICT,
-    ) -> Obj:
-        return await self._send(
-            obj,
-            "PUT",
-            dry_run=dry_run,
-            field_manager=field_manager,
-            field_validation=field_validation,
-        )
+    async def update(self, obj: Obj, **options: Unpack[WriteKeywords]) -> Obj:
+        return await self._send(obj, "PUT", WriteOptions.of(**options))
 
-    async def update_status(
-        self,
-        obj: Obj,
-        *,
-        dry_run: bool = False,
-        field_manager: str | None = None,
-        force: bool = False,
-        field_validation: FieldValidation | str = FieldValidation.STRICT,
-    ) -> Obj:
-        return await self._send(
-            obj,
-            "PUT",
-            dry_run=dry_run,
-            field_manager=field_manager,
-            field_validation=field_validation,
-            sub="/status",
-        )
+    async def update_status(self, obj: Obj, **options: Unpack[WriteKeywords]) -> Obj:
+        return await self._send(obj, "PUT", WriteOptions.of(**options), sub="/status")
 
     async def patch(
         self,
         ref: ObjectRef,
         patch: Any,
         patch_type: PatchType,
-        *,
-        dry_run: bool = False,
-        field_manager: str | None = None,
-        force: bool = False,
-        field_validation: FieldValidation | str = FieldValidation.STRICT,
+        **options: Unpack[WriteKeywords],
     ) -> Obj:
         content_type = PATCH_CONTENT.get(patch_type)
         if content_type is None:
             raise BadRequest(f"patch type {patch_type!r}: use json, merge, strategic or apply")
-        if force and patch_type != "apply":
+        opts = WriteOptions.of(**options)
+        if opts.force and patch_type != "apply":
             raise BadRequest("force is only for apply patches (server-side apply)")
         res = await self._of_ref(ref)
-        params = self._write_params(
-            dry_run=dry_run,
-            field_manager=field_manager,
-            force=force,
-            field_validation=field_validation,
-        )
+        params = self._write_params(opts, force=opts.force)
         path = res.path(ref.namespace, ref.name)
         body = patch if not isinstance(patch, bytes | str) else None
         if body is None:  # already serialized
@@ -350,17 +292,17 @@ class KubeStore:
     # -- batch and close -----------------------------------------------------------------
 
     async def batch(
-        self,
-        ops: Sequence[BatchOp],
-        *,
-        dry_run: bool = False,
-        field_manager: str | None = None,
-        field_validation: FieldValidation | str = FieldValidation.STRICT,
-        force: bool = False,
+        self, ops: Sequence[BatchOp], **options: Unpack[WriteKeywords]
     ) -> builtins.list[Obj]:
         """Best-effort, concurrent (see gitkrm.store.kube.batch): every op is tried, and
         the first failed op's error is raised after the others completed. `force` goes
         with the apply patches only (the API server refuses it on other writes)."""
+        opts = WriteOptions.of(**options)
+        keywords: WriteKeywords = {
+            "dry_run": opts.dry_run,
+            "field_manager": opts.field_manager,
+            "field_validation": opts.field_validation,
+        }
 
         async def run(op: BatchOp) -> Obj:
             if op.op is BatchOpKind.DELETE:
@@ -369,23 +311,26 @@ class KubeStore:
                     op.ref,
                     propagation=op.propagation,
                     preconditions=op.preconditions,
-                    dry_run=dry_run,
+                    dry_run=opts.dry_run,
                 )
-            opts: dict[str, Any] = {
-                "dry_run": dry_run,
-                "field_manager": field_manager,
-                "field_validation": field_validation,
-            }
             if op.op is BatchOpKind.PATCH:
                 assert op.ref is not None
-                applying = force and op.patch_type == "apply"
-                return await self.patch(op.ref, op.patch, op.patch_type, force=applying, **opts)
+                applying = opts.force and op.patch_type == "apply"
+                return await self.patch(
+                    op.ref,
+                    op.patch,
+                    op.patch_type,
+                    dry_run=opts.dry_run,
+                    field_manager=opts.field_manager,
+                    field_validation=opts.field_validation,
+                    force=applying,
+                )
             assert op.obj is not None
             if op.op is BatchOpKind.CREATE:
-                return await self.create(op.obj, **opts)
+                return await self.create(op.obj, **keywords)
             if op.op is BatchOpKind.UPDATE:
-                return await self.update(op.obj, **opts)
-            return await self.update_status(op.obj, **opts)
+                return await self.update(op.obj, **keywords)
+            return await self.update_status(op.obj, **keywords)
 
         return await run_batch(ops, run, concurrency=self.client.options.concurrency)
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 import builtins
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from gitkrm.errors import BadRequest, GitkrmError, ServiceUnavailable
-from gitkrm.krm import GVK, FieldValidation, Obj, ObjectRef
+from gitkrm.krm import GVK, Obj, ObjectRef
 from gitkrm.schema import Registry
 from gitkrm.store.protocol import (
     BatchOp,
@@ -24,6 +24,7 @@ from gitkrm.store.protocol import (
     Preconditions,
     Propagation,
     WatchEvent,
+    WriteKeywords,
     WriteOptions,
 )
 from gitkrm.store.sqlite import db, deletion, managed, patching, reads, writes
@@ -225,44 +226,35 @@ class SqliteStore:
         self,
         obj: Obj,
         *,
-        dry_run: bool = False,
-        field_manager: str | None = None,
-        force: bool = False,
-        field_validation: FieldValidation | str = FieldValidation.STRICT,
         warnings: builtins.list[str] | None = None,
+        **options: Unpack[WriteKeywords],
     ) -> Obj:
-        opts = WriteOptions.of(field_manager=field_manager, field_validation=field_validation)
+        opts = WriteOptions.of(**options)
         out = warnings if warnings is not None else []
-        return self._core.write(lambda t: writes.create(t, obj, opts, out), dry_run=dry_run)
+        return self._core.write(lambda t: writes.create(t, obj, opts, out), dry_run=opts.dry_run)
 
     async def update(
         self,
         obj: Obj,
         *,
-        dry_run: bool = False,
-        field_manager: str | None = None,
-        force: bool = False,
-        field_validation: FieldValidation | str = FieldValidation.STRICT,
         warnings: builtins.list[str] | None = None,
+        **options: Unpack[WriteKeywords],
     ) -> Obj:
-        opts = WriteOptions.of(field_manager=field_manager, field_validation=field_validation)
+        opts = WriteOptions.of(**options)
         out = warnings if warnings is not None else []
-        return self._core.write(lambda t: writes.update(t, obj, opts, out), dry_run=dry_run)
+        return self._core.write(lambda t: writes.update(t, obj, opts, out), dry_run=opts.dry_run)
 
     async def update_status(
         self,
         obj: Obj,
         *,
-        dry_run: bool = False,
-        field_manager: str | None = None,
-        force: bool = False,
-        field_validation: FieldValidation | str = FieldValidation.STRICT,
         warnings: builtins.list[str] | None = None,
+        **options: Unpack[WriteKeywords],
     ) -> Obj:
-        opts = WriteOptions.of(field_manager=field_manager, field_validation=field_validation)
+        opts = WriteOptions.of(**options)
         out = warnings if warnings is not None else []
         return self._core.write(
-            lambda t: writes.update(t, obj, opts, out, subresource="status"), dry_run=dry_run
+            lambda t: writes.update(t, obj, opts, out, subresource="status"), dry_run=opts.dry_run
         )
 
     async def finalize_namespace(
@@ -287,29 +279,24 @@ class SqliteStore:
         patch: Any,
         patch_type: PatchType,
         *,
-        dry_run: bool = False,
-        field_manager: str | None = None,
-        force: bool = False,
-        field_validation: FieldValidation | str = FieldValidation.STRICT,
         warnings: builtins.list[str] | None = None,
         subresource: str | None = None,
+        **options: Unpack[WriteKeywords],
     ) -> Obj:
         """Patch an object (`subresource="status"`: only its status). An "apply" patch is
         server-side apply: `field_manager` is required, `force` takes over conflicting
         fields (force is refused on other patch types, as PatchOptions validation does)."""
-        if force and patch_type != "apply":
+        opts = WriteOptions.of(**options)
+        if opts.force and patch_type != "apply":
             raise managed.patch_options_invalid(
                 "force",
                 "Forbidden: may not be specified for non-apply patch",
                 "FieldValueForbidden",
             )
-        opts = WriteOptions.of(
-            field_manager=field_manager, force=force, field_validation=field_validation
-        )
         out = warnings if warnings is not None else []
         return self._core.write(
             lambda t: patching.patch(t, ref, patch, patch_type, opts, out, subresource=subresource),
-            dry_run=dry_run,
+            dry_run=opts.dry_run,
         )
 
     async def delete(
@@ -334,18 +321,13 @@ class SqliteStore:
         self,
         ops: Sequence[BatchOp],
         *,
-        dry_run: bool = False,
-        field_manager: str | None = None,
-        field_validation: FieldValidation | str = FieldValidation.STRICT,
         warnings: builtins.list[str] | None = None,
-        force: bool = False,
+        **options: Unpack[WriteKeywords],
     ) -> builtins.list[Obj]:
         """Many writes in ONE transaction, all or nothing; each gets its own
         resourceVersion. A failure names the op: `op 17 (Deployment team-3/app-8): ...`.
         `force` applies to the batch's apply patches."""
-        opts = WriteOptions.of(
-            field_manager=field_manager, force=force, field_validation=field_validation
-        )
+        opts = WriteOptions.of(**options)
         out = warnings if warnings is not None else []
 
         def run(t: Txn) -> builtins.list[Obj]:
@@ -358,7 +340,7 @@ class SqliteStore:
             return results
 
         with gc_paused():
-            return self._core.write(run, dry_run=dry_run)
+            return self._core.write(run, dry_run=opts.dry_run)
 
     # -- watch -----------------------------------------------------------------------------
 
