@@ -1,5 +1,6 @@
 """Reading blobs straight from a repository's object database through one long-lived
-`git cat-file --batch-command --buffer` process: no checkout, no process per file."""
+`git cat-file --batch-command --buffer` process (started by the repository's `GitRunner`):
+no checkout, no process per file, ref or object looked up."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import IO, Final
 
 from gitkrm.errors import NotFound
 
-from .gitcli import CorruptCache, base_env
+from .gitcli import CorruptCache, GitRunner
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +39,9 @@ os.register_at_fork(after_in_child=_release_in_child)
 class CatFile:
     """A thread-safe reader of objects by id (or `rev:path`) from one bare repository."""
 
-    def __init__(self, git_dir: Path) -> None:
+    def __init__(self, git_dir: Path, *, runner: GitRunner | None = None) -> None:
         self._git_dir = git_dir
+        self.runner = runner or GitRunner(git_dir=git_dir)
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
         _readers.add(self)
@@ -47,13 +49,7 @@ class CatFile:
     def _pipes(self) -> tuple[IO[bytes], IO[bytes]]:
         """The running process's stdin and stdout, starting it when needed."""
         if self._proc is None or self._proc.poll() is not None:
-            self._proc = subprocess.Popen(
-                ["git", f"--git-dir={self._git_dir}", "cat-file", "--batch-command", "--buffer"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                env=base_env({"GIT_CONFIG_COUNT": "0"}),
-            )
+            self._proc = self.runner.popen("cat-file", "--batch-command", "--buffer")
         stdin, stdout = self._proc.stdin, self._proc.stdout
         assert stdin is not None
         assert stdout is not None
@@ -74,6 +70,14 @@ class CatFile:
 
     def info_type(self, name: str) -> str | None:
         """The type of an object (`blob`, `tree`, `commit`, `tag`), None if it is absent."""
+        found = self.info(name)
+        return None if found is None else found[1]
+
+    def info(self, name: str) -> tuple[str, str, int] | None:
+        """(id, type, size) of the object `name` names (an id, a ref, `rev:path`, any
+        revision expression), None if there is none. Refs are read anew on every call."""
+        if "\n" in name:
+            return None  # not a name git could have (and it would end the request line)
         with self._lock:
             try:
                 stdin, stdout = self._pipes()
@@ -88,7 +92,11 @@ class CatFile:
             raise CorruptCache(f"reading {name} from the cache {self._git_dir} failed")
         if header.endswith((b" missing\n", b" ambiguous\n")):
             return None
-        return header.split(b" ")[1].decode()
+        parts = header.split()
+        if len(parts) != 3 or not parts[2].isdigit():
+            self._kill()
+            raise CorruptCache(f"unexpected cat-file answer {header[:80]!r} for {name}")
+        return parts[0].decode(), parts[1].decode(), int(parts[2])
 
     def exists(self, name: str) -> bool:
         return self.info_type(name) is not None

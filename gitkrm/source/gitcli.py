@@ -1,7 +1,12 @@
 """Running the `git` CLI safely: isolated config, no prompts, timeouts, clear errors.
 
-Every failure becomes a `gitkrm.errors` class whose message went through the redactor, so
-neither a token nor URL user-info can reach a log, a status or an exception.
+Every git process gitkrm starts goes through a `GitRunner`: `run` (asyncio), `run_sync`
+(its twin for the synchronous readers of `gitkrm history` and `gitkrm status`) and `popen`
+(the long-lived `cat-file --batch-command` of `CatFile`) build the command line and the
+environment the same way, give git no terminal (stdin is /dev/null unless input is
+given), bound each command by a timeout, and turn every failure into a `gitkrm.errors`
+class whose message went through the redactor, so neither a token nor URL user-info can
+reach a log, a status or an exception.
 """
 
 from __future__ import annotations
@@ -11,9 +16,10 @@ import contextlib
 import logging
 import os
 import signal
+import subprocess
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,10 +44,15 @@ class CorruptCache(InternalError):
     """The local cache repository is damaged; the caller wipes it and clones again."""
 
 
+class GitMissing(InternalError):
+    """There is no `git` command on PATH."""
+
+
 @dataclass(frozen=True, slots=True)
 class GitResult:
     stdout: bytes
     stderr: str
+    returncode: int = 0
 
 
 _AUTH = (
@@ -145,6 +156,12 @@ def classify(stderr: str, *, what: str, remote: bool) -> GitkrmError:
     return InternalError(f"{what} failed: {_first_lines(stderr)}")
 
 
+def user_env(extra: Mapping[str, str]) -> dict[str, str]:
+    """The process environment as it is (the user's git configuration and credential
+    helpers apply: `gitkrm history` on the user's own clone), without prompts."""
+    return {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", **extra}
+
+
 def base_env(extra: Mapping[str, str]) -> dict[str, str]:
     """The process environment with git isolated from user/system config and prompts."""
     env = {
@@ -165,13 +182,96 @@ def base_env(extra: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
-class GitRunner:
-    """Runs git commands against one repository (or none), counting them by subcommand."""
+@dataclass(frozen=True, slots=True)
+class _Command:
+    """One git invocation, ready to start: what `run`, `run_sync` and `popen` share."""
 
-    def __init__(self, *, git_dir: Path | None, timeout: float = DEFAULT_TIMEOUT) -> None:
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str | None
+    label: str
+    redact: Callable[[str], str]
+    remote: bool
+    ok_codes: Sequence[int]
+
+
+class GitRunner:
+    """Runs git commands against one repository (or none), counting them by subcommand.
+
+    `user_config=True` runs git with the user's own configuration and environment (a
+    clone the user reads with `gitkrm history`); otherwise git is isolated from it
+    (`base_env`: no global or system config, no ssh agent, no prompts)."""
+
+    def __init__(
+        self,
+        *,
+        git_dir: Path | None,
+        timeout: float = DEFAULT_TIMEOUT,
+        user_config: bool = False,
+    ) -> None:
         self.git_dir = git_dir
         self.timeout = timeout
+        self.user_config = user_config
         self.calls: Counter[str] = Counter()
+
+    def _command(
+        self,
+        args: Sequence[str],
+        *,
+        auth: GitAuthEnv | None,
+        redactor: Redactor | None,
+        what: str | None,
+        remote: bool,
+        in_repo: bool,
+        env: Mapping[str, str] | None,
+        ok_codes: Sequence[int],
+        cwd: Path | None,
+    ) -> _Command:
+        redact = redactor or (auth.redactor if auth else Redactor())
+        extra: dict[str, str] = dict(env or {})
+        config: list[tuple[str, str]] = []
+        if auth is not None:
+            extra.update(auth.env)
+            config.extend(auth.config)
+        if config or not self.user_config:
+            extra["GIT_CONFIG_COUNT"] = str(len(config))
+        for i, (k, v) in enumerate(config):
+            extra[f"GIT_CONFIG_KEY_{i}"] = k
+            extra[f"GIT_CONFIG_VALUE_{i}"] = v
+        argv = ["git"]
+        if self.git_dir is not None and in_repo:
+            argv.append(f"--git-dir={self.git_dir}")
+        argv.extend(args)
+        sub = args[0] if args else "git"
+        self.calls[sub] += 1
+        if cwd is None and not in_repo:
+            cwd = Path("/")  # outside the cache, stay out of whatever repository we run in
+        return _Command(
+            argv=argv,
+            env=user_env(extra) if self.user_config else base_env(extra),
+            cwd=None if cwd is None else str(cwd),
+            label=redact(what or f"git {sub}"),
+            redact=redact,
+            remote=remote,
+            ok_codes=ok_codes,
+        )
+
+    def _result(
+        self, cmd: _Command, returncode: int | None, out: bytes, err: bytes, started: float
+    ) -> GitResult:
+        stderr = err.decode("utf-8", "replace")
+        log.debug(
+            "git %s: exit %s in %.0f ms",
+            cmd.redact(" ".join(cmd.argv[1:])),
+            returncode,
+            (time.perf_counter() - started) * 1000,
+        )
+        if returncode not in cmd.ok_codes:
+            exc = classify(stderr, what=cmd.label, remote=cmd.remote)
+            exc.message = cmd.redact(exc.message)
+            exc.args = (exc.message,)
+            raise exc
+        return GitResult(out, cmd.redact(stderr), returncode or 0)
 
     async def run(
         self,
@@ -183,65 +283,107 @@ class GitRunner:
         in_repo: bool = True,
         env: Mapping[str, str] | None = None,
         ok_codes: Sequence[int] = (0,),
+        input: bytes | None = None,
+        cwd: Path | None = None,
     ) -> GitResult:
         """Run `git <args>`; raise a classified, redacted error unless the exit code is ok.
 
         `in_repo=False` runs outside the repository (`ls-remote` needs none, and must work
-        while the cache is damaged).
+        while the cache is damaged); `input` is written to git's stdin (else /dev/null).
         """
-        redact = redactor or (auth.redactor if auth else Redactor())
-        extra: dict[str, str] = dict(env or {})
-        config: list[tuple[str, str]] = []
-        if auth is not None:
-            extra.update(auth.env)
-            config.extend(auth.config)
-        extra["GIT_CONFIG_COUNT"] = str(len(config))
-        for i, (k, v) in enumerate(config):
-            extra[f"GIT_CONFIG_KEY_{i}"] = k
-            extra[f"GIT_CONFIG_VALUE_{i}"] = v
-        argv = ["git"]
-        if self.git_dir is not None and in_repo:
-            argv.append(f"--git-dir={self.git_dir}")
-        argv.extend(args)
-        sub = args[0] if args else "git"
-        self.calls[sub] += 1
-        label = redact(what or f"git {sub}")
-        limit = self.timeout
+        cmd = self._command(
+            args, auth=auth, redactor=redactor, what=what, remote=remote, in_repo=in_repo,
+            env=env, ok_codes=ok_codes, cwd=cwd,
+        )  # fmt: skip
         started = time.perf_counter()
         try:
             proc = await asyncio.create_subprocess_exec(
-                *argv,
-                stdin=asyncio.subprocess.DEVNULL,
+                *cmd.argv,
+                stdin=asyncio.subprocess.DEVNULL if input is None else asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                env=base_env(extra),
-                # Outside the cache, stay out of whatever repository the agent runs in.
-                cwd=None if in_repo else "/",
+                env=cmd.env,
+                cwd=cmd.cwd,
                 start_new_session=True,
             )
         except FileNotFoundError:
-            raise InternalError("the git command is not installed (not found on PATH)") from None
+            raise _no_git() from None
         try:
-            async with asyncio.timeout(limit):
-                out, err = await proc.communicate()
+            async with asyncio.timeout(self.timeout):
+                out, err = await proc.communicate(input)
         except TimeoutError:
-            raise Timeout(f"{label}: no answer within {limit:g}s") from None
+            raise Timeout(f"{cmd.label}: no answer within {self.timeout:g}s") from None
         finally:
             if proc.returncode is None:
                 # A cancelled or timed-out git may have an ssh or https helper child.
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)
                 await proc.wait()
-        stderr = err.decode("utf-8", "replace")
-        log.debug(
-            "git %s: exit %s in %.0f ms",
-            redact(" ".join(args)),
-            proc.returncode,
-            (time.perf_counter() - started) * 1000,
-        )
-        if proc.returncode not in ok_codes:
-            exc = classify(stderr, what=label, remote=remote)
-            exc.message = redact(exc.message)
-            exc.args = (exc.message,)
-            raise exc
-        return GitResult(out, redact(stderr))
+        return self._result(cmd, proc.returncode, out, err, started)
+
+    def run_sync(
+        self,
+        *args: str,
+        auth: GitAuthEnv | None = None,
+        redactor: Redactor | None = None,
+        what: str | None = None,
+        remote: bool = False,
+        in_repo: bool = True,
+        env: Mapping[str, str] | None = None,
+        ok_codes: Sequence[int] = (0,),
+        input: bytes | None = None,
+        cwd: Path | None = None,
+    ) -> GitResult:
+        """`run` for callers without an event loop (the same command, environment, timeout
+        and errors); it blocks the calling thread."""
+        cmd = self._command(
+            args, auth=auth, redactor=redactor, what=what, remote=remote, in_repo=in_repo,
+            env=env, ok_codes=ok_codes, cwd=cwd,
+        )  # fmt: skip
+        started = time.perf_counter()
+        try:
+            proc = subprocess.Popen(
+                cmd.argv,
+                stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=cmd.env,
+                cwd=cmd.cwd,
+                start_new_session=True,
+            )
+        except FileNotFoundError:
+            raise _no_git() from None
+        try:
+            out, err = proc.communicate(input, timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            raise Timeout(f"{cmd.label}: no answer within {self.timeout:g}s") from None
+        finally:
+            if proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.communicate()
+        return self._result(cmd, proc.returncode, out, err, started)
+
+    def popen(self, *args: str) -> subprocess.Popen[bytes]:
+        """A long-lived git with pipes on stdin and stdout (`cat-file --batch-command`):
+        the same command line and environment as `run`; the caller talks to it, bounds
+        its reads and ends it. Its stderr is discarded."""
+        cmd = self._command(
+            args, auth=None, redactor=None, what=None, remote=False, in_repo=True, env=None,
+            ok_codes=(0,), cwd=None,
+        )  # fmt: skip
+        try:
+            return subprocess.Popen(
+                cmd.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=cmd.env,
+                cwd=cmd.cwd,
+            )
+        except FileNotFoundError:
+            raise _no_git() from None
+
+
+def _no_git() -> GitMissing:
+    return GitMissing("the git command is not installed (not found on PATH)")

@@ -108,3 +108,17 @@ class RemoteRepo:
 
 
 SourceFactory = Callable[..., GitSource]
+
+
+def processes_mentioning(text: str) -> list[str]:
+    """The command lines of running processes that contain `text`."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+            except OSError:
+                continue
+            if text.encode() in cmdline:
+                found.append(cmdline.decode(errors="replace"))
+    return found

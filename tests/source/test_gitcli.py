@@ -1,13 +1,19 @@
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from gitkrm.errors import InternalError, NotFound, ServiceUnavailable, Unauthorized
+from gitkrm.errors import InternalError, NotFound, ServiceUnavailable, Timeout, Unauthorized
+from gitkrm.source.catfile import CatFile
 from gitkrm.source.credentials import CredentialProvider, HttpsAuth, SecretRef, SshAuth
-from gitkrm.source.gitcli import CorruptCache, GitRunner, base_env, classify
+from gitkrm.source.gitcli import CorruptCache, GitResult, GitRunner, base_env, classify
+from gitkrm.source.redact import Redactor
+from gitkrm.source.snapshot import git_blob_id
+from tests.source.source_gitrepo import processes_mentioning
 
 
 @pytest.mark.parametrize(
@@ -85,3 +91,75 @@ async def test_runner_counts_calls_and_reports_errors(tmp_path: Path) -> None:
     with pytest.raises(CorruptCache):
         await runner.run("rev-parse", "HEAD")
     assert runner.calls["rev-parse"] == 1
+
+
+async def _run(runner: GitRunner, sync: bool, *args: str, **kw: Any) -> GitResult:
+    """`runner.run`, or its synchronous twin `run_sync`."""
+    if sync:
+        return runner.run_sync(*args, **kw)
+    return await runner.run(*args, **kw)
+
+
+@pytest.mark.parametrize("sync", [False, True])
+async def test_both_runners_give_git_no_stdin_unless_input(sync: bool) -> None:
+    """`hash-object --stdin` reads to EOF: /dev/null gives the empty blob at once (a
+    terminal or an inherited pipe would block it); given input is what git reads."""
+    runner = GitRunner(git_dir=None)
+    empty = await _run(runner, sync, "hash-object", "--stdin", in_repo=False)
+    assert empty.stdout.decode().strip() == git_blob_id(b"")
+    given = await _run(runner, sync, "hash-object", "--stdin", in_repo=False, input=b"hi\n")
+    assert given.stdout.decode().strip() == git_blob_id(b"hi\n")
+    assert runner.calls["hash-object"] == 2
+
+
+@pytest.mark.parametrize("sync", [False, True])
+async def test_both_runners_classify_and_redact_alike(tmp_path: Path, sync: bool) -> None:
+    runner = GitRunner(git_dir=tmp_path / "absent.git")
+    redactor = Redactor(["hunter2-secret"])
+    call = _run(runner, sync, "rev-parse", "HEAD", what="read hunter2-secret", redactor=redactor)
+    with pytest.raises(CorruptCache) as e:
+        await call
+    assert e.value.message.startswith("read ***: local cache is damaged (fatal: ")
+    assert "hunter2-secret" not in e.value.message
+
+
+@pytest.mark.parametrize("sync", [False, True])
+async def test_a_silent_remote_times_out_and_git_is_killed(sync: bool) -> None:
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()  # connections complete, but nothing ever answers
+        url = f"https://127.0.0.1:{silent.getsockname()[1]}/repo.git"
+        runner = GitRunner(git_dir=None, timeout=1.0)
+        call = _run(runner, sync, "ls-remote", url, in_repo=False, remote=True)
+        with pytest.raises(Timeout, match="no answer within 1s"):
+            await call
+        assert not processes_mentioning(url)
+
+
+def test_user_config_is_the_users_own_and_isolated_is_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "gitkrm.test")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", "from-the-user")
+    mine = GitRunner(git_dir=None, user_config=True)
+    res = mine.run_sync("config", "--get", "gitkrm.test", in_repo=False)
+    assert res.stdout.decode().strip() == "from-the-user"
+    isolated = GitRunner(git_dir=None)
+    res = isolated.run_sync("config", "--get", "gitkrm.test", in_repo=False, ok_codes=(0, 1))
+    assert (res.returncode, res.stdout) == (1, b"")
+
+
+def test_cat_file_runs_through_the_runner(tmp_path: Path) -> None:
+    repo = tmp_path / "repo.git"
+    GitRunner(git_dir=None).run_sync("init", "--quiet", "--bare", str(repo), in_repo=False)
+    runner = GitRunner(git_dir=repo)
+    blob = runner.run_sync("hash-object", "-w", "--stdin", input=b"x\n").stdout.decode().strip()
+    reader = CatFile(repo, runner=runner)
+    try:
+        assert reader.info(blob) == (blob, "blob", 2)
+        assert reader.info("refs/heads/nope") is None
+        assert reader.read_blobs([blob]) == {blob: b"x\n"}
+    finally:
+        reader.close()
+    assert runner.calls["cat-file"] == 1  # one long-lived process for every lookup
