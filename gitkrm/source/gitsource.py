@@ -9,7 +9,6 @@ force-pushes, and is wiped and cloned again when it turns out to be damaged.
 from __future__ import annotations
 
 import asyncio
-import configparser
 import json
 import os
 import shutil
@@ -17,7 +16,6 @@ from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-import git as gitpython
 import watchfiles
 
 from gitkrm.errors import BadRequest, GitkrmError, NotFound
@@ -62,7 +60,7 @@ class GitSource:
             ca_file=spec.ca_file,
         )
         self.git = GitRunner(git_dir=cache_dir, timeout=spec.timeout)
-        self._catfile = CatFile(cache_dir)
+        self._catfile = CatFile(cache_dir, runner=self.git)
         self._verifier = CommitVerifier(spec.verify) if spec.verify else None
         self._lock = asyncio.Lock()
         self._last: Snapshot | None = None
@@ -147,39 +145,37 @@ class GitSource:
     def _marker(self) -> dict[str, str]:
         return {"url": self._url}
 
-    def _cache_usable(self) -> bool:
+    async def _cache_usable(self) -> bool:
         """A cheap check at start: a bare repository made by us for this URL."""
         try:
             marker = json.loads((self.cache_dir / _MARKER).read_text())
-            repo = gitpython.Repo(self.cache_dir)
-        except (OSError, ValueError, configparser.Error, gitpython.exc.GitError):
+        except (OSError, ValueError):
+            return False
+        if marker != self._marker():
             return False
         try:
-            return bool(repo.bare) and marker == self._marker()
-        except (OSError, ValueError, configparser.Error, gitpython.exc.GitError):
-            return False
-        finally:
-            repo.close()
+            res = await self.git.run("rev-parse", "--is-bare-repository")
+        except GitkrmError:
+            return False  # not a repository, a damaged one, a bad config
+        return res.stdout.strip() == b"true"
 
-    def _reset_cache(self) -> None:
+    async def _reset_cache(self) -> None:
         """Wipe the cache and start an empty bare repository (config holds no secrets)."""
         self._catfile.close()
         if self.cache_dir.is_symlink() or self.cache_dir.is_file():
             self.cache_dir.unlink()
         shutil.rmtree(self.cache_dir, ignore_errors=True)
         self.cache_dir.mkdir(parents=True)
-        repo = gitpython.Repo.init(self.cache_dir, bare=True)
-        with repo.config_writer() as cw:
-            cw.set_value("gc", "autoDetach", "false")
-            cw.set_value("core", "logAllRefUpdates", "false")
-        repo.close()
+        await self.git.run("init", "--quiet", "--bare", "--", str(self.cache_dir), in_repo=False)
+        await self.git.run("config", "gc.autoDetach", "false")
+        await self.git.run("config", "core.logAllRefUpdates", "false")
         (self.cache_dir / _MARKER).write_text(json.dumps(self._marker()))
         self._rules = None
 
-    def _open_cache(self) -> None:
+    async def _open_cache(self) -> None:
         if self._damaged or not self._ready:
-            if self._damaged or not self._cache_usable():
-                self._reset_cache()
+            if self._damaged or not await self._cache_usable():
+                await self._reset_cache()
             self._damaged = False
             self._ready = True
 
@@ -197,7 +193,7 @@ class GitSource:
         # Ask the remote first: when it can't be reached, a damaged cache is not wiped yet.
         remote_rev = await self.poll()
         repaired = self._damaged
-        self._open_cache()
+        await self._open_cache()
         last = self._last
         if last is not None and last.revision == remote_rev and not repaired:
             return last

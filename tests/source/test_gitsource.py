@@ -17,7 +17,7 @@ from gitkrm.source import (
     WatchedSource,
     git_blob_id,
 )
-from tests.source.source_gitrepo import RemoteRepo, SourceFactory, git
+from tests.source.source_gitrepo import RemoteRepo, SourceFactory, git, processes_mentioning
 
 
 def seed(remote: RemoteRepo) -> str:
@@ -51,6 +51,23 @@ async def test_branch_snapshot_lists_manifests_and_reads_blobs(
     with pytest.raises(NotFound, match=r"README\.md"):
         snap.read("README.md")
     assert src.last is snap
+
+
+async def test_a_new_cache_is_a_bare_repository_made_by_the_git_cli(
+    remote: RemoteRepo, make_source: SourceFactory, tmp_path: Path
+) -> None:
+    seed(remote)
+    src = make_source(remote.url)
+    await src.snapshot()
+    cache = tmp_path / "cache"
+    assert git("--git-dir", str(cache), "rev-parse", "--is-bare-repository", cwd=tmp_path) == "true"
+    assert git("--git-dir", str(cache), "config", "gc.autoDetach", cwd=tmp_path) == "false"
+    assert git("--git-dir", str(cache), "config", "core.logAllRefUpdates", cwd=tmp_path) == "false"
+    assert (src.git.calls["init"], src.git.calls["config"]) == (1, 2)
+    restarted = make_source(remote.url)
+    await restarted.snapshot()
+    assert restarted.git.calls["init"] == 0  # the cache is used as it is
+    assert restarted.git.calls["rev-parse"] >= 1  # ... once git says it is a bare repository
 
 
 async def test_unchanged_remote_is_not_fetched_or_listed_again(
@@ -434,20 +451,7 @@ async def test_silent_remote_times_out_and_git_is_killed(make_source: SourceFact
         src = make_source(f"https://127.0.0.1:{port}/repo.git", timeout=1.0)
         with pytest.raises(Timeout, match="no answer within 1s"):
             await src.snapshot()
-        assert not _processes_mentioning(f"127.0.0.1:{port}")
-
-
-def _processes_mentioning(text: str) -> list[str]:
-    found = []
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
-            except OSError:
-                continue
-            if text.encode() in cmdline:
-                found.append(cmdline.decode(errors="replace"))
-    return found
+        assert not processes_mentioning(f"127.0.0.1:{port}")
 
 
 async def test_relative_path_url_is_made_absolute(
