@@ -14,6 +14,7 @@ redacted with the source's redactor before they are kept.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -335,9 +336,12 @@ def render(doc: Mapping[str, Any]) -> bytes:
 def parse(data: bytes, *, kind: str, what: str) -> dict[str, Any]:
     """A document read back from Git; `Invalid` (naming `what`) when it is not one."""
     try:
-        doc = yaml.load(data, Loader=yaml.CSafeLoader)
-    except yaml.YAMLError as e:
-        raise Invalid(f"{what}: not YAML: {str(e).splitlines()[0]}") from None
+        doc = yamlemit.load(data)  # what gitkrm wrote, read back in milliseconds
+    except (yamlemit.NotOurs, UnicodeDecodeError, RecursionError):
+        try:
+            doc = yaml.load(data, Loader=yaml.CSafeLoader)
+        except yaml.YAMLError as e:
+            raise Invalid(f"{what}: not YAML: {str(e).splitlines()[0]}") from None
     if (
         not isinstance(doc, dict)
         or doc.get("kind") != kind
@@ -345,6 +349,31 @@ def parse(data: bytes, *, kind: str, what: str) -> dict[str, Any]:
     ):
         raise Invalid(f"{what}: not a gitkrm {kind} document")
     return doc
+
+
+_NAME_LINE = re.compile(rb"  ([a-z0-9](?:[-a-z0-9]*[a-z0-9])?):\Z")
+
+
+def source_names(data: bytes, *, kind: str) -> set[str] | None:
+    """The source names of a `kind` document as `render` lays it out (one line
+    `  <name>:` per source under `sources:`), without parsing it; None when the text is
+    not laid out so (then only `parse` can tell)."""
+    if not data.startswith(b"# gitkrm %s of agent " % kind.encode()):
+        return None
+    head, sep, body = data.partition(b"\nsources:\n")
+    if not sep or b"\nkind: %s\n" % kind.encode() not in head:
+        return None
+    names: set[str] = set()
+    for line in body.split(b"\n"):
+        if line[:2] != b"  " or line[2:3] == b" ":
+            if line and not line.startswith(b"  "):
+                return None  # another top-level key after sources: not our layout
+            continue
+        m = _NAME_LINE.match(line)
+        if m is None:
+            return None
+        names.add(m[1].decode())
+    return names
 
 
 def merge_notes(base: Mapping[str, Any], ours: Mapping[str, Any]) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gitkrm.report.yamlemit import dump, scalar
+from gitkrm.report.yamlemit import NotOurs, dump, load, scalar
 
 AMBIGUOUS = [
     "",
@@ -118,3 +118,88 @@ values = st.recursive(
 @given(st.dictionaries(keys, values, max_size=5))
 def test_any_document_reads_back_the_same(doc: dict[str, Any]) -> None:
     assert yaml.load(dump(doc), Loader=yaml.CSafeLoader) == doc
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(keys, values, max_size=5),
+    st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=30),
+)
+def test_load_reads_what_dump_wrote_as_pyyaml_does(doc: dict[str, Any], header: str) -> None:
+    text = dump(doc, header=header)
+    expected = yaml.load(text, Loader=yaml.CSafeLoader)
+    try:
+        got = load(text)
+    except NotOurs:
+        return  # floats and some escapes are left to PyYAML
+    assert got == expected
+    assert [type(v) for v in _leaves(got)] == [type(v) for v in _leaves(expected)]
+
+
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [x for k, v in value.items() for x in [k, *_leaves(v)]]
+    if isinstance(value, list):
+        return [x for v in value for x in _leaves(v)]
+    return [value]
+
+
+def test_load_reads_a_report_document_without_pyyaml() -> None:
+    doc = {
+        "apiVersion": "gitkrm.io/v1alpha1",
+        "sources": {
+            "default": {
+                "counts": {"created": 2, "failed": 0},
+                "errors": ['a "quoted", message: here', "caf\u00e9 \U0001f600"],
+                "objects": [
+                    {"group": "", "kind": "Service", "name": "web", "health": "Current"},
+                    {"group": "apps", "kind": "Deployment", "name": "yes", "health": "Failed"},
+                ],
+                "empty": {},
+                "none": [],
+                "flag": True,
+                "missing": None,
+            }
+        },
+    }
+    text = dump(doc, header="a header")
+    assert load(text) == doc == yaml.load(text, Loader=yaml.CSafeLoader)
+    assert load(text.encode()) == doc
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: 1\n\nb: 2\n",  # a blank line
+        "a: 1 # a comment\n",
+        "a: 1\n# a comment\n",
+        "a: yes\n",  # YAML 1.1 reads a boolean
+        "a: 1.5\n",
+        "a: 0x1F\n",
+        "a: 012\n",
+        "a: b\n  c\n",  # a folded plain scalar
+        "a:\n  - 1\n",  # an indented sequence
+        "a: [1, 2]\n",
+        "a: {b: {c: 1}}\n",
+        "a: 'single'\n",
+        '"\\ud83d\\ude00": 1\n',  # a pair JSON joins and YAML does not
+        "a: 1",  # no newline at the end
+        "---\na: 1\n",
+        "a:\tb\n",
+        "a: caf\u00e9\n",  # dump writes ASCII only
+        "a: 1 \n",
+    ],
+)
+def test_load_leaves_anything_else_to_a_yaml_reader(text: str) -> None:
+    with pytest.raises(NotOurs):
+        load(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab1-:{}[], \n\"'#\\u.", max_size=40))
+def test_load_never_disagrees_with_pyyaml(text: str) -> None:
+    try:
+        got = load(text)
+    except NotOurs:
+        return
+    assert got == yaml.load(text, Loader=yaml.CSafeLoader)
