@@ -92,6 +92,12 @@ class Publisher:
         )
         self._fetched = False
 
+    @property
+    def fetched(self) -> bool:
+        """Whether our copies of the remote's refs were fetched (they are kept up to date
+        from then on by the pushes, and fetched again when a push finds them stale)."""
+        return self._fetched
+
     async def fetch(self) -> None:
         """Bring our copies of the remote's refs up to date (only those that moved)."""
         found = await self.repo.ls_remote([remote for _, remote, _ in self.refs])
@@ -116,6 +122,14 @@ class Publisher:
                 out.append((oid, remote, tracking))
         return out
 
+    async def prepare(self) -> None:
+        """Fetch the remote's refs and rebase ours onto them, as a push would first: the
+        reports written next build on the remote's, and the push needs no fetch."""
+        await self.fetch()
+        async with self.lock:
+            await self.notes.rebase(self.refs[0][2])
+            await self.status.rebase(self.refs[1][2])
+
     async def publish(self) -> None:
         """Push until the remote has our refs; rebase and retry when another writer moved
         them. `Forbidden` when the remote refuses, `Conflict` when it keeps moving; any
@@ -132,9 +146,10 @@ class Publisher:
                 return
             rejected = await self.repo.push([f"{oid}:{remote}" for oid, remote, _ in todo])
             refused = {r.ref: r for r in rejected}
-            for oid, remote, tracking in todo:
-                if remote not in refused:
-                    await self.repo.set_ref(tracking, oid, message="gitkrm: pushed")
+            await self.repo.set_refs(
+                {tracking: oid for oid, remote, tracking in todo if remote not in refused},
+                message="gitkrm: pushed",
+            )
             hard = [r for r in rejected if not r.stale]
             if hard:
                 what = "; ".join(f"{r.ref}: {r.reason}" for r in hard)

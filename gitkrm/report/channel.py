@@ -31,7 +31,7 @@ from .formats import (
     status_entry,
 )
 from .notes import NoteBook
-from .repo import ReportRepo
+from .repo import ReportRepo, Write
 from .statusfile import StatusFile
 from .throttle import Throttle
 from .validation import validate_status
@@ -103,6 +103,7 @@ class Channel:
         self._drained.set()
         self._publishing = asyncio.Lock()
         self._tasks: list[asyncio.Task[None]] = []
+        self._prefetch: asyncio.Task[None] | None = None
 
     # -- what callers see ---------------------------------------------------------------
 
@@ -128,6 +129,35 @@ class Channel:
             self._status_dirty = True
             self._kick()
 
+    def prepare(self) -> None:
+        """A sync of a source reported here started: meanwhile, bring our copies of the
+        remote's refs up to date and our refs onto them (once per channel), so that what
+        the sync reports builds on the remote's and is pushed without a fetch first."""
+        if self._prefetch is None and not self.publisher.fetched:
+            self._prefetch = asyncio.create_task(
+                self._prefetching(), name=f"gitkrm-report-fetch-{self.agent}"
+            )
+
+    async def _prefetching(self) -> None:
+        try:
+            async with self._publishing:
+                if not self.publisher.fetched:
+                    await self.publisher.prepare()
+        except (GitkrmError, OSError) as e:
+            # The pusher fetches again before its push, and says what is wrong then.
+            log.debug("reports of %s not fetched ahead: %s", self.repo.url, _message(e))
+
+    async def _prefetched(self, timeout: float | None = None) -> None:  # noqa: ASYNC109
+        """Wait for the fetch ahead (writes build on what it brings), at most `timeout`
+        seconds: then it is cancelled (the push fetches again)."""
+        task = self._prefetch
+        if task is None or task.done():
+            return
+        done, _ = await asyncio.wait({task}, timeout=timeout)
+        if not done:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
     async def settled(self) -> None:
         """Wait until everything the throttle allows now has been written."""
         while not self._idle.is_set():
@@ -141,10 +171,11 @@ class Channel:
     async def flush(self, *, timeout: float) -> bool:  # noqa: ASYNC109 (a budget, reported)
         """Write everything now (throttle or not), then push until `timeout` seconds pass.
         True when the remote has it all."""
-        if not self._tasks:
-            return True  # nothing was ever reported here
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
+        await self._prefetched(timeout)
+        if not self._tasks:
+            return True  # nothing was ever reported here
         try:
             if await self._write(force=True):
                 self._written += 1
@@ -170,12 +201,14 @@ class Channel:
     async def close(self) -> None:
         # Cancelled again until they end: a cancellation swallowed on the way (Python
         # 3.11's wait_for could) must not leave close() waiting for ever.
+        await self._prefetched(0)
         pending = set(self._tasks)
         while pending:
             for t in pending:
                 t.cancel()
             _, pending = await asyncio.wait(pending, timeout=1.0)
         self._tasks.clear()
+        self.repo.close()
 
     # -- writer -------------------------------------------------------------------------
 
@@ -197,6 +230,7 @@ class Channel:
         return min(times) if times else None
 
     async def _writer(self) -> None:
+        await self._prefetched()
         while True:
             self._wake.clear()
             try:
@@ -233,57 +267,78 @@ class Channel:
             await _sleep_or(self._wake, None if due is None else due - now)
 
     async def _write(self, *, force: bool) -> bool:
-        """Write the notes and the status file the throttle allows (all with `force`)."""
-        wrote = False
+        """Write the notes and the status file the throttle allows (all with `force`), in
+        one batch: one `git fast-import` for the lot."""
         async with self.lock:
             now = time.monotonic()
             commits = [c for c in self._due_notes if force or self.throttle.ready(("note", c), now)]
-            for commit in commits:
-                reports = self._due_notes.pop(commit)
-                try:
+            taken = {c: self._due_notes.pop(c) for c in commits}
+            status_due = self._status_dirty and (force or self.throttle.ready(_STATUS_KEY, now))
+            if status_due:
+                self._status_dirty = False
+            try:
+                writes: list[Write] = []
+                notes: list[tuple[str, dict[str, Any]]] = []
+                for commit, reports in taken.items():
                     entries = await asyncio.to_thread(self._note_entries, reports)
-                    changed = await self.notes.write(commit, entries)
-                except BaseException:
+                    planned = await self.notes.prepare(commit, entries)
+                    if planned is not None:
+                        writes.append(planned[0])
+                        notes.append((commit, planned[1]))
+                status_tip: str | None = None
+                if status_due:
+                    if self._kept is None and self._needs_kept():
+                        self._kept = await self._read_kept()
+                    data, message = await asyncio.to_thread(self._status_data, dict(self.reports))
+                    planned_status = await self.status.prepare(data, message=message)
+                    if planned_status is not None:
+                        writes.append(planned_status[0])
+                        status_tip = planned_status[1]
+                if writes:
+                    parents = {self.notes.ref: await self.repo.rev(self.notes.ref)}
+                    parents[self.status.ref] = status_tip
+                    done = await self.repo.commit(writes, parents=parents)
+                    for (commit, doc), result in zip(notes, done, strict=False):
+                        self.notes.written(commit, result, doc)
+            except BaseException:
+                for commit, reports in taken.items():
                     waiting = self._due_notes.setdefault(commit, {})
                     for name, r in reports.items():
                         waiting.setdefault(name, r)  # unless a newer one came meanwhile
-                    raise
-                self.throttle.mark(("note", commit), now)
-                if changed:
-                    self.stats.note_writes += 1
-                    wrote = True
-            if self._status_dirty and (force or self.throttle.ready(_STATUS_KEY, now)):
-                self._status_dirty = False
-                try:
-                    if self._kept is None:
-                        self._kept = await self._read_kept()
-                    data, message = await asyncio.to_thread(self._status_data, dict(self.reports))
-                    changed = await self.status.write(data, message=message)
-                except BaseException:
+                if status_due:
                     self._status_dirty = True
-                    raise
+                raise
+            for commit in commits:
+                self.throttle.mark(("note", commit), now)
+            if status_due:
                 self.throttle.mark(_STATUS_KEY, now)
-                if changed:
-                    self.stats.status_writes += 1
-                    wrote = True
-        return wrote
+            self.stats.note_writes += len(notes)
+            if len(writes) > len(notes):
+                self.stats.status_writes += 1
+        return bool(writes)
+
+    def _needs_kept(self) -> bool:
+        """Whether a source reported here has not reported in this term: its entry comes
+        from the status file as it was (read only then)."""
+        return any(name not in self.reports for name in self.sources)
 
     def _note_entries(self, reports: Mapping[str, SourceReport]) -> dict[str, Any]:
         redact = self.repo.redact_text
         return {name: note_entry(r, redact=redact) for name, r in reports.items()}
 
     async def _read_kept(self) -> dict[str, dict[str, Any]]:
-        """The entries of our status file as it was before this term (valid ones only)."""
+        """The entries of our status file as it was before this term, of the sources that
+        have not reported in it (valid ones only)."""
         data = await self.status.read()
         if data is None:
             return {}
         try:
-            doc = parse(data, kind=STATUS_KIND, what=self.status.path)
+            doc = await asyncio.to_thread(parse, data, kind=STATUS_KIND, what=self.status.path)
         except GitkrmError:
             return {}
         kept: dict[str, dict[str, Any]] = {}
         for name, entry in (doc.get("sources") or {}).items():
-            if not isinstance(entry, dict):
+            if not isinstance(entry, dict) or name in self.reports:
                 continue
             try:
                 validate_status(status_document(self.agent, {name: entry}, updated=_utcnow()))

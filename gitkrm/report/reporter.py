@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
+from collections import Counter
 from collections.abc import Callable, Mapping
 
 from gitkrm.health import HealthResult
@@ -112,6 +113,13 @@ class Reporter:
 
     # -- what happened ----------------------------------------------------------------------
 
+    def prepare(self, source_name: str) -> None:
+        """A sync of the source starts: its channel gets the remote's reports meanwhile
+        (once), so the reports of the sync build on them and are pushed without a fetch."""
+        found = self._channel(source_name)
+        if found is not None:
+            found[1].prepare()
+
     async def record_sync(
         self,
         *,
@@ -179,6 +187,12 @@ class Reporter:
     def stats(self, source_name: str) -> ChannelStats | None:
         found = self._channel(source_name)
         return None if found is None else found[1].stats
+
+    def git_calls(self, source_name: str) -> Counter[str] | None:
+        """The git commands run so far for the source's reports, by subcommand (shared by
+        the sources of one remote); tests and benchmarks count them."""
+        found = self._channel(source_name)
+        return None if found is None else found[1].repo.runner.calls
 
     async def settled(self) -> None:
         """Wait until everything the throttle allows now is written (not pushed)."""

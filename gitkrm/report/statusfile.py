@@ -9,9 +9,10 @@ and putting our file in.
 from __future__ import annotations
 
 from .formats import status_path
-from .repo import ReportRepo
+from .repo import FileCommit, ReportRepo, blob_id
 
 STATUS_REF = "refs/gitkrm/report/status"
+REPLAY_REF = "refs/gitkrm/report/replay"
 
 
 class StatusFile:
@@ -23,15 +24,23 @@ class StatusFile:
         self.path = status_path(agent)
         self.ref = STATUS_REF
 
+    async def prepare(self, data: bytes, *, message: str) -> tuple[FileCommit, str | None] | None:
+        """The commit of `data` as our file on top of the local tip (and that tip); None
+        when the file already says exactly that. Written with `ReportRepo.commit`."""
+        tip = await self.repo.rev(self.ref)
+        if tip is not None:
+            old = await self.repo.blob_at(tip, self.path)
+            if old is not None and blob_id(data, like=old) == old:
+                return None
+        return FileCommit(self.ref, self.path, message, content=data), tip
+
     async def write(self, data: bytes, *, message: str) -> bool:
         """Commit `data` as our file on top of the local tip; False when it is unchanged."""
-        tip = await self.repo.rev(self.ref)
-        blob = await self.repo.write_blob(data)
-        if tip is not None and await self.repo.blob_at(tip, self.path) == blob:
+        planned = await self.prepare(data, message=message)
+        if planned is None:
             return False
-        tree = await self.repo.tree_with(tip, self.path, blob)
-        commit = await self.repo.commit_tree(tree, parent=tip, message=message)
-        await self.repo.update_ref(self.ref, commit, old=tip, message="gitkrm: status")
+        write, tip = planned
+        await self.repo.commit([write], parents={self.ref: tip})
         return True
 
     async def read(self, *, ref: str | None = None) -> bytes | None:
@@ -55,7 +64,13 @@ class StatusFile:
             await self.repo.update_ref(self.ref, remote, old=tip, message="gitkrm: status")
             return
         assert tip is not None
-        tree = await self.repo.tree_with(remote, self.path, blob)
         message = await self.repo.message_of(tip)
-        commit = await self.repo.commit_tree(tree, parent=remote, message=message)
-        await self.repo.update_ref(self.ref, commit, old=tip, message="gitkrm: status rebase")
+        # Our last commit replayed on theirs, built on a scratch ref; then the local ref
+        # moves to it as long as it is still at our tip.
+        replay = FileCommit(REPLAY_REF, self.path, message, blob=blob)
+        [done] = await self.repo.commit([replay], parents={REPLAY_REF: remote}, force=True)
+        assert done.commit is not None
+        await self.repo.update_refs(
+            {self.ref: (done.commit, tip), REPLAY_REF: (None, done.commit)},
+            message="gitkrm: status rebase",
+        )

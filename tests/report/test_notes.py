@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from gitkrm.report import notes as notes_module
-from gitkrm.report.formats import note_document, render
+from gitkrm.report.formats import note_document, parse, render
 from gitkrm.report.notes import NoteBook
 from gitkrm.report.repo import RemoteTarget, ReportRepo
 from tests.report.report_fixtures import SourceMaker
@@ -128,3 +128,34 @@ async def test_rebase_fast_forwards_and_adopts(
     assert newer != remote_tip
     await book.rebase("refs/notes/test-remote")  # behind: fast-forward
     assert await repo.rev(book.ref) == newer
+
+
+async def test_a_note_of_only_the_entries_being_replaced_is_not_parsed(
+    make_source: SourceMaker, remote: RemoteRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new process (nothing remembered) rewriting its own source's entry: the old note
+    says nothing else worth keeping, and is not read as YAML; one with another source's
+    entry is."""
+    book = await _book(make_source, remote)
+    head = remote.head()
+    await book.write(head, {"apps": _entry("2024-05-01T10:00:00Z", revision=head)})
+    calls: list[str] = []
+
+    def counting(*a: Any, **k: Any) -> Any:
+        calls.append("parse")
+        return parse(*a, **k)
+
+    monkeypatch.setattr(notes_module, "parse", counting)
+    fresh = NoteBook(book.repo, agent="edge-1")
+    await fresh.write(head, {"apps": _entry("2024-05-01T10:00:05Z", revision=head)})
+    assert calls == []
+    note = read_note(book.repo.git_dir, "edge-1", head)
+    assert note is not None
+    assert note["sources"]["apps"]["updated"] == "2024-05-01T10:00:05Z"
+    await fresh.write(head, {"infra": _entry("2024-05-01T10:00:06Z", revision=head)})
+    other = NoteBook(book.repo, agent="edge-1")
+    await other.write(head, {"apps": _entry("2024-05-01T10:00:07Z", revision=head)})
+    assert calls == ["parse"]  # infra's entry is kept: the note was read
+    note = read_note(book.repo.git_dir, "edge-1", head)
+    assert note is not None
+    assert sorted(note["sources"]) == ["apps", "infra"]

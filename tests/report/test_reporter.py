@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from gitkrm.report import Reporter
-from gitkrm.report.statusfile import STATUS_REF
+from gitkrm.report.statusfile import STATUS_REF, StatusFile
 from gitkrm.source import LocalSource
 from gitkrm.sync.results import Action
 from tests.report.report_fixtures import ReporterMaker, SourceMaker
@@ -293,3 +293,69 @@ async def test_a_source_not_synced_in_this_term_keeps_its_status_entry(
     status = read_status(remote.bare, "edge-1")
     assert status is not None
     assert sorted(status["sources"]) == ["apps"]
+
+
+async def test_a_report_costs_a_handful_of_git_processes(
+    make_source: SourceMaker,
+    make_reporter: ReporterMaker,
+    remote: RemoteRepo,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The note and the status file of a sync: read through one cat-file, written by one
+    fast-import, pushed once (the remote's refs fetched while the sync ran). The status
+    file of a source that reported is not read back."""
+    src = await make_source(remote.url)
+    rep = make_reporter()
+    rep.register("default", src)
+    read_back: list[str] = []
+    monkeypatch.setattr(StatusFile, "read", lambda *a, **k: read_back.append("read"))
+    head = remote.head()
+    rep.prepare("default")  # as the agent does when a sync starts
+    web, svc = deployment("web"), service("web")
+    await rep.record_sync(
+        source_name="default",
+        result=result(head, [web, svc]),
+        health={web: PROGRESSING, svc: CURRENT},
+    )
+    assert await rep.flush(timeout=10)
+    calls = rep.git_calls("default")
+    assert calls is not None
+    assert dict(calls) == {
+        "cat-file": 1,  # every ref and blob lookup
+        "ls-remote": 1,  # the remote's report refs (none yet: nothing to fetch)
+        "fast-import": 1,  # the note and the status file
+        "push": 1,
+        "update-ref": 1,  # our copies of the pushed refs
+    }
+    assert read_back == []
+    note = read_note(remote.bare, "edge-1", head)
+    assert note is not None
+    assert objects_of(note["sources"]["default"]) == {"Deployment default/web": "InProgress"}
+    assert read_status(remote.bare, "edge-1") is not None
+
+
+async def test_reports_build_on_the_remotes_fetched_while_the_sync_runs(
+    make_source: SourceMaker, make_reporter: ReporterMaker, remote: RemoteRepo
+) -> None:
+    head = remote.head()
+    web = deployment("web")
+    other = make_reporter("edge-2")
+    other.register("default", await make_source(remote.url, state="state-2"))
+    await other.record_sync(source_name="default", result=result(head, [web]), health={})
+    assert await other.flush(timeout=10)
+    theirs = git_out(remote.bare, "rev-parse", "gitkrm/status").strip()
+    src = await make_source(remote.url)
+    rep = make_reporter()
+    rep.register("default", src)
+    rep.prepare("default")
+    await rep.record_sync(source_name="default", result=result(head, [web]), health={})
+    assert await rep.flush(timeout=10)
+    # Our status commit sits right on theirs: no replay, no ancestry asked of git.
+    parents = git_out(remote.bare, "log", "-1", "--format=%P", "gitkrm/status").split()
+    assert parents == [theirs]
+    calls = rep.git_calls("default")
+    assert calls is not None
+    assert (calls["merge-base"], calls["fast-import"]) == (0, 1)
+    assert calls["push"] == 1  # not refused as stale
+    files = git_out(remote.bare, "ls-tree", "-r", "--name-only", "gitkrm/status").split()
+    assert files == ["status/edge-1.yaml", "status/edge-2.yaml"]
