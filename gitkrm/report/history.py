@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import os
-import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,7 +22,7 @@ from typing import Any
 
 from gitkrm.errors import BadRequest, GitkrmError, Invalid, NotFound
 from gitkrm.source.catfile import CatFile
-from gitkrm.source.gitcli import base_env, classify
+from gitkrm.source.gitcli import GitMissing, GitRunner
 from gitkrm.source.redact import Redactor
 
 from .formats import NOTE_KIND, NOTES_REF_PREFIX, entry_applied, entry_health, parse, parse_time
@@ -99,32 +97,17 @@ class Filter:
 
 
 class _Git:
-    """git for reading: isolated (an agent's cache) or with the user's configuration."""
+    """git for reading, through the one `GitRunner`: isolated (an agent's cache) or with
+    the user's configuration (a clone of theirs, a remote they fetch with their
+    credentials)."""
 
     def __init__(self, git_dir: Path, *, isolated: bool, redactor: Redactor | None = None):
         self.git_dir = git_dir
-        self.isolated = isolated
+        self.runner = GitRunner(git_dir=git_dir, user_config=not isolated)
         self.redact = redactor or Redactor()
 
-    def env(self) -> dict[str, str]:
-        if self.isolated:
-            return base_env({"GIT_CONFIG_COUNT": "0"})
-        return {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-
     def run(self, *args: str, remote: bool = False, ok: Sequence[int] = (0,)) -> str:
-        argv = ["git", f"--git-dir={self.git_dir}", *args]
-        try:
-            res = subprocess.run(
-                argv, env=self.env(), capture_output=True, check=False, stdin=subprocess.DEVNULL
-            )
-        except FileNotFoundError:
-            raise NotFound("the git command is not installed (not found on PATH)") from None
-        if res.returncode not in ok:
-            stderr = self.redact(res.stderr.decode("utf-8", "replace"))
-            what = self.redact(f"git {args[0]}")
-            err = classify(stderr, what=what, remote=remote)
-            err.message = self.redact(err.message)
-            raise err
+        res = self.runner.run_sync(*args, remote=remote, ok_codes=ok, redactor=self.redact)
         return res.stdout.decode("utf-8", "replace")
 
 
@@ -210,19 +193,14 @@ def git_dir_of(path: Path) -> Path:
     """The Git directory of a work tree or a bare repository at `path`."""
     if not path.exists():
         raise NotFound(f"{path}: no such repository")
+    runner = GitRunner(git_dir=None, user_config=True)
     try:
-        res = subprocess.run(
-            ["git", "-C", str(path), "rev-parse", "--absolute-git-dir"],
-            env={**os.environ, "LC_ALL": "C"},
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-    except FileNotFoundError:
-        raise NotFound("the git command is not installed (not found on PATH)") from None
-    if res.returncode != 0:
-        raise NotFound(f"{path} is not a Git repository")
-    return Path(res.stdout.strip())
+        res = runner.run_sync("rev-parse", "--absolute-git-dir", cwd=path)
+    except GitMissing:
+        raise
+    except GitkrmError:
+        raise NotFound(f"{path} is not a Git repository") from None
+    return Path(res.stdout.decode().strip())
 
 
 def fetch_notes(git_dir: Path, *, remote: str | None = None) -> str | None:
@@ -268,36 +246,30 @@ def url_history(
     redactor = Redactor()
     with tempfile.TemporaryDirectory(prefix="gitkrm-history-") as tmp:
         git_dir = Path(tmp) / "repo.git"
-        subprocess.run(
-            ["git", "init", "-q", "--bare", str(git_dir)], check=True, capture_output=True
+        GitRunner(git_dir=None).run_sync(
+            "init", "--quiet", "--bare", "--", str(git_dir), in_repo=False
         )
         git = _Git(git_dir, isolated=False, redactor=redactor)
         head = f"refs/heads/{branch}" if branch else "HEAD"
-        try:
-            git.run(
-                "fetch",
-                "--quiet",
-                "--no-tags",
-                f"--depth={max(limit, 1)}",
-                "--end-of-options",
-                url,
-                f"+{head}:refs/gitkrm/history",
-                remote=True,
-            )
-        except GitkrmError as e:
-            raise type(e)(redactor(e.message)) from None
-        try:
-            git.run(
-                "fetch",
-                "--quiet",
-                "--no-tags",
-                "--end-of-options",
-                url,
-                f"+{NOTES_REF_PREFIX}*:{NOTES_REF_PREFIX}*",
-                remote=True,
-            )
-        except GitkrmError as e:
-            raise type(e)(redactor(e.message)) from None
+        git.run(
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            f"--depth={max(limit, 1)}",
+            "--end-of-options",
+            url,
+            f"+{head}:refs/gitkrm/history",
+            remote=True,
+        )
+        git.run(
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--end-of-options",
+            url,
+            f"+{NOTES_REF_PREFIX}*:{NOTES_REF_PREFIX}*",
+            remote=True,
+        )
         return repo_history(git_dir, rev="refs/gitkrm/history", limit=limit, flt=flt)
 
 

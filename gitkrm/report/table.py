@@ -1,66 +1,19 @@
-"""Per-object health for `gitkrm status`: read from the status files an agent wrote into its
-source caches (no store needed, works while the agent runs), or from live verdicts.
+"""Per-object health as rows and tables, for `gitkrm status` (pure: no Git, no store).
 
-`read_local_status(state_dir)` gives each agent's status document; `health_rows` turns a
-document (or `live_rows` verdicts) into rows; `health_table` prints them; `source_health`
-gives the per-source columns (aggregate health, objects not Current).
+`health_rows` turns a status document (`localstatus.read_local_status`) or `live_rows`
+verdicts into rows; `health_table` prints them; `source_health` gives the per-source
+columns (aggregate health, objects not Current).
 """
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-from gitkrm.errors import Invalid
 from gitkrm.health import Health, HealthResult
 from gitkrm.krm import ObjectRef
-from gitkrm.source.gitcli import base_env
-
-from .formats import STATUS_KIND, parse
-from .statusfile import STATUS_REF
 
 HEADERS = ("SOURCE", "NAMESPACE", "KIND", "NAME", "HEALTH", "MESSAGE")
-
-
-def _git(git_dir: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        ["git", f"--git-dir={git_dir}", *args],
-        env=base_env({"GIT_CONFIG_COUNT": "0"}),
-        capture_output=True,
-        check=False,
-        stdin=subprocess.DEVNULL,
-    )
-
-
-def read_local_status(state_dir: Path) -> dict[str, dict[str, Any]]:
-    """agent -> its status document, from the local status ref of every source cache under
-    `<state>/git/` (the newest `updated` where several caches have an agent's file)."""
-    out: dict[str, dict[str, Any]] = {}
-    root = state_dir / "git"
-    if not root.is_dir():
-        return out
-    for cache in sorted(p for p in root.iterdir() if (p / "HEAD").is_file()):
-        listed = _git(cache, "ls-tree", "-z", f"{STATUS_REF}:status")
-        if listed.returncode != 0:
-            continue
-        for record in listed.stdout.split(b"\0"):
-            meta, _, name = record.partition(b"\t")
-            parts = meta.split()
-            if len(parts) != 3 or parts[1] != b"blob" or not name.endswith(b".yaml"):
-                continue
-            blob = _git(cache, "cat-file", "blob", parts[2].decode())
-            if blob.returncode != 0:
-                continue
-            try:
-                doc = parse(blob.stdout, kind=STATUS_KIND, what=name.decode())
-            except Invalid:
-                continue
-            agent = str(doc.get("agent") or name.decode()[: -len(".yaml")])
-            if agent not in out or str(doc.get("updated", "")) > str(out[agent].get("updated", "")):
-                out[agent] = doc
-    return out
 
 
 def _kind(group: str, kind: str) -> str:
@@ -134,17 +87,3 @@ def source_health(doc: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             "updated": entry.get("updated"),
         }
     return out
-
-
-def status_health_text(
-    state_dir: Path, *, agent: str | None = None, sources: Iterable[str] | None = None
-) -> str:
-    """The per-object health table of an agent's state directory (every agent whose status
-    file is there, or only `agent`), for `gitkrm status`; "" when no status was written."""
-    docs = read_local_status(state_dir)
-    wanted = None if sources is None else list(sources)
-    rows: list[list[str]] = []
-    for name, doc in sorted(docs.items()):
-        if agent is None or name == agent:
-            rows.extend(health_rows(doc, sources=wanted))
-    return health_table(rows) if rows else ""
