@@ -21,21 +21,15 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitkrm.cache import WatchCache
-from gitkrm.controllers import ControllerManager, ControllerOptions
 from gitkrm.errors import BadRequest, GitkrmError
-from gitkrm.health import WaitResult, wait_for
 from gitkrm.krm import Obj, ObjectRef
-from gitkrm.report import HealthFollower, PushState, Reporter
-from gitkrm.server.tls import TLSFiles
 from gitkrm.store import Store, open_store
 from gitkrm.store.protocol import meta
-from gitkrm.sync.engine import contiguous
 
-from . import crd, gitsources, lastsync, leading, steering
-from .api import ApiService
+from . import crd, gitsources, lastsync
 from .config import ApplyMode, SourceConfig, unique_names
 from .crd import REQUESTED_AT
 from .leader import NAMESPACE as LEASE_NAMESPACE
@@ -45,6 +39,14 @@ from .scheduler import Scheduler, SourceWorker, Trigger
 from .shutdown import DEFAULT_GRACE, Shutdown, wait_or_force
 from .state import git_cache, last_sync_file, store_url
 from .status import Outcome
+
+if TYPE_CHECKING:
+    # Imported where used: `run --once` on an unchanged source loads no controllers,
+    # server, reporter or leader election (tests/cli/test_imports.py).
+    from gitkrm.controllers import ControllerManager, ControllerOptions
+    from gitkrm.health import WaitResult
+    from gitkrm.report import HealthFollower, PushState, Reporter
+    from gitkrm.server.tls import TLSFiles
 
 log = logging.getLogger("gitkrm.agent")
 
@@ -77,6 +79,9 @@ class AgentOptions:
     skip_unchanged: bool = False
     """`run --once` without `--wait`: a source whose revision and store did not change
     since its last settled sync is not synced again (see `lastsync`)."""
+    follow_health: bool = True
+    """Follow the health of each sync's objects into the reports. `run --once` without
+    `--wait` ends right after its sync: its reports carry the health read at sync time."""
 
 
 class Agent:
@@ -155,11 +160,6 @@ class Agent:
         self.stopping = False
         if self.cluster:
             await self._probe_gitsources()
-        if self.options.report:
-            self.reporter = Reporter(
-                agent_name=self.options.agent_name, on_push_state=self._on_push_state
-            )
-            self.follower = HealthFollower(store, self.reporter, self.cache)
         if self.gitsources:
             wanted = {c.name for c in self.options.sources}
             await gitsources.forget_unconfigured(
@@ -176,23 +176,43 @@ class Agent:
                 apply_mode=self.options.apply_mode,
                 git_cache=git_cache(self.options.state_dir, config.name),
                 live=live,
-                reporter=self.reporter,
-                follower=self.follower,
                 state_dir=self.options.state_dir,
                 skip_unchanged=self.options.skip_unchanged,
                 cache=self.cache,
             )
+            if self.options.skip_unchanged:
+                runner.before_pass = self._start_reports  # nothing to do: nothing reported
             if not self.gitsources:
                 desired = config.to_object(agent_name=self.options.agent_name)
                 runner.writer = gitsources.NoStatusWriter(store, desired=desired)
             runner.observe = self._observe
             self.runners[config.name] = runner
-            if self.reporter is not None:
-                self.reporter.register(config.name, runner.source)
             # A request made while no agent ran is handled by the first sync.
             asked = (meta(live).get("annotations") or {}).get(REQUESTED_AT)
             handled = (live.get("status") or {}).get("lastHandledRequestedAt")
             runner.requested_at = asked or handled
+        if not self.options.skip_unchanged:
+            self._start_reports()
+
+    def _start_reports(self) -> None:
+        """The reporter and the health follower of the term, every runner's source
+        registered: made as the term begins, or (`skip_unchanged`) before the first pass
+        that syncs, so that a run with nothing to do does not load them at all."""
+        if not self.options.report or self.reporter is not None:
+            return
+        from gitkrm.report.reporter import Reporter
+
+        self.reporter = Reporter(
+            agent_name=self.options.agent_name, on_push_state=self._on_push_state
+        )
+        if self.options.follow_health:
+            from gitkrm.report.follow import HealthFollower
+
+            self.follower = HealthFollower(self.require_store(), self.reporter, self.cache)
+        for name, runner in self.runners.items():
+            runner.reporter = self.reporter
+            runner.follower = self.follower
+            self.reporter.register(name, runner.source)
 
     async def end(self, *, flush: bool) -> None:
         """End the term: stop workers and watches at once, close reports and runners.
@@ -239,6 +259,10 @@ class Agent:
         for runner in settled:
             record = runner.last_sync
             assert record is not None
+            if (record.store_id, record.resource_version) == (store_id, now):
+                continue  # recorded as it is (a pass with nothing to do)
+            from gitkrm.sync.engine import contiguous
+
             if not contiguous(record.resource_version, now, ours):
                 continue
             done = dataclasses.replace(record, store_id=store_id, resource_version=now)
@@ -263,6 +287,8 @@ class Agent:
         """Start the bundled controllers on the store (when the options ask for them)."""
         if self.options.controllers is None or self.controllers is not None:
             return
+        from gitkrm.controllers import ControllerManager
+
         self.controllers = ControllerManager(
             store=self.require_store(), options=self.options.controllers, cache=self.cache
         )
@@ -285,6 +311,8 @@ class Agent:
         on_progress: Any = None,
     ) -> WaitResult:
         """Wait until every applied object is Current, one is Failed, or `timeout` passes."""
+        from gitkrm.health import wait_for
+
         result = await wait_for(
             self.require_store(),
             self.applied(),
@@ -309,6 +337,8 @@ class Agent:
         first wait for the Lease; when it is lost mid-way, the sync is cancelled."""
         if self.elector is None:
             return await self.sync_all(shutdown, [])
+        from . import leading
+
         return await leading.sync_once(self, shutdown)
 
     async def sync_all(self, shutdown: Shutdown | None, outcomes: list[Outcome]) -> list[Outcome]:
@@ -336,11 +366,15 @@ class Agent:
     async def run(self, shutdown: Shutdown) -> None:
         """Serve, then sync until `shutdown` is requested, then stop gracefully."""
         if self.elector is not None:
+            from . import leading
+
             await leading.run(self, shutdown)
             return
         store = self.require_store()
         api = None
         if self.options.listen is not None:
+            from .api import ApiService
+
             host, port = self.options.listen
             api = ApiService(
                 store,
@@ -365,6 +399,8 @@ class Agent:
 
     async def start_workers(self) -> None:
         """One worker per source (a first sync asked for), the ticks, the watches."""
+        from . import steering
+
         store = self.require_store()
         for name, runner in self.runners.items():
             worker = SourceWorker(name, self._reconciler(name))
@@ -396,6 +432,8 @@ class Agent:
             runner = self.runners[name]
             pending = self.pending_spec.pop(name, None)
             if pending is not None:
+                from . import steering
+
                 await steering.apply_spec(self, runner, pending)
             await runner.reconcile(triggers)
 

@@ -15,18 +15,16 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitkrm.cache import WatchCache
 from gitkrm.errors import GitkrmError
 from gitkrm.health import Health, HealthResult, aggregate, health_of
 from gitkrm.krm import Obj, ObjectRef
-from gitkrm.report import HealthFollower, Reporter
 from gitkrm.source import InvalidRevision, PathNotFound, Source, UntrustedRevision
 from gitkrm.store import Store
 from gitkrm.store.protocol import meta
 from gitkrm.sync import live
-from gitkrm.sync.engine import SyncEngine
 from gitkrm.sync.options import SyncOptions
 from gitkrm.sync.parsecache import ParseCache
 from gitkrm.sync.results import Action, SyncResult, SyncStatus, make_result
@@ -40,6 +38,10 @@ from .progress import Progress
 from .scheduler import Trigger
 from .sources import open_source
 from .state import last_sync_file, parse_cache_file
+
+if TYPE_CHECKING:
+    from gitkrm.report import HealthFollower, Reporter
+    from gitkrm.sync.engine import SyncEngine
 
 log = logging.getLogger("gitkrm.agent")
 
@@ -114,7 +116,8 @@ class SourceRunner:
         self.git_cache = git_cache
         self.config = config
         self.source: Source = open_source(config, git_cache=git_cache)
-        self.engine = self._engine(config)
+        self._sync_engine: SyncEngine | None = None  # made at the first sync (`engine`)
+        self._engine_store = store  # the store the engine syncs into, as given here
         self.writer = st.StatusWriter(store, desired=config.to_object(agent_name=agent_name))
         live = live or {}
         self.status: dict[str, Any] = dict(live.get("status") or {})
@@ -134,17 +137,29 @@ class SourceRunner:
         records it when it ends: see `lastsync`); None after a failure."""
         self.written: set[int] = set()
         """The store revisions of this runner's GitSource writes."""
+        self.before_pass: Callable[[], None] | None = None
+        """Called before a pass that fetches and syncs (not before one with nothing to do)."""
 
     @property
     def name(self) -> str:
         return self.config.name
 
+    @property
+    def engine(self) -> SyncEngine:
+        """The source's sync engine, made when first used: a pass with nothing to do
+        (`skip_unchanged`) imports and builds none."""
+        if self._sync_engine is None:
+            self._sync_engine = self._engine(self.config)
+        return self._sync_engine
+
     def _engine(self, config: SourceConfig) -> SyncEngine:
+        from gitkrm.sync.engine import SyncEngine
+
         cache = None
         if self.state_dir is not None:
             cache = ParseCache(parse_cache_file(self.state_dir, config.name))
         return SyncEngine(
-            store=self.store,
+            store=self._engine_store,
             options=self._options(config),
             parse_cache=cache,
             cache=self.cache,
@@ -178,8 +193,9 @@ class SourceRunner:
                      config.verify, config.timeout):  # fmt: skip
             await self.source.close()
             self.source = open_source(config, git_cache=self.git_cache)
-        await self.engine.close()
-        self.engine = self._engine(config)
+        if self._sync_engine is not None:
+            await self._sync_engine.close()
+        self._sync_engine = None
         self.last_sync = None
         self.writer = st.StatusWriter(
             self.store, desired=config.to_object(agent_name=self.agent_name)
@@ -218,6 +234,8 @@ class SourceRunner:
             unchanged = await self._unchanged(trigger)
             if unchanged is not None:
                 return unchanged
+        if self.before_pass is not None:
+            self.before_pass()
         with Progress(agentlog.progress_stream, label=f"{self.name}: ") as progress:
             outcome, quiet = await self._pass(triggers, progress)
         self._settled(outcome)
@@ -292,6 +310,8 @@ class SourceRunner:
         )
         try:
             if full:
+                if self.reporter is not None:
+                    self.reporter.prepare(self.name)  # the remote's reports, meanwhile
                 await self._progressing(snap.revision)
                 progress.phase("syncing")
                 result = await self.engine.sync(snap, progress=progress.phase)
@@ -410,7 +430,8 @@ class SourceRunner:
             self.written.add(int(rv))
 
     async def close(self) -> None:
-        await self.engine.close()
+        if self._sync_engine is not None:
+            await self._sync_engine.close()
         await self.source.close()
 
 

@@ -14,11 +14,11 @@ import datetime as dt
 import logging
 from collections.abc import Awaitable, Callable
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from apscheduler.schedulers.asyncio import (
-    AsyncIOScheduler,
-)
-from apscheduler.triggers.interval import IntervalTrigger
+if TYPE_CHECKING:
+    from apscheduler.schedulers.asyncio import AsyncIOScheduler
+    from apscheduler.triggers.interval import IntervalTrigger
 
 log = logging.getLogger("gitkrm.scheduler")
 
@@ -111,8 +111,17 @@ class Scheduler:
     """
 
     def __init__(self) -> None:
-        self._aps = AsyncIOScheduler(timezone=dt.UTC)
+        self._scheduler: AsyncIOScheduler | None = None
         self._workers: dict[str, SourceWorker] = {}
+
+    @property
+    def _aps(self) -> AsyncIOScheduler:
+        """apscheduler, loaded with the first job (`run --once` schedules none)."""
+        if self._scheduler is None:
+            from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+            self._scheduler = AsyncIOScheduler(timezone=dt.UTC)
+        return self._scheduler
 
     def add(self, worker: SourceWorker, *, interval: float) -> None:
         self._workers[worker.name] = worker
@@ -136,6 +145,8 @@ class Scheduler:
 
     @staticmethod
     def _trigger(interval: float) -> IntervalTrigger:
+        from apscheduler.triggers.interval import IntervalTrigger
+
         return IntervalTrigger(seconds=interval, jitter=interval * JITTER, timezone=dt.UTC)
 
     async def _tick(self, name: str) -> None:
@@ -147,5 +158,5 @@ class Scheduler:
         self._aps.start()
 
     def shutdown(self) -> None:
-        if self._aps.running:
-            self._aps.shutdown(wait=False)
+        if self._scheduler is not None and self._scheduler.running:
+            self._scheduler.shutdown(wait=False)

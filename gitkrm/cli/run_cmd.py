@@ -98,7 +98,6 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from gitkrm.agent.agent import AgentOptions
     from gitkrm.agent.logging import configure
-    from gitkrm.controllers import ControllerOptions
     from gitkrm.server.listen import parse_listen
 
     if args.wait and not args.once:
@@ -118,6 +117,8 @@ def run(args: argparse.Namespace) -> int:
     # without --wait ends right after the sync, before they would have anything to do.
     controllers = None
     if url is None and (not args.once or args.wait):
+        from gitkrm.controllers import ControllerOptions
+
         controllers = ControllerOptions()
     options = AgentOptions(
         state_dir=args.state,
@@ -128,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
         controllers=controllers,
         target_url=url,
         skip_unchanged=args.once and not args.wait,
+        follow_health=not args.once or args.wait,
         **security,
         **election,
     )

@@ -20,6 +20,8 @@ from gitkrm.source import Snapshot
 from gitkrm.store import Store
 from gitkrm.sync.results import SyncResult
 from tests.agent.agent_waits import wait_until
+from tests.report.report_helpers import objects_of, read_note
+from tests.sync.sync_helpers import Remote
 
 CM = GVK(group="", version="v1", kind="ConfigMap")
 
@@ -260,3 +262,50 @@ async def test_health_after_a_sync_is_read_a_kind_at_a_time(
     assert outcome.succeeded
     assert (counting.gets, counting.lists) == (0, 0)
     assert len(runner.health) == 100
+
+
+DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: default}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: nginx}]}
+"""
+
+
+async def test_run_once_reports_the_health_read_at_sync_and_follows_none(
+    tmp_path: Path, agents: list[Agent]
+) -> None:
+    """`run --once` without --wait: the reporter comes with the first source that syncs,
+    the note carries the health read right after the sync, and no follower watches on;
+    a run with nothing to do makes no reporter at all."""
+    remote = Remote(tmp_path / "repo")
+    remote.write("web.yaml", DEPLOYMENT)
+    head = remote.commit()
+    options = AgentOptions(
+        state_dir=tmp_path / "state",
+        agent_name="unit",
+        sources=(SourceConfig(name="apps", url=remote.url),),
+        skip_unchanged=True,
+        follow_health=False,
+    )
+    agent = Agent(options)
+    agents.append(agent)
+    await agent.open()
+    assert agent.reporter is None
+    assert exit_code(await agent.sync_once()) == 0
+    assert agent.reporter is not None
+    assert agent.follower is None
+    await agent.close()
+    note = read_note(remote.bare, "unit", head)
+    assert note is not None
+    assert objects_of(note["sources"]["apps"]) == {"Deployment default/web": "InProgress"}
+    again = Agent(options)
+    agents.append(again)
+    await again.open()
+    [outcome] = await again.sync_once()
+    assert outcome.nothing_changed
+    assert again.reporter is None

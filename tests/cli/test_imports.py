@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+from tests.sync.sync_helpers import Remote, configmap
 
 HEAVY = (
     "aiohttp",
     "starlette",
     "uvicorn",
-    "git",  # GitPython
+    "git",  # GitPython (no longer a dependency: never imported)
     "gitkrm.agent.agent",
     "gitkrm.agent.leader",
     "gitkrm.controllers",
@@ -95,3 +98,64 @@ def test_source_name_default_in_help_is_the_real_default(
         main(["run", "--help"])
     text = capsys.readouterr().out
     assert f"(default: {DEFAULT_SOURCE_NAME})" in " ".join(text.split())
+
+
+RUN_PROBE = """
+import sys
+from gitkrm.cli.main import main
+code = main({argv!r})
+loaded = sorted(
+    m for m in sys.modules
+    if any(m == h or m.startswith(h + ".") for h in {heavy!r})
+)
+print("LOADED=" + ",".join(loaded))
+sys.exit(code)
+"""
+
+# What `run --once` needs only when it syncs, or only with --wait or --listen.
+NOT_FOR_NOTHING_TO_DO = (
+    "aiohttp",
+    "apscheduler",
+    "git",  # GitPython (no longer a dependency)
+    "gitkrm.agent.api",
+    "gitkrm.agent.leading",
+    "gitkrm.agent.steering",
+    "gitkrm.controllers.manager",
+    "gitkrm.controllers.runtime",
+    "gitkrm.report",
+    "gitkrm.server.app",
+    "gitkrm.server.serve",
+    "gitkrm.server.tls",
+    "gitkrm.sync.engine",
+    "starlette",
+    "uvicorn",
+)
+
+
+def _run_once(argv: list[str], heavy: tuple[str, ...]) -> tuple[str, list[str]]:
+    code = RUN_PROBE.format(argv=argv, heavy=heavy)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    loaded = out.stdout.rpartition("LOADED=")[2].strip()
+    return out.stdout, [m for m in loaded.split(",") if m]
+
+
+def test_run_once_with_nothing_to_do_imports_no_controllers_server_or_reporter(
+    tmp_path: Path,
+) -> None:
+    remote = Remote(tmp_path / "repo")
+    remote.write("cm.yaml", configmap("cfg", ns="default"))
+    remote.commit()
+    argv = ["run", "--once", "--repo", remote.url, "--state", str(tmp_path / "st")]
+    out, loaded = _run_once(argv, NOT_FOR_NOTHING_TO_DO)
+    assert "synced revision" in out
+    # A sync reports into Git (without following health: the run ends right after it).
+    assert "gitkrm.report.reporter" in loaded
+    assert "gitkrm.report.follow" not in loaded
+    assert "gitkrm.sync.engine" in loaded
+    assert not [m for m in loaded if m.startswith(("gitkrm.controllers", "gitkrm.server"))]
+    out, loaded = _run_once(argv, NOT_FOR_NOTHING_TO_DO)
+    assert "nothing changed since the last sync" in out
+    assert loaded == []
