@@ -74,14 +74,22 @@ def scalar(value: Any) -> str:
     raise TypeError(f"cannot write a {type(value).__name__} in a report document")
 
 
+_SCALAR_TYPES = frozenset({str, int, bool, float, type(None)})
+
+
 def _is_leaf(value: Any) -> bool:
-    return isinstance(value, Mapping) and all(
-        not isinstance(v, Mapping | list | tuple) for v in value.values()
-    )
+    if not isinstance(value, Mapping):
+        return False
+    for v in value.values():
+        # The exact scalar types first: an ABC isinstance check costs ten times as much,
+        # and a W10k status file asks 100,000 times.
+        if type(v) not in _SCALAR_TYPES and isinstance(v, Mapping | list | tuple):
+            return False
+    return True
 
 
 def _flow(value: Mapping[str, Any]) -> str:
-    return "{" + ", ".join([scalar(k) + ": " + scalar(v) for k, v in value.items()]) + "}"
+    return "{" + ", ".join([f"{scalar(k)}: {scalar(v)}" for k, v in value.items()]) + "}"
 
 
 def _emit(value: Any, indent: str, out: list[str]) -> None:
