@@ -166,7 +166,7 @@ class GitSource:
             self.cache_dir.unlink()
         shutil.rmtree(self.cache_dir, ignore_errors=True)
         self.cache_dir.mkdir(parents=True)
-        await self.git.run("init", "--quiet", "--bare", "--", str(self.cache_dir), in_repo=False)
+        await self.git.run("init", "--quiet", "--bare")  # at --git-dir, the cache
         await self.git.run("config", "gc.autoDetach", "false")
         await self.git.run("config", "core.logAllRefUpdates", "false")
         (self.cache_dir / _MARKER).write_text(json.dumps(self._marker()))

@@ -11,6 +11,8 @@ import pytest
 from gitkrm.errors import BadRequest, NotFound, ServiceUnavailable, Timeout
 from gitkrm.source import (
     GitRef,
+    GitSource,
+    GitSourceSpec,
     InvalidRevision,
     PathNotFound,
     RefKind,
@@ -68,6 +70,22 @@ async def test_a_new_cache_is_a_bare_repository_made_by_the_git_cli(
     await restarted.snapshot()
     assert restarted.git.calls["init"] == 0  # the cache is used as it is
     assert restarted.git.calls["rev-parse"] >= 1  # ... once git says it is a bare repository
+
+
+async def test_a_cache_given_relative_to_the_working_directory_is_made_there(
+    remote: RemoteRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--state` is often relative (./.gitkrm): the cache is made where the path says,
+    not where a git run outside the repository happens to stand."""
+    seed(remote)
+    monkeypatch.chdir(tmp_path)
+    src = GitSource(GitSourceSpec(name="test", url=remote.url), cache_dir=Path("st/git/test"))
+    try:
+        snap = await src.snapshot()
+    finally:
+        await src.close()
+    assert snap.read("apps/a.yaml") == b"kind: A\n"
+    assert (tmp_path / "st" / "git" / "test" / "HEAD").is_file()
 
 
 async def test_unchanged_remote_is_not_fetched_or_listed_again(
