@@ -220,6 +220,11 @@ class Agent:
         `report_flush_timeout` to reach Git first. Without it (a lost Lease) the syncs are
         cancelled before anything else."""
         if flush:
+            if not self.workers:
+                # `run --once`: nothing syncs any more. The engines' drift informers,
+                # still to list what they follow, stop before the reports are written.
+                for runner in self.runners.values():
+                    await runner.close_engine()
             await self._end_reports(flush=True)
         self.stopping = True
         self.scheduler.shutdown()

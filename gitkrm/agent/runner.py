@@ -429,9 +429,14 @@ class SourceRunner:
         if rv.isdigit():
             self.written.add(int(rv))
 
+    async def close_engine(self) -> None:
+        """Stop the sync engine's drift informers (nothing syncs any more)."""
+        engine, self._sync_engine = self._sync_engine, None
+        if engine is not None:
+            await engine.close()
+
     async def close(self) -> None:
-        if self._sync_engine is not None:
-            await self._sync_engine.close()
+        await self.close_engine()
         await self.source.close()
 
 

@@ -299,7 +299,17 @@ async def test_run_once_reports_the_health_read_at_sync_and_follows_none(
     assert exit_code(await agent.sync_once()) == 0
     assert agent.reporter is not None
     assert agent.follower is None
+    # Nothing syncs any more: the engine (its drift informers) is gone before the flush.
+    engines: list[object] = []
+    flush = agent._end_reports
+
+    async def recording(**kw: Any) -> None:
+        engines.extend(r._sync_engine for r in agent.runners.values())
+        await flush(**kw)
+
+    agent._end_reports = recording
     await agent.close()
+    assert engines == [None]
     note = read_note(remote.bare, "unit", head)
     assert note is not None
     assert objects_of(note["sources"]["apps"]) == {"Deployment default/web": "InProgress"}
