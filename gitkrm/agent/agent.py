@@ -80,6 +80,8 @@ class AgentOptions:
     """`run --once` without `--wait`: a source whose revision and store did not change
     since its last settled sync is not synced again (see `lastsync`)."""
     follow_health: bool = True
+    track_drift: bool = True
+    """Follow the owned kinds for drift after each sync (`run --once` ends instead)."""
     """Follow the health of each sync's objects into the reports. `run --once` without
     `--wait` ends right after its sync: its reports carry the health read at sync time."""
 
@@ -179,6 +181,7 @@ class Agent:
                 state_dir=self.options.state_dir,
                 skip_unchanged=self.options.skip_unchanged,
                 cache=self.cache,
+                track_drift=self.options.track_drift,
             )
             if self.options.skip_unchanged:
                 runner.before_pass = self._start_reports  # nothing to do: nothing reported

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from gitkrm.cache import WatchCache
 from gitkrm.errors import GitkrmError
 from gitkrm.health import Health, HealthResult, aggregate, health_of
-from gitkrm.krm import Obj, ObjectRef
+from gitkrm.krm import GVK, Obj, ObjectRef
 from gitkrm.source import InvalidRevision, PathNotFound, Source, UntrustedRevision
 from gitkrm.store import Store
 from gitkrm.store.protocol import meta
@@ -100,8 +100,11 @@ class SourceRunner:
         state_dir: Path | None = None,
         skip_unchanged: bool = False,
         cache: WatchCache | None = None,
+        track_drift: bool = True,
     ) -> None:
         self.store = store
+        self.track_drift = track_drift
+        """Whether drift checks follow the syncs (not in `run --once`)."""
         self.cache = cache
         """The store's shared watch cache (drift detection follows the source's scope)."""
         self.state_dir = state_dir
@@ -163,6 +166,7 @@ class SourceRunner:
             options=self._options(config),
             parse_cache=cache,
             cache=self.cache,
+            track_drift=self.track_drift,
         )
 
     def _fingerprint(self) -> str | None:
@@ -348,7 +352,13 @@ class SourceRunner:
             self.follower.follow(self.name, result.revision, refs)
 
     async def _read_health(self, refs: tuple[ObjectRef, ...]) -> dict[ObjectRef, HealthResult]:
-        wanted = {ref: self.engine.read_gvk(ref) for ref in refs}
+        versions: dict[tuple[str, str], GVK] = {}  # one lookup per kind, not per object
+        wanted: dict[ObjectRef, GVK] = {}
+        for ref in refs:
+            gvk = versions.get((ref.group, ref.kind))
+            if gvk is None:
+                gvk = versions[ref.group, ref.kind] = self.engine.read_gvk(ref)
+            wanted[ref] = gvk
         try:
             objs = await live.read(self.store, wanted)
         except GitkrmError as e:

@@ -130,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
         target_url=url,
         skip_unchanged=args.once and not args.wait,
         follow_health=not args.once or args.wait,
+        track_drift=not args.once,
         **security,
         **election,
     )

@@ -86,8 +86,18 @@ class DriftTracker:
     """Seen state and dirty objects (by object key) and the informers of one source's
     owned kinds."""
 
-    def __init__(self, store: Store, *, source: str, cache: WatchCache | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        source: str,
+        cache: WatchCache | None = None,
+        enabled: bool = True,
+    ) -> None:
+        """`enabled` False: follow nothing (a one-shot sync that no drift check follows);
+        no kind is ever trusted then, so every pass reads what it plans."""
         self.store = store
+        self.enabled = enabled
         self.source = source
         self.seen: dict[str, Seen] = {}
         self.dirty: set[str] = set()
@@ -138,6 +148,8 @@ class DriftTracker:
         """Follow every kind in `kinds` not followed yet. (`since`, the revision the sync
         read at, is kept for callers: an informer lists, and a list listener marks what a
         list no longer finds dirty, so nothing after any revision is missed.)"""
+        if not self.enabled:
+            return
         self.cache.start()
         for gvk in kinds:
             gk = (gvk.group, gvk.kind)

@@ -88,16 +88,20 @@ class SyncEngine:
         options: SyncOptions,
         parse_cache: ParseCache | None = None,
         cache: WatchCache | None = None,
+        track_drift: bool = True,
     ) -> None:
         """`cache`: the store's shared watch cache (drift detection reads the source's
-        scope of it); a private one otherwise."""
+        scope of it); a private one otherwise. `track_drift` False: a one-shot sync that
+        no drift check follows (`run --once`) follows no kind."""
         self.store = store
         self.options = options
         self._renderer = Renderer(
             context=ParseContext(source=options.source_name, default_namespace=options.namespace),
             disk=parse_cache,
         )
-        self._tracker = DriftTracker(store, source=options.source_name, cache=cache)
+        self._tracker = DriftTracker(
+            store, source=options.source_name, cache=cache, enabled=track_drift
+        )
         self._memo = EngineMemo()
         self._lock = asyncio.Lock()
 

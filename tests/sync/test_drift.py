@@ -149,3 +149,14 @@ def test_the_fingerprint_follows_labels_and_annotations() -> None:
     assert meta_fingerprint({"labels": {"x": ["odd"]}}) == meta_fingerprint(
         {"labels": {"x": ["odd"]}}
     )
+
+
+async def test_a_tracker_that_follows_nothing_trusts_nothing(store: Store) -> None:
+    """`run --once`: no drift check follows the sync, so its engine follows no kind."""
+    tracker = DriftTracker(store, source="src", enabled=False)
+    tracker.record(KEY, await store.create(body()), "applied")
+    tracker.watch([DEPLOY])
+    await tracker.settle()
+    assert tracker.trusted_kinds() == set()
+    assert tracker.cache.stats().informers == 0
+    await tracker.close()
