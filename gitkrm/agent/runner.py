@@ -27,7 +27,7 @@ from gitkrm.store.protocol import meta
 from gitkrm.sync import live
 from gitkrm.sync.options import SyncOptions
 from gitkrm.sync.parsecache import ParseCache
-from gitkrm.sync.results import Action, SyncResult, SyncStatus, make_result
+from gitkrm.sync.results import Action, Counts, SyncResult, SyncStatus, Timings, make_result
 
 from . import lastsync
 from . import logging as agentlog
@@ -51,12 +51,11 @@ _NOT_FOLLOWED = frozenset({Action.PRUNED, Action.SKIPPED})
 
 def outcome_of(result: SyncResult) -> st.Outcome:
     """A sync result as the status shows it; any failed or refused object fails the sync."""
-    counts = dict(result.counts)
-    bad = counts.get("failed", 0) + counts.get("refused", 0)
-    ok = result.status is SyncStatus.SUCCEEDED and bad == 0 and not result.errors
+    counts = result.counts
+    ok = result.status is SyncStatus.SUCCEEDED and not counts.bad and not result.errors
     errors = result.problems()
-    applied = any(counts.get(k, 0) for k in ("created", "configured", "pruned", "unchanged"))
-    stalled = not ok and not applied and bad == 0  # the revision itself was refused
+    applied = counts.changed or counts.unchanged > 0
+    stalled = not ok and not applied and not counts.bad  # the revision itself was refused
     reason = st.Reason.SUCCEEDED if ok else st.Reason.SYNC_FAILED
     if stalled:
         reason = st.Reason.INVALID_REVISION
@@ -65,7 +64,7 @@ def outcome_of(result: SyncResult) -> st.Outcome:
         succeeded=ok,
         reason=reason,
         counts=counts,
-        timings_ms=dict(result.timings_ms),
+        timings_ms=result.timings_ms,
         errors=tuple(errors),
         stalled=stalled,
     )
@@ -451,12 +450,12 @@ class SourceRunner:
 
 
 def _changed(counts: Mapping[str, int]) -> bool:
-    return any(counts.get(k, 0) for k in ("created", "configured", "pruned", "failed", "refused"))
+    c = counts if isinstance(counts, Counts) else Counts.from_mapping(counts)
+    return c.changed or c.bad > 0
 
 
 def _with_timing(outcome: st.Outcome, *, git: float) -> st.Outcome:
-    timings = {"git": git, "render": 0.0, "diff": 0.0, "apply": 0.0}
-    timings.update({k: v for k, v in outcome.timings_ms.items() if k != "git"})
+    timings = Timings.of({**outcome.timings_ms, "git": git})
     return st.Outcome(
         revision=outcome.revision,
         succeeded=outcome.succeeded,

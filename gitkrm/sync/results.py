@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, fields
 from enum import StrEnum
-from types import MappingProxyType
 
 from gitkrm.krm import ObjectRef
 
@@ -44,6 +43,105 @@ class ObjectResult:
 TIMING_KEYS = ("git", "render", "diff", "apply")
 
 
+class _Fields:
+    """A frozen record that also reads as a mapping of its fields (for status documents,
+    notes and log lines, which spell them as keys), equal to a mapping of the same items."""
+
+    __slots__ = ()
+
+    def _field(self, key: str) -> object:
+        if key not in self._keys():
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            return dict(zip(self._keys(), self._values(), strict=True)) == dict(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, k) for k in self._keys())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys())
+
+    def __len__(self) -> int:
+        return len(self._keys())
+
+    @classmethod
+    def _keys(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Counts(_Fields, Mapping[str, int]):
+    """How many objects each action touched."""
+
+    created: int = 0
+    configured: int = 0
+    pruned: int = 0
+    unchanged: int = 0
+    failed: int = 0
+    refused: int = 0
+    skipped: int = 0
+
+    def __getitem__(self, key: str) -> int:
+        value = self._field(key)
+        assert isinstance(value, int)
+        return value
+
+    @classmethod
+    def of(cls, objects: Iterable[ObjectResult]) -> Counts:
+        tally = dict.fromkeys((a.value for a in Action), 0)
+        for o in objects:
+            tally[o.action.value] += 1
+        return cls(**tally)
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, object]) -> Counts:
+        """From a status document or a note (unknown keys and non-integers ignored)."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known and type(v) is int})
+
+    @property
+    def changed(self) -> bool:
+        """Whether anything was written (created, configured or pruned)."""
+        return bool(self.created or self.configured or self.pruned)
+
+    @property
+    def bad(self) -> int:
+        """Objects failed or refused."""
+        return self.failed + self.refused
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Timings(_Fields, Mapping[str, float]):
+    """Milliseconds per phase of a sync: fetching from Git, rendering, diffing, applying."""
+
+    git: float = 0.0
+    render: float = 0.0
+    diff: float = 0.0
+    apply: float = 0.0
+
+    def __getitem__(self, key: str) -> float:
+        value = self._field(key)
+        assert isinstance(value, float)
+        return value
+
+    @classmethod
+    def of(cls, timings_ms: Mapping[str, float] | None) -> Timings:
+        """Rounded to microseconds; unknown phases ignored."""
+        given = timings_ms or {}
+        return cls(*(round(float(given.get(k, 0.0)), 3) for k in TIMING_KEYS))
+
+    @property
+    def total(self) -> float:
+        return self.git + self.render + self.diff + self.apply
+
+
 @dataclass(frozen=True, slots=True)
 class SyncResult:
     """One sync of one revision. Failed when the revision could not be used (every
@@ -53,8 +151,8 @@ class SyncResult:
     status: SyncStatus
     objects: tuple[ObjectResult, ...]
     errors: tuple[str, ...]
-    counts: Mapping[str, int] = field(default_factory=dict)
-    timings_ms: Mapping[str, float] = field(default_factory=dict)
+    counts: Counts = Counts()
+    timings_ms: Timings = Timings()
 
     @property
     def ok(self) -> bool:
@@ -63,7 +161,7 @@ class SyncResult:
     @property
     def changed(self) -> bool:
         """Whether anything was written (created, configured or pruned)."""
-        return any(self.counts.get(a.value, 0) for a in _WRITES)
+        return self.counts.changed
 
     def problems(self) -> list[str]:
         """One line per error and per failed or refused object, for logs and status."""
@@ -72,14 +170,8 @@ class SyncResult:
         return lines
 
 
-_WRITES = (Action.CREATED, Action.CONFIGURED, Action.PRUNED)
-
-
-def count(objects: Iterable[ObjectResult]) -> dict[str, int]:
-    out = dict.fromkeys((a.value for a in Action), 0)
-    for o in objects:
-        out[o.action.value] += 1
-    return out
+def count(objects: Iterable[ObjectResult]) -> Counts:
+    return Counts.of(objects)
 
 
 def make_result(
@@ -92,15 +184,12 @@ def make_result(
     """A result whose status and counts follow from its objects and errors."""
     objs = tuple(objects)
     errs = tuple(errors)
-    counts = count(objs)
-    failed = errs or counts[Action.FAILED.value] or counts[Action.REFUSED.value]
-    timings = dict.fromkeys(TIMING_KEYS, 0.0)
-    timings.update(timings_ms or {})
+    counts = Counts.of(objs)
     return SyncResult(
         revision=revision,
-        status=SyncStatus.FAILED if failed else SyncStatus.SUCCEEDED,
+        status=SyncStatus.FAILED if errs or counts.bad else SyncStatus.SUCCEEDED,
         objects=objs,
         errors=errs,
-        counts=MappingProxyType(counts),
-        timings_ms=MappingProxyType({k: round(v, 3) for k, v in timings.items()}),
+        counts=counts,
+        timings_ms=Timings.of(timings_ms),
     )
