@@ -144,13 +144,15 @@ class DriftTracker:
             for t in late:
                 t.cancel()
 
-    def watch(self, kinds: Iterable[GVK], *, since: str = "") -> None:
-        """Follow every kind in `kinds` not followed yet. (`since`, the revision the sync
-        read at, is kept for callers: an informer lists, and a list listener marks what a
-        list no longer finds dirty, so nothing after any revision is missed.)"""
+    def watch(self, kinds: Iterable[GVK], *, since: str = "") -> bool:
+        """Follow every kind in `kinds` not followed yet (True when any is new). (`since`,
+        the revision the sync read at, is kept for callers: an informer lists, and a list
+        listener marks what a list no longer finds dirty, so nothing after any revision is
+        missed.)"""
         if not self.enabled:
-            return
+            return False
         self.cache.start()
+        added = False
         for gvk in kinds:
             gk = (gvk.group, gvk.kind)
             if gk in self._subs:
@@ -158,6 +160,8 @@ class DriftTracker:
             sub = self.cache.subscribe(gvk, self._handler, self._scope)
             self._subs[gk] = sub
             sub.informer.add_list_listener(self._lister(sub.informer))
+            added = True
+        return added
 
     def _handler(self, old: Obj | None, new: Obj | None) -> None:
         if new is not None:

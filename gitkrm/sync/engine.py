@@ -277,9 +277,10 @@ class SyncEngine:
             wanted[ref] = self.read_gvk(ref)
         if not dry_run:  # objects read now are clean until their next event
             tracker.dirty.difference_update(wanted_keys)
-            # Follow the kinds from now: their informers list while this sync applies
-            # (cheap before a first sync writes), so the next check can trust them.
-            tracker.watch(gvk for gvk in rendered.kinds.values() if gvk.version)
+            # Follow the kinds from now: new informers make their first list before this
+            # sync writes (cheap before a first sync), then take in its events as they come.
+            if tracker.watch(gvk for gvk in rendered.kinds.values() if gvk.version):
+                await asyncio.sleep(0)
         live_objects = await live.read(self.store, wanted)
         plan = make_plan(
             revision=rendered.revision,

@@ -120,7 +120,11 @@ class HubEvent:
             else:
                 data = self.data
             data = serve_bytes(data, stored_prefix=stored_prefix, served_prefix=served_prefix)
-            ev = make_event(etype, data)
+            if data is self.data and self._obj is not None:
+                # Decoded already (a selector looked at it): the same read-only dict.
+                ev = WatchEvent(type=etype, obj=self._obj, raw=frame(etype, data))
+            else:
+                ev = make_event(etype, data)
             self._views[key] = ev
         return ev
 
