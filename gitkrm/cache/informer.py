@@ -51,6 +51,17 @@ def rv_of(obj: Obj) -> int:
         return 0
 
 
+def slim(obj: Obj) -> Obj:
+    """An object as the cache keeps it: without `metadata.managedFields` (no reader of
+    the cache needs them; they are about half of a stored object, and decoded into many
+    small dicts they were most of the cache's memory). A write that sends a cached
+    object back leaves the stored managedFields as they are (nil keeps them)."""
+    md = obj.get("metadata")
+    if md is None or "managedFields" not in md:
+        return obj
+    return {**obj, "metadata": {k: v for k, v in md.items() if k != "managedFields"}}
+
+
 def _namespace_index(obj: Obj) -> Iterable[str]:
     return (obj["metadata"].get("namespace") or "",)
 
@@ -212,6 +223,7 @@ class Informer:
 
     def observe(self, obj: Obj) -> None:
         """Record an object a write returned (newer than the cache: it replaces it)."""
+        obj = slim(obj)
         key, rv = key_of(obj), rv_of(obj)
         tomb = self._tombstones.get(key)
         if tomb is not None:
@@ -236,6 +248,7 @@ class Informer:
     # -- watch events ----------------------------------------------------------------------
 
     def _apply(self, etype: EventType, obj: Obj, *, at: int | None = None) -> None:
+        obj = slim(obj)
         key = key_of(obj)
         rv = rv_of(obj) if at is None else at
         if etype is EventType.DELETED:

@@ -140,3 +140,24 @@ async def test_an_expired_watch_lists_again_and_tells_what_changed() -> None:
     finally:
         await cache.stop()
         await store.close()
+
+
+async def test_the_cache_keeps_objects_without_managed_fields(
+    store: Store, cache: WatchCache
+) -> None:
+    """They are about half of a stored object and no reader needs them (memory)."""
+    made = await store.create(configmap("x"), field_manager="someone")
+    assert made["metadata"]["managedFields"]
+    informer = cache.acquire(CM)
+    await informer.synced.wait()
+    cached = informer.get("default", "x")
+    assert cached is not None
+    assert "managedFields" not in cached["metadata"]
+    assert cached["metadata"]["resourceVersion"] == made["metadata"]["resourceVersion"]
+    informer.observe(await store.update({**cached, "data": {"k": "v"}}, field_manager="b"))
+    observed = informer.get("default", "x")
+    assert observed is not None
+    assert "managedFields" not in observed["metadata"]
+    stored = await store.get(ObjectRef(group="", kind="ConfigMap", name="x", namespace="default"))
+    managers = [e["manager"] for e in stored["metadata"]["managedFields"]]
+    assert sorted(managers) == ["b", "someone"], "a write of a cached object keeps them"
