@@ -5,7 +5,7 @@ Python clients read and edit objects while it runs: a live edit is drift, an edi
 GitSource steers its source), with `<state>/kubeconfig` pointing at it.
 
 Cluster target (`ProbeService`): the cluster is the API; the agent serves only `/healthz`
-(the process answers), `/readyz` (see `Agent.readiness`) and `/metrics`, over plain HTTP
+(the process answers), `/readyz` (see `ClusterTarget.readiness`) and `/metrics`, over plain HTTP
 and without a token (nothing there reads or writes objects), as kubelet probes and
 Prometheus expect.
 """

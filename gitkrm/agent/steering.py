@@ -1,6 +1,7 @@
 """What asks a source's worker for a sync besides the ticks, and what an edit of a GitSource
 changes: local changes of a watched repository or directory, and the GitSource objects
-(spec edits, the `gitkrm.io/requestedAt` annotation). Part of an agent's term."""
+(spec edits, the `gitkrm.io/requestedAt` annotation). Part of an agent's term
+(`gitkrm.agent.term`), which hands each function the runner, worker or store it steers."""
 
 from __future__ import annotations
 
@@ -9,29 +10,32 @@ import contextlib
 import copy
 import dataclasses
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from gitkrm.errors import Expired, GitkrmError
 from gitkrm.krm import Obj
-from gitkrm.store import EventType
+from gitkrm.store import EventType, Store
 from gitkrm.store.protocol import meta
 
 from . import crd
 from .config import from_object, is_remote_url
 from .crd import REQUESTED_AT
 from .runner import SourceRunner
-from .scheduler import Trigger
-
-if TYPE_CHECKING:
-    from .agent import Agent
+from .scheduler import Scheduler, SourceWorker, Trigger
 
 log = logging.getLogger("gitkrm.agent")
 
+Stopping = Callable[[], bool]
+"""Whether the term is ending (a watch loop stops)."""
 
-async def apply_spec(agent: Agent, runner: SourceRunner, obj: Obj) -> None:
+
+async def apply_spec(
+    runner: SourceRunner, obj: Obj, *, scheduler: Scheduler, replaced: asyncio.Event
+) -> None:
     """Use an edited GitSource's spec (before the sync it asked for); an unusable spec
-    stalls the source until it is fixed."""
+    stalls the source until it is fixed. A new interval reschedules the source's ticks; a
+    new source (another URL, ref, path ...) sets `replaced` (its change watch restarts)."""
     generation = int(meta(obj).get("generation") or 0)
     try:
         config = from_object(obj, base=Path("/"))
@@ -51,9 +55,9 @@ async def apply_spec(agent: Agent, runner: SourceRunner, obj: Obj) -> None:
     source = runner.source
     await runner.reconfigure(config, generation=generation)
     if interval_changed:
-        agent.scheduler.reschedule(runner.name, interval=config.interval)
+        scheduler.reschedule(runner.name, interval=config.interval)
     if runner.source is not source:
-        agent.replaced[runner.name].set()
+        replaced.set()
     log.info(
         "spec in use",
         extra={
@@ -67,19 +71,20 @@ async def apply_spec(agent: Agent, runner: SourceRunner, obj: Obj) -> None:
     )
 
 
-async def watch_changes(agent: Agent, name: str) -> None:
-    """Ask for a sync whenever a local repository or directory changes."""
-    while not agent.stopping:
-        runner = agent.runners[name]
+async def watch_changes(
+    runner: SourceRunner, worker: SourceWorker, *, replaced: asyncio.Event, stopping: Stopping
+) -> None:
+    """Ask `worker` for a sync whenever the runner's local repository or directory changes."""
+    name = runner.name
+    while not stopping():
         source = runner.source
         changes = getattr(source, "changes", None)
         if changes is not None:
             try:
                 async for _ in changes():
-                    agent.workers[name].request(Trigger.CHANGE)
+                    worker.request(Trigger.CHANGE)
             except (OSError, RuntimeError, GitkrmError) as e:
                 log.warning("source %s: not watching for changes: %s", name, e)
-        replaced = agent.replaced[name]
         if runner.source is not source:
             continue
         if is_remote_url(runner.config.url):
@@ -93,20 +98,21 @@ async def watch_changes(agent: Agent, name: str) -> None:
         replaced.clear()
 
 
-async def watch_gitsources(agent: Agent, rv: str) -> None:
-    """React to edits of the GitSource objects: spec changes and sync requests."""
-    store = agent.require_store()
-    while not agent.stopping:
+async def watch_gitsources(
+    store: Store, rv: str, *, on_gitsource: Callable[[Obj], None], stopping: Stopping
+) -> None:
+    """Hand every GitSource as watched from `rv` (added or modified) to `on_gitsource`."""
+    while not stopping():
         try:
             async for event in store.watch(crd.GITSOURCE_GVK, crd.NAMESPACE, rv):
                 if event.type in (EventType.ADDED, EventType.MODIFIED):
                     rv = meta(event.obj).get("resourceVersion", rv)
-                    on_gitsource(agent, event.obj)
+                    on_gitsource(event.obj)
             # The store ended the watch (a slow watcher is dropped): watch again.
         except Expired:
             pass
         except GitkrmError as e:
-            if agent.stopping:
+            if stopping():
                 return
             log.error("watch of GitSources ended: %s; watching again", e.message)
         await asyncio.sleep(1.0)  # never a busy loop, whatever ends the watch
@@ -116,22 +122,20 @@ async def watch_gitsources(agent: Agent, rv: str) -> None:
             continue
         rv = listed["metadata"]["resourceVersion"]
         for obj in listed.get("items", []):
-            on_gitsource(agent, obj)
+            on_gitsource(obj)
 
 
-def on_gitsource(agent: Agent, obj: Obj) -> None:
-    """A GitSource as watched: a new generation or a new request asks for a sync."""
+def on_gitsource(runner: SourceRunner, worker: SourceWorker, obj: Obj) -> Obj | None:
+    """The runner's GitSource as watched: a new generation or a new request asks `worker`
+    for a sync. Returns the object whose spec that sync is to use (a new generation)."""
     m = meta(obj)
-    name = m.get("name", "")
-    runner = agent.runners.get(name)
-    worker = agent.workers.get(name)
-    if runner is None or worker is None:
-        return
+    pending = None
     generation = int(m.get("generation") or 0)
     if generation and generation != runner.generation:
-        agent.pending_spec[name] = copy.deepcopy(obj)
+        pending = copy.deepcopy(obj)
         worker.request(Trigger.SPEC)
     asked = (m.get("annotations") or {}).get(REQUESTED_AT)
     if asked and asked != runner.requested_at:
         runner.requested_at = asked
         worker.request(Trigger.REQUEST)
+    return pending

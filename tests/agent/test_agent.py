@@ -15,6 +15,7 @@ from gitkrm.agent.crd import GITSOURCE_GVK, NAMESPACE
 from gitkrm.agent.scheduler import Trigger
 from gitkrm.agent.shutdown import Shutdown
 from gitkrm.agent.status import gitsource_ref
+from gitkrm.agent.term import Term
 from gitkrm.krm import GVK, ObjectRef
 from gitkrm.source import Snapshot
 from gitkrm.store import Store
@@ -60,8 +61,12 @@ async def _open(
 
 
 def _store(agent: Agent) -> Store:
-    assert agent.store is not None
     return agent.store
+
+
+def _term(agent: Agent) -> Term:
+    assert agent.term is not None  # the embedded target's one term, begun at open
+    return agent.term
 
 
 async def _count(store: Store) -> int:
@@ -295,20 +300,22 @@ async def test_run_once_reports_the_health_read_at_sync_and_follows_none(
     agent = Agent(options)
     agents.append(agent)
     await agent.open()
-    assert agent.reporter is None
+    term = _term(agent)
+    assert term.reporter is None
     assert exit_code(await agent.sync_once()) == 0
-    assert agent.reporter is not None
-    assert agent.follower is None
+    assert term.reporter is not None
+    assert term.follower is None
     # Nothing syncs any more: the engine (its drift informers) is gone before the flush.
     engines: list[object] = []
-    flush = agent._end_reports
+    flush = term._end_reports
 
     async def recording(**kw: Any) -> None:
-        engines.extend(r._sync_engine for r in agent.runners.values())
+        engines.extend(r._sync_engine for r in term.runners.values())
         await flush(**kw)
 
-    agent._end_reports = recording
+    term._end_reports = recording
     await agent.close()
+    assert agent.term is None
     assert engines == [None]
     note = read_note(remote.bare, "unit", head)
     assert note is not None
@@ -318,4 +325,4 @@ async def test_run_once_reports_the_health_read_at_sync_and_follows_none(
     await again.open()
     [outcome] = await again.sync_once()
     assert outcome.nothing_changed
-    assert again.reporter is None
+    assert _term(again).reporter is None

@@ -118,7 +118,7 @@ NOT_FOR_NOTHING_TO_DO = (
     "apscheduler",
     "git",  # GitPython (no longer a dependency)
     "gitkrm.agent.api",
-    "gitkrm.agent.leading",
+    "gitkrm.agent.cluster",
     "gitkrm.agent.steering",
     "gitkrm.controllers.manager",
     "gitkrm.controllers.runtime",
@@ -156,6 +156,7 @@ def test_run_once_with_nothing_to_do_imports_no_controllers_server_or_reporter(
     assert "gitkrm.report.follow" not in loaded
     assert "gitkrm.sync.engine" in loaded
     assert not [m for m in loaded if m.startswith(("gitkrm.controllers", "gitkrm.server"))]
+    assert "gitkrm.agent.cluster" not in loaded  # the embedded target's run
     out, loaded = _run_once(argv, NOT_FOR_NOTHING_TO_DO)
     assert "nothing changed since the last sync" in out
     assert loaded == []

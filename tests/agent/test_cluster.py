@@ -1,5 +1,6 @@
-"""The agent on the cluster target, in-process: it syncs only while holding the Lease, a lost
-Lease cancels the sync in flight and makes it a candidate again, a stop releases the Lease.
+"""The agent on the cluster target (`ClusterTarget`), in-process: it syncs only while holding
+the Lease, a lost Lease cancels the sync in flight and makes it a candidate again, a stop
+releases the Lease.
 
 The "cluster" is a SQLite store opened through `target_url` (the agent takes any store URL
 there): leader election and the cluster code path are generic over the Store protocol.
@@ -14,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from gitkrm.agent import leading
 from gitkrm.agent.agent import Agent, AgentOptions, exit_code
+from gitkrm.agent.cluster import ClusterTarget
 from gitkrm.agent.config import SourceConfig
 from gitkrm.agent.leader import LeaseTimings, micro_time
 from gitkrm.agent.shutdown import Shutdown
@@ -57,8 +58,12 @@ async def agent(tmp_path: Path) -> AsyncIterator[Agent]:
 
 
 def _store(agent: Agent) -> Store:
-    assert agent.store is not None
     return agent.store
+
+
+def _target(agent: Agent) -> ClusterTarget:
+    assert isinstance(agent.target, ClusterTarget)
+    return agent.target
 
 
 async def _holder(agent: Agent) -> str:
@@ -128,13 +133,13 @@ async def test_a_lost_lease_cancels_the_sync_and_the_agent_waits_as_a_candidate(
     try:
         await asyncio.wait_for(blocked.started.wait(), 10)
         assert await _holder(agent) == "me"
-        assert leading.readiness(agent) == (False, "leading: the first sync is under way")
+        assert _target(agent).readiness() == (False, "leading: the first sync is under way")
 
         await _take_lease(agent, "intruder")
         await wait_until(lambda: blocked.cancelled == 1, what="the sync to be cancelled")
         await wait_until(lambda: not agent.runners, what="the term to end")
-        assert agent.holding is None
-        assert leading.readiness(agent) == (True, "standby: the Lease is held by intruder")
+        assert not _target(agent).leading
+        assert _target(agent).readiness() == (True, "standby: the Lease is held by intruder")
         listed = await _store(agent).list(CM, "default", label_selector="gitkrm.io/source=apps")
         assert listed["items"] == []  # nothing was written by the cancelled sync
 
@@ -142,10 +147,12 @@ async def test_a_lost_lease_cancels_the_sync_and_the_agent_waits_as_a_candidate(
         blocked.release.set()
         await _take_lease(agent, "")
         await wait_until(
-            lambda: bool(agent.runners) and agent.synced_once(), what="a sync in the new term"
+            lambda: agent.term is not None and bool(agent.runners) and agent.term.synced_once(),
+            what="a sync in the new term",
         )
+        assert _target(agent).leading
         assert await _holder(agent) == "me"
-        assert leading.readiness(agent) == (True, "leading")
+        assert _target(agent).readiness() == (True, "leading")
         a = await _store(agent).get(
             ObjectRef(group="", kind="ConfigMap", name="a", namespace="default")
         )
@@ -208,11 +215,13 @@ async def test_run_once_waits_for_the_lease_and_can_be_stopped(agent: Agent) -> 
     )
     shutdown = Shutdown()
     syncing = asyncio.create_task(agent.sync_once(shutdown))
-    await wait_until(lambda: agent.elector is not None and agent.elector.holder == "other")
+    await wait_until(lambda: _target(agent).elector.holder == "other")
     assert not syncing.done()
     shutdown.request()
     assert await asyncio.wait_for(syncing, 5) == []
     assert not agent.runners  # no term began: nothing synced
+    assert agent.term is None
+    assert not _target(agent).leading
 
 
 async def test_gitsource_status_is_kept_once_the_crd_is_served(
@@ -223,12 +232,14 @@ async def test_gitsource_status_is_kept_once_the_crd_is_served(
 
     outcomes = await agent.sync_once(Shutdown())
     assert exit_code(outcomes) == 0
-    assert not agent.gitsources  # a fresh "cluster": no GitSource CRD
+    assert agent.term is not None
+    assert not agent.term.gitsources  # a fresh "cluster": no GitSource CRD
     await crd.install(_store(agent))  # as the Helm chart would
     await agent.end(flush=True)
-    await agent.begin()  # the next term sees the kind
-    assert agent.gitsources
-    outcomes = await agent.sync_all(None, [])
+    assert agent.term is None
+    term = await agent.begin()  # the next term sees the kind
+    assert term.gitsources
+    outcomes = await term.sync_all(None, [])
     assert exit_code(outcomes) == 0
     status = (await _store(agent).get(gitsource_ref("apps")))["status"]
     assert status["result"] == "Succeeded"

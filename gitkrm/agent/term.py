@@ -1,0 +1,358 @@
+"""A term: the span during which the agent writes to its target, and everything it owns.
+
+A term keeps the GitSource objects, one `SourceRunner` per source, and, while the agent
+runs long-lived, one `SourceWorker` per source with its ticks (`Scheduler`), the watches that
+steer it (`steering`: local changes, GitSource edits) and the reports into Git (`Reporter`,
+`HealthFollower`). The embedded target runs one term for the agent's whole life; the cluster
+target one per leadership (`gitkrm.agent.cluster`). A term is begun and ended by the agent
+(`Agent.begin`, `Agent.end`), its one owner; targets drive what it does in between.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
+
+from gitkrm.cache import WatchCache
+from gitkrm.errors import GitkrmError
+from gitkrm.krm import Obj, ObjectRef
+from gitkrm.store import Store
+from gitkrm.store.protocol import meta
+
+from . import crd, gitsources, lastsync
+from .crd import REQUESTED_AT
+from .runner import SourceRunner
+from .scheduler import Reconcile, Scheduler, SourceWorker, Trigger
+from .shutdown import Shutdown, wait_or_force
+from .state import git_cache, last_sync_file
+from .status import Outcome
+
+if TYPE_CHECKING:
+    from gitkrm.health import WaitResult
+    from gitkrm.report import HealthFollower, PushState, Reporter
+
+    from .agent import AgentOptions
+
+log = logging.getLogger("gitkrm.agent")
+
+Observe = Callable[[str, str, float], None]
+"""(source, result, seconds) of a sync: into the metrics the target serves."""
+
+
+class Term:
+    """See the module docstring. `open` makes the GitSource objects and runners; `end`
+    releases everything. A term is not begun twice."""
+
+    def __init__(
+        self,
+        *,
+        store: Store,
+        cache: WatchCache,
+        options: AgentOptions,
+        gitsources: bool,
+        observe: Observe,
+    ) -> None:
+        self._store = store
+        self._cache = cache
+        self._options = options
+        self._observe = observe
+        self.gitsources = gitsources
+        """Whether the target serves the GitSource kind (a cluster may lack the CRD)."""
+        self.runners: dict[str, SourceRunner] = {}
+        self._workers: dict[str, SourceWorker] = {}
+        self._scheduler = Scheduler()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._replaced: dict[str, asyncio.Event] = {}
+        """Per source: set when a spec edit replaced its source (the change watch restarts)."""
+        self._pending_spec: dict[str, Obj] = {}
+        """Per source: the edited GitSource its next sync takes its spec from."""
+        self._stopping = False
+        self._reporter: Reporter | None = None
+        self._follower: HealthFollower | None = None
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping
+
+    @property
+    def reporter(self) -> Reporter | None:
+        return self._reporter
+
+    @property
+    def follower(self) -> HealthFollower | None:
+        return self._follower
+
+    # -- begin -------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """The GitSource objects (unconfigured ones removed) and one runner per source."""
+        options, store = self._options, self._store
+        if self.gitsources:
+            wanted = {c.name for c in options.sources}
+            await gitsources.forget_unconfigured(
+                store, agent_name=options.agent_name, wanted=wanted
+            )
+        for config in options.sources:
+            live: Obj = {}
+            if self.gitsources:
+                live = await gitsources.ensure(store, config, agent_name=options.agent_name)
+            runner = SourceRunner(
+                store=store,
+                config=config,
+                agent_name=options.agent_name,
+                apply_mode=options.apply_mode,
+                git_cache=git_cache(options.state_dir, config.name),
+                live=live,
+                state_dir=options.state_dir,
+                skip_unchanged=options.skip_unchanged,
+                cache=self._cache,
+                track_drift=options.track_drift,
+            )
+            if options.skip_unchanged:
+                runner.before_pass = self.start_reports  # nothing to do: nothing reported
+            if not self.gitsources:
+                desired = config.to_object(agent_name=options.agent_name)
+                runner.writer = gitsources.NoStatusWriter(store, desired=desired)
+            runner.observe = self._observe
+            self.runners[config.name] = runner
+            # A request made while no agent ran is handled by the first sync.
+            asked = (meta(live).get("annotations") or {}).get(REQUESTED_AT)
+            handled = (live.get("status") or {}).get("lastHandledRequestedAt")
+            runner.requested_at = asked or handled
+        if not options.skip_unchanged:
+            self.start_reports()
+
+    def start_reports(self) -> None:
+        """The reporter and the health follower of the term, every runner's source
+        registered: made as the term begins, or (`skip_unchanged`) before the first pass
+        that syncs, so that a run with nothing to do does not load them at all."""
+        options = self._options
+        if not options.report or self._reporter is not None:
+            return
+        from gitkrm.report.reporter import Reporter
+
+        self._reporter = Reporter(agent_name=options.agent_name, on_push_state=self._on_push_state)
+        if options.follow_health:
+            from gitkrm.report.follow import HealthFollower
+
+            self._follower = HealthFollower(self._store, self._reporter, self._cache)
+        for name, runner in self.runners.items():
+            runner.reporter = self._reporter
+            runner.follower = self._follower
+            self._reporter.register(name, runner.source)
+
+    def _on_push_state(self, name: str, state: PushState) -> None:
+        """The reporter's push state changed: into the GitSource status (in the background)."""
+        runner = self.runners.get(name)
+        if runner is None or self._stopping:
+            return
+        self._spawn(runner.set_report_state(state.to_status()), f"gitkrm-report-{name}")
+
+    # -- one pass ----------------------------------------------------------------------
+
+    async def sync_all(self, shutdown: Shutdown | None, outcomes: list[Outcome]) -> list[Outcome]:
+        """Sync every source that is not suspended, one after the other, into `outcomes`
+        (kept when the pass is cancelled)."""
+        for runner in self.runners.values():
+            if shutdown is not None and shutdown.requested.is_set():
+                break
+            if runner.config.suspend:
+                log.info("source %s is suspended: not synced", runner.name)
+                continue
+            outcome = await runner.reconcile(frozenset({Trigger.START}))
+            if outcome is not None:
+                outcomes.append(outcome)
+        return outcomes
+
+    def synced_once(self) -> bool:
+        """Whether every source that is not suspended finished a sync in this term."""
+        return all(r.last_outcome is not None or r.config.suspend for r in self.runners.values())
+
+    def applied(self) -> list[ObjectRef]:
+        """The objects of every source's last sync (what `run --once --wait` waits for)."""
+        return [ref for runner in self.runners.values() for ref in runner.applied]
+
+    async def wait_healthy(
+        self,
+        *,
+        timeout: float,  # noqa: ASYNC109 (the caller's budget, reported as timed_out)
+        on_progress: Any = None,
+    ) -> WaitResult:
+        """Wait until every applied object is Current, one is Failed, or `timeout` passes."""
+        from gitkrm.health import wait_for
+
+        result = await wait_for(
+            self._store,
+            self.applied(),
+            timeout=timeout,
+            on_progress=on_progress,
+            cache=self._cache,
+        )
+        for runner in self.runners.values():
+            await runner.record_health(result.results)
+        return result
+
+    # -- long-lived --------------------------------------------------------------------
+
+    async def start_workers(self) -> None:
+        """One worker per source (a first sync asked for), the ticks, the watches."""
+        from . import steering
+
+        for name, runner in self.runners.items():
+            worker = SourceWorker(name, self._reconciler(name))
+            self._workers[name] = worker
+            replaced = self._replaced[name] = asyncio.Event()
+            self._scheduler.add(worker, interval=runner.config.interval)
+            worker.start()
+            worker.request(Trigger.START)
+            if self._options.watch_changes:
+                watch = steering.watch_changes(
+                    runner, worker, replaced=replaced, stopping=lambda: self._stopping
+                )
+                self._spawn(watch, f"gitkrm-changes-{name}")
+        if self.gitsources:
+            listed = await self._store.list(crd.GITSOURCE_GVK, crd.NAMESPACE)
+            rv = listed["metadata"]["resourceVersion"]
+            watch = steering.watch_gitsources(
+                self._store, rv, on_gitsource=self._on_gitsource, stopping=lambda: self._stopping
+            )
+            self._spawn(watch, "gitkrm-gitsources")
+        self._scheduler.start()
+        log.info(
+            "agent %s running %d source(s): %s",
+            self._options.agent_name,
+            len(self.runners),
+            ", ".join(f"{r.name}={r.config.safe_url}" for r in self.runners.values()),
+        )
+
+    def _on_gitsource(self, obj: Obj) -> None:
+        from . import steering
+
+        name = meta(obj).get("name", "")
+        runner = self.runners.get(name)
+        worker = self._workers.get(name)
+        if runner is None or worker is None:
+            return
+        pending = steering.on_gitsource(runner, worker, obj)
+        if pending is not None:
+            self._pending_spec[name] = pending
+
+    def _spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
+        self._tasks = [t for t in self._tasks if not t.done()]
+        self._tasks.append(asyncio.create_task(coro, name=name))
+
+    def _reconciler(self, name: str) -> Reconcile:
+        async def reconcile(triggers: frozenset[Trigger]) -> None:
+            runner = self.runners[name]
+            pending = self._pending_spec.pop(name, None)
+            if pending is not None:
+                from . import steering
+
+                await steering.apply_spec(
+                    runner,
+                    pending,
+                    scheduler=self._scheduler,
+                    replaced=self._replaced[name],
+                )
+            await runner.reconcile(triggers)
+
+        return reconcile
+
+    async def _cancel_tasks(self) -> None:
+        self._stopping = True
+        self._scheduler.shutdown()
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks.clear()
+
+    async def stop_workers(self, *, forced: asyncio.Event) -> None:
+        """Graceful: no new sync starts, the ones under way finish (up to the grace period,
+        or until `forced` is set: then they are cancelled)."""
+        await self._cancel_tasks()
+        grace = self._options.grace
+        stops = [w.stop(grace=grace) for w in self._workers.values()]
+        stopping: asyncio.Future[Any] = asyncio.ensure_future(asyncio.gather(*stops))
+
+        def cancel_all() -> None:
+            for w in self._workers.values():
+                w.cancel()
+
+        await wait_or_force(stopping, forced=forced, grace=grace + 1, on_force=cancel_all)
+        log.info("agent %s stopped", self._options.agent_name)
+
+    # -- end ---------------------------------------------------------------------------
+
+    async def end(self, *, flush: bool) -> None:
+        """Stop workers and watches at once, close reports and runners. `flush` (a graceful
+        end, the workers already stopped): give the reports up to `report_flush_timeout` to
+        reach Git first. Without it (a lost Lease) the syncs are cancelled before anything
+        else."""
+        if flush:
+            if not self._workers:
+                # `run --once`: nothing syncs any more. The engines' drift informers,
+                # still to list what they follow, stop before the reports are written.
+                for runner in self.runners.values():
+                    await runner.close_engine()
+            await self._end_reports(flush=True)
+        await self._cancel_tasks()
+        for worker in self._workers.values():
+            await worker.stop(grace=0)  # cancelled at once, and awaited
+        if flush:
+            await self._record_last_syncs()
+        else:
+            await self._end_reports(flush=False)
+        for runner in self.runners.values():
+            await runner.close()
+        self.runners.clear()
+        self._workers.clear()
+        self._replaced.clear()
+        self._pending_spec.clear()
+
+    async def _record_last_syncs(self) -> None:
+        """Record each source's last settled sync at the store's revision now, when every
+        write since that sync was the agent's own GitSource status (see `lastsync`)."""
+        settled = [r for r in self.runners.values() if r.last_sync is not None]
+        if not settled:
+            return
+        try:
+            store_id, now = await lastsync.store_position(self._store)
+        except GitkrmError as e:
+            log.debug("the last syncs are not recorded: %s", e.message)
+            return
+        ours: set[int] = set()
+        for runner in self.runners.values():
+            ours |= runner.written
+        for runner in settled:
+            record = runner.last_sync
+            assert record is not None
+            if (record.store_id, record.resource_version) == (store_id, now):
+                continue  # recorded as it is (a pass with nothing to do)
+            from gitkrm.sync.engine import contiguous
+
+            if not contiguous(record.resource_version, now, ours):
+                continue
+            done = dataclasses.replace(record, store_id=store_id, resource_version=now)
+            if done != record:
+                lastsync.save(last_sync_file(self._options.state_dir, runner.name), done)
+
+    async def _end_reports(self, *, flush: bool) -> None:
+        try:
+            async with asyncio.timeout(self._options.report_flush_timeout + 5):
+                await self._close_reports(flush=flush)
+        except TimeoutError:
+            log.warning("the reports into Git did not finish before the agent ended")
+
+    async def _close_reports(self, *, flush: bool) -> None:
+        follower, self._follower = self._follower, None
+        if follower is not None:
+            await follower.close()
+        reporter, self._reporter = self._reporter, None
+        if reporter is not None:
+            timeout = self._options.report_flush_timeout
+            if flush and not await reporter.flush(timeout=timeout):
+                log.warning("some reports did not reach their Git remote before the agent ended")
+            await reporter.close()
