@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from prometheus_client import Gauge
 
     from .agent import AgentOptions
-    from .api import ProbeService
+    from .probes import ProbeService
     from .term import Term
 
 log = logging.getLogger("gitkrm.agent")
@@ -187,7 +187,7 @@ class ClusterTarget:
         if self._options.listen is not None:
             from prometheus_client import Gauge
 
-            from .api import ProbeService
+            from .probes import ProbeService
 
             host, port = self._options.listen
             self._probes = ProbeService(host=host, port=port, readiness=self.readiness)

@@ -160,3 +160,41 @@ def test_run_once_with_nothing_to_do_imports_no_controllers_server_or_reporter(
     out, loaded = _run_once(argv, NOT_FOR_NOTHING_TO_DO)
     assert "nothing changed since the last sync" in out
     assert loaded == []
+
+
+TARGET_PROBE = """
+import sys
+import {module}
+heavy = {heavy!r}
+print(",".join(sorted(m for m in sys.modules if m in heavy or m.startswith(heavy))))
+"""
+
+
+@pytest.mark.parametrize(
+    ("module", "never"),
+    [
+        # The embedded target: no leader election, no cluster target (nor its probes).
+        (
+            "gitkrm.agent.embedded",
+            ("gitkrm.agent.leader", "gitkrm.agent.cluster", "gitkrm.agent.probes"),
+        ),
+        # The cluster target, probes included: no controllers, no API server.
+        (
+            "gitkrm.agent.cluster, gitkrm.agent.probes",
+            (
+                "gitkrm.agent.embedded",
+                "gitkrm.agent.api",
+                "gitkrm.controllers",
+                "gitkrm.server.app",
+                "gitkrm.server.serve",
+                "gitkrm.store.sqlite",
+            ),
+        ),
+    ],
+)
+def test_each_target_imports_nothing_of_the_other(module: str, never: tuple[str, ...]) -> None:
+    code = TARGET_PROBE.format(module=module, heavy=never + tuple(h + "." for h in never))
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert out.stdout.strip() == "", f"{module} imported: {out.stdout.strip()}"
