@@ -3,7 +3,8 @@ dropped when nobody holds it; scopes by namespace and label selector; unserved k
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Callable
 
 import pytest
 
@@ -11,8 +12,33 @@ from gitkrm.cache import Scope, WatchCache
 from gitkrm.krm import GVK, Obj, ObjectRef
 from gitkrm.store import Store, open_store
 from gitkrm.store.sqlite import SqliteStore
-from tests.support.builders import configmap
-from tests.support.wait import eventually_async
+
+
+def configmap(
+    name: str,
+    namespace: str = "default",
+    *,
+    data: dict[str, str] | None = None,
+    labels: dict[str, str] | None = None,
+) -> Obj:
+    md: dict[str, object] = {"name": name, "namespace": namespace}
+    if labels:
+        md["labels"] = labels
+    obj: Obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": md}
+    if data is not None:
+        obj["data"] = data
+    return obj
+
+
+async def eventually_async(
+    check: Callable[[], bool], *, message: str, timeout: float = 10.0
+) -> None:
+    """Wait until `check()` holds (a deadline, not a sleep that hopes)."""
+    async with asyncio.timeout(timeout):
+        while not check():
+            await asyncio.sleep(0.01)
+    assert check(), message
+
 
 CM = GVK(group="", version="v1", kind="ConfigMap")
 WIDGET = GVK(group="example.com", version="v1", kind="Widget")
