@@ -30,14 +30,16 @@ def configmap(
     return obj
 
 
-async def eventually_async(
-    check: Callable[[], bool], *, message: str, timeout: float = 10.0
-) -> None:
-    """Wait until `check()` holds (a deadline, not a sleep that hopes)."""
-    async with asyncio.timeout(timeout):
-        while not check():
-            await asyncio.sleep(0.01)
-    assert check(), message
+async def eventually_async(check: Callable[[], bool], *, message: str) -> None:
+    """Wait until `check()` holds, for 10 s at most (a deadline, not a sleep that hopes)."""
+    try:
+        async with asyncio.timeout(10.0):
+            while True:
+                if check():
+                    return
+                await asyncio.sleep(0.01)
+    except TimeoutError:
+        raise AssertionError(f"timed out waiting for {message}") from None
 
 
 CM = GVK(group="", version="v1", kind="ConfigMap")
