@@ -108,33 +108,20 @@ class ServerSide:
             return Step(Op.FAIL, d.ref, d.key, desired=d, live=live, message=e.message)
         if applied is None:
             return Step(Op.UNCHANGED, d.ref, d.key, desired=d, live=live)
-        message = "adopted" if adopt else ""
-        if applied.config is None:  # only the client-side to server-side migration
-            return Step(
-                Op.PATCH,
-                d.ref,
-                d.key,
-                desired=d,
-                live=live,
-                patch=applied.migrate,
-                patch_type="json",
-                adopt=adopt,
-                message=message,
-                after=applied.after,
-            )
+        only_migration = applied.config is None  # only the client-side to server-side move
         return Step(
             Op.PATCH,
             d.ref,
             d.key,
             desired=d,
             live=live,
-            patch=applied.config,
-            patch_type="apply",
+            patch=applied.migrate if only_migration else applied.config,
+            patch_type="json" if only_migration else "apply",
             adopt=adopt,
-            message=message,
+            message="adopted" if adopt else "",
             after=applied.after,
-            migrate=applied.migrate,
-            force=applied.force,
+            migrate=None if only_migration else applied.migrate,
+            force=not only_migration and applied.force,
         )
 
 
