@@ -327,6 +327,20 @@ class Informer:
         if self._task is None:
             self._task = asyncio.create_task(self.run(), name=f"informer {self.gvk.kind}")
 
+    def forget(self) -> None:
+        """Drop everything cached (the informer was released for good): what it held is
+        freed even while something still refers to the informer itself."""
+        self._items.clear()
+        self._watched.clear()
+        self._tombstones.clear()
+        for index in self._indexes.values():
+            index.clear()
+        self._handlers.clear()
+        self._listeners.clear()
+        self._list_listeners.clear()
+        self.rv = None
+        self.synced.clear()
+
     async def stop(self) -> None:
         task, self._task = self._task, None
         if task is not None:

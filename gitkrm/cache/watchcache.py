@@ -90,6 +90,7 @@ class WatchCache:
             self._retired_lists += informer.lists
             self._retired_watches += informer.watches
             await informer.stop()
+            informer.forget()
 
     def subscribe(self, gvk: GVK, handler: Handler, scope: Scope = EVERYTHING) -> Subscription:
         """Hear of every change of a kind in a scope (first of what is cached already)."""

@@ -189,3 +189,15 @@ async def test_the_cache_keeps_objects_without_managed_fields(
     stored = await store.get(ObjectRef(group="", kind="ConfigMap", name="x", namespace="default"))
     managers = [e["manager"] for e in stored["metadata"]["managedFields"]]
     assert sorted(managers) == ["b", "someone"], "a write of a cached object keeps them"
+
+
+async def test_a_released_informer_keeps_nothing(store: Store, cache: WatchCache) -> None:
+    """What a dropped informer cached is freed, even if something still refers to it."""
+    await store.create(configmap("x"))
+    sub = cache.subscribe(CM, lambda o, n: None)
+    informer = sub.informer
+    await informer.synced.wait()
+    assert informer.objects()
+    await sub.close()
+    assert informer.objects() == []
+    assert informer.rv is None
