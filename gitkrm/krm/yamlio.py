@@ -33,16 +33,23 @@ from gitkrm.krm.goyaml import (
     resolve_plain_scalar,
 )
 from gitkrm.krm.manifest import Manifest
+from gitkrm.krm.nesting import MAX_NESTING, nesting_exceeds
 from gitkrm.krm.types import Obj
 from gitkrm.krm.yamlout import dump_yaml
 
-__all__ = ["DEFAULT_MAX_ALIASES", "DEFAULT_MAX_BYTES", "dump_yaml", "load_manifests"]
+__all__ = [
+    "DEFAULT_MAX_ALIASES",
+    "DEFAULT_MAX_BYTES",
+    "MAX_NESTING",
+    "dump_yaml",
+    "load_manifests",
+]
 
 DEFAULT_MAX_BYTES: Final = 8 * 1024 * 1024
 DEFAULT_MAX_ALIASES: Final = 100
-MAX_NESTING: Final = 500
 # libyaml's Cython composer recurses in C and crashes the process near 30,000 levels, so
-# files that could nest deeper than this are scanned event by event first.
+# files that could nest deeper than this are scanned event by event first. The documents of
+# files that could nest deeper than MAX_NESTING are measured once built.
 _SCAN_ABOVE: Final = 5000
 _MERGE_POSITIONS: Final = 1 << 40  # edge positions of `<<` sources, apart from items
 _PLAIN: Final = "!gitkrm/plain"  # resolve() marks untagged plain scalars; the builder decides
@@ -361,11 +368,15 @@ def load_manifests(
         raise ManifestError(
             f"file is {size} bytes, more than the limit of {max_bytes} bytes", path=path
         )
+    bound = _nesting_bound(data)
     if path.endswith(".json"):
-        return _load_json(data, path=path)
-    if _nesting_bound(data) > _SCAN_ABOVE:
+        return _load_json(data, path=path, measure=bound > MAX_NESTING)
+    if bound > _SCAN_ABOVE:
         _check_nesting(data, path=path)
     has_anchor = (b"&" in data) if isinstance(data, bytes) else ("&" in data)
+    # Built documents nest as their text does (checked just above when the text is long),
+    # except where aliases expand.
+    measure = bound > MAX_NESTING and (has_anchor or bound <= _SCAN_ABOVE)
     builder = _Builder(track=has_anchor, max_aliases=max_aliases)
     loader = GoYamlLoader(data)
     out: list[Manifest] = []
@@ -398,6 +409,8 @@ def load_manifests(
                 ) from None
             except RecursionError:
                 raise _too_deep(path, line) from None
+            if measure and nesting_exceeds(obj):
+                raise _too_deep(path, line)
             checked = _check_object(
                 obj, path=path, line=line, what="document", desc=_describe(root)
             )
@@ -421,11 +434,13 @@ def _json_numbers(value: Any) -> Any:
     return value
 
 
-def _load_json(data: bytes | str, *, path: str) -> list[Manifest]:
+def _load_json(data: bytes | str, *, path: str, measure: bool) -> list[Manifest]:
     try:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError as e:
         raise ManifestError(f"invalid JSON: {e.msg}", path=path, line=e.lineno) from None
+    if measure and nesting_exceeds(obj):
+        raise _too_deep(path, 1)
     obj = _json_numbers(obj)
     desc = None
     if isinstance(obj, dict) and isinstance(obj.get("kind"), str):

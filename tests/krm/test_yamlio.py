@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -438,3 +439,40 @@ def test_dump_round_trips_through_load(extra: dict[str, Any]) -> None:
     obj = {**extra, "apiVersion": "v1", "kind": "Thing"}
     (m,) = load_manifests(dump_yaml(obj), path="r.yaml")
     assert m.obj == obj
+
+
+# ---- found by tests/fuzz/test_fuzz_yaml.py ----
+
+
+def test_json_manifests_nested_too_deeply_are_refused_without_recursion() -> None:
+    # orjson reads 1,024 levels; the integral-float pass then recursed past Python's limit.
+    deep = '{"apiVersion": "v1", "kind": "X", "a": ' + "[" * 990 + "]" * 990 + "}"
+    with pytest.raises(ManifestError, match=r"^m\.json:1: document is nested too deeply"):
+        load_manifests(deep, path="m.json")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Read before, but deeper than orjson writes (254 levels): nothing could store it.
+        "apiVersion: v1\nkind: X\na: " + "[" * 300 + "]" * 300 + "\n",
+        # As deep only once the alias expands.
+        "apiVersion: v1\nkind: X\na: &a "
+        + "[" * 150
+        + "]" * 150
+        + "\nb: "
+        + "[" * 150
+        + "*a"
+        + "]" * 150
+        + "\n",
+    ],
+)
+def test_documents_deeper_than_the_store_takes_are_refused(text: str) -> None:
+    with pytest.raises(ManifestError, match=r"nested too deeply \(more than 200 levels\)"):
+        load_manifests(text, path="m.yaml")
+
+
+def test_nesting_up_to_the_limit_is_read() -> None:
+    text = "apiVersion: v1\nkind: X\na: " + "[" * 199 + "]" * 199 + "\n"
+    (m,) = load_manifests(text, path="m.yaml")
+    assert len(orjson.dumps(m.obj)) > 398
