@@ -274,13 +274,17 @@ class FieldSelector:
                 raise BadRequest(f"field label not supported: {r.field}")
 
     def _compiled(self, obj: Mapping[str, object]) -> tuple[tuple[Extractor, str, bool], ...]:
-        key = (obj.get("apiVersion"), obj.get("kind"))
+        api_version, kind = obj.get("apiVersion"), obj.get("kind")
+        # Anything but strings (an object not admitted yet) selects as no kind at all.
+        key = (
+            api_version if isinstance(api_version, str) else "",
+            kind if isinstance(kind, str) else "",
+        )
         compiled = self._by_kind.get(key)
         if compiled is None:
-            api_version = key[0] if isinstance(key[0], str) else ""
-            group = api_version.rpartition("/")[0]
-            table = SUPPORTED_FIELDS.get((group, key[1] if isinstance(key[1], str) else ""), {})
-            aliases = FIELD_ALIASES.get((group, str(key[1])), {})
+            group = key[0].rpartition("/")[0]
+            table = SUPPORTED_FIELDS.get((group, key[1]), {})
+            aliases = FIELD_ALIASES.get((group, key[1]), {})
             compiled = tuple(
                 (
                     table.get(aliases.get(r.field, r.field))

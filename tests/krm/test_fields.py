@@ -221,3 +221,10 @@ def test_garbage_parses_or_raises_bad_request(text: str) -> None:
     except BadRequest:
         return
     assert parse_field_selector(str(sel)) == sel
+
+
+def test_objects_with_odd_kinds_match_as_no_kind() -> None:
+    # Found by tests/fuzz/test_fuzz_selectors.py: a list apiVersion was a dict key (TypeError).
+    sel = parse_field_selector("metadata.name=a")
+    assert sel.matches({"apiVersion": [], "kind": {}, "metadata": {"name": "a"}})
+    assert not sel.matches({"apiVersion": [], "metadata": {"name": "b"}})
