@@ -5,6 +5,11 @@ is a `BadRequest` (400, the decode step); an operation that cannot be applied (m
 path, failed `test`, moving a value into its own child, bad array index, unknown op) is
 `Invalid` (422, `NewGenericServerResponse(StatusUnprocessableEntity, ...)`). Operations
 are atomic as a whole: on error nothing is returned, and the input is never changed.
+
+A patch cannot make a document nest deeper than `MAX_NESTING` (gitkrm.krm.nesting), and
+its `copy` operations copy at most `MAX_COPIED_VALUES` values in all: each copy of a value
+into itself doubles it, so a few dozen operations would otherwise take hours and all the
+memory (the API server limits the accumulated size of copies for the same reason).
 """
 
 from __future__ import annotations
@@ -14,10 +19,12 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from gitkrm.errors import BadRequest, Invalid
+from gitkrm.krm.nesting import MAX_NESTING
 from gitkrm.patch.values import go_equal
 
 _INDEX: Final = re.compile(r"0|[1-9][0-9]*")
 _MISSING: Final = object()
+MAX_COPIED_VALUES: Final = 100_000
 
 
 class _OpError(Exception):
@@ -54,6 +61,7 @@ class _Doc:
     def __init__(self, root: Any) -> None:
         self.root = root
         self.owned: set[int] = set()
+        self.copied = 0  # values copied by `copy` operations so far
 
     def _own(self, value: Any) -> Any:
         if id(value) in self.owned:
@@ -132,6 +140,31 @@ class _Doc:
             node[_index(last, len(node), allow_end=False)] = value
 
 
+def _measure(value: Any) -> tuple[int, int]:
+    """(values, nesting levels) of a JSON value, without recursion: it may be deep."""
+    if not isinstance(value, dict | list):
+        return 1, 0
+    count, deepest = 0, 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        count += 1
+        if isinstance(node, dict | list):
+            deepest = max(deepest, depth)
+            stack.extend(
+                (c, depth + 1) for c in (node.values() if isinstance(node, dict) else node)
+            )
+    return count, deepest
+
+
+def _placed(tokens: list[str], value: Any) -> int:
+    """The values in `value`, checking it would not nest too deeply at `tokens`."""
+    count, depth = _measure(value)
+    if depth and len(tokens) + depth > MAX_NESTING:
+        raise _OpError(f"the result would be nested more than {MAX_NESTING} levels deep")
+    return count
+
+
 def _deep_copy(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _deep_copy(v) for k, v in value.items()}
@@ -157,11 +190,15 @@ def _apply_op(doc: _Doc, op: dict[str, Any]) -> None:
     name = op.get("op")
     path = _pointer(op, "path")
     if name == "add":
-        doc.add(path, _member(op, "value"))
+        value = _member(op, "value")
+        _placed(path, value)
+        doc.add(path, value)
     elif name == "remove":
         doc.remove(path)
     elif name == "replace":
-        doc.replace(path, _member(op, "value"))
+        value = _member(op, "value")
+        _placed(path, value)
+        doc.replace(path, value)
     elif name == "move":
         src = _pointer(op, "from")
         if src == path:
@@ -169,9 +206,16 @@ def _apply_op(doc: _Doc, op: dict[str, Any]) -> None:
             return
         if path[: len(src)] == src:
             raise _OpError("cannot move a value into one of its own children")
+        _placed(path, doc.get(src))
         doc.add(path, doc.remove(src))
     elif name == "copy":
-        doc.add(path, _deep_copy(doc.get(_pointer(op, "from"))))
+        value = doc.get(_pointer(op, "from"))
+        doc.copied += _placed(path, value)
+        if doc.copied > MAX_COPIED_VALUES:
+            raise _OpError(
+                f"the copy operations of this patch copy more than {MAX_COPIED_VALUES:,} values"
+            )
+        doc.add(path, _deep_copy(value))
     elif name == "test":
         expected = _member(op, "value")
         if not go_equal(doc.get(path), expected):

@@ -106,3 +106,36 @@ def test_failure_midway_leaves_the_input_alone() -> None:
 def test_undecodable_patches_are_bad_requests(patch: Any) -> None:
     with pytest.raises(BadRequest):
         apply_json_patch(doc(), patch)
+
+
+# ---- found by tests/fuzz/test_fuzz_patch.py ----
+
+
+def test_copies_that_double_the_document_stop_at_the_copy_limit() -> None:
+    # Each copy of /a into a new member of itself doubled it: 40 of these took hours and
+    # all the memory before.
+    ops = [{"op": "copy", "from": "/a", "path": f"/a/c{i}"} for i in range(40)]
+    with pytest.raises(Invalid, match=r"copy more than 100,000 values"):
+        apply_json_patch({"a": {"b": 1}}, ops)
+    few = apply_json_patch({"a": {"b": 1}}, ops[:3])
+    assert few["a"]["c2"] == {"b": 1, "c0": {"b": 1}, "c1": {"b": 1, "c0": {"b": 1}}}
+
+
+def test_copies_cannot_nest_a_document_past_the_limit() -> None:
+    # Each copy of /a into /a/c nested it one level deeper: RecursionError (a 500) before.
+    ops = [{"op": "copy", "from": "/a", "path": "/a/c"}] * 1200
+    with pytest.raises(Invalid, match=r"operation 198 .*nested more than 200 levels deep"):
+        apply_json_patch({"a": {"b": 1}}, ops)
+
+
+def test_values_placed_too_deep_are_refused() -> None:
+    deep: Any = 1
+    for _ in range(150):
+        deep = [deep]
+    doc = {"a": deep, "b": deep}
+    inner = "/a" + "/0" * 149 + "/-"  # the innermost list of /a, 151 tokens down
+    with pytest.raises(Invalid, match="nested more than 200 levels"):
+        apply_json_patch(doc, [{"op": "add", "path": inner, "value": deep}])
+    with pytest.raises(Invalid, match="nested more than 200 levels"):
+        apply_json_patch(doc, [{"op": "move", "from": "/b", "path": inner}])
+    assert apply_json_patch(doc, [{"op": "add", "path": inner, "value": [[1]]}])
