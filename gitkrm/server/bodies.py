@@ -10,6 +10,7 @@ import orjson
 
 from gitkrm.errors import BadRequest, ManifestError
 from gitkrm.krm import FieldValidation, Obj, load_manifests
+from gitkrm.krm.nesting import MAX_NESTING, nesting_exceeds
 from gitkrm.schema import ResourceInfo
 from gitkrm.server.negotiation import BodyFormat
 from gitkrm.server.protobuf import decode_object
@@ -36,17 +37,24 @@ class _Duplicates:
         return out
 
 
+def _shallow(value: Any) -> Any:
+    """`value`, unless it nests deeper than gitkrm stores (see gitkrm.krm.nesting)."""
+    if nesting_exceeds(value):
+        raise BadRequest(f"the request body is nested too deeply (more than {MAX_NESTING} levels)")
+    return value
+
+
 def decode_json(body: bytes, *, validation: FieldValidation) -> tuple[Any, list[str]]:
     """The decoded body and its duplicate keys (looked for unless validation is Ignore)."""
     if not body.strip():
         raise BadRequest("the request body is empty")
     if validation is FieldValidation.IGNORE:
         try:
-            return orjson.loads(body), []
+            return _shallow(orjson.loads(body)), []
         except orjson.JSONDecodeError as e:
             raise BadRequest(f"the request body is not valid JSON: {e}") from None
     try:
-        value = orjson.loads(body)
+        value = _shallow(orjson.loads(body))
     except orjson.JSONDecodeError:
         pass  # the stdlib reader below gives the error (or reads what orjson does not)
     else:
@@ -60,7 +68,7 @@ def decode_json(body: bytes, *, validation: FieldValidation) -> tuple[Any, list[
         value = json.loads(body, object_pairs_hook=hook, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as e:
         raise BadRequest(f"the request body is not valid JSON: {e}") from None
-    return value, hook.found
+    return _shallow(value), hook.found
 
 
 def decode_yaml(body: bytes) -> Any:

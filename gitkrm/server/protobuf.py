@@ -12,6 +12,7 @@ client set is ever lost silently.
 from __future__ import annotations
 
 import base64
+import math
 import struct
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -20,21 +21,32 @@ import orjson
 
 from gitkrm.errors import BadRequest, UnsupportedMediaType
 from gitkrm.krm import Obj
-from gitkrm.server.pbwire import LEN, VARINT, fields, signed64
+from gitkrm.server.pbwire import I64, LEN, VARINT, fields, signed64
 from gitkrm.server.proto_types import KINDS, MESSAGES, F
 
 MAGIC: Final = b"k8s\x00"
 CONTENT_TYPE: Final = "application/vnd.kubernetes.protobuf"
 
 
-def _time(buf: bytes, *, micro: bool) -> str:
+def _text(value: bytes, where: str) -> str:
+    """A protobuf string; invalid UTF-8 is refused (it has no JSON form to store)."""
+    try:
+        return value.decode()
+    except UnicodeDecodeError:
+        raise BadRequest(f"protobuf: {where} is not valid UTF-8") from None
+
+
+def _time(buf: bytes, *, micro: bool, where: str) -> str:
     seconds = nanos = 0
     for num, _, value in fields(buf):
         if num == 1 and isinstance(value, int):
             seconds = signed64(value)
         elif num == 2 and isinstance(value, int):
             nanos = signed64(value)
-    t = datetime.fromtimestamp(seconds, UTC)
+    try:
+        t = datetime.fromtimestamp(seconds, UTC)
+    except (ValueError, OverflowError, OSError):
+        raise BadRequest(f"protobuf: {where} is out of range ({seconds} s)") from None
     if micro:
         return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{nanos // 1000:06d}Z"
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -49,7 +61,7 @@ def _duration(buf: bytes) -> str:
     return f"{s}s" if not rest else f"{ns / 1e9:g}s"
 
 
-def _int_or_string(buf: bytes) -> int | str:
+def _int_or_string(buf: bytes, where: str) -> int | str:
     typ, ival, sval = 0, 0, ""
     for num, _, value in fields(buf):
         if num == 1 and isinstance(value, int):
@@ -57,14 +69,14 @@ def _int_or_string(buf: bytes) -> int | str:
         elif num == 2 and isinstance(value, int):
             ival = signed64(value)
         elif num == 3 and isinstance(value, bytes):
-            sval = value.decode()
+            sval = _text(value, where)
     return sval if typ == 1 else ival
 
 
-def _single_string(buf: bytes) -> str:
+def _single_string(buf: bytes, where: str) -> str:
     for num, _, value in fields(buf):
         if num == 1 and isinstance(value, bytes):
-            return value.decode()
+            return _text(value, where)
     return ""
 
 
@@ -78,16 +90,25 @@ def _raw_json(buf: bytes) -> Any:
     return None
 
 
+# Field kinds by the wire type that carries them (the rest are length-delimited).
+_VARINT_KINDS: Final = frozenset({"int", "bool"})
+_I64_KINDS: Final = frozenset({"double"})
+
+
 def _scalar(f: F, wire: int, value: int | bytes, where: str) -> Any:
     k = f.kind
-    if k in ("str", "bytes", "msg", "inline") or f.map:
-        if wire != LEN or not isinstance(value, bytes):
-            raise BadRequest(f"protobuf: {where}.{f.name} has wire type {wire}, expected bytes")
-    elif k in ("int", "bool") and wire != VARINT:
-        raise BadRequest(f"protobuf: {where}.{f.name} has wire type {wire}, expected varint")
+    here = f"{where}.{f.name}"
+    if k in _VARINT_KINDS:
+        if wire != VARINT:
+            raise BadRequest(f"protobuf: {here} has wire type {wire}, expected varint")
+    elif k in _I64_KINDS:
+        if wire != I64:
+            raise BadRequest(f"protobuf: {here} has wire type {wire}, expected fixed64")
+    elif wire != LEN or not isinstance(value, bytes):
+        raise BadRequest(f"protobuf: {here} has wire type {wire}, expected bytes")
     if k == "str":
         assert isinstance(value, bytes)
-        return value.decode()
+        return _text(value, here)
     if k == "bytes":
         assert isinstance(value, bytes)
         return base64.b64encode(value).decode()
@@ -98,20 +119,23 @@ def _scalar(f: F, wire: int, value: int | bytes, where: str) -> Any:
         return bool(value)
     if k == "double":
         assert isinstance(value, int)
-        return struct.unpack("<d", value.to_bytes(8, "little"))[0]
+        d = struct.unpack("<d", value.to_bytes(8, "little"))[0]
+        if not math.isfinite(d):
+            raise BadRequest(f"protobuf: {here} is {d}, which JSON cannot hold")
+        return d
     assert isinstance(value, bytes)
     if k in ("msg", "inline"):
         return decode_message(f.msg, value)
     if k == "time":
-        return _time(value, micro=False)
+        return _time(value, micro=False, where=here)
     if k == "microtime":
-        return _time(value, micro=True)
+        return _time(value, micro=True, where=here)
     if k == "duration":
         return _duration(value)
     if k == "quantity":
-        return _single_string(value)
+        return _single_string(value, here)
     if k == "ios":
-        return _int_or_string(value)
+        return _int_or_string(value, here)
     if k == "raw":
         return _raw_json(value)
     raise BadRequest(f"protobuf: unsupported field kind {k!r}")
@@ -123,7 +147,7 @@ def _map_entry(f: F, value: bytes, where: str) -> tuple[str, Any]:
     inner = F("value", f.map, f.msg)
     for num, wire, v in fields(value):
         if num == 1 and isinstance(v, bytes):
-            key = v.decode()
+            key = _text(v, f"{where}.{f.name} key")
         elif num == 2:
             val = _scalar(inner, wire, v, f"{where}.{f.name}")
     if val is None:
@@ -151,7 +175,8 @@ def decode_message(name: str, buf: bytes) -> dict[str, Any]:
                 "as JSON (kubectl --output json | kubectl apply -f -) instead"
             )
         if f.map:
-            assert isinstance(value, bytes)
+            if wire != LEN or not isinstance(value, bytes):
+                raise BadRequest(f"protobuf: {name}.{f.name} has wire type {wire}, expected bytes")
             k, v = _map_entry(f, value, name)
             out.setdefault(f.name, {})[k] = v
             continue
@@ -175,9 +200,9 @@ def decode_object(body: bytes) -> Obj:
         if num == 1 and isinstance(value, bytes):
             for n, _, v in fields(value):
                 if n == 1 and isinstance(v, bytes):
-                    api_version = v.decode()
+                    api_version = _text(v, "apiVersion")
                 elif n == 2 and isinstance(v, bytes):
-                    kind = v.decode()
+                    kind = _text(v, "kind")
         elif num == 2 and isinstance(value, bytes):
             raw = value
         elif num == 3 and value:

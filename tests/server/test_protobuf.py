@@ -147,3 +147,45 @@ def test_openapi_v2_document() -> None:
     assert extensions[b"x-kubernetes-group-version-kind"] == [
         {"group": "apps", "kind": "Deployment", "version": "v1"}
     ]
+
+
+# ---- found by tests/fuzz/test_fuzz_http.py: each was an exception out of the decoder (500) ----
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (
+            b"\x0a\x03\x0a\x01\xff",
+            r"ObjectMeta\.name is not valid UTF-8",
+        ),
+        (
+            b"\x0a\x02\x08\x01",
+            r"ObjectMeta\.name has wire type 0, expected bytes",
+        ),  # metadata.name as a varint
+        (
+            b"\x10\x01",
+            r"ConfigMap\.data has wire type 0, expected bytes",
+        ),  # data (a map) as a varint
+        (b"\x12\x05\x0a\x03\xc3\x28\x00", r"ConfigMap\.data key is not valid UTF-8"),  # a data key
+    ],
+)
+def test_malformed_fields_are_bad_requests(raw: bytes, message: str) -> None:
+    with pytest.raises(BadRequest, match=message):
+        decode_object(
+            MAGIC
+            + bytes(msg(("m", 1, msg(("s", 1, "v1"), ("s", 2, "ConfigMap"))), ("b", 2, raw)).buf)
+        )
+
+
+def test_timestamps_out_of_range_are_bad_requests() -> None:
+    far = msg(("i", 1, 2**62))  # seconds after 1970, past any datetime
+    cm = msg(("m", 1, msg(("s", 1, "c"), ("m", 8, far))))
+    with pytest.raises(BadRequest, match="creationTimestamp is out of range"):
+        decode_object(envelope("v1", "ConfigMap", cm))
+
+
+def test_type_meta_must_be_utf8() -> None:
+    bad = msg(("m", 1, msg(("b", 1, b"v\xff"), ("s", 2, "ConfigMap"))), ("b", 2, b""))
+    with pytest.raises(BadRequest, match="apiVersion is not valid UTF-8"):
+        decode_object(MAGIC + bytes(bad.buf))

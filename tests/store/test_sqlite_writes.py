@@ -271,3 +271,13 @@ async def test_generated_name_that_is_taken_is_drawn_again(mem: SqliteStore) -> 
     second = await mem.create(obj)
     assert first["metadata"]["name"] != second["metadata"]["name"]
     assert second["metadata"]["name"].startswith("cfg-")
+
+
+async def test_objects_nested_too_deeply_are_refused(mem: SqliteStore) -> None:
+    # Found by tests/fuzz/test_fuzz_http.py: an object 249 levels deep passed the store's
+    # JSON check, then its managedFields took it past orjson's 254 levels (TypeError).
+    deep: object = "x"
+    for _ in range(249):
+        deep = [deep]
+    with pytest.raises(BadRequest, match=r"nested too deeply \(more than 200 levels\)"):
+        await mem.create({**configmap("deep"), "extra": deep})
