@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from gitkrm.source.snapshot import MODE_SYMLINK, FileEntry, MemoryBlobs, Snapsho
 from gitkrm.sync.parse import ParseContext, ParsedFile
 from gitkrm.sync.pool import parse_many
 from gitkrm.sync.render import Renderer, RenderResult
+from tests.support.tools import require_tool
 from tests.sync.sync_helpers import configmap, deployment, namespace, snapshot
 
 CTX = ParseContext(source="src", default_namespace="apps")
@@ -300,11 +302,54 @@ async def test_kustomize_directories_are_rendered_by_kustomize(
     prod = next(d for d in result.objects if d.ref.name == "prod-settings")
     assert prod.path == "overlay/kustomization.yaml"
     assert prod.obj["metadata"]["labels"]["gitkrm.io/source"] == "src"
-    broken = await render({**files, "overlay/kustomization.yaml": "resources: [missing.yaml]\n"})
+    broken = await render(
+        {**files, "overlay/kustomization.yaml": "resources: [../base]\npatches: [{path: x.yaml}]\n"}
+    )
     assert len(broken.problems) == 1
     assert messages(broken)[0].startswith("overlay/kustomization.yaml: kubectl kustomize failed:")
+    missing = await render({**files, "overlay/kustomization.yaml": "resources: [missing.yaml]\n"})
+    assert messages(missing) == [
+        "overlay/kustomization.yaml: 'overlay/missing.yaml' is not a file or directory "
+        "of the source"
+    ]
     escape = await render({**files, "overlay/kustomization.yaml": "resources: [../../x]\n"})
     assert "leaves the source root" in messages(escape)[0]
+
+
+async def test_kustomize_never_reads_outside_the_repository(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Found by tests/fuzz/test_fuzz_kustomize.py: a base whose reference leaves the source
+    # root was reported, yet its overlay was built, and kustomize followed the reference out
+    # of the temporary copy of the repository (here to a kustomization planted beside it).
+    kubectl = require_tool("kubectl", candidates=["/usr/lib/google-cloud-sdk/bin/kubectl"])
+    monkeypatch.setenv("PATH", f"{kubectl.parent}:/usr/bin:/bin")
+    outside = tmp_path / "tmp"
+    (outside / "canary").mkdir(parents=True)
+    (outside / "canary" / "kustomization.yaml").write_text("resources: [cm.yaml]\n")
+    (outside / "canary" / "cm.yaml").write_text(configmap("canary"))
+    monkeypatch.setattr(tempfile, "tempdir", str(outside))  # where kustomize.build copies to
+    files: dict[str, str | bytes] = {
+        "base/kustomization.yaml": "resources: [../../canary]\n",
+        "overlays/prod/kustomization.yaml": "resources: [../../base]\n",
+        "cycle/a/kustomization.yaml": "resources: [../b]\n",
+        "cycle/b/kustomization.yaml": "resources: [../a]\n",
+        "remote/kustomization.yaml": "resources: [https://github.com/o/r//base?ref=v1]\n",
+    }
+    result = await render(files)
+    assert [d.ref.name for d in result.objects] == []
+    assert sorted(messages(result)) == [
+        "base/kustomization.yaml: resources entry '../../canary' leaves the source root",
+        "cycle/a/kustomization.yaml: kustomizations use each other in a cycle: "
+        "cycle/a -> cycle/b -> cycle/a",
+        "cycle/b/kustomization.yaml: kustomizations use each other in a cycle: "
+        "cycle/a -> cycle/b -> cycle/a",
+        "overlays/prod/kustomization.yaml: not rendered: it uses base/kustomization.yaml, "
+        "which has a problem",
+        "remote/kustomization.yaml: resources entry 'https://github.com/o/r//base?ref=v1' is "
+        "remote: gitkrm renders only what the repository holds (vendor the base into the "
+        "repository)",
+    ]
 
 
 async def test_kustomize_missing_from_path_is_a_clear_error(
