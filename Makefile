@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 # a fresh machine installs exactly the versions the suite was proven with.
 LOCK := requirements.lock
 
-.PHONY: install run test lint bench clean lock test-latest
+.PHONY: install run test lint bench clean lock test-latest fuzz
 
 $(BIN)/gitkrm: pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,12 @@ lint: install
 
 test: lint
 	$(BIN)/python -m pytest -n 2 -p no:cacheprovider
+
+# The fuzz targets of tests/fuzz, long: FUZZ_EXAMPLES examples each (20,000 unless set; the
+# normal suite runs 100), with Hypothesis' statistics (examples run, time per example).
+fuzz: install
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest tests/fuzz -p no:cacheprovider \
+	  --hypothesis-show-statistics
 
 # Resolve pyproject.toml (every extra, plus the build backend) into the lock file again.
 lock: install
