@@ -1,10 +1,9 @@
 """Fixtures for the controller tests: a real SQLite store, a ControllerManager with the
-simulator's delays near zero, and wait_until (wait on a condition, never sleep-and-hope)."""
+simulator's delays near zero, and wait_until (wait on a condition, never sleep-and-hope).
+Objects come from tests.support.builders."""
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -12,8 +11,10 @@ from typing import Any
 import pytest
 
 from gitkrm.controllers import ControllerManager, ControllerOptions
+from gitkrm.errors import NotFound
 from gitkrm.krm import GVK, Obj, ObjectRef
 from gitkrm.store.sqlite import SqliteStore
+from tests.support.wait import eventually_async
 
 FAST = ControllerOptions(
     pod_start_delay=0.01,
@@ -31,18 +32,11 @@ Predicate = Callable[[], Any]
 
 
 async def wait_until(predicate: Predicate, timeout: float = 10.0, what: str = "") -> Any:  # noqa: ASYNC109
-    """Poll `predicate` (sync or async) until it returns something truthy; returns it."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        value = predicate()
-        if inspect.isawaitable(value):
-            value = await value
-        if value:
-            return value
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what or predicate}")
-        await asyncio.sleep(0.01)
+    """Poll `predicate` (sync or async) until it returns something truthy; returns it
+    (tests.support.wait.eventually_async, polling every 10 ms)."""
+    return await eventually_async(
+        predicate, timeout=timeout, interval=0.01, message=what or repr(predicate)
+    )
 
 
 @pytest.fixture
@@ -80,9 +74,11 @@ def ref(kind: str, name: str, namespace: str | None = "default", group: str = ""
 async def get(
     store: SqliteStore, kind: str, name: str, namespace: str | None = "default", group: str = ""
 ) -> Obj | None:
+    """The object, or None when it does not exist (any other store error is raised: an
+    `is None` check must not pass because the store failed)."""
     try:
         return await store.get(ref(kind, name, namespace, group))
-    except Exception:
+    except NotFound:
         return None
 
 
@@ -98,30 +94,6 @@ async def items(
         GVK(group=group, version=version, kind=kind), namespace=namespace, label_selector=selector
     )
     return list(listed["items"])
-
-
-def deployment(
-    name: str, *, replicas: int = 3, image: str = "nginx:1.25", ns: str = "default", **spec: Any
-) -> Obj:
-    body: Obj = {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {
-                "metadata": {"labels": {"app": name}},
-                "spec": {
-                    "containers": [
-                        {"name": "web", "image": image, "ports": [{"containerPort": 80}]}
-                    ]
-                },
-            },
-        },
-    }
-    body["spec"].update(spec)
-    return body
 
 
 def condition(obj: Obj | None, kind: str) -> dict[str, Any] | None:

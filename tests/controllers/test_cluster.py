@@ -10,13 +10,13 @@ from gitkrm.store.sqlite import SqliteStore
 from tests.controllers.conftest import (
     Start,
     condition,
-    deployment,
     get,
     items,
     ready,
     ref,
     wait_until,
 )
+from tests.support.builders import configmap, deployment, namespace
 
 
 def _pod(name: str, **spec: object) -> Obj:
@@ -223,11 +223,9 @@ async def test_garbage_collection_policies(store: SqliteStore, start: Start) -> 
 
 async def test_deleting_a_namespace_removes_its_content(store: SqliteStore, start: Start) -> None:
     await start()
-    await store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}})
-    await store.create(deployment("web", replicas=2, ns="team"))
-    await store.create(
-        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg", "namespace": "team"}}
-    )
+    await store.create(namespace("team"))
+    await store.create(deployment("web", "team", replicas=2))
+    await store.create(configmap("cfg", "team"))
 
     async def running() -> bool:
         return len(await items(store, "Pod", namespace="team")) == 2

@@ -11,12 +11,12 @@ from gitkrm.store.sqlite import SqliteStore
 from tests.controllers.conftest import (
     Start,
     condition,
-    deployment,
     get,
     items,
     ready,
     wait_until,
 )
+from tests.support.builders import deployment
 
 PODS = GVK(group="", version="v1", kind="Pod")
 
@@ -30,7 +30,7 @@ async def test_replica_sets_named_by_template_hash_and_status(
     store: SqliteStore, start: Start
 ) -> None:
     await start()
-    await store.create(deployment("web"))
+    await store.create(deployment("web", replicas=3))
     d = await wait_until(lambda: current(store, "web"), what="web Current")
     sets = await items(store, "ReplicaSet", group="apps")
     assert len(sets) == 1

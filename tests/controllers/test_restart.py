@@ -15,7 +15,8 @@ import pytest
 from gitkrm.health import Health, health_of
 from gitkrm.krm import GVK
 from gitkrm.store.sqlite import SqliteStore
-from tests.controllers.conftest import deployment, ready, wait_until
+from tests.controllers.conftest import ready, wait_until
+from tests.support.builders import deployment
 
 ROOT = Path(__file__).resolve().parents[2]
 SETS = GVK(group="apps", version="v1", kind="ReplicaSet")

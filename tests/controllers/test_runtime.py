@@ -6,9 +6,10 @@ import asyncio
 
 from gitkrm.cache.informer import Informer, slim
 from gitkrm.controllers.queue import ShutDown, WorkQueue
-from gitkrm.krm import GVK, Obj, ObjectRef
+from gitkrm.krm import GVK, ObjectRef
 from gitkrm.store.sqlite import SqliteStore
 from tests.controllers.conftest import wait_until
+from tests.support.builders import configmap
 
 CMS = GVK(group="", version="v1", kind="ConfigMap")
 
@@ -45,17 +46,9 @@ async def test_queue_delays_and_backoff() -> None:
         raise AssertionError("a shut down queue handed out a key")
 
 
-def _cm(name: str) -> Obj:
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": name, "namespace": "default"},
-    }
-
-
 async def test_informer_lists_watches_and_reads_its_writes() -> None:
     store = SqliteStore.open(":memory:")
-    await store.create(_cm("a"))
+    await store.create(configmap("a"))
     inf = Informer(store, CMS)
     seen: list[tuple[str | None, str | None]] = []
     inf.add_handler(
@@ -69,7 +62,7 @@ async def test_informer_lists_watches_and_reads_its_writes() -> None:
     inf.start()
     await inf.synced.wait()
     assert inf.get("default", "a") is not None
-    b = await store.create(_cm("b"))
+    b = await store.create(configmap("b"))
     inf.observe(b)  # a write recorded before its watch event
     assert inf.get("default", "b") == slim(b)  # as the cache keeps objects
     gone = await store.delete(ObjectRef(group="", kind="ConfigMap", name="b", namespace="default"))
@@ -88,7 +81,7 @@ async def test_informer_lists_again_after_expired() -> None:
     await inf.synced.wait()
     await inf.stop()
     for i in range(5):
-        await store.create(_cm(f"c{i}"))
+        await store.create(configmap(f"c{i}"))
     store.compact()
     inf.start()  # resumes from a compacted revision: Expired, then a new list
     await wait_until(lambda: len(inf) == 5)

@@ -12,13 +12,13 @@ from gitkrm.store.sqlite import SqliteStore
 from tests.controllers.conftest import (
     Start,
     condition,
-    deployment,
     get,
     items,
     ready,
     ref,
     wait_until,
 )
+from tests.support.builders import deployment
 
 
 def _template(name: str, **spec: Any) -> dict[str, Any]:
