@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,20 +17,19 @@ import pytest
 
 from gitkrm.server import ServeOptions, ServerThread
 from gitkrm.server.context import Limits
+from tests.support.builders import namespace
+from tests.support.tools import require_tool
+from tests.support.wait import eventually
 
 KUBECTL_DIR = Path("/usr/lib/google-cloud-sdk/bin")
 KUBECTL = KUBECTL_DIR / "kubectl"  # 1.32 on these machines
 
 
 def kubectl_path(version: str | None = None) -> Path:
-    """The kubectl binary (`kubectl.1.NN` for a version), skipping the test without it."""
-    path = KUBECTL_DIR / (f"kubectl.{version}" if version else "kubectl")
-    if not path.exists():
-        found = shutil.which(path.name)
-        if found is None:
-            pytest.skip(f"{path.name} is not installed")
-        return Path(found)
-    return path
+    """The kubectl binary (`kubectl.1.NN` for a version): skips the test without it, or
+    fails it under CI=true (tests.support.require_tool)."""
+    name = f"kubectl.{version}" if version else "kubectl"
+    return require_tool(name, candidates=[KUBECTL_DIR / name])
 
 
 @dataclass
@@ -126,8 +123,7 @@ def ns(http: httpx.Client, request: pytest.FixtureRequest) -> str:
     """A namespace of the test's own (created through the API, not kubectl: faster)."""
     name = re.sub(r"[^a-z0-9-]", "-", request.node.name.lower())[:40].strip("-")
     name = f"{name}-{next(_counter)}"
-    body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
-    r = http.post("/api/v1/namespaces", json=body)
+    r = http.post("/api/v1/namespaces", json=namespace(name))
     assert r.status_code == 201, r.text
     return name
 
@@ -160,12 +156,6 @@ class Lines:
 
 
 def wait_for(condition: Callable[[], Any], *, timeout: float = 10.0, interval: float = 0.02) -> Any:
-    """Poll `condition` until it returns something truthy (returned), or fail."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s")
-        time.sleep(interval)
+    """Poll `condition` until it returns something truthy (returned), or fail
+    (tests.support.wait.eventually)."""
+    return eventually(condition, timeout=timeout, interval=interval, message=repr(condition))

@@ -21,27 +21,12 @@ from lightkube.types import PatchType
 
 from gitkrm.server import ServerThread
 from tests.server.conftest import wait_for
+from tests.support.builders import deployment
 
 # The clients' own type annotations are looser than mypy --strict; use them untyped.
 k8s_client: Any = _k8s_client
 k8s_config: Any = _k8s_config
 k8s_watch: Any = _k8s_watch
-
-
-def deployment(name: str, ns: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name, "namespace": ns, "labels": {"app": name}},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {
-                "metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
-            },
-        },
-    }
 
 
 @pytest.fixture(scope="module")

@@ -17,43 +17,20 @@ from gitkrm.server.negotiation import (
     patch_type,
 )
 from gitkrm.server.params import delete_params, list_params, write_params
+from tests.support.builders import crd
 
 V2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
 V2BETA1 = (
     "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json"
 )
 
-CRD: dict[str, Any] = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "things.disco.example.com"},
-    "spec": {
-        "group": "disco.example.com",
-        "scope": "Cluster",
-        "names": {"plural": "things", "singular": "thing", "kind": "Thing", "categories": ["all"]},
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "subresources": {"status": {}},
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "properties": {
-                            "spec": {
-                                "type": "object",
-                                "properties": {
-                                    "n": {"type": "integer", "description": "A number."}
-                                },
-                            }
-                        },
-                    }
-                },
-            }
-        ],
-    },
-}
+CRD: dict[str, Any] = crd(
+    "Thing",
+    "disco.example.com",
+    scope="Cluster",
+    categories=["all"],
+    spec={"n": {"type": "integer", "description": "A number."}},
+)
 
 
 def test_legacy_discovery(http: httpx.Client) -> None:

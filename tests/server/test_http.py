@@ -8,27 +8,9 @@ import httpx
 import orjson
 import pytest
 
+from tests.support.builders import configmap, deployment
+
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
-
-
-def cm(name: str, ns: str, **data: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data}
-
-
-def deployment(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name, "labels": {"app": name}},
-        "spec": {
-            "replicas": 2,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {
-                "metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
-            },
-        },
-    }
 
 
 def status_of(r: httpx.Response) -> dict[str, Any]:
@@ -41,7 +23,7 @@ def status_of(r: httpx.Response) -> dict[str, Any]:
 
 def test_crud_on_object_and_collection_paths(http: httpx.Client, ns: str) -> None:
     base = f"/api/v1/namespaces/{ns}/configmaps"
-    r = http.post(base, json=cm("a", ns, k="v"))
+    r = http.post(base, json=configmap("a", ns, k="v"))
     assert r.status_code == 201
     assert r.json()["metadata"]["namespace"] == ns  # filled in from the path
     got = http.get(f"{base}/a").json()
@@ -80,23 +62,23 @@ def test_errors_are_status_objects(http: httpx.Client, ns: str) -> None:
     assert (r.status_code, status_of(r)["reason"]) == (405, "MethodNotAllowed")
     r = http.post(f"/api/v1/namespaces/{ns}/configmaps", content=b"{not json")
     assert (r.status_code, status_of(r)["reason"]) == (400, "BadRequest")
-    bad = deployment("bad")
+    bad = deployment("bad", ns, replicas=2)
     bad["spec"]["replicas"] = -1
     r = http.post(f"/apis/apps/v1/namespaces/{ns}/deployments", json=bad)
     s = status_of(r)
     assert (r.status_code, s["reason"]) == (422, "Invalid")
     assert s["details"]["causes"][0]["field"] == "spec.replicas"
-    wrong = cm("w", ns)
+    wrong = configmap("w", ns)
     wrong["metadata"]["namespace"] = "elsewhere"
     r = http.post(f"/api/v1/namespaces/{ns}/configmaps", json=wrong)
     assert r.status_code == 400
-    r = http.post("/api/v1/configmaps", json=cm("w", ns))  # no namespace in the path
+    r = http.post("/api/v1/configmaps", json=configmap("w", ns))  # no namespace in the path
     assert r.status_code == 405
 
 
 def test_patch_content_types(http: httpx.Client, ns: str) -> None:
     base = f"/apis/apps/v1/namespaces/{ns}/deployments"
-    assert http.post(base, json=deployment("p")).status_code == 201
+    assert http.post(base, json=deployment("p", ns, replicas=2)).status_code == 201
 
     def patch(ctype: str, body: Any) -> httpx.Response:
         return http.patch(f"{base}/p", content=orjson.dumps(body), headers={"content-type": ctype})
@@ -124,14 +106,14 @@ def test_patch_content_types(http: httpx.Client, ns: str) -> None:
 
 def test_dry_run_field_manager_and_validation(http: httpx.Client, ns: str) -> None:
     base = f"/api/v1/namespaces/{ns}/configmaps"
-    r = http.post(base, params={"dryRun": "All"}, json=cm("dry", ns))
+    r = http.post(base, params={"dryRun": "All"}, json=configmap("dry", ns))
     assert r.status_code == 201
     assert http.get(f"{base}/dry").status_code == 404
-    r = http.post(base, params={"dryRun": "Some"}, json=cm("dry", ns))
+    r = http.post(base, params={"dryRun": "Some"}, json=configmap("dry", ns))
     assert (r.status_code, status_of(r)["reason"]) == (422, "Invalid")
-    r = http.post(base, params={"fieldManager": "x" * 129}, json=cm("fm", ns))
+    r = http.post(base, params={"fieldManager": "x" * 129}, json=configmap("fm", ns))
     assert r.status_code == 422
-    unknown = cm("u", ns)
+    unknown = configmap("u", ns)
     unknown["extra"] = 1
     r = http.post(base, params={"fieldValidation": "Strict"}, json=unknown)
     assert r.status_code == 400
@@ -154,7 +136,7 @@ def test_dry_run_field_manager_and_validation(http: httpx.Client, ns: str) -> No
 def test_delete_options_from_query_and_body(http: httpx.Client, ns: str) -> None:
     base = f"/api/v1/namespaces/{ns}/configmaps"
     for name in ("q", "b", "pre"):
-        assert http.post(base, json=cm(name, ns)).status_code == 201
+        assert http.post(base, json=configmap(name, ns)).status_code == 201
     r = http.delete(f"{base}/q", params={"propagationPolicy": "Foreground"})
     assert r.status_code == 200
     assert r.json()["metadata"]["finalizers"] == ["foregroundDeletion"]
@@ -184,7 +166,7 @@ def test_delete_options_from_query_and_body(http: httpx.Client, ns: str) -> None
 def test_deletecollection(http: httpx.Client, ns: str) -> None:
     base = f"/api/v1/namespaces/{ns}/configmaps"
     for i in range(4):
-        body = cm(f"c{i}", ns)
+        body = configmap(f"c{i}", ns)
         body["metadata"]["labels"] = {"drop": "yes" if i < 3 else "no"}
         http.post(base, json=body)
     r = http.delete(base, params={"labelSelector": "drop=yes", "dryRun": "All"})
@@ -201,14 +183,14 @@ def test_deletecollection(http: httpx.Client, ns: str) -> None:
 def test_list_pages_and_resource_versions(http: httpx.Client, ns: str) -> None:
     base = f"/api/v1/namespaces/{ns}/configmaps"
     for i in range(5):
-        http.post(base, json=cm(f"p{i}", ns))
+        http.post(base, json=configmap(f"p{i}", ns))
     first = http.get(base, params={"limit": 2}).json()
     assert len(first["items"]) == 2
     assert first["metadata"]["remainingItemCount"] == 3
     rest = http.get(base, params={"limit": 10, "continue": first["metadata"]["continue"]}).json()
     assert [i["metadata"]["name"] for i in rest["items"]] == ["p2", "p3", "p4"]
     rv = first["metadata"]["resourceVersion"]
-    http.post(base, json=cm("late", ns))
+    http.post(base, json=configmap("late", ns))
     exact = http.get(base, params={"resourceVersion": rv, "resourceVersionMatch": "Exact"}).json()
     assert len(exact["items"]) == 5
     assert exact["metadata"]["resourceVersion"] == rv
@@ -225,7 +207,7 @@ def test_list_pages_and_resource_versions(http: httpx.Client, ns: str) -> None:
 
 def test_status_and_scale_subresources(http: httpx.Client, ns: str) -> None:
     base = f"/apis/apps/v1/namespaces/{ns}/deployments"
-    http.post(base, json=deployment("s"))
+    http.post(base, json=deployment("s", ns, replicas=2))
     obj = http.get(f"{base}/s/status").json()
     assert obj["kind"] == "Deployment"
     obj["status"] = {"replicas": 2, "readyReplicas": 1}
@@ -282,7 +264,7 @@ def test_namespace_finalize(http: httpx.Client) -> None:
 
 
 def test_tables(http: httpx.Client, ns: str) -> None:
-    http.post(f"/apis/apps/v1/namespaces/{ns}/deployments", json=deployment("t"))
+    http.post(f"/apis/apps/v1/namespaces/{ns}/deployments", json=deployment("t", ns, replicas=2))
     t = http.get(f"/apis/apps/v1/namespaces/{ns}/deployments", headers={"accept": TABLE}).json()
     assert t["kind"] == "Table"
     assert t["apiVersion"] == "meta.k8s.io/v1"

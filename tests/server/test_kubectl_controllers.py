@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -16,6 +15,7 @@ from gitkrm.controllers import ControllerOptions
 from gitkrm.server import ServeOptions, ServerThread
 from gitkrm.server.context import Limits
 from tests.server.conftest import Kubectl, kubectl_path
+from tests.support.wait import eventually
 
 DEPLOYMENT = """\
 apiVersion: apps/v1
@@ -51,11 +51,7 @@ def kube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
 
 
 def wait_until(check: Callable[[], bool], *, timeout: float = 30.0, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
+    eventually(check, timeout=timeout, interval=0.1, message=what)
 
 
 def names(kube: Kubectl, kind: str, selector: str) -> list[str]:

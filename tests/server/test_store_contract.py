@@ -8,7 +8,6 @@ import asyncio
 import itertools
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import pytest
 
@@ -28,6 +27,8 @@ from gitkrm.store import (
 from gitkrm.store.kube import KubeStore
 from gitkrm.store.sqlite import SqliteStore
 from tests.server.kube_store import KubeClientStore
+from tests.support.builders import configmap, deployment, namespace
+from tests.support.wait import eventually_async
 
 CM = GVK(group="", version="v1", kind="ConfigMap")
 DEPLOY = GVK(group="apps", version="v1", kind="Deployment")
@@ -77,34 +78,9 @@ async def c(
         store = KubeClientStore(str(api.bound.kubeconfig))
         compact = lambda: api.run(_compact_all)  # noqa: E731
     ns = f"contract-{next(_names)}"
-    await store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    await store.create(namespace(ns))
     yield Contract(store=store, compact=compact, ns=ns)
     await store.close()
-
-
-def cm(name: str, ns: str, **data: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": name, "namespace": ns},
-        "data": data,
-    }
-
-
-def deployment(name: str, ns: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name, "namespace": ns, "labels": {"app": name}},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {
-                "metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
-            },
-        },
-    }
 
 
 def ref(name: str, ns: str, gvk: GVK = CM) -> ObjectRef:
@@ -112,7 +88,7 @@ def ref(name: str, ns: str, gvk: GVK = CM) -> ObjectRef:
 
 
 async def test_create_get_and_server_fields(c: Contract) -> None:
-    made = await c.store.create(cm("a", c.ns, k="v"))
+    made = await c.store.create(configmap("a", c.ns, k="v"))
     md = made["metadata"]
     assert md["uid"]
     assert md["resourceVersion"]
@@ -121,13 +97,13 @@ async def test_create_get_and_server_fields(c: Contract) -> None:
     assert got["data"] == {"k": "v"}
     assert got["metadata"]["uid"] == md["uid"]
     with pytest.raises(AlreadyExists):
-        await c.store.create(cm("a", c.ns))
+        await c.store.create(configmap("a", c.ns))
     with pytest.raises(NotFound):
         await c.store.get(ref("missing", c.ns))
 
 
 async def test_update_needs_the_current_resource_version(c: Contract) -> None:
-    made = await c.store.create(cm("u", c.ns, k="1"))
+    made = await c.store.create(configmap("u", c.ns, k="1"))
     stale = dict(made, data={"k": "stale"})
     fresh = await c.store.update(dict(made, data={"k": "2"}))
     assert int(fresh["metadata"]["resourceVersion"]) > int(made["metadata"]["resourceVersion"])
@@ -151,7 +127,7 @@ async def test_patch_types(c: Contract) -> None:
 
 async def test_list_selectors_and_pages(c: Contract) -> None:
     for i in range(5):
-        obj = cm(f"l{i}", c.ns)
+        obj = configmap(f"l{i}", c.ns)
         obj["metadata"]["labels"] = {"parity": "even" if i % 2 == 0 else "odd"}
         await c.store.create(obj)
     evens = await c.store.list(CM, namespace=c.ns, label_selector="parity=even")
@@ -161,27 +137,27 @@ async def test_list_selectors_and_pages(c: Contract) -> None:
     first = await c.store.list(CM, namespace=c.ns, limit=2)
     assert [o["metadata"]["name"] for o in first["items"]] == ["l0", "l1"]
     token = first["metadata"]["continue"]
-    await c.store.create(cm("l10", c.ns))  # after the first page: not in this list
+    await c.store.create(configmap("l10", c.ns))  # after the first page: not in this list
     rest = await c.store.list(CM, namespace=c.ns, limit=10, continue_=token)
     assert [o["metadata"]["name"] for o in rest["items"]] == ["l2", "l3", "l4"]
     assert rest["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"]
 
 
 async def test_delete_preconditions_and_propagation(c: Contract) -> None:
-    made = await c.store.create(cm("d", c.ns))
+    made = await c.store.create(configmap("d", c.ns))
     with pytest.raises(Conflict):
         await c.store.delete(ref("d", c.ns), preconditions=Preconditions(uid="other"))
     await c.store.delete(ref("d", c.ns), preconditions=Preconditions(uid=made["metadata"]["uid"]))
     with pytest.raises(NotFound):
         await c.store.get(ref("d", c.ns))
-    await c.store.create(cm("fg", c.ns))
+    await c.store.create(configmap("fg", c.ns))
     marked = await c.store.delete(ref("fg", c.ns), propagation=Propagation.FOREGROUND)
     assert marked["metadata"]["finalizers"] == ["foregroundDeletion"]
     assert (await c.store.get(ref("fg", c.ns)))["metadata"]["deletionTimestamp"]
 
 
 async def test_dry_run_and_field_validation(c: Contract) -> None:
-    await c.store.create(cm("dry", c.ns), dry_run=True)
+    await c.store.create(configmap("dry", c.ns), dry_run=True)
     with pytest.raises(NotFound):
         await c.store.get(ref("dry", c.ns))
     bad = deployment("bad", c.ns)
@@ -202,23 +178,25 @@ async def test_update_status_touches_only_status(c: Contract) -> None:
 
 
 async def test_watch_from_a_list(c: Contract) -> None:
-    await c.store.create(cm("before", c.ns))
+    await c.store.create(configmap("before", c.ns))
     listed = await c.store.list(CM, namespace=c.ns)
     events = c.store.watch(
         CM, namespace=c.ns, resource_version=listed["metadata"]["resourceVersion"]
     )
 
+    seen: list[tuple[str, str]] = []
+
     async def collect() -> list[tuple[str, str]]:
-        out = []
         async for ev in events:
-            out.append((ev.type.value, ev.obj["metadata"]["name"]))
-            if len(out) == 3:
+            seen.append((ev.type.value, ev.obj["metadata"]["name"]))
+            if len(seen) == 3:
                 break
-        return out
+        return seen
 
     task = asyncio.ensure_future(collect())
-    await asyncio.sleep(0.05)
-    await c.store.create(cm("w", c.ns))
+    await c.store.create(configmap("w", c.ns))
+    # The watch runs once it has seen the first write (no sleep hoping it has started).
+    await eventually_async(lambda: ("ADDED", "w") in seen, message="the watch to see w added")
     await c.store.patch(ref("w", c.ns), {"data": {"x": "y"}}, "merge")
     await c.store.delete(ref("w", c.ns))
     got = await asyncio.wait_for(task, 10)
@@ -226,8 +204,8 @@ async def test_watch_from_a_list(c: Contract) -> None:
 
 
 async def test_watch_without_revision_starts_with_the_current_objects(c: Contract) -> None:
-    await c.store.create(cm("x1", c.ns))
-    await c.store.create(cm("x2", c.ns))
+    await c.store.create(configmap("x1", c.ns))
+    await c.store.create(configmap("x2", c.ns))
     events = c.store.watch(CM, namespace=c.ns)
     seen = []
     async for ev in events:
@@ -239,7 +217,7 @@ async def test_watch_without_revision_starts_with_the_current_objects(c: Contrac
 
 
 async def test_watch_from_a_compacted_revision_is_expired(c: Contract) -> None:
-    made = await c.store.create(cm("old", c.ns))
+    made = await c.store.create(configmap("old", c.ns))
     await c.store.patch(ref("old", c.ns), {"data": {"a": "b"}}, "merge")
     c.compact()
 
@@ -256,7 +234,7 @@ async def test_watch_from_a_compacted_revision_is_expired(c: Contract) -> None:
 async def test_batch(c: Contract) -> None:
     out = await c.store.batch(
         [
-            BatchOp(op=BatchOpKind.CREATE, obj=cm("b1", c.ns)),
+            BatchOp(op=BatchOpKind.CREATE, obj=configmap("b1", c.ns)),
             BatchOp(
                 op=BatchOpKind.PATCH,
                 ref=ref("b1", c.ns),

@@ -16,6 +16,7 @@ from gitkrm.server import ServeOptions, ServerThread
 from gitkrm.server.context import Limits
 from gitkrm.store.sqlite import SqliteStore
 from tests.server.conftest import wait_for
+from tests.support.builders import configmap
 
 
 @pytest.fixture(scope="module")
@@ -36,10 +37,6 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerThread]:
 
 async def _watchers(store: SqliteStore) -> int:
     return store.watcher_count
-
-
-def cm(name: str, **data: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data}
 
 
 class Stream:
@@ -78,11 +75,11 @@ class Stream:
 
 def test_events_in_order_from_a_list(api: ServerThread, http: httpx.Client, ns: str) -> None:
     base = f"/api/v1/namespaces/{ns}/configmaps"
-    http.post(base, json=cm("before"))
+    http.post(base, json=configmap("before", ns))
     rv = http.get(base).json()["metadata"]["resourceVersion"]
     s = Stream(api, base, resourceVersion=rv)
     try:
-        http.post(base, json=cm("a"))
+        http.post(base, json=configmap("a", ns))
         http.patch(
             f"{base}/a",
             content=b'{"data":{"x":"1"}}',
@@ -114,7 +111,7 @@ def test_compacted_revision_gives_an_error_event(
     api: ServerThread, http: httpx.Client, ns: str
 ) -> None:
     base = f"/api/v1/namespaces/{ns}/configmaps"
-    rv = http.post(base, json=cm("old")).json()["metadata"]["resourceVersion"]
+    rv = http.post(base, json=configmap("old", ns)).json()["metadata"]["resourceVersion"]
     http.patch(
         f"{base}/old",
         content=b'{"data":{"a":"b"}}',
@@ -136,7 +133,7 @@ def test_compacted_revision_gives_an_error_event(
 
 def test_table_watch_sends_columns_once(api: ServerThread, http: httpx.Client, ns: str) -> None:
     base = f"/api/v1/namespaces/{ns}/configmaps"
-    http.post(base, json=cm("t1", a="1"))
+    http.post(base, json=configmap("t1", ns, a="1"))
     accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
     client = httpx.Client(base_url=api.url, timeout=10)
     events: list[dict[str, Any]] = []
@@ -144,7 +141,7 @@ def test_table_watch_sends_columns_once(api: ServerThread, http: httpx.Client, n
         with client.stream("GET", base, params={"watch": "1"}, headers={"accept": accept}) as r:
             lines = r.iter_lines()
             events.append(orjson.loads(next(lines)))
-            http.post(base, json=cm("t2"))
+            http.post(base, json=configmap("t2", ns))
             events.append(orjson.loads(next(lines)))
     finally:
         client.close()
@@ -158,7 +155,7 @@ def test_table_watch_sends_columns_once(api: ServerThread, http: httpx.Client, n
 
 def test_selector_watch_sees_objects_leave(api: ServerThread, http: httpx.Client, ns: str) -> None:
     base = f"/api/v1/namespaces/{ns}/configmaps"
-    body = cm("sel")
+    body = configmap("sel", ns)
     body["metadata"]["labels"] = {"keep": "yes"}
     http.post(base, json=body)
     s = Stream(api, base, labelSelector="keep=yes")
@@ -195,7 +192,7 @@ def test_disconnected_and_stuck_clients_are_let_go(
         wait_for(lambda: api.run(_watchers) == before + 1)
         big = "x" * 500_000
         for i in range(12):  # each within the client's timeout: nothing waits on `sock`
-            assert http.post(base, json=cm(f"big{i}", v=big)).status_code == 201
+            assert http.post(base, json=configmap(f"big{i}", ns, v=big)).status_code == 201
         wait_for(lambda: api.run(_watchers) == before, timeout=15)
         assert http.get("/healthz").status_code == 200
     finally:
