@@ -14,6 +14,7 @@ from gitkrm.krm import GVK, ObjectRef
 from tests.e2e.cluster_support import Cluster, run_once
 from tests.e2e.manifests import configmap
 from tests.source.source_gitrepo import RemoteRepo
+from tests.support.tools import require_tool
 
 KPT = Path("/usr/lib/google-cloud-sdk/bin/kpt")
 RG = GVK(group="kpt.dev", version="v1alpha1", kind="ResourceGroup")
@@ -21,7 +22,10 @@ RG_CRD = ObjectRef(
     group="apiextensions.k8s.io", kind="CustomResourceDefinition", name="resourcegroups.kpt.dev"
 )
 
-pytestmark = pytest.mark.skipif(not KPT.exists(), reason=f"kpt is not installed at {KPT}")
+
+@pytest.fixture(autouse=True)
+def _kpt() -> None:
+    require_tool("kpt", candidates=[KPT], search_path=False)
 
 
 def kpt(*args: str, cluster: Cluster, cwd: Path) -> subprocess.CompletedProcess[str]:

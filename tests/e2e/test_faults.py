@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.e2e.e2e_support import (
     AgentProcess,
     cm_ref,
@@ -24,7 +22,7 @@ from tests.e2e.e2e_support import (
 )
 from tests.e2e.manifests import configmap, deployment, gitsource
 from tests.source.source_gitrepo import RemoteRepo, git
-from tests.source.source_https import GitHttpsServer, have_tools
+from tests.source.source_https import GitHttpsServer, require_tools
 
 BOMB = """\
 apiVersion: v1
@@ -261,8 +259,8 @@ async def test_bad_input_is_refused_and_the_agent_recovers(
     assert agent.proc.returncode == 0, agent.log()
 
 
-@pytest.mark.skipif(have_tools() is not None, reason=str(have_tools()))
 async def test_wrong_credentials_then_fixed(tmp_path: Path) -> None:
+    require_tools()
     projects = tmp_path / "srv"
     repo = RemoteRepo(projects / "apps")
     repo.write("a.yaml", configmap("a", {"v": "1"}))

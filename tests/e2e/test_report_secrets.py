@@ -15,7 +15,7 @@ import pytest
 from tests.report.report_helpers import read_note, read_status
 from tests.report.report_pipeline import Pipeline
 from tests.source.source_gitrepo import ENV, RemoteRepo
-from tests.source.source_https import GitHttpsServer, have_tools
+from tests.source.source_https import GitHttpsServer, require_tools
 
 TOKEN = "tok-7f3e9c1a5b2d8e4f"
 DATA_VALUE = "db-password-QX81Zr"
@@ -73,10 +73,10 @@ def _content_oids(work: Path) -> set[str]:
     return {line.split()[0] for line in out.decode().splitlines()}
 
 
-@pytest.mark.skipif(have_tools() is not None, reason=str(have_tools()))
 async def test_no_secret_value_or_credential_reaches_git_or_logs(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    require_tools()
     repo = RemoteRepo(tmp_path / "srv" / "repo")
     repo.write("db.yaml", GOOD)
     good = repo.commit("db")

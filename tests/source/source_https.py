@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import os
-import shutil
 import ssl
 import subprocess
 import threading
@@ -16,15 +15,18 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
 
+from tests.support.tools import require_tool
 
-def have_tools() -> str | None:
-    """Why the server can't run here, or None."""
-    if shutil.which("openssl") is None:
-        return "openssl is not installed"
+
+def require_tools() -> None:
+    """Skip the calling test without openssl or git-http-backend (fail it under CI=true)."""
+    require_tool("openssl")
     res = subprocess.run(["git", "--exec-path"], capture_output=True, text=True, check=False)
-    if not (Path(res.stdout.strip()) / "git-http-backend").exists():
-        return "git-http-backend is not installed"
-    return None
+    require_tool(
+        "git-http-backend",
+        candidates=[Path(res.stdout.strip()) / "git-http-backend"],
+        search_path=False,
+    )
 
 
 def make_cert(directory: Path) -> tuple[Path, Path]:

@@ -5,22 +5,22 @@ from __future__ import annotations
 
 import getpass
 import os
-import shutil
 import socket
 import subprocess
 import time
 from pathlib import Path
 from types import TracebackType
 
+from tests.support.tools import require_tool
+
 SSHD = "/usr/sbin/sshd"
 
 
-def have_tools() -> str | None:
-    """Why sshd can't run here, or None."""
-    for tool in (SSHD, shutil.which("ssh"), shutil.which("ssh-keygen")):
-        if tool is None or not os.path.exists(tool):
-            return "openssh-server / openssh-client is not installed (sshd, ssh, ssh-keygen)"
-    return None
+def require_tools() -> None:
+    """Skip the calling test without sshd, ssh or ssh-keygen (fail it under CI=true)."""
+    require_tool("sshd", candidates=[SSHD], search_path=False, what="openssh-server (sshd)")
+    require_tool("ssh", what="openssh-client (ssh)")
+    require_tool("ssh-keygen", what="openssh-client (ssh-keygen)")
 
 
 def keygen(path: Path) -> Path:

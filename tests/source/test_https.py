@@ -11,9 +11,13 @@ import pytest
 from gitkrm.errors import GitkrmError, NotFound, ServiceUnavailable, Unauthorized
 from gitkrm.source import HttpsAuth, SecretRef
 from tests.source.source_gitrepo import RemoteRepo, SourceFactory
-from tests.source.source_https import GitHttpsServer, have_tools
+from tests.source.source_https import GitHttpsServer, require_tools
 
-pytestmark = pytest.mark.skipif(have_tools() is not None, reason=str(have_tools()))
+
+@pytest.fixture(autouse=True)
+def _tools() -> None:
+    require_tools()
+
 
 USER = "robot"
 TOKEN = "tok-3f9a1c77e2b84d5cSECRET"

@@ -10,9 +10,12 @@ import pytest
 from gitkrm.errors import NotFound, Unauthorized
 from gitkrm.source import SshAuth
 from tests.source.source_gitrepo import RemoteRepo, SourceFactory
-from tests.source.source_sshd import Sshd, have_tools, keygen
+from tests.source.source_sshd import Sshd, keygen, require_tools
 
-pytestmark = pytest.mark.skipif(have_tools() is not None, reason=str(have_tools()))
+
+@pytest.fixture(autouse=True)
+def _tools() -> None:
+    require_tools()
 
 
 @pytest.fixture

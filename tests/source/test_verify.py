@@ -14,13 +14,17 @@ from gitkrm.errors import BadRequest, Forbidden, NotFound
 from gitkrm.source import UntrustedRevision, VerifySpec
 from gitkrm.source.verify import judge
 from tests.source.source_gitrepo import RemoteRepo, SourceFactory
+from tests.support.tools import require_tool
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TRUSTED = "FC8862882FBC8A5D209F8B0F515BCAF12DC53368"
 UNTRUSTED = "FFEA1CEB6EBDB3D6D4C4602F2EE5C1A3B1FB473F"
 KEYRING = FIXTURES / "trusted.pub.asc"
 
-pytestmark = pytest.mark.skipif(shutil.which("gpg") is None, reason="gpg (gnupg) is not installed")
+
+@pytest.fixture(autouse=True)
+def _gpg() -> None:
+    require_tool("gpg", what="gpg (gnupg)")
 
 
 @pytest.fixture
