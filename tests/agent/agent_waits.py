@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import Awaitable, Callable
+
+from tests.support.wait import eventually_async
 
 
 async def wait_until(
     cond: Callable[[], bool | Awaitable[bool]], *, within: float = 10.0, what: str = "condition"
 ) -> None:
-    deadline = time.monotonic() + within
-    while True:
-        got = cond()
-        if not isinstance(got, bool):
-            got = await got
-        if got:
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {within}s waiting for {what}")
-        await asyncio.sleep(0.02)
+    """tests.support.wait.eventually_async, polling every 20 ms."""
+    await eventually_async(cond, timeout=within, interval=0.02, message=what)

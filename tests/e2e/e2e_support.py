@@ -3,13 +3,11 @@ agent process that is always cleaned up, reads of its store, and waiting on cond
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import sqlite3
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
@@ -23,6 +21,7 @@ from gitkrm.errors import GitkrmError, NotFound
 from gitkrm.krm import GVK, Obj, ObjectRef
 from gitkrm.store import Store, open_store
 from tests.source.source_gitrepo import ENV
+from tests.support.wait import eventually_async
 
 CM = GVK(group="", version="v1", kind="ConfigMap")
 DEPLOY = GVK(group="apps", version="v1", kind="Deployment")
@@ -133,12 +132,9 @@ async def read_status(state: Path, name: str = "default") -> dict[str, Any]:
 async def wait_for(
     cond: Callable[[], Awaitable[bool]], *, within: float = 30.0, what: str = "condition"
 ) -> None:
-    """Poll `cond` until it holds; fail naming `what` after `within` seconds."""
-    deadline = time.monotonic() + within
-    while not await cond():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {within}s waiting for {what}")
-        await asyncio.sleep(0.05)
+    """Poll `cond` until it holds; fail naming `what` after `within` seconds
+    (tests.support.wait.eventually_async)."""
+    await eventually_async(cond, timeout=within, interval=0.05, message=what)
 
 
 def start(*args: str, cwd: Path) -> subprocess.Popen[bytes]:

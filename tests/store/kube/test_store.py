@@ -4,9 +4,7 @@ working unchanged over HTTP."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import time
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -21,6 +19,7 @@ from gitkrm.sync.options import SyncOptions
 from gitkrm.sync.results import SyncResult
 from tests.store.kube.conftest import cm, new_namespace
 from tests.store.kube.faultproxy import FaultProxy
+from tests.support.wait import eventually_async
 from tests.sync.sync_helpers import snapshot
 
 CM = GVK(group="", version="v1", kind="ConfigMap")
@@ -135,11 +134,7 @@ def _check(result: SyncResult, **counts: int) -> None:
 
 
 async def _wait(condition: Any, within: float = 10.0) -> None:
-    deadline = time.monotonic() + within
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not met within {within}s")
-        await asyncio.sleep(0.01)
+    await eventually_async(condition, timeout=within, interval=0.01, message=repr(condition))
 
 
 async def test_the_sync_engine_over_http(kube: KubeStore) -> None:
