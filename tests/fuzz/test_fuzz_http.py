@@ -173,9 +173,12 @@ FIELD_PATHS: Final[st.SearchStrategy[list[str | int]]] = st.sampled_from(
 
 
 @st.composite
-def objects(draw: st.DrawFn) -> Any:
-    obj: Any = draw(st.sampled_from(SEEDS))
-    for _ in range(draw(st.integers(0, 3))):
+def objects(draw: st.DrawFn, seed: Any = None, name: str | None = None) -> Any:
+    """A seed (or `seed`), named `name` if given, with 0 to 3 fields replaced by anything."""
+    obj: Any = draw(st.sampled_from(SEEDS)) if seed is None else seed
+    if name is not None:
+        obj = _mutate(obj, ["metadata", "name"], name)
+    for _ in range(draw(st.sampled_from([0, 0, 1, 2, 3]))):
         obj = _mutate(obj, draw(FIELD_PATHS), draw(json_values(max_leaves=6)))
     return obj
 
@@ -333,10 +336,33 @@ _PATCH_BODIES: Final = {
 }
 
 
+DELETE_OPTIONS: Final = st.fixed_dictionaries(
+    {},
+    optional={
+        "kind": st.sampled_from(["DeleteOptions", "Status", ""]),
+        "apiVersion": st.sampled_from(["v1", "meta.k8s.io/v1", "x"]),
+        "propagationPolicy": st.one_of(
+            st.sampled_from(["Foreground", "Background", "Orphan"]), json_values(max_leaves=2)
+        ),
+        "gracePeriodSeconds": st.one_of(st.integers(-5, 100), json_values(max_leaves=2)),
+        "orphanDependents": json_values(max_leaves=2),
+        "dryRun": st.one_of(st.just(["All"]), json_values(max_leaves=3)),
+        "preconditions": st.one_of(
+            st.fixed_dictionaries({}, optional={"uid": st.text(max_size=5)}),
+            json_values(max_leaves=3),
+        ),
+    },
+).map(_json)
+
+
 @st.composite
 def targeted(draw: st.DrawFn) -> tuple[str, bytes, bytes, list[tuple[bytes, bytes]], bytes]:
-    collection, name, _ = _TARGETS[draw(st.sampled_from(sorted(_TARGETS)))]
+    collection, name, seed = _TARGETS[draw(st.sampled_from(sorted(_TARGETS)))]
     method = draw(st.sampled_from(["POST", "PUT", "PATCH", "PATCH", "DELETE", "GET"]))
+    # A new object to create (the seed's own name already exists), the seed to update.
+    own = objects(
+        seed, draw(st.sampled_from(["new", "new-2", "x.y"])) if method == "POST" else name
+    )
     path = collection if method == "POST" else f"{collection}/{name}"
     if method == "PUT" and draw(st.booleans()):
         path += "/" + draw(st.sampled_from(["status", "scale", "finalize"]))
@@ -344,12 +370,15 @@ def targeted(draw: st.DrawFn) -> tuple[str, bytes, bytes, list[tuple[bytes, byte
     if method == "PATCH":
         ctype = draw(st.sampled_from(sorted(_PATCH_BODIES)))
         body = draw(_PATCH_BODIES[ctype])
+    elif method in ("DELETE", "GET"):
+        ctype, body = "application/json", draw(st.one_of(st.just(b""), DELETE_OPTIONS))
     else:
         ctype, body = draw(
             st.one_of(
+                st.tuples(st.just("application/json"), own.map(_json)),
                 st.tuples(st.just("application/json"), objects().map(_json)),
                 st.tuples(st.just("application/json"), deep_bodies()),
-                st.tuples(st.just("application/yaml"), objects().map(_yaml)),
+                st.tuples(st.just("application/yaml"), own.map(_yaml)),
                 st.tuples(st.just("application/vnd.kubernetes.protobuf"), PB_OBJECTS),
             )
         )
