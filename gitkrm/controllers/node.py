@@ -204,6 +204,7 @@ class NodeController(Controller):
         old = node.get("status") or {}
         stamp = now_rfc3339()
         seed = hashlib.sha256(f"{md.get('uid')}".encode()).hexdigest()
+        node_uuid = f"{seed[:8]}-{seed[8:12]}-{seed[12:16]}-{seed[16:20]}-{seed[20:32]}"
         status: dict[str, object] = dict(old)
         status.update(
             {
@@ -217,15 +218,7 @@ class NodeController(Controller):
                 "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
                 "nodeInfo": {
                     "architecture": (md.get("labels") or {}).get("kubernetes.io/arch", "amd64"),
-                    "bootID": seed[:8]
-                    + "-"
-                    + seed[8:12]
-                    + "-"
-                    + seed[12:16]
-                    + "-"
-                    + seed[16:20]
-                    + "-"
-                    + seed[20:32],
+                    "bootID": node_uuid,
                     "containerRuntimeVersion": "gitkrm://simulated",
                     "kernelVersion": "simulated",
                     "kubeProxyVersion": KUBELET_VERSION,
@@ -233,15 +226,7 @@ class NodeController(Controller):
                     "machineID": seed[32:64],
                     "operatingSystem": "linux",
                     "osImage": "gitkrm simulated node",
-                    "systemUUID": seed[:8]
-                    + "-"
-                    + seed[8:12]
-                    + "-"
-                    + seed[12:16]
-                    + "-"
-                    + seed[16:20]
-                    + "-"
-                    + seed[20:32],
+                    "systemUUID": node_uuid,
                 },
             }
         )
