@@ -22,10 +22,8 @@ from gitkrm.controllers.objects import (
     OWNER_INDEX,
     being_deleted,
     job_finished,
-    owner_index,
     owner_ref,
     uid,
-    with_status,
 )
 from gitkrm.controllers.runtime import Controller
 from gitkrm.controllers.writer import ref_of
@@ -88,9 +86,7 @@ class CronJobController(Controller):
 
     def setup(self) -> None:
         self.cronjobs = self.watch(CRONJOB, primary=True)
-        self.jobs = self.watch(JOB)
-        self.jobs.add_index(OWNER_INDEX, owner_index)
-        self.jobs.add_handler(self.enqueue_owner("CronJob"))
+        self.jobs = self.watch_owned(JOB, "CronJob")
 
     async def reconcile(self, key: Key) -> float | None:
         cj = self.cronjobs.get_key(key)
@@ -137,9 +133,7 @@ class CronJobController(Controller):
             prev = parse_timestamp(status.get("lastSuccessfulTime"))
             if prev is None or best > prev:
                 status["lastSuccessfulTime"] = rfc3339(datetime.fromtimestamp(best, UTC))
-        if status != (cj.get("status") or {}):
-            with contextlib.suppress(NotFound):
-                await self.writer.update_status(with_status(cj, status))
+        await self.writer.set_status(cj, status)
         if t is None:
             return None
         return float(max(0.05, (t - datetime.now(UTC)).total_seconds() + 0.05))

@@ -11,7 +11,6 @@ pod first); OnDelete leaves that to the user. Status carries the kstatus-relevan
 from __future__ import annotations
 
 import contextlib
-import time
 
 from gitkrm.cache.informer import Key, key_of
 from gitkrm.controllers.history import REVISION_HASH, ensure_revision
@@ -20,15 +19,12 @@ from gitkrm.controllers.objects import (
     OWNER_INDEX,
     being_deleted,
     labels,
-    owner_index,
     pod_active,
-    pod_available_in,
     pod_phase,
     pod_ready,
     uid,
-    with_status,
 )
-from gitkrm.controllers.pods import ORPHAN_INDEX, claim, orphan_index, pod_from_template
+from gitkrm.controllers.pods import Availability, claim, pod_from_template
 from gitkrm.controllers.rollout import scaled_value
 from gitkrm.controllers.runtime import Controller
 from gitkrm.controllers.selectors import node_affinity_matches, selector_of, tolerates
@@ -66,14 +62,10 @@ class DaemonSetController(Controller):
 
     def setup(self) -> None:
         self.sets = self.watch(DAEMONSET, primary=True)
-        self.pods = self.watch(POD)
-        self.pods.add_index(OWNER_INDEX, owner_index)
-        self.pods.add_index(ORPHAN_INDEX, orphan_index)
-        self.pods.add_handler(self.enqueue_owner("DaemonSet"))
+        self.pods = self.watch_owned(POD, "DaemonSet", claiming=True)
         self.nodes = self.watch(NODE)
         self.nodes.add_handler(self._on_node)
-        self.revisions = self.watch(CONTROLLER_REVISION)
-        self.revisions.add_index(OWNER_INDEX, owner_index)
+        self.revisions = self.watch_owned(CONTROLLER_REVISION)
 
     def _on_node(self, old: Obj | None, new: Obj | None) -> None:
         if (
@@ -214,11 +206,9 @@ class DaemonSetController(Controller):
                 unavailable += 1
 
     async def _status(self, ds: Obj, pods: list[Obj], eligible: set[str], rev: str) -> float | None:
-        min_ready = int((ds.get("spec") or {}).get("minReadySeconds") or 0)
-        now = time.time()
+        counts = Availability(int((ds.get("spec") or {}).get("minReadySeconds") or 0))
         scheduled: set[str] = set()
-        misscheduled = ready = available = updated = 0
-        wait: float | None = None
+        misscheduled = updated = 0
         for p in pods:
             if not pod_active(p):
                 continue
@@ -231,23 +221,17 @@ class DaemonSetController(Controller):
             scheduled.add(node)
             if labels(p).get(REVISION_HASH) == rev:
                 updated += 1
-            if pod_ready(p):
-                ready += 1
-                left = pod_available_in(p, min_ready, now)
-                if left == 0:
-                    available += 1
-                elif left is not None:
-                    wait = left if wait is None else min(wait, left)
+            counts.add(p)
         desired = len(eligible)
         status: dict[str, object] = {
             "currentNumberScheduled": len(scheduled),
             "numberMisscheduled": misscheduled,
             "desiredNumberScheduled": desired,
-            "numberReady": ready,
+            "numberReady": counts.ready,
             "observedGeneration": ds["metadata"].get("generation") or 1,
             "updatedNumberScheduled": updated,
-            "numberAvailable": available,
-            "numberUnavailable": max(0, desired - available),
+            "numberAvailable": counts.available,
+            "numberUnavailable": max(0, desired - counts.available),
         }
         status = {
             k: v
@@ -261,7 +245,5 @@ class DaemonSetController(Controller):
                 "numberReady",
             )
         }
-        if status != (ds.get("status") or {}):
-            with contextlib.suppress(NotFound):
-                await self.writer.update_status(with_status(ds, status))
-        return None if wait is None else wait + 0.01
+        await self.writer.set_status(ds, status)
+        return counts.again()

@@ -22,11 +22,10 @@ from gitkrm.controllers.objects import (
     being_deleted,
     controller_ref,
     labels,
-    owner_index,
     pod_terminal,
     uid,
 )
-from gitkrm.controllers.pods import ORPHAN_INDEX, claim, orphan_index
+from gitkrm.controllers.pods import claim
 from gitkrm.controllers.revisions import by_creation
 from gitkrm.controllers.runtime import Controller
 from gitkrm.controllers.selectors import selector_of
@@ -151,12 +150,9 @@ class DeploymentController(Controller):
 
     def setup(self) -> None:
         self.deployments = self.watch(DEPLOYMENT, primary=True)
-        self.sets = self.watch(REPLICASET)
-        self.sets.add_index(OWNER_INDEX, owner_index)
-        self.sets.add_index(ORPHAN_INDEX, orphan_index)
+        self.sets = self.watch_owned(REPLICASET, claiming=True)
         self.sets.add_handler(self._on_rs)
-        self.pods = self.watch(POD)
-        self.pods.add_index(OWNER_INDEX, owner_index)
+        self.pods = self.watch_owned(POD)
         self.pods.add_handler(self._on_pod)
 
     def _on_rs(self, old: Obj | None, new: Obj | None) -> None:

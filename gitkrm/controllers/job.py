@@ -11,7 +11,6 @@ that long after it finished. Counts stay monotonic even if finished pods are del
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
 
@@ -22,7 +21,6 @@ from gitkrm.controllers.objects import (
     annotations_of,
     being_deleted,
     job_finished,
-    owner_index,
     pod_active,
     pod_phase,
     pod_ready,
@@ -30,11 +28,11 @@ from gitkrm.controllers.objects import (
     with_status,
 )
 from gitkrm.controllers.pods import (
-    ORPHAN_INDEX,
     claim,
+    create_pods,
+    delete_pods,
     deletion_rank,
     failure_backoff,
-    orphan_index,
     pod_from_template,
 )
 from gitkrm.controllers.runtime import Controller
@@ -63,23 +61,7 @@ class JobController(Controller):
 
     def setup(self) -> None:
         self.jobs = self.watch(JOB, primary=True)
-        self.pods = self.watch(POD)
-        self.pods.add_index(OWNER_INDEX, owner_index)
-        self.pods.add_index(ORPHAN_INDEX, orphan_index)
-        self.pods.add_handler(self.enqueue_owner("Job"))
-
-    async def _delete_pods(self, pods: list[Obj]) -> None:
-        results = await asyncio.gather(
-            *(
-                self.writer.delete(ref_of(p), preconditions=Preconditions(uid=uid(p)))
-                for p in pods
-                if not being_deleted(p)
-            ),
-            return_exceptions=True,
-        )
-        for r in results:
-            if isinstance(r, BaseException) and not isinstance(r, NotFound):
-                raise r
+        self.pods = self.watch_owned(POD, "Job", claiming=True)
 
     async def reconcile(self, key: Key) -> float | None:
         job = self.jobs.get_key(key)
@@ -89,7 +71,7 @@ class JobController(Controller):
         done = job_finished(job)
         if done is not None:
             if done == "Failed":
-                await self._delete_pods([p for p in pods if pod_active(p)])
+                await delete_pods(self.writer, [p for p in pods if pod_active(p)])
             return await self._ttl(job)
         if being_deleted(job):
             return None
@@ -139,7 +121,7 @@ class JobController(Controller):
         again: float | None = None
         outcome: tuple[str, str, str] | None = None  # (condition, reason, message)
         if spec.get("suspend"):
-            await self._delete_pods(active)
+            await delete_pods(self.writer, active)
             active = []
             conds = set_condition(conds, "Suspended", "True", "JobSuspended", "Job suspended")
         else:
@@ -187,7 +169,7 @@ class JobController(Controller):
         if outcome is not None:
             kind, reason, message = outcome
             if kind == "Failed":
-                await self._delete_pods(active)
+                await delete_pods(self.writer, active)
                 active = []
                 conds = set_condition(conds, "FailureTarget", "True", reason, message)
             else:
@@ -231,7 +213,7 @@ class JobController(Controller):
             want = min(parallelism, completions - succeeded)
         if len(active) > want:
             extra = sorted(active, key=deletion_rank)[: len(active) - want]
-            await self._delete_pods(extra)
+            await delete_pods(self.writer, extra)
             return None
         if len(active) == want:
             return None
@@ -240,7 +222,7 @@ class JobController(Controller):
         )
         if wait > 0:
             return wait
-        creates = []
+        pods: list[Obj] = []
         if spec.get("completionMode") == "Indexed" and completions is not None:
             running = {i for i in map(_index, active) if i is not None}
             free = [i for i in range(completions) if i not in done_indexes and i not in running]
@@ -253,14 +235,10 @@ class JobController(Controller):
                     extra_annotations={INDEX_ANNOTATION: str(i)},
                 )
                 pod["spec"] = {**pod["spec"], "hostname": f"{name}-{i}"}
-                creates.append(self.writer.create(pod))
+                pods.append(pod)
         else:
-            for _ in range(want - len(active)):
-                creates.append(self.writer.create(pod_from_template(job, template)))
-        results = await asyncio.gather(*creates, return_exceptions=True)
-        for r in results:
-            if isinstance(r, BaseException):
-                raise r
+            pods = [pod_from_template(job, template) for _ in range(want - len(active))]
+        await create_pods(self.writer, pods)
         return None
 
 

@@ -1,8 +1,10 @@
 """What the workload controllers share about their pods: building pods from templates,
-claiming (adopt / release) pods by selector, ranking pods for deletion, failure backoff."""
+claiming (adopt / release) pods by selector, creating and deleting many at once, ranking
+pods for deletion, failure backoff, counting ready and available pods."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -14,7 +16,9 @@ from gitkrm.controllers.objects import (
     controller_ref,
     labels,
     owner_ref,
+    pod_available_in,
     pod_phase,
+    pod_ready,
     pod_ready_since,
     uid,
 )
@@ -24,6 +28,7 @@ from gitkrm.krm import LabelSelector, Obj
 from gitkrm.krm.clock import parse_timestamp
 from gitkrm.krm.conditions import get_condition
 from gitkrm.krm.types import ObjectMeta
+from gitkrm.store.protocol import Preconditions
 
 ORPHAN_INDEX = "orphan"
 
@@ -104,6 +109,32 @@ async def _patch_owner(writer: Writer, obj: Obj, entry: Mapping[str, object]) ->
         return None  # gone, or changed: the next sync sees it as it is
 
 
+async def create_pods(writer: Writer, pods: Iterable[Obj]) -> None:
+    """Create `pods` at once (their writes share a commit); the first error is raised once
+    every create has ended."""
+    results = await asyncio.gather(*(writer.create(p) for p in pods), return_exceptions=True)
+    for r in results:
+        if isinstance(r, BaseException):
+            raise r
+
+
+async def delete_pods(writer: Writer, pods: Iterable[Obj]) -> None:
+    """Delete `pods` at once, each only while it has its uid, leaving out the ones being
+    deleted; a pod already gone is fine, the first other error is raised once every delete
+    has ended."""
+    results = await asyncio.gather(
+        *(
+            writer.delete(ref_of(p), preconditions=Preconditions(uid=uid(p)))
+            for p in pods
+            if not being_deleted(p)
+        ),
+        return_exceptions=True,
+    )
+    for r in results:
+        if isinstance(r, BaseException) and not isinstance(r, NotFound):
+            raise r
+
+
 _PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
 
 
@@ -142,3 +173,31 @@ def failure_backoff(pods: Iterable[Obj], base: float, cap: float) -> float:
         return 0.0
     delay = float(min(cap, base * 2 ** (failures - 1)))
     return max(0.0, latest + delay - time.time())
+
+
+class Availability:
+    """Counts a workload's ready pods, those of them available (ready for minReadySeconds)
+    and the seconds until the next one is: what its status reports. `add` each active pod."""
+
+    __slots__ = ("_min_ready", "_now", "available", "ready", "wait")
+
+    def __init__(self, min_ready_seconds: int) -> None:
+        self._min_ready = min_ready_seconds
+        self._now = time.time()
+        self.ready = 0
+        self.available = 0
+        self.wait: float | None = None
+
+    def add(self, pod: Obj) -> None:
+        if not pod_ready(pod):
+            return
+        self.ready += 1
+        left = pod_available_in(pod, self._min_ready, self._now)
+        if left == 0:
+            self.available += 1
+        elif left is not None:
+            self.wait = left if self.wait is None else min(self.wait, left)
+
+    def again(self) -> float | None:
+        """When to look again, for a ready pod to have become available (None: no such pod)."""
+        return None if self.wait is None else self.wait + 0.01

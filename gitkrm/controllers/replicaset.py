@@ -10,9 +10,6 @@ ReplicaFailure condition when pods cannot be created.
 
 from __future__ import annotations
 
-import asyncio
-import time
-
 from gitkrm.cache.informer import Key, key_of
 from gitkrm.controllers.kinds import POD, REPLICASET
 from gitkrm.controllers.objects import (
@@ -20,29 +17,24 @@ from gitkrm.controllers.objects import (
     being_deleted,
     controller_ref,
     labels,
-    owner_index,
     pod_active,
-    pod_available_in,
-    pod_ready,
     pod_ready_since,
     uid,
-    with_status,
 )
 from gitkrm.controllers.pods import (
-    ORPHAN_INDEX,
+    Availability,
     claim,
+    create_pods,
+    delete_pods,
     deletion_rank,
     failure_backoff,
-    orphan_index,
     pod_from_template,
 )
 from gitkrm.controllers.runtime import Controller
 from gitkrm.controllers.selectors import selector_of
-from gitkrm.controllers.writer import ref_of
-from gitkrm.errors import GitkrmError, NotFound
+from gitkrm.errors import GitkrmError
 from gitkrm.krm import Obj
 from gitkrm.krm.conditions import conditions_of, remove_condition, set_condition
-from gitkrm.store.protocol import Preconditions
 
 BURST = 500  # pods created or deleted per sync at most (kube's burstReplicas)
 
@@ -69,9 +61,7 @@ class ReplicaSetController(Controller):
 
     def setup(self) -> None:
         self.sets = self.watch(REPLICASET, primary=True)
-        self.pods = self.watch(POD)
-        self.pods.add_index(OWNER_INDEX, owner_index)
-        self.pods.add_index(ORPHAN_INDEX, orphan_index)
+        self.pods = self.watch_owned(POD, claiming=True)
         self.pods.add_handler(self._on_pod)
 
     def _on_pod(self, old: Obj | None, new: Obj | None) -> None:
@@ -123,27 +113,9 @@ class ReplicaSetController(Controller):
                 return wait
             template = spec.get("template") or {}
             count = min(-diff, BURST)
-            results = await asyncio.gather(
-                *(self.writer.create(pod_from_template(rs, template)) for _ in range(count)),
-                return_exceptions=True,
-            )
-            for r in results:
-                if isinstance(r, GitkrmError):
-                    raise r
-                if isinstance(r, BaseException):
-                    raise r
+            await create_pods(self.writer, (pod_from_template(rs, template) for _ in range(count)))
         elif diff > 0:
-            victims = sorted(active, key=deletion_rank)[: min(diff, BURST)]
-            results = await asyncio.gather(
-                *(
-                    self.writer.delete(ref_of(p), preconditions=Preconditions(uid=uid(p)))
-                    for p in victims
-                ),
-                return_exceptions=True,
-            )
-            for r in results:
-                if isinstance(r, BaseException) and not isinstance(r, NotFound):
-                    raise r
+            await delete_pods(self.writer, sorted(active, key=deletion_rank)[: min(diff, BURST)])
         return None
 
     async def _sync_status(
@@ -152,9 +124,8 @@ class ReplicaSetController(Controller):
         spec = rs.get("spec") or {}
         min_ready = _int(spec.get("minReadySeconds"))
         template_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
-        now = time.time()
-        replicas = labelled = ready = available = 0
-        wait: float | None = None
+        counts = Availability(min_ready)
+        replicas = labelled = 0
         for p in pods:
             if not pod_active(p):
                 continue
@@ -162,14 +133,7 @@ class ReplicaSetController(Controller):
             pl = labels(p)
             if all(pl.get(k) == v for k, v in template_labels.items()):
                 labelled += 1
-            if pod_ready(p):
-                ready += 1
-                left = pod_available_in(p, min_ready, now)
-                if left == 0:
-                    available += 1
-                elif left is not None:
-                    wait = left if wait is None else min(wait, left)
-        old = rs.get("status") or {}
+            counts.add(p)
         conds = conditions_of(rs)
         if error is not None:
             conds = set_condition(conds, "ReplicaFailure", "True", "FailedCreate", error.message)
@@ -178,8 +142,8 @@ class ReplicaSetController(Controller):
         status: dict[str, object] = {"replicas": replicas}
         for field, value in (
             ("fullyLabeledReplicas", labelled),
-            ("readyReplicas", ready),
-            ("availableReplicas", available),
+            ("readyReplicas", counts.ready),
+            ("availableReplicas", counts.available),
         ):
             if value:
                 status[field] = value
@@ -188,9 +152,6 @@ class ReplicaSetController(Controller):
             status["observedGeneration"] = gen
         if conds:
             status["conditions"] = conds
-        if status != old:
-            try:
-                await self.writer.update_status(with_status(rs, status))
-            except NotFound:
-                return None
-        return None if wait is None else wait + 0.01
+        if not await self.writer.set_status(rs, status):
+            return None
+        return counts.again()

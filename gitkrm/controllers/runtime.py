@@ -20,8 +20,9 @@ from typing import ClassVar
 from gitkrm.cache.informer import Informer, Key, key_of
 from gitkrm.cache.watchcache import Holder, WatchCache
 from gitkrm.controllers.allkinds import AllKinds
-from gitkrm.controllers.objects import controller_ref
+from gitkrm.controllers.objects import OWNER_INDEX, controller_ref, owner_index
 from gitkrm.controllers.options import ControllerOptions
+from gitkrm.controllers.pods import ORPHAN_INDEX, orphan_index
 from gitkrm.controllers.queue import ShutDown, WorkQueue
 from gitkrm.controllers.writer import Writer
 from gitkrm.errors import AlreadyExists, Conflict, GitkrmError, NotFound
@@ -95,6 +96,20 @@ class Controller:
         if primary:
             self.primary = inf
             inf.add_handler(self._enqueue_self)
+        return inf
+
+    def watch_owned(
+        self, gvk: GVK, owner_kind: str | None = None, *, claiming: bool = False
+    ) -> Informer:
+        """`watch` of what this controller's objects own, indexed by owner (OWNER_INDEX) and,
+        when they `claim` it (adopt orphans), by the namespace of orphans (ORPHAN_INDEX); a
+        change queues the controlling object of kind `owner_kind` when one is given."""
+        inf = self.watch(gvk)
+        inf.add_index(OWNER_INDEX, owner_index)
+        if claiming:
+            inf.add_index(ORPHAN_INDEX, orphan_index)
+        if owner_kind is not None:
+            inf.add_handler(self.enqueue_owner(owner_kind))
         return inf
 
     def _enqueue_self(self, old: Obj | None, new: Obj | None) -> None:

@@ -14,7 +14,6 @@ references (whenDeleted) and deletion on scale-down (whenScaled).
 from __future__ import annotations
 
 import contextlib
-import time
 
 from gitkrm.cache.informer import Key
 from gitkrm.controllers.history import REVISION_HASH, ensure_revision, template_of
@@ -23,16 +22,13 @@ from gitkrm.controllers.objects import (
     OWNER_INDEX,
     being_deleted,
     labels,
-    owner_index,
     owner_ref,
     pod_active,
-    pod_available_in,
     pod_phase,
     pod_ready,
     uid,
-    with_status,
 )
-from gitkrm.controllers.pods import ORPHAN_INDEX, claim, orphan_index, pod_from_template
+from gitkrm.controllers.pods import Availability, claim, pod_from_template
 from gitkrm.controllers.runtime import Controller
 from gitkrm.controllers.selectors import selector_of
 from gitkrm.controllers.writer import ref_of
@@ -61,14 +57,10 @@ class StatefulSetController(Controller):
 
     def setup(self) -> None:
         self.sets = self.watch(STATEFULSET, primary=True)
-        self.pods = self.watch(POD)
-        self.pods.add_index(OWNER_INDEX, owner_index)
-        self.pods.add_index(ORPHAN_INDEX, orphan_index)
-        self.pods.add_handler(self.enqueue_owner("StatefulSet"))
+        self.pods = self.watch_owned(POD, "StatefulSet", claiming=True)
         self.claims = self.watch(PVC)
         self.claims.add_handler(self._on_claim)
-        self.revisions = self.watch(CONTROLLER_REVISION)
-        self.revisions.add_index(OWNER_INDEX, owner_index)
+        self.revisions = self.watch_owned(CONTROLLER_REVISION)
 
     def _on_claim(self, old: Obj | None, new: Obj | None) -> None:
         obj = new if new is not None else old
@@ -245,10 +237,8 @@ class StatefulSetController(Controller):
         self, sts: Obj, pods: list[Obj], update_name: str, current_name: str
     ) -> float | None:
         spec = sts.get("spec") or {}
-        min_ready = _int(spec.get("minReadySeconds"), 0)
-        now = time.time()
-        replicas = ready = available = current = updated = 0
-        wait: float | None = None
+        counts = Availability(_int(spec.get("minReadySeconds"), 0))
+        replicas = current = updated = 0
         for p in pods:
             if not pod_active(p):
                 continue
@@ -258,29 +248,21 @@ class StatefulSetController(Controller):
                 current += 1
             if rev == update_name:
                 updated += 1
-            if pod_ready(p):
-                ready += 1
-                left = pod_available_in(p, min_ready, now)
-                if left == 0:
-                    available += 1
-                elif left is not None:
-                    wait = left if wait is None else min(wait, left)
+            counts.add(p)
         want = _int(spec.get("replicas"), 1)
-        if updated == want and ready == want and replicas == want:
+        if updated == want and counts.ready == want and replicas == want:
             current_name, current = update_name, updated
         status: dict[str, object] = {
             "observedGeneration": sts["metadata"].get("generation") or 1,
             "replicas": replicas,
-            "readyReplicas": ready,
+            "readyReplicas": counts.ready,
             "currentReplicas": current,
             "updatedReplicas": updated,
-            "availableReplicas": available,
+            "availableReplicas": counts.available,
             "currentRevision": current_name,
             "updateRevision": update_name,
             "collisionCount": (sts.get("status") or {}).get("collisionCount") or 0,
         }
         status = {k: v for k, v in status.items() if v or k in ("replicas", "availableReplicas")}
-        if status != (sts.get("status") or {}):
-            with contextlib.suppress(NotFound):
-                await self.writer.update_status(with_status(sts, status))
-        return None if wait is None else wait + 0.01
+        await self.writer.set_status(sts, status)
+        return counts.again()

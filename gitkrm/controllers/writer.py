@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gitkrm.cache.watchcache import Holder
-from gitkrm.errors import GitkrmError
+from gitkrm.controllers.objects import with_status
+from gitkrm.errors import GitkrmError, NotFound
 from gitkrm.krm import GVK, Obj, ObjectRef
 from gitkrm.store.protocol import (
     BatchOp,
@@ -78,6 +79,17 @@ class Writer:
 
     async def update_status(self, obj: Obj) -> Obj:
         return await self._submit(BatchOp(op=BatchOpKind.UPDATE_STATUS, obj=obj))
+
+    async def set_status(self, obj: Obj, status: Mapping[str, object]) -> bool:
+        """update_status of `obj` to `status` unless that is its status already; False when
+        `obj` is gone."""
+        if status == (obj.get("status") or {}):
+            return True
+        try:
+            await self.update_status(with_status(obj, status))
+        except NotFound:
+            return False
+        return True
 
     async def patch(self, ref: ObjectRef, patch: object, patch_type: PatchType = "merge") -> Obj:
         return await self._submit(
