@@ -3,9 +3,10 @@ generation, and the standard Reconciling / Stalled conditions."""
 
 from __future__ import annotations
 
-from gitkrm.health.fields import conditions, get, get_str
+from gitkrm.health.fields import conditions, get_str
 from gitkrm.health.result import Health, HealthResult, current, failed, in_progress
 from gitkrm.krm import Obj
+from gitkrm.krm.fields import field_value
 
 
 def generic(obj: Obj) -> HealthResult | None:
@@ -27,8 +28,8 @@ def generic(obj: Obj) -> HealthResult | None:
 
 def unobserved_generation(obj: Obj) -> HealthResult | None:
     """InProgress when status.observedGeneration lags metadata.generation (both present)."""
-    generation = get(obj, "metadata", "generation")
-    observed = get(obj, "status", "observedGeneration")
+    generation = field_value(obj, "metadata", "generation")
+    observed = field_value(obj, "status", "observedGeneration")
     if not _is_int(generation) or not _is_int(observed) or generation == observed:
         return None
     kind = get_str(obj, "kind", default="Resource")
@@ -42,9 +43,9 @@ def generation_set(obj: Obj) -> HealthResult | None:
     """InProgress unless both metadata.generation and status.observedGeneration are set (for
     kinds whose controller always sets them once it has acted)."""
     kind = get_str(obj, "kind", default="Resource")
-    if not _is_int(get(obj, "metadata", "generation")):
+    if not _is_int(field_value(obj, "metadata", "generation")):
         return in_progress("NoGeneration", f"{kind} metadata.generation not found")
-    if not _is_int(get(obj, "status", "observedGeneration")):
+    if not _is_int(field_value(obj, "status", "observedGeneration")):
         return in_progress("NoObservedGeneration", f"{kind} status.observedGeneration not found")
     return None
 

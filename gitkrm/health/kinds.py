@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from gitkrm.health.fields import condition, condition_is, conditions, get, get_int, get_str
+from gitkrm.health.fields import condition, condition_is, conditions, get_int, get_str
 from gitkrm.health.result import Health, HealthResult, current, failed, in_progress
 from gitkrm.krm import Obj
 from gitkrm.krm.clock import parse_time
+from gitkrm.krm.fields import field_value
 
 # How long a pod may stay unschedulable before it is reported as Failed (kstatus).
 SCHEDULE_WINDOW = timedelta(seconds=15)
@@ -35,7 +36,7 @@ def pod(obj: Obj, now: datetime) -> HealthResult:
             and scheduled.get("status") == "False"
             and scheduled.get("reason") == "Unschedulable"
         ):
-            created = parse_time(get(obj, "metadata", "creationTimestamp"))
+            created = parse_time(field_value(obj, "metadata", "creationTimestamp"))
             if now.tzinfo is None:
                 now = now.replace(tzinfo=UTC)
             if created is not None and now - SCHEDULE_WINDOW < created:
@@ -50,7 +51,7 @@ def pod(obj: Obj, now: datetime) -> HealthResult:
 def crash_looping(obj: Obj) -> list[str]:
     """Names of the containers waiting in CrashLoopBackOff."""
     out = []
-    statuses = get(obj, "status", "containerStatuses")
+    statuses = field_value(obj, "status", "containerStatuses")
     for cs in statuses if isinstance(statuses, list) else ():
         if get_str(cs, "state", "waiting", "reason") == "CrashLoopBackOff":
             out.append(get_str(cs, "name"))

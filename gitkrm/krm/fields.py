@@ -11,15 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 from gitkrm.errors import BadRequest
 
 Extractor = Callable[[Mapping[str, object]], str]
 
 
-def _walk(obj: Mapping[str, object], path: tuple[str, ...]) -> object:
-    cur: object = obj
+def field_value(obj: object, *path: str) -> Any:
+    """obj[path[0]][path[1]]...: None where a step is missing or not a mapping. The tolerant
+    reader of an object's nested fields, for code that reads objects of any shape."""
+    cur: Any = obj
     for part in path:
         if not isinstance(cur, Mapping):
             return None
@@ -45,7 +47,7 @@ def path_extractor(field_path: str) -> Extractor:
     parts = tuple(field_path.split("."))
 
     def extract(obj: Mapping[str, object]) -> str:
-        return _render(_walk(obj, parts))
+        return _render(field_value(obj, *parts))
 
     return extract
 
@@ -55,7 +57,7 @@ def _defaulted(field_path: str, default: str) -> Extractor:
     parts = tuple(field_path.split("."))
 
     def extract(obj: Mapping[str, object]) -> str:
-        v = _walk(obj, parts)
+        v = field_value(obj, *parts)
         return default if v is None else _render(v)
 
     return extract
@@ -67,10 +69,10 @@ def _constant(value: str) -> Extractor:
 
 def _pod_ip(obj: Mapping[str, object]) -> str:
     # The API server takes status.podIPs[0].ip (status.podIP mirrors it in v1).
-    ips = _walk(obj, ("status", "podIPs"))
+    ips = field_value(obj, "status", "podIPs")
     if isinstance(ips, list) and ips and isinstance(ips[0], Mapping):
         return _render(ips[0].get("ip"))
-    return _render(_walk(obj, ("status", "podIP")))
+    return _render(field_value(obj, "status", "podIP"))
 
 
 def _first_nonempty(*paths: str) -> Extractor:
