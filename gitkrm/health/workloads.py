@@ -10,6 +10,26 @@ from gitkrm.krm import Obj
 MAX_INT32 = 2**31 - 1
 
 
+def _count(obj: Obj, field: str) -> int:
+    return get_int(obj, "status", field, default=0)
+
+
+def _shortfall(*counts: tuple[str, int, int]) -> HealthResult | None:
+    """kstatus's `Less<What>` verdict on the first of `counts` (what, have, want) that has
+    fewer than it wants; None when none has."""
+    for what, have, want in counts:
+        if want > have:
+            return in_progress(f"Less{what}", f"{what}: {have}/{want}")
+    return None
+
+
+def _extra_pods(replicas: int, spec: int) -> HealthResult | None:
+    """ExtraPods while more replicas run than the spec wants (old ones terminating)."""
+    if replicas > spec:
+        return in_progress("ExtraPods", f"Pending termination: {replicas - spec}")
+    return None
+
+
 def deployment(obj: Obj) -> HealthResult:
     """Failed once the controller reports ProgressDeadlineExceeded; Current when every
     replica is updated, available and ready and the new ReplicaSet is available."""
@@ -24,20 +44,18 @@ def deployment(obj: Obj) -> HealthResult:
         elif c.get("type") == "Available" and c.get("status") == "True":
             available = True
     spec = get_int(obj, "spec", "replicas", default=1)
-    replicas = get_int(obj, "status", "replicas", default=0)
-    updated = get_int(obj, "status", "updatedReplicas", default=0)
-    ready = get_int(obj, "status", "readyReplicas", default=0)
-    avail = get_int(obj, "status", "availableReplicas", default=0)
-    if spec > replicas:
-        return in_progress("LessReplicas", f"Replicas: {replicas}/{spec}")
-    if spec > updated:
-        return in_progress("LessUpdated", f"Updated: {updated}/{spec}")
-    if replicas > spec:
-        return in_progress("ExtraPods", f"Pending termination: {replicas - spec}")
-    if updated > avail:
-        return in_progress("LessAvailable", f"Available: {avail}/{updated}")
-    if spec > ready:
-        return in_progress("LessReady", f"Ready: {ready}/{spec}")
+    replicas = _count(obj, "replicas")
+    updated = _count(obj, "updatedReplicas")
+    short = (
+        _shortfall(("Replicas", replicas, spec), ("Updated", updated, spec))
+        or _extra_pods(replicas, spec)
+        or _shortfall(
+            ("Available", _count(obj, "availableReplicas"), updated),
+            ("Ready", _count(obj, "readyReplicas"), spec),
+        )
+    )
+    if short is not None:
+        return short
     if not progressing:
         return in_progress("ReplicaSetNotAvailable", "ReplicaSet not Available")
     if not available:
@@ -50,19 +68,13 @@ def replica_set(obj: Obj) -> HealthResult:
         if c.get("type") == "ReplicaFailure" and c.get("status") == "True":
             return in_progress("ReplicaFailure", "Replica Failure condition. Check Pods")
     spec = get_int(obj, "spec", "replicas", default=1)
-    replicas = get_int(obj, "status", "replicas", default=0)
-    ready = get_int(obj, "status", "readyReplicas", default=0)
-    avail = get_int(obj, "status", "availableReplicas", default=0)
-    labelled = get_int(obj, "status", "fullyLabeledReplicas", default=0)
-    if spec > labelled:
-        return in_progress("LessLabelled", f"Labelled: {labelled}/{spec}")
-    if spec > avail:
-        return in_progress("LessAvailable", f"Available: {avail}/{spec}")
-    if spec > ready:
-        return in_progress("LessReady", f"Ready: {ready}/{spec}")
-    if replicas > spec:
-        return in_progress("ExtraPods", f"Pending termination: {replicas - spec}")
-    return current(f"ReplicaSet is available. Replicas: {replicas}")
+    replicas = _count(obj, "replicas")
+    short = _shortfall(
+        ("Labelled", _count(obj, "fullyLabeledReplicas"), spec),
+        ("Available", _count(obj, "availableReplicas"), spec),
+        ("Ready", _count(obj, "readyReplicas"), spec),
+    ) or _extra_pods(replicas, spec)
+    return short or current(f"ReplicaSet is available. Replicas: {replicas}")
 
 
 def stateful_set(obj: Obj) -> HealthResult:
@@ -70,21 +82,19 @@ def stateful_set(obj: Obj) -> HealthResult:
     if get_str(obj, "spec", "updateStrategy", "type") == "OnDelete":
         return current("StatefulSet is using the ondelete update strategy")
     spec = get_int(obj, "spec", "replicas", default=1)
-    ready = get_int(obj, "status", "readyReplicas", default=0)
-    current_replicas = get_int(obj, "status", "currentReplicas", default=0)
-    updated = get_int(obj, "status", "updatedReplicas", default=0)
-    replicas = get_int(obj, "status", "replicas", default=0)
+    replicas = _count(obj, "replicas")
+    short = _shortfall(
+        ("Replicas", replicas, spec), ("Ready", _count(obj, "readyReplicas"), spec)
+    ) or _extra_pods(replicas, spec)
+    if short is not None:
+        return short
+    updated = _count(obj, "updatedReplicas")
     partition = get_int(obj, "spec", "updateStrategy", "rollingUpdate", "partition", default=-1)
-    if spec > replicas:
-        return in_progress("LessReplicas", f"Replicas: {replicas}/{spec}")
-    if spec > ready:
-        return in_progress("LessReady", f"Ready: {ready}/{spec}")
-    if replicas > spec:
-        return in_progress("ExtraPods", f"Pending termination: {replicas - spec}")
     if partition != -1:
         if updated < spec - partition:
             return in_progress("PartitionRollout", f"updated: {updated}/{spec - partition}")
         return current(f"Partition rollout complete. updated: {updated}")
+    current_replicas = _count(obj, "currentReplicas")
     if spec > current_replicas:
         return in_progress("LessCurrent", f"current: {current_replicas}/{spec}")
     if get_str(obj, "status", "currentRevision") != get_str(obj, "status", "updateRevision"):
@@ -97,18 +107,12 @@ def daemon_set(obj: Obj) -> HealthResult:
     if unset is not None:
         return unset
     desired = get_int(obj, "status", "desiredNumberScheduled", default=-1)
-    scheduled = get_int(obj, "status", "currentNumberScheduled", default=0)
-    updated = get_int(obj, "status", "updatedNumberScheduled", default=0)
-    avail = get_int(obj, "status", "numberAvailable", default=0)
-    ready = get_int(obj, "status", "numberReady", default=0)
     if desired == -1:
         return in_progress("NoDesiredNumber", "Missing .status.desiredNumberScheduled")
-    if desired > scheduled:
-        return in_progress("LessCurrent", f"Current: {scheduled}/{desired}")
-    if desired > updated:
-        return in_progress("LessUpdated", f"Updated: {updated}/{desired}")
-    if desired > avail:
-        return in_progress("LessAvailable", f"Available: {avail}/{desired}")
-    if desired > ready:
-        return in_progress("LessReady", f"Ready: {ready}/{desired}")
-    return current(f"All replicas scheduled as expected. Replicas: {desired}")
+    short = _shortfall(
+        ("Current", _count(obj, "currentNumberScheduled"), desired),
+        ("Updated", _count(obj, "updatedNumberScheduled"), desired),
+        ("Available", _count(obj, "numberAvailable"), desired),
+        ("Ready", _count(obj, "numberReady"), desired),
+    )
+    return short or current(f"All replicas scheduled as expected. Replicas: {desired}")
