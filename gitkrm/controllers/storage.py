@@ -12,7 +12,6 @@ class that does not exist stays Pending. When a claim goes away its volume is de
 from __future__ import annotations
 
 import contextlib
-from typing import Any
 
 from gitkrm.cache.informer import Key, key_of
 from gitkrm.controllers.kinds import PV, PVC, STORAGE_CLASS
@@ -22,17 +21,11 @@ from gitkrm.controllers.runtime import Controller
 from gitkrm.controllers.writer import ref_of
 from gitkrm.errors import AlreadyExists, NotFound
 from gitkrm.krm import Obj
+from gitkrm.krm.fields import field_value
 
 DEFAULT_CLASS = "storageclass.kubernetes.io/is-default-class"
 PROVISIONER = "gitkrm.io/simulated"
 VOLUME_KEY = "\0pv"  # queue keys (VOLUME_KEY, name): a PersistentVolume
-
-
-def _storage(obj: Obj, *path: str) -> Any:
-    cur: Any = obj
-    for p in path:
-        cur = cur.get(p) if isinstance(cur, dict) else None
-    return cur
 
 
 class StorageController(Controller):
@@ -50,14 +43,14 @@ class StorageController(Controller):
         if obj is None:
             return
         self.queue.add((VOLUME_KEY, obj["metadata"]["name"]))
-        ref = _storage(obj, "spec", "claimRef")
+        ref = field_value(obj, "spec", "claimRef")
         if isinstance(ref, dict) and ref.get("name"):
             self.queue.add((str(ref.get("namespace") or ""), str(ref["name"])))
 
     def _on_class(self, old: Obj | None, new: Obj | None) -> None:
         if new is not None and old is None:
             for claim in self.claims.items():
-                if _storage(claim, "status", "phase") != "Bound":
+                if field_value(claim, "status", "phase") != "Bound":
                     self.queue.add(key_of(claim))
 
     def default_class(self) -> Obj | None:
@@ -91,13 +84,13 @@ class StorageController(Controller):
         claim = self.claims.get_key(key)
         if claim is None or being_deleted(claim):
             return None
-        name = _storage(claim, "spec", "volumeName")
+        name = field_value(claim, "spec", "volumeName")
         if name:
             volume = self.volumes.get(None, str(name))
-            if volume is not None and _storage(claim, "status", "phase") != "Bound":
+            if volume is not None and field_value(claim, "status", "phase") != "Bound":
                 await self._bound(claim, volume)
             return None
-        cls_name = _storage(claim, "spec", "storageClassName")
+        cls_name = field_value(claim, "spec", "storageClassName")
         if cls_name == "":
             volume = self._matching_volume(claim)
             if volume is None:
@@ -113,15 +106,15 @@ class StorageController(Controller):
         return None
 
     def _matching_volume(self, claim: Obj) -> Obj | None:
-        want = amount("storage", _storage(claim, "spec", "resources", "requests", "storage"))
-        modes = set(_storage(claim, "spec", "accessModes") or ())
+        want = amount("storage", field_value(claim, "spec", "resources", "requests", "storage"))
+        modes = set(field_value(claim, "spec", "accessModes") or ())
         for volume in sorted(self.volumes.items(), key=lambda v: v["metadata"]["name"]):
             spec = volume.get("spec") or {}
             if spec.get("claimRef") or (spec.get("storageClassName") or "") != "":
                 continue
-            if _storage(volume, "status", "phase") not in (None, "Available"):
+            if field_value(volume, "status", "phase") not in (None, "Available"):
                 continue
-            if amount("storage", _storage(volume, "spec", "capacity", "storage")) < want:
+            if amount("storage", field_value(volume, "spec", "capacity", "storage")) < want:
                 continue
             if not modes <= set(spec.get("accessModes") or ()):
                 continue
@@ -129,7 +122,7 @@ class StorageController(Controller):
         return None
 
     async def _pending(self, claim: Obj) -> None:
-        if _storage(claim, "status", "phase") == "Pending":
+        if field_value(claim, "status", "phase") == "Pending":
             return
         status = dict(claim.get("status") or {})
         status["phase"] = "Pending"
@@ -150,7 +143,7 @@ class StorageController(Controller):
         name = f"pvc-{uid(claim)}"
         volume = self.volumes.get(None, name)
         if volume is None:
-            size = _storage(claim, "spec", "resources", "requests", "storage") or "1Gi"
+            size = field_value(claim, "spec", "resources", "requests", "storage") or "1Gi"
             body = {
                 "apiVersion": "v1",
                 "kind": "PersistentVolume",
@@ -183,7 +176,7 @@ class StorageController(Controller):
             volume = await self.writer.update(
                 {**volume, "spec": {**spec, "claimRef": self._claim_ref(claim)}}
             )
-        if _storage(volume, "status", "phase") != "Bound":
+        if field_value(volume, "status", "phase") != "Bound":
             volume = await self.writer.update_status(
                 with_status(volume, {**(volume.get("status") or {}), "phase": "Bound"})
             )
@@ -220,9 +213,9 @@ class StorageController(Controller):
         volume = self.volumes.get(None, name)
         if volume is None or being_deleted(volume):
             return
-        ref = _storage(volume, "spec", "claimRef")
+        ref = field_value(volume, "spec", "claimRef")
         if not isinstance(ref, dict) or not ref.get("name"):
-            if _storage(volume, "status", "phase") is None:
+            if field_value(volume, "status", "phase") is None:
                 await self.writer.update_status(with_status(volume, {"phase": "Available"}))
             return
         claim = self.claims.get(str(ref.get("namespace") or ""), str(ref["name"]))
@@ -246,7 +239,7 @@ class StorageController(Controller):
         if (volume.get("spec") or {}).get("persistentVolumeReclaimPolicy") == "Delete":
             with contextlib.suppress(NotFound):
                 await self.writer.delete(ref_of(volume))
-        elif _storage(volume, "status", "phase") != "Released":
+        elif field_value(volume, "status", "phase") != "Released":
             await self.writer.update_status(
                 with_status(volume, {**(volume.get("status") or {}), "phase": "Released"})
             )

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from decimal import Decimal
-from typing import Any, Final
+from typing import Final
 
 from gitkrm.errors import Cause
+from gitkrm.krm.fields import field_value
 from gitkrm.krm.quantity import QuantityError, parse_quantity
 from gitkrm.krm.types import Obj
 from gitkrm.schema import fielderrors as fe
@@ -19,16 +20,8 @@ UpdateRule = Callable[[Obj, Obj], list[Cause]]
 _MISSING: Final = object()
 
 
-def _get(obj: Any, *path: str) -> Any:
-    for key in path:
-        if not isinstance(obj, dict):
-            return None
-        obj = obj.get(key)
-    return obj
-
-
 def _same(new: Obj, old: Obj, *path: str, out: list[Cause]) -> None:
-    a, b = _get(new, *path), _get(old, *path)
+    a, b = field_value(new, *path), field_value(old, *path)
     if a != b:
         out.append(fe.immutable(".".join(path), a))
 
@@ -38,7 +31,7 @@ def metadata_update(new: Obj, old: Obj) -> list[Cause]:
     out: list[Cause] = []
     _same(new, old, "metadata", "name", out=out)
     _same(new, old, "metadata", "namespace", out=out)
-    new_uid, old_uid = _get(new, "metadata", "uid"), _get(old, "metadata", "uid")
+    new_uid, old_uid = field_value(new, "metadata", "uid"), field_value(old, "metadata", "uid")
     if new_uid and old_uid and new_uid != old_uid:
         out.append(fe.immutable("metadata.uid", new_uid))
     return out
@@ -65,7 +58,7 @@ _STS_MUTABLE = frozenset(
 
 def _stateful_set(new: Obj, old: Obj) -> list[Cause]:
     """ValidateStatefulSetUpdate: only a few spec fields may change (not the selector)."""
-    a, b = _get(new, "spec"), _get(old, "spec")
+    a, b = field_value(new, "spec"), field_value(old, "spec")
     if not isinstance(a, dict) or not isinstance(b, dict):
         return []
     rest_a = {k: v for k, v in a.items() if k not in _STS_MUTABLE}
@@ -87,7 +80,7 @@ def _job(new: Obj, old: Obj) -> list[Cause]:
     _same(new, old, "spec", "selector", out=out)
     # Kubernetes lets a suspended job that never started change its scheduling directives;
     # everything else of the pod template is fixed at creation.
-    a, b = _get(new, "spec", "template"), _get(old, "spec", "template")
+    a, b = field_value(new, "spec", "template"), field_value(old, "spec", "template")
     if a != b and not _only_scheduling_changed(new, old):
         out.append(fe.immutable("spec.template", a))
     _same(new, old, "spec", "completionMode", out=out)
@@ -98,9 +91,9 @@ _SCHEDULING = ("nodeSelector", "affinity", "tolerations", "schedulingGates")
 
 
 def _only_scheduling_changed(new: Obj, old: Obj) -> bool:
-    if not _get(old, "spec", "suspend") or _get(old, "status", "startTime"):
+    if not field_value(old, "spec", "suspend") or field_value(old, "status", "startTime"):
         return False
-    a, b = _get(new, "spec", "template"), _get(old, "spec", "template")
+    a, b = field_value(new, "spec", "template"), field_value(old, "spec", "template")
     if not isinstance(a, dict) or not isinstance(b, dict):
         return False
     a_spec, b_spec = a.get("spec") or {}, b.get("spec") or {}
@@ -129,7 +122,7 @@ def _service(new: Obj, old: Obj) -> list[Cause]:
     """validateUpgradeDowngradeClusterIPs: allocated cluster IPs may not change (a
     secondary may be added or released); ExternalName and headless services are exempt."""
     out: list[Cause] = []
-    if "ExternalName" in (_get(new, "spec", "type"), _get(old, "spec", "type")):
+    if "ExternalName" in (field_value(new, "spec", "type"), field_value(old, "spec", "type")):
         return out
     old_ips, new_ips = _cluster_ips(old.get("spec")), _cluster_ips(new.get("spec"))
     if old_ips[:1] == ["None"] and new_ips[:1] == ["None"]:
@@ -155,10 +148,13 @@ def _pvc(new: Obj, old: Obj) -> list[Cause]:
     """ValidatePersistentVolumeClaimUpdate: a claim's spec is fixed at creation, except
     that its volumeName may be set once and, when bound, its storage request may grow."""
     out: list[Cause] = []
-    a, b = _get(new, "spec"), _get(old, "spec")
+    a, b = field_value(new, "spec"), field_value(old, "spec")
     if not isinstance(a, dict) or not isinstance(b, dict):
         return out
-    bound = _get(new, "status", "phase") == "Bound" or _get(old, "status", "phase") == "Bound"
+    bound = (
+        field_value(new, "status", "phase") == "Bound"
+        or field_value(old, "status", "phase") == "Bound"
+    )
     a_rest = _claim_spec(a, drop_volume=not b.get("volumeName"), drop_storage=bound)
     b_rest = _claim_spec(b, drop_volume=not b.get("volumeName"), drop_storage=bound)
     if a_rest != b_rest:
@@ -180,7 +176,7 @@ def _pvc(new: Obj, old: Obj) -> list[Cause]:
 
 
 def _storage(spec: Obj) -> Decimal | None:
-    raw = _get(spec, "resources", "requests", "storage")
+    raw = field_value(spec, "resources", "requests", "storage")
     try:
         return parse_quantity(raw) if raw is not None else None
     except (QuantityError, TypeError):

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, TypedDict
+from typing import Final, TypedDict
 
 from gitkrm.errors import BadRequest
 from gitkrm.krm import Obj, label_selector_from_dict
+from gitkrm.krm.fields import field_value
 
 NONE: Final = "<none>"
 
@@ -65,15 +66,8 @@ IMAGES: Final = Column(
 )
 SELECTOR: Final = Column("Selector", priority=1, description="The label selector.")
 
-
-def m(obj: Mapping[str, Any], *path: str) -> Any:
-    """obj[path[0]][path[1]]..., None when any step is missing or not a mapping."""
-    cur: Any = obj
-    for p in path:
-        if not isinstance(cur, Mapping):
-            return None
-        cur = cur.get(p)
-    return cur
+m: Final = field_value
+"""`m(obj, "spec", "replicas")`: the printers' short name for krm's tolerant field reader."""
 
 
 def name_of(obj: Obj) -> str:
