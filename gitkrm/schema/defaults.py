@@ -7,15 +7,27 @@ nothing. It is defensive about types, because it runs before rule validation.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Final
 
-from gitkrm.krm.types import Obj
+from gitkrm.krm.types import JSONScalar, Obj
 from gitkrm.schema import defaults_workloads as workloads
-from gitkrm.schema.defaults_workloads import child_dict, spec_of
+from gitkrm.schema.defaults_workloads import child_dict, fill, spec_of
 
 __all__ = ["Defaulter", "apply_defaults", "defaulter_for"]
 
 Defaulter = Callable[[Obj, bool], None]
+
+
+# Scalar defaults, filled in where absent (`fill`).
+_PV: Final[Mapping[str, JSONScalar]] = {
+    "persistentVolumeReclaimPolicy": "Retain",
+    "volumeMode": "Filesystem",
+}
+_STORAGE_CLASS: Final[Mapping[str, JSONScalar]] = {
+    "reclaimPolicy": "Delete",
+    "volumeBindingMode": "Immediate",
+}
 
 
 def _service(obj: Obj, create: bool) -> None:
@@ -74,32 +86,17 @@ def _namespace(obj: Obj, create: bool) -> None:
         status["phase"] = "Active"
 
 
-def _pvc(obj: Obj, create: bool) -> None:
-    spec = spec_of(obj)
-    if spec is not None and spec.get("volumeMode") is None:
-        spec["volumeMode"] = "Filesystem"
-    status = child_dict(obj, "status")
-    if status is not None and status.get("phase") is None:
-        status["phase"] = "Pending"
-
-
 def _pv(obj: Obj, create: bool) -> None:
     spec = spec_of(obj)
     if spec is not None:
-        if spec.get("persistentVolumeReclaimPolicy") is None:
-            spec["persistentVolumeReclaimPolicy"] = "Retain"
-        if spec.get("volumeMode") is None:
-            spec["volumeMode"] = "Filesystem"
+        fill(spec, _PV)
     status = child_dict(obj, "status")
     if status is not None and status.get("phase") is None:
         status["phase"] = "Pending"
 
 
 def _storage_class(obj: Obj, create: bool) -> None:
-    if obj.get("reclaimPolicy") is None:
-        obj["reclaimPolicy"] = "Delete"
-    if obj.get("volumeBindingMode") is None:
-        obj["volumeBindingMode"] = "Immediate"
+    fill(obj, _STORAGE_CLASS)
 
 
 def _priority_class(obj: Obj, create: bool) -> None:
@@ -179,7 +176,7 @@ _DEFAULTERS: dict[tuple[str, str], Defaulter] = {
     ("", "Service"): _service,
     ("", "Secret"): _secret,
     ("", "Namespace"): _namespace,
-    ("", "PersistentVolumeClaim"): _pvc,
+    ("", "PersistentVolumeClaim"): workloads.persistent_volume_claim,
     ("", "PersistentVolume"): _pv,
     ("storage.k8s.io", "StorageClass"): _storage_class,
     ("scheduling.k8s.io", "PriorityClass"): _priority_class,

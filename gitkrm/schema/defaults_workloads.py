@@ -3,8 +3,29 @@ part of defaulting that runs on every Deployment write, so it only adds absent f
 
 from __future__ import annotations
 
-from gitkrm.krm.types import Obj
+from collections.abc import Mapping
+from typing import Final
+
+from gitkrm.krm.types import JSONScalar, Obj
 from gitkrm.schema.podspec_defaults import default_pod_spec, default_pod_template, pod_qos_class
+
+# Scalar defaults, filled in where absent (`fill`): the fields of each kind's spec and of
+# its update strategy's rollingUpdate.
+_DEPLOYMENT_ROLLING: Final[Mapping[str, JSONScalar]] = {"maxUnavailable": "25%", "maxSurge": "25%"}
+_DEPLOYMENT: Final[Mapping[str, JSONScalar]] = {
+    "revisionHistoryLimit": 10,
+    "progressDeadlineSeconds": 600,
+}
+_STATEFUL_SET_ROLLING: Final[Mapping[str, JSONScalar]] = {"partition": 0}
+_STATEFUL_SET: Final[Mapping[str, JSONScalar]] = {"replicas": 1, "revisionHistoryLimit": 10}
+_DAEMON_SET_ROLLING: Final[Mapping[str, JSONScalar]] = {"maxUnavailable": 1, "maxSurge": 0}
+_JOB: Final[Mapping[str, JSONScalar]] = {"completionMode": "NonIndexed", "suspend": False}
+_CRON_JOB: Final[Mapping[str, JSONScalar]] = {
+    "concurrencyPolicy": "Allow",
+    "suspend": False,
+    "successfulJobsHistoryLimit": 3,
+    "failedJobsHistoryLimit": 1,
+}
 
 
 def child_dict(parent: Obj, key: str) -> Obj | None:
@@ -19,6 +40,26 @@ def spec_of(obj: Obj) -> Obj | None:
     return child_dict(obj, "spec")
 
 
+def fill(parent: Obj, defaults: Mapping[str, JSONScalar]) -> None:
+    """Set each field of `defaults` that `parent` lacks (absent or null), in their order."""
+    for key, value in defaults.items():
+        if parent.get(key) is None:
+            parent[key] = value
+
+
+def rolling_strategy(spec: Obj, key: str, rolling: Mapping[str, JSONScalar]) -> None:
+    """spec[key] (an update strategy): type RollingUpdate when unset, and then the fields of
+    `rolling` in its rollingUpdate."""
+    strategy = child_dict(spec, key)
+    if strategy is not None:
+        if strategy.get("type") is None:
+            strategy["type"] = "RollingUpdate"
+        if strategy["type"] == "RollingUpdate":
+            found = child_dict(strategy, "rollingUpdate")
+            if found is not None:
+                fill(found, rolling)
+
+
 def template_spec(spec: Obj, key: str = "template") -> None:
     template = spec.get(key)
     if isinstance(template, dict):
@@ -31,21 +72,8 @@ def deployment(obj: Obj, create: bool) -> None:
         return
     if spec.get("replicas") is None:
         spec["replicas"] = 1
-    strategy = child_dict(spec, "strategy")
-    if strategy is not None:
-        if strategy.get("type") is None:
-            strategy["type"] = "RollingUpdate"
-        if strategy["type"] == "RollingUpdate":
-            rolling = child_dict(strategy, "rollingUpdate")
-            if rolling is not None:
-                if rolling.get("maxUnavailable") is None:
-                    rolling["maxUnavailable"] = "25%"
-                if rolling.get("maxSurge") is None:
-                    rolling["maxSurge"] = "25%"
-    if spec.get("revisionHistoryLimit") is None:
-        spec["revisionHistoryLimit"] = 10
-    if spec.get("progressDeadlineSeconds") is None:
-        spec["progressDeadlineSeconds"] = 600
+    rolling_strategy(spec, "strategy", _DEPLOYMENT_ROLLING)
+    fill(spec, _DEPLOYMENT)
     template_spec(spec)
 
 
@@ -73,36 +101,31 @@ def replication_controller(obj: Obj, create: bool) -> None:
     replica_set(obj, create)
 
 
+def persistent_volume_claim(obj: Obj, create: bool) -> None:
+    """A PersistentVolumeClaim, or a StatefulSet's claim template."""
+    spec = spec_of(obj)
+    if spec is not None and spec.get("volumeMode") is None:
+        spec["volumeMode"] = "Filesystem"
+    status = child_dict(obj, "status")
+    if status is not None and status.get("phase") is None:
+        status["phase"] = "Pending"
+
+
 def stateful_set(obj: Obj, create: bool) -> None:
     spec = spec_of(obj)
     if spec is None:
         return
     if spec.get("podManagementPolicy") is None:
         spec["podManagementPolicy"] = "OrderedReady"
-    strategy = child_dict(spec, "updateStrategy")
-    if strategy is not None:
-        if strategy.get("type") is None:
-            strategy["type"] = "RollingUpdate"
-        if strategy["type"] == "RollingUpdate":
-            rolling = child_dict(strategy, "rollingUpdate")
-            if rolling is not None and rolling.get("partition") is None:
-                rolling["partition"] = 0
+    rolling_strategy(spec, "updateStrategy", _STATEFUL_SET_ROLLING)
     policy = child_dict(spec, "persistentVolumeClaimRetentionPolicy")
     if policy is not None:
         policy.setdefault("whenDeleted", "Retain")
         policy.setdefault("whenScaled", "Retain")
-    if spec.get("replicas") is None:
-        spec["replicas"] = 1
-    if spec.get("revisionHistoryLimit") is None:
-        spec["revisionHistoryLimit"] = 10
+    fill(spec, _STATEFUL_SET)
     for claim in spec.get("volumeClaimTemplates") or ():
         if isinstance(claim, dict):
-            claim_spec = child_dict(claim, "spec")
-            if claim_spec is not None and claim_spec.get("volumeMode") is None:
-                claim_spec["volumeMode"] = "Filesystem"
-            claim_status = child_dict(claim, "status")
-            if claim_status is not None and claim_status.get("phase") is None:
-                claim_status["phase"] = "Pending"
+            persistent_volume_claim(claim, create)
     template_spec(spec)
 
 
@@ -110,17 +133,7 @@ def daemon_set(obj: Obj, create: bool) -> None:
     spec = spec_of(obj)
     if spec is None:
         return
-    strategy = child_dict(spec, "updateStrategy")
-    if strategy is not None:
-        if strategy.get("type") is None:
-            strategy["type"] = "RollingUpdate"
-        if strategy["type"] == "RollingUpdate":
-            rolling = child_dict(strategy, "rollingUpdate")
-            if rolling is not None:
-                if rolling.get("maxUnavailable") is None:
-                    rolling["maxUnavailable"] = 1
-                if rolling.get("maxSurge") is None:
-                    rolling["maxSurge"] = 0
+    rolling_strategy(spec, "updateStrategy", _DAEMON_SET_ROLLING)
     if spec.get("revisionHistoryLimit") is None:
         spec["revisionHistoryLimit"] = 10
     template_spec(spec)
@@ -134,10 +147,7 @@ def _job_spec(spec: Obj) -> None:
         spec["parallelism"] = 1
     if spec.get("backoffLimit") is None:
         spec["backoffLimit"] = 2147483647 if spec.get("backoffLimitPerIndex") is not None else 6
-    if spec.get("completionMode") is None:
-        spec["completionMode"] = "NonIndexed"
-    if spec.get("suspend") is None:
-        spec["suspend"] = False
+    fill(spec, _JOB)
     if spec.get("podReplacementPolicy") is None:
         failed_only = spec.get("podFailurePolicy") is not None
         spec["podReplacementPolicy"] = "Failed" if failed_only else "TerminatingOrFailed"
@@ -183,14 +193,7 @@ def cron_job(obj: Obj, create: bool) -> None:
     spec = spec_of(obj)
     if spec is None:
         return
-    if spec.get("concurrencyPolicy") is None:
-        spec["concurrencyPolicy"] = "Allow"
-    if spec.get("suspend") is None:
-        spec["suspend"] = False
-    if spec.get("successfulJobsHistoryLimit") is None:
-        spec["successfulJobsHistoryLimit"] = 3
-    if spec.get("failedJobsHistoryLimit") is None:
-        spec["failedJobsHistoryLimit"] = 1
+    fill(spec, _CRON_JOB)
     job_template = spec.get("jobTemplate")
     if isinstance(job_template, dict):
         job_spec = job_template.get("spec")
