@@ -73,14 +73,14 @@ def _strict_defs() -> dict[str, Any]:
     return defs
 
 
+def _compile(defs: dict[str, Any], definition: str) -> jsonschema_rs.Validator:
+    schema = {"$schema": JSON_SCHEMA_DIALECT, "$defs": defs, "$ref": f"#/$defs/{definition}"}
+    return jsonschema_rs.validator_for(schema, validate_formats=False)
+
+
 @cache
 def _validator(definition: str) -> jsonschema_rs.Validator:
-    schema = {
-        "$schema": JSON_SCHEMA_DIALECT,
-        "$defs": _strict_defs(),
-        "$ref": f"#/$defs/{definition}",
-    }
-    return jsonschema_rs.validator_for(schema, validate_formats=False)
+    return _compile(_strict_defs(), definition)
 
 
 @cache
@@ -90,12 +90,7 @@ def _fast_defs() -> dict[str, Any]:
 
 @cache
 def _fast_validator(definition: str) -> jsonschema_rs.Validator:
-    schema = {
-        "$schema": JSON_SCHEMA_DIALECT,
-        "$defs": _fast_defs(),
-        "$ref": f"#/$defs/{definition}",
-    }
-    return jsonschema_rs.validator_for(schema, validate_formats=False)
+    return _compile(_fast_defs(), definition)
 
 
 def compile_kind(definition: str) -> None:
