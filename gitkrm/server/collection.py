@@ -9,7 +9,7 @@ from gitkrm.errors import MethodNotAllowed
 from gitkrm.krm import ObjectRef
 from gitkrm.server.context import ServerContext, include_object
 from gitkrm.server.negotiation import Output, negotiate_object
-from gitkrm.server.objects import decoded_object, delete_options_body, params_of
+from gitkrm.server.objects import delete_options_body, write_object
 from gitkrm.server.params import delete_params, list_params
 from gitkrm.server.paths import Target
 from gitkrm.server.responses import json_response, object_response
@@ -71,16 +71,9 @@ async def list_or_watch(ctx: ServerContext, request: Request, target: Target) ->
 
 async def create(ctx: ServerContext, request: Request, target: Target) -> Response:
     require_namespace(target)
-    wp = params_of(request, "CreateOptions")
-    obj, warnings = await decoded_object(ctx, request, target, wp.field_validation)
-    out = await ctx.store.create(
-        obj,
-        dry_run=wp.dry_run,
-        field_manager=wp.manager,
-        field_validation=wp.field_validation,
-        warnings=warnings,
+    return await write_object(
+        ctx, request, target, ctx.store.create, options="CreateOptions", status=201
     )
-    return object_response(out, status=201, warnings=warnings)
 
 
 async def delete_collection(ctx: ServerContext, request: Request, target: Target) -> Response:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, Protocol, Unpack
 
 import orjson
 from starlette.requests import Request
@@ -24,6 +25,7 @@ from gitkrm.server.paths import Target
 from gitkrm.server.responses import json_response, object_response, success_status
 from gitkrm.server.tables import table
 from gitkrm.store import PatchType
+from gitkrm.store.protocol import WriteKeywords
 
 
 async def body_of(ctx: ServerContext, request: Request) -> bytes:
@@ -71,17 +73,39 @@ def params_of(request: Request, kind: str) -> WriteParams:
     )
 
 
-async def update(ctx: ServerContext, request: Request, target: Target) -> Response:
-    wp = params_of(request, "UpdateOptions")
+class ObjectWrite(Protocol):
+    """A store write of a whole object (`store.create`, `update`, `update_status`)."""
+
+    def __call__(
+        self, obj: Obj, /, *, warnings: list[str] | None = ..., **options: Unpack[WriteKeywords]
+    ) -> Awaitable[Obj]: ...
+
+
+async def write_object(
+    ctx: ServerContext,
+    request: Request,
+    target: Target,
+    write: ObjectWrite,
+    *,
+    options: str = "UpdateOptions",
+    status: int = 200,
+) -> Response:
+    """The object a request carries, written by `write` with the request's parameters
+    (`options`: the kind of its options, CreateOptions or UpdateOptions)."""
+    wp = params_of(request, options)
     obj, warnings = await decoded_object(ctx, request, target, wp.field_validation)
-    out = await ctx.store.update(
+    out = await write(
         obj,
         dry_run=wp.dry_run,
         field_manager=wp.manager,
         field_validation=wp.field_validation,
         warnings=warnings,
     )
-    return object_response(out, warnings=warnings)
+    return object_response(out, status=status, warnings=warnings)
+
+
+async def update(ctx: ServerContext, request: Request, target: Target) -> Response:
+    return await write_object(ctx, request, target, ctx.store.update)
 
 
 async def decoded_patch(

@@ -27,16 +27,7 @@ _IGNORE = FieldValidation.IGNORE
 
 
 async def update_status(ctx: ServerContext, request: Request, target: Target) -> Response:
-    wp = objects.params_of(request, "UpdateOptions")
-    obj, warnings = await objects.decoded_object(ctx, request, target, wp.field_validation)
-    out = await ctx.store.update_status(
-        obj,
-        dry_run=wp.dry_run,
-        field_manager=wp.manager,
-        field_validation=wp.field_validation,
-        warnings=warnings,
-    )
-    return object_response(out, warnings=warnings)
+    return await objects.write_object(ctx, request, target, ctx.store.update_status)
 
 
 # -- finalize ---------------------------------------------------------------------------
