@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from typing import Final
 
 import orjson
@@ -176,6 +177,41 @@ class _Kind:
         return out
 
 
+_SUBRESOURCE_VERBS: Final = frozenset({"get", "update", "patch"})
+
+
+def _read_write_ops(
+    k: _Kind,
+    verbs: AbstractSet[str],
+    *,
+    ref: str,
+    body: Mapping[str, object],
+    patch_body: Mapping[str, object] | None = None,
+    suffix: str = "",
+) -> dict[str, object]:
+    """The get, put and patch operations (those of `verbs`) on an object or on one of its
+    subresources (`suffix`: its name), whose schema is `ref`."""
+    ns = k.info.namespaced
+    item: dict[str, object] = {}
+    if "get" in verbs:
+        item["get"] = k.op("get", "read", params=(), namespaced=ns, response=ref, suffix=suffix)
+    if "update" in verbs:
+        item["put"] = k.op(
+            "put", "replace", params=_WRITE, namespaced=ns, response=ref, body=body, suffix=suffix
+        )
+    if "patch" in verbs:
+        item["patch"] = k.op(
+            "patch",
+            "patch",
+            params=(*_WRITE, _FORCE),
+            namespaced=ns,
+            response=ref,
+            body=patch_body,
+            suffix=suffix,
+        )
+    return item
+
+
 def _paths_of(info: ResourceInfo, base: str) -> dict[str, object]:
     k = _Kind(info)
     verbs = set(info.verbs)
@@ -225,22 +261,7 @@ def _paths_of(info: ResourceInfo, base: str) -> dict[str, object]:
             ),
             "parameters": [_PRETTY],
         }
-    item = {}
-    if "get" in verbs:
-        item["get"] = k.op("get", "read", params=(), namespaced=ns, response=obj_ref)
-    if "update" in verbs:
-        item["put"] = k.op(
-            "put", "replace", params=_WRITE, namespaced=ns, response=obj_ref, body=body
-        )
-    if "patch" in verbs:
-        item["patch"] = k.op(
-            "patch",
-            "patch",
-            params=(*_WRITE, _FORCE),
-            namespaced=ns,
-            response=obj_ref,
-            body=patch_body,
-        )
+    item = _read_write_ops(k, verbs, ref=obj_ref, body=body, patch_body=patch_body)
     if "delete" in verbs:
         item["delete"] = k.op(
             "delete", "delete", params=_DELETE, namespaced=ns, response=_STATUS, body=delete_body
@@ -251,42 +272,15 @@ def _paths_of(info: ResourceInfo, base: str) -> dict[str, object]:
     for sub in sorted(info.subresources & {"status", "scale"}):
         ref = REF_PREFIX + SCALE if sub == "scale" else obj_ref
         sub_body = {"content": _content(ref, ("*/*",)), "required": True}
-        suffix = _camel(sub)
-        paths[f"{coll}/{{name}}/{sub}"] = {
-            "get": k.op("get", "read", params=(), namespaced=ns, response=ref, suffix=suffix),
-            "put": k.op(
-                "put",
-                "replace",
-                params=_WRITE,
-                namespaced=ns,
-                response=ref,
-                body=sub_body,
-                suffix=suffix,
-            ),
-            "patch": k.op(
-                "patch",
-                "patch",
-                params=(*_WRITE, _FORCE),
-                namespaced=ns,
-                response=ref,
-                body=patch_body,
-                suffix=suffix,
-            ),
-            "parameters": [_NAME, *scope_params, _PRETTY],
-        }
+        item = _read_write_ops(
+            k, _SUBRESOURCE_VERBS, ref=ref, body=sub_body, patch_body=patch_body, suffix=_camel(sub)
+        )
+        item["parameters"] = [_NAME, *scope_params, _PRETTY]
+        paths[f"{coll}/{{name}}/{sub}"] = item
     if "finalize" in info.subresources:
-        paths[f"{coll}/{{name}}/finalize"] = {
-            "put": k.op(
-                "put",
-                "replace",
-                params=_WRITE,
-                namespaced=ns,
-                response=obj_ref,
-                body=body,
-                suffix="Finalize",
-            ),
-            "parameters": [_NAME, *scope_params, _PRETTY],
-        }
+        item = _read_write_ops(k, {"update"}, ref=obj_ref, body=body, suffix="Finalize")
+        item["parameters"] = [_NAME, *scope_params, _PRETTY]
+        paths[f"{coll}/{{name}}/finalize"] = item
     return paths
 
 
@@ -353,15 +347,7 @@ class OpenAPIv3:
                 names.append(SCALE)
             schema = self._registry.custom_schema(info.gvk) if info.custom else None
             if schema is not None:
-                custom.update(
-                    custom_schemas(
-                        group=info.group,
-                        version=info.version,
-                        kind=info.kind,
-                        list_kind=info.list_kind,
-                        schema=schema,
-                    )
-                )
+                custom.update(custom_schemas(info, schema))
                 names.append("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta")
                 names.append("io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta")
             else:

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from functools import cache
 from typing import Any, Final
 
+from gitkrm.schema import ResourceInfo
 from gitkrm.schema.openapi import definitions
 
 REF_PREFIX: Final = "#/components/schemas/"
@@ -129,10 +130,9 @@ def custom_schema_name(group: str, version: str, kind: str) -> str:
     return f"{_reverse_group(group)}.{version}.{kind}"
 
 
-def custom_schemas(
-    *, group: str, version: str, kind: str, list_kind: str, schema: dict[str, Any]
-) -> dict[str, Any]:
+def custom_schemas(info: ResourceInfo, schema: dict[str, Any]) -> dict[str, Any]:
     """The schema of a custom kind and of its list, as kube-apiserver publishes them."""
+    group, version, kind, list_kind = info.group, info.version, info.kind, info.list_kind
     defs = definitions()
     gvk = {"group": group, "version": version, "kind": kind}
     obj = dict(schema)

@@ -15,7 +15,7 @@ from typing import Any, Final
 import orjson
 import yaml
 
-from gitkrm.schema import RELEASE, Registry
+from gitkrm.schema import RELEASE, Registry, ResourceInfo
 from gitkrm.schema.openapi import definitions
 from gitkrm.server.openapi_schema import custom_schemas
 from gitkrm.server.pbwire import Writer
@@ -162,25 +162,21 @@ class OpenAPIv2:
         self._doc = b""
         self._etag = ""
 
-    def document(self) -> tuple[bytes, str]:
-        customs = [
+    def _customs(self) -> list[tuple[ResourceInfo, dict[str, Any] | None]]:
+        """The custom kinds served and their schemas."""
+        return [
             (i, self._registry.custom_schema(i.gvk)) for i in self._registry.infos() if i.custom
         ]
+
+    def document(self) -> tuple[bytes, str]:
+        customs = self._customs()
         key = tuple((i, id(s)) for i, s in customs)
         if key != self._key:
             defs = bytearray(_builtin_definitions())
             for info, schema in customs:
-                if schema is None:
-                    continue
-                named = custom_schemas(
-                    group=info.group,
-                    version=info.version,
-                    kind=info.kind,
-                    list_kind=info.list_kind,
-                    schema=schema,
-                )
-                for name, s in named.items():
-                    defs += _named_schema(name, s)
+                if schema is not None:
+                    for name, s in custom_schemas(info, schema).items():
+                        defs += _named_schema(name, s)
             doc = Writer()
             doc.string(1, "2.0")
             info_msg = Writer()
@@ -198,16 +194,9 @@ class OpenAPIv2:
         """The same definitions as Swagger 2.0 JSON (for clients that do not ask for
         protobuf)."""
         defs: dict[str, Any] = {n: _json_schema(s) for n, s in sorted(definitions().items())}
-        for info in self._registry.infos():
-            schema = self._registry.custom_schema(info.gvk) if info.custom else None
+        for info, schema in self._customs():
             if schema is not None:
-                named = custom_schemas(
-                    group=info.group,
-                    version=info.version,
-                    kind=info.kind,
-                    list_kind=info.list_kind,
-                    schema=schema,
-                )
+                named = custom_schemas(info, schema)
                 defs.update({n: _json_schema(s) for n, s in named.items()})
         return orjson.dumps(
             {
