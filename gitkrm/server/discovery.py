@@ -99,6 +99,14 @@ def _subresources(info: ResourceInfo) -> list[str]:
     return sorted(s for s in info.subresources if s in SERVED_SUBRESOURCES)
 
 
+def _add_names(entry: dict[str, object], info: ResourceInfo) -> None:
+    """A resource's shortNames and categories, when it has any, in its discovery entry."""
+    if info.short_names:
+        entry["shortNames"] = list(info.short_names)
+    if info.categories:
+        entry["categories"] = list(info.categories)
+
+
 def _api_resources(infos: list[ResourceInfo]) -> list[dict[str, object]]:
     out: list[dict[str, object]] = []
     for info in infos:
@@ -109,10 +117,7 @@ def _api_resources(infos: list[ResourceInfo]) -> list[dict[str, object]]:
             "kind": info.kind,
             "verbs": sorted(info.verbs),
         }
-        if info.short_names:
-            r["shortNames"] = list(info.short_names)
-        if info.categories:
-            r["categories"] = list(info.categories)
+        _add_names(r, info)
         out.append(r)
         for sub in _subresources(info):
             s: dict[str, object] = {
@@ -138,10 +143,7 @@ def _aggregated_resource(info: ResourceInfo) -> dict[str, object]:
         "singularResource": info.singular,
         "verbs": sorted(info.verbs),
     }
-    if info.short_names:
-        r["shortNames"] = list(info.short_names)
-    if info.categories:
-        r["categories"] = list(info.categories)
+    _add_names(r, info)
     subs = []
     for sub in _subresources(info):
         kind = (
