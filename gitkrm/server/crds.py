@@ -7,10 +7,10 @@ from typing import Any
 
 from gitkrm.krm import Obj, ObjectRef
 from gitkrm.schema import ResourceInfo
-from gitkrm.store.sqlite import SqliteStore
+from gitkrm.store.protocol import Store
 
 
-async def crd_version(store: SqliteStore, info: ResourceInfo) -> tuple[Obj, Mapping[str, Any]]:
+async def crd_version(store: Store, info: ResourceInfo) -> tuple[Obj, Mapping[str, Any]]:
     """The CRD of a custom kind and its entry for `info.version`."""
     crd = await store.get(
         ObjectRef(
