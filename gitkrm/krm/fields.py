@@ -93,31 +93,35 @@ _META: Final[dict[str, Extractor]] = {
 }
 _NAME_ONLY: Final[dict[str, Extractor]] = {"metadata.name": _META["metadata.name"]}
 
-_CORE_EVENT: Final[dict[str, Extractor]] = {
-    **_META,
-    **{
-        f"involvedObject.{f}": path_extractor(f"involvedObject.{f}")
-        for f in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")
-    },
-    "reason": path_extractor("reason"),
-    "reportingComponent": path_extractor("reportingComponent"),
-    "source": _first_nonempty("source.component", "reportingComponent"),
-    "type": path_extractor("type"),
-}
 
+_INVOLVED_OBJECT = (
+    "kind",
+    "namespace",
+    "name",
+    "uid",
+    "apiVersion",
+    "resourceVersion",
+    "fieldPath",
+)
+
+
+def _event_fields(involved: str, reporting: str, source: str) -> dict[str, Extractor]:
+    """An Event kind's fields: the core/v1 field labels, read from its JSON names of the
+    involved object, the reporting component and the source."""
+    return {
+        **_META,
+        **{f"involvedObject.{f}": path_extractor(f"{involved}.{f}") for f in _INVOLVED_OBJECT},
+        "reason": path_extractor("reason"),
+        "reportingComponent": path_extractor(reporting),
+        "source": _first_nonempty(f"{source}.component", reporting),
+        "type": path_extractor("type"),
+    }
+
+
+_CORE_EVENT: Final = _event_fields("involvedObject", "reportingComponent", "source")
 # events.k8s.io Events are the same stored objects with other JSON names; the API server
 # accepts the core/v1 field labels and reads them from the mapped fields.
-_EVENTS_K8S_IO: Final[dict[str, Extractor]] = {
-    **_META,
-    **{
-        f"involvedObject.{f}": path_extractor(f"regarding.{f}")
-        for f in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")
-    },
-    "reason": path_extractor("reason"),
-    "reportingComponent": path_extractor("reportingController"),
-    "source": _first_nonempty("deprecatedSource.component", "reportingController"),
-    "type": path_extractor("type"),
-}
+_EVENTS_K8S_IO: Final = _event_fields("regarding", "reportingController", "deprecatedSource")
 
 SUPPORTED_FIELDS: Final[dict[tuple[str, str], dict[str, Extractor]]] = {
     ("", "Pod"): {
