@@ -7,11 +7,18 @@ from typing import Any
 
 from gitkrm.krm import Obj
 from gitkrm.server.humanize import since
-from gitkrm.server.printing import AGE, NAME, NONE, Column, Printer, format_labels, m, name_of, num
-
-
-def _age(obj: Obj, now: float) -> str:
-    return since(m(obj, "metadata", "creationTimestamp"), now)
+from gitkrm.server.printing import (
+    AGE,
+    NAME,
+    NONE,
+    Column,
+    Printer,
+    age,
+    format_labels,
+    m,
+    name_of,
+    num,
+)
 
 
 def _lb_ingress(obj: Obj) -> list[str]:
@@ -62,7 +69,7 @@ def _service(svc: Obj, now: float) -> list[object]:
         cluster_ip,
         _external_ip(svc),
         _ports(m(svc, "spec", "ports")),
-        _age(svc, now),
+        age(svc, now),
         format_labels(m(svc, "spec", "selector")),
     ]
 
@@ -87,7 +94,7 @@ def _count(obj: Obj, *fields: str) -> int:
 
 CONFIG_MAP = Printer(
     (NAME, Column("Data", "integer", description="Number of data entries."), AGE),
-    lambda cm, now: [name_of(cm), _count(cm, "data", "binaryData"), _age(cm, now)],
+    lambda cm, now: [name_of(cm), _count(cm, "data", "binaryData"), age(cm, now)],
 )
 SECRET = Printer(
     (
@@ -96,15 +103,15 @@ SECRET = Printer(
         Column("Data", "integer", description="Number of data entries."),
         AGE,
     ),
-    lambda s, now: [name_of(s), s.get("type") or "Opaque", _count(s, "data"), _age(s, now)],
+    lambda s, now: [name_of(s), s.get("type") or "Opaque", _count(s, "data"), age(s, now)],
 )
 NAMESPACE = Printer(
     (NAME, Column("Status", description="The status of the namespace."), AGE),
-    lambda ns, now: [name_of(ns), m(ns, "status", "phase") or "", _age(ns, now)],
+    lambda ns, now: [name_of(ns), m(ns, "status", "phase") or "", age(ns, now)],
 )
 SERVICE_ACCOUNT = Printer(
     (NAME, Column("Secrets", "integer", description="Number of secrets."), AGE),
-    lambda sa, now: [name_of(sa), len(sa.get("secrets") or ()), _age(sa, now)],
+    lambda sa, now: [name_of(sa), len(sa.get("secrets") or ()), age(sa, now)],
 )
 
 
@@ -147,7 +154,7 @@ def _node(node: Obj, now: float) -> list[object]:
         name_of(node),
         _node_status(node),
         _node_roles(node),
-        _age(node, now),
+        age(node, now),
         info.get("kubeletVersion") or "",
         _address(node, "InternalIP"),
         _address(node, "ExternalIP"),
@@ -246,7 +253,7 @@ def _ingress(ing: Obj, now: float) -> list[object]:
         hosts_s,
         ",".join(_lb_ingress(ing)),
         ports,
-        _age(ing, now),
+        age(ing, now),
     ]
 
 
@@ -274,7 +281,7 @@ def _endpoints(ep: Obj, now: float) -> list[object]:
                 ip = a.get("ip") if isinstance(a, Mapping) else ""
                 out.append(f"{ip}:{port}" if port else str(ip))
     shown = ",".join(out[:3]) + (f" + {len(out) - 3} more..." if len(out) > 3 else "")
-    return [name_of(ep), shown or NONE, _age(ep, now)]
+    return [name_of(ep), shown or NONE, age(ep, now)]
 
 
 ENDPOINTS = Printer((NAME, Column("Endpoints", description="The endpoints."), AGE), _endpoints)
@@ -297,7 +304,7 @@ def _pvc(pvc: Obj, now: float) -> list[object]:
         ",".join(short.get(x, x) for x in modes),
         m(pvc, "spec", "storageClassName") or NONE,
         m(pvc, "spec", "volumeAttributesClassName") or NONE,
-        _age(pvc, now),
+        age(pvc, now),
         m(pvc, "spec", "volumeMode") or "Filesystem",
     ]
 
@@ -328,7 +335,7 @@ def _hpa(hpa: Obj, now: float) -> list[object]:
         m(hpa, "spec", "minReplicas") or 1,
         num(m(hpa, "spec", "maxReplicas")),
         num(m(hpa, "status", "currentReplicas")),
-        _age(hpa, now),
+        age(hpa, now),
     ]
 
 

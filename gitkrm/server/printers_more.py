@@ -5,22 +5,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from gitkrm.krm import Obj
-from gitkrm.server.humanize import since
 from gitkrm.server.printing import (
     AGE,
     NAME,
     NONE,
     Column,
     Printer,
+    age,
     format_label_selector,
     m,
     name_of,
     num,
 )
-
-
-def _age(obj: Obj, now: float) -> str:
-    return since(m(obj, "metadata", "creationTimestamp"), now)
 
 
 def _int_or_str(value: object) -> str:
@@ -37,7 +33,7 @@ def _pdb(pdb: Obj, now: float) -> list[object]:
         if m(pdb, "spec", "maxUnavailable") is not None
         else "N/A",
         num(m(pdb, "status", "disruptionsAllowed")),
-        _age(pdb, now),
+        age(pdb, now),
     ]
 
 
@@ -72,7 +68,7 @@ def _binding(rb: Obj, now: float) -> list[object]:
     return [
         name_of(rb),
         f"{ref.get('kind', '')}/{ref.get('name', '')}",
-        _age(rb, now),
+        age(rb, now),
         _subjects(rb, "User"),
         _subjects(rb, "Group"),
         _subjects(rb, "ServiceAccount"),
@@ -97,7 +93,7 @@ def _priority_class(pc: Obj, now: float) -> list[object]:
         name_of(pc),
         num(pc.get("value")),
         pc.get("globalDefault") is True,
-        _age(pc, now),
+        age(pc, now),
         pc.get("preemptionPolicy") or "PreemptLowerPriority",
     ]
 
@@ -125,7 +121,7 @@ def _storage_class(sc: Obj, now: float) -> list[object]:
         sc.get("reclaimPolicy") or "Delete",
         sc.get("volumeBindingMode") or "Immediate",
         sc.get("allowVolumeExpansion") is True,
-        _age(sc, now),
+        age(sc, now),
     ]
 
 
@@ -145,7 +141,7 @@ STORAGE_CLASS = Printer(
 def _network_policy(np: Obj, now: float) -> list[object]:
     sel = m(np, "spec", "podSelector")
     shown = format_label_selector(sel)
-    return [name_of(np), "<none>" if shown == NONE else shown, _age(np, now)]
+    return [name_of(np), "<none>" if shown == NONE else shown, age(np, now)]
 
 
 NETWORK_POLICY = Printer(
@@ -162,7 +158,7 @@ def _quota(q: Obj, now: float) -> list[object]:
     for key in sorted(hard):
         item = f"{key}: {used.get(key, '0')}/{hard[key]}"
         (limits if key.startswith("limits.") else requests).append(item)
-    return [name_of(q), _age(q, now), ", ".join(requests), ", ".join(limits)]
+    return [name_of(q), age(q, now), ", ".join(requests), ", ".join(limits)]
 
 
 QUOTA = Printer(
@@ -177,7 +173,7 @@ QUOTA = Printer(
 
 
 def _lease(lease: Obj, now: float) -> list[object]:
-    return [name_of(lease), m(lease, "spec", "holderIdentity") or "", _age(lease, now)]
+    return [name_of(lease), m(lease, "spec", "holderIdentity") or "", age(lease, now)]
 
 
 LEASE = Printer((NAME, Column("Holder", description="The lease holder."), AGE), _lease)

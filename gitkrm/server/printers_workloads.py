@@ -17,6 +17,7 @@ from gitkrm.server.printing import (
     SELECTOR,
     Column,
     Printer,
+    age,
     containers_images,
     format_label_selector,
     format_labels,
@@ -181,10 +182,6 @@ def _template(obj: Obj) -> tuple[str, str]:
     return containers_images(m(obj, "spec", "template", "spec"))
 
 
-def _age(obj: Obj, now: float) -> str:
-    return since(m(obj, "metadata", "creationTimestamp"), now)
-
-
 def _deployment(d: Obj, now: float) -> list[object]:
     cs, images = _template(d)
     replicas = num(m(d, "spec", "replicas"))
@@ -193,7 +190,7 @@ def _deployment(d: Obj, now: float) -> list[object]:
         f"{num(m(d, 'status', 'readyReplicas'))}/{replicas}",
         num(m(d, "status", "updatedReplicas")),
         num(m(d, "status", "availableReplicas")),
-        _age(d, now),
+        age(d, now),
         cs,
         images,
         selector_string(m(d, "spec", "selector")),
@@ -227,7 +224,7 @@ def _replica_set(rs: Obj, now: float) -> list[object]:
         num(m(rs, "spec", "replicas")),
         num(m(rs, "status", "replicas")),
         num(m(rs, "status", "readyReplicas")),
-        _age(rs, now),
+        age(rs, now),
         cs,
         images,
         sel_s,
@@ -252,7 +249,7 @@ REPLICA_SET = Printer(
 def _stateful_set(s: Obj, now: float) -> list[object]:
     cs, images = _template(s)
     ready = num(m(s, "status", "readyReplicas"))
-    return [name_of(s), f"{ready}/{num(m(s, 'spec', 'replicas'))}", _age(s, now), cs, images]
+    return [name_of(s), f"{ready}/{num(m(s, 'spec', 'replicas'))}", age(s, now), cs, images]
 
 
 STATEFUL_SET = Printer(
@@ -278,7 +275,7 @@ def _daemon_set(d: Obj, now: float) -> list[object]:
         num(st.get("updatedNumberScheduled")),
         num(st.get("numberAvailable")),
         format_labels(m(d, "spec", "template", "spec", "nodeSelector")),
-        _age(d, now),
+        age(d, now),
         cs,
         images,
         selector_string(m(d, "spec", "selector")),
@@ -336,7 +333,7 @@ def _job(job: Obj, now: float) -> list[object]:
         _job_status(job),
         comp,
         duration,
-        _age(job, now),
+        age(job, now),
         cs,
         images,
         selector_string(m(job, "spec", "selector")),
@@ -370,7 +367,7 @@ def _cron_job(cj: Obj, now: float) -> list[object]:
         "<unset>" if suspend is None else ("True" if suspend else "False"),
         len(active) if isinstance(active, list) else 0,
         since(last, now) if last else NONE,
-        _age(cj, now),
+        age(cj, now),
         cs,
         images,
         format_label_selector(m(cj, "spec", "jobTemplate", "spec", "selector")),

@@ -9,6 +9,7 @@ from typing import Final, TypedDict
 from gitkrm.errors import BadRequest
 from gitkrm.krm import Obj, label_selector_from_dict
 from gitkrm.krm.fields import field_value
+from gitkrm.server.humanize import since
 
 NONE: Final = "<none>"
 
@@ -68,6 +69,11 @@ SELECTOR: Final = Column("Selector", priority=1, description="The label selector
 
 m: Final = field_value
 """`m(obj, "spec", "replicas")`: the printers' short name for krm's tolerant field reader."""
+
+
+def age(obj: Obj, now: float) -> str:
+    """The Age cell: how long ago the object was created."""
+    return since(m(obj, "metadata", "creationTimestamp"), now)
 
 
 def name_of(obj: Obj) -> str:
