@@ -20,7 +20,9 @@ from gitkrm.krm import GVK
 from gitkrm.schema import RELEASE, Registry, ResourceInfo
 from gitkrm.schema.openapi import definition_name
 from gitkrm.server.openapi_schema import (
+    LIST_META,
     META_TYPES,
+    OBJECT_META,
     REF_PREFIX,
     SCALE,
     builtin_schemas,
@@ -348,8 +350,8 @@ class OpenAPIv3:
             schema = self._registry.custom_schema(info.gvk) if info.custom else None
             if schema is not None:
                 custom.update(custom_schemas(info, schema))
-                names.append("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta")
-                names.append("io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta")
+                names.append(OBJECT_META)
+                names.append(LIST_META)
             else:
                 k = _Kind(info)
                 names.extend(n for n in (k.obj, k.list) if n)
