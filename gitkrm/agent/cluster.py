@@ -142,6 +142,8 @@ class ClusterTarget:
             if term is None or not term.synced_once():
                 return False, "leading: the first sync is under way"
             return True, "leading"
+        if elector.holder is None:
+            return True, "standby: the Lease was not read since the last renewal failed"
         return True, f"standby: the Lease is held by {elector.holder or 'nobody'}"
 
     def _hold(self) -> asyncio.Task[None]:

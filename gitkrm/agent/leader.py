@@ -365,9 +365,10 @@ class LeaderElector:
                     timings.renew_deadline,
                     self.holder or "unknown",
                 )
-                self._observed = None
-                self._observed_raw = None
-                return
+                if self.is_leader:  # not renewed (store unreachable): forget our own record
+                    self._observed = None
+                    self._observed_raw = None
+                return  # taken by another: keep its record, so readiness names the holder
 
     async def release(self) -> bool:
         """Give the Lease up (holder cleared, 1 s duration) if this process holds it, so a
