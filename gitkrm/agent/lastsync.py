@@ -35,6 +35,7 @@ from gitkrm.source import Source
 from gitkrm.store import Store
 from gitkrm.sync import live
 from gitkrm.sync.parsecache import write_private
+from gitkrm.sync.results import Counts, Timings
 
 from .config import ApplyMode, SourceConfig
 from .status import Outcome, Reason
@@ -55,13 +56,12 @@ class LastSync:
 
     def outcome(self, *, git_ms: float) -> Outcome:
         """The outcome of a pass that found nothing to do: every object unchanged."""
-        keys = ("created", "configured", "pruned", "unchanged", "failed", "refused")
         return Outcome(
             revision=self.revision,
             succeeded=True,
             reason=Reason.SUCCEEDED,
-            counts={k: self.objects if k == "unchanged" else 0 for k in keys},
-            timings_ms={"git": git_ms, "render": 0.0, "diff": 0.0, "apply": 0.0},
+            counts=Counts(unchanged=self.objects),
+            timings_ms=Timings.of({"git": git_ms}),
             nothing_changed=True,
         )
 
@@ -84,7 +84,8 @@ def of_sync(
         or outcome.revision != synced_revision
     ):
         return None
-    objects = sum(outcome.counts.get(k, 0) for k in ("created", "configured", "unchanged"))
+    c = outcome.counts or Counts()
+    objects = c.created + c.configured + c.unchanged
     return LastSync(
         source=source,
         fingerprint=fingerprint,

@@ -17,12 +17,12 @@ from typing import Any, TextIO
 
 import orjson
 
+from gitkrm.sync.results import Counts, Timings
+
 LOGGER_NAME = "gitkrm"
 log = logging.getLogger(LOGGER_NAME)
 
 _USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]*@")
-COUNT_KEYS = ("created", "configured", "pruned", "unchanged", "failed", "refused")
-TIMING_KEYS = ("git", "render", "diff", "apply")
 
 progress_stream: TextIO | None = None
 """Where progress lines go: the log's terminal in text mode, else nowhere (see configure)."""
@@ -103,14 +103,14 @@ def sync_fields(
     source: str,
     revision: str | None,
     result: str,
-    counts: Mapping[str, int],
-    timings_ms: Mapping[str, float],
+    counts: Counts | None,
+    timings_ms: Timings,
     trigger: str,
 ) -> dict[str, Any]:
-    """The fields of the per-sync line, in a fixed order."""
+    """The fields of the per-sync line, in a fixed order (zero counts when nothing synced)."""
     fields: dict[str, Any] = {"source": source, "revision": revision or "-", "result": result}
-    fields.update({k: int(counts.get(k, 0)) for k in COUNT_KEYS})
-    fields.update({f"{k}_ms": round(float(timings_ms.get(k, 0.0)), 1) for k in TIMING_KEYS})
+    fields.update((counts or Counts()).shown())
+    fields.update({f"{k}_ms": round(v, 1) for k, v in timings_ms.items()})
     fields["trigger"] = trigger
     return fields
 

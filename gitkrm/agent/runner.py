@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +28,7 @@ from gitkrm.store.protocol import meta
 from gitkrm.sync import live
 from gitkrm.sync.options import SyncOptions
 from gitkrm.sync.parsecache import ParseCache
-from gitkrm.sync.results import Action, Counts, SyncResult, SyncStatus, Timings, make_result
+from gitkrm.sync.results import Action, Counts, SyncResult, SyncStatus, make_result
 
 from . import lastsync
 from . import logging as agentlog
@@ -326,7 +327,7 @@ class SourceRunner:
                 await self._report(make_result(revision=e.revision, errors=[e.message]))
             return _with_timing(outcome_of_error(e, revision=snap.revision), git=git_ms), False
         outcome = outcome_of(result)
-        outcome = _with_timing(outcome, git=git_ms + outcome.timings_ms.get("git", 0.0))
+        outcome = _with_timing(outcome, git=git_ms + outcome.timings_ms.git)
         quiet = not full and outcome.succeeded and not _changed(outcome.counts)
         await self._report(result, quiet=quiet)
         return outcome, quiet
@@ -409,7 +410,7 @@ class SourceRunner:
         )
         log_sync(fields, errors=tuple(outcome.errors), level=logging.DEBUG if quiet else 0)
         if self.observe is not None:
-            seconds = sum(outcome.timings_ms.values()) / 1000
+            seconds = outcome.timings_ms.total / 1000
             self.observe(self.name, "Succeeded" if outcome.succeeded else "Failed", seconds)
         previous = self.last_outcome
         self.last_outcome = outcome
@@ -449,19 +450,9 @@ class SourceRunner:
         await self.source.close()
 
 
-def _changed(counts: Mapping[str, int]) -> bool:
-    c = counts if isinstance(counts, Counts) else Counts.from_mapping(counts)
-    return c.changed or c.bad > 0
+def _changed(counts: Counts | None) -> bool:
+    return counts is not None and (counts.changed or counts.bad > 0)
 
 
 def _with_timing(outcome: st.Outcome, *, git: float) -> st.Outcome:
-    timings = Timings.of({**outcome.timings_ms, "git": git})
-    return st.Outcome(
-        revision=outcome.revision,
-        succeeded=outcome.succeeded,
-        reason=outcome.reason,
-        counts=outcome.counts,
-        timings_ms=timings,
-        errors=outcome.errors,
-        stalled=outcome.stalled,
-    )
+    return replace(outcome, timings_ms=replace(outcome.timings_ms, git=round(git, 3)))

@@ -12,13 +12,14 @@ from __future__ import annotations
 import copy
 import datetime as dt
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from gitkrm.errors import Conflict, NotFound
 from gitkrm.krm import Obj, ObjectRef
 from gitkrm.store import Store
+from gitkrm.sync.results import Counts, Timings
 
 from .crd import GROUP, KIND, NAMESPACE
 
@@ -46,8 +47,9 @@ class Outcome:
     revision: str | None
     succeeded: bool
     reason: Reason
-    counts: Mapping[str, int] = field(default_factory=dict)
-    timings_ms: Mapping[str, float] = field(default_factory=dict)
+    counts: Counts | None = None
+    """The sync's own counts; None when no sync ran (a source or spec error)."""
+    timings_ms: Timings = Timings()
     errors: Sequence[str] = ()
     stalled: bool = False
     nothing_changed: bool = False
@@ -108,9 +110,8 @@ def condition(status: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None
     return None
 
 
-def summary(counts: Mapping[str, int]) -> str:
-    keys = ("created", "configured", "pruned", "unchanged", "failed", "refused")
-    return ", ".join(f"{counts.get(k, 0)} {k}" for k in keys)
+def summary(counts: Counts | None) -> str:
+    return ", ".join(f"{n} {k}" for k, n in (counts or Counts()).shown().items())
 
 
 def progressing(
@@ -159,10 +160,10 @@ def finished(
     status["result"] = "Succeeded" if outcome.succeeded else "Failed"
     if outcome.revision:
         status["lastAttemptedRevision"] = outcome.revision
-    if outcome.counts:
-        status["counts"] = {k: int(v) for k, v in outcome.counts.items()}
-    if outcome.timings_ms:
-        status["timingsMs"] = {k: round(float(v), 1) for k, v in outcome.timings_ms.items()}
+    if outcome.counts is not None:
+        status["counts"] = outcome.counts.shown()
+    if outcome.timings_ms != Timings():
+        status["timingsMs"] = {k: round(v, 1) for k, v in outcome.timings_ms.items()}
     if requested_at is not None:
         status["lastHandledRequestedAt"] = requested_at
     errors = [_clip(e) for e in outcome.errors[:MAX_ERRORS]]

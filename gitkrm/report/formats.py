@@ -25,7 +25,7 @@ import yaml
 from gitkrm.errors import Invalid
 from gitkrm.health import Health, HealthResult, aggregate
 from gitkrm.krm import ObjectRef
-from gitkrm.sync.results import Action, ObjectResult, SyncResult, SyncStatus
+from gitkrm.sync.results import Action, Counts, ObjectResult, SyncResult, SyncStatus
 
 from . import yamlemit
 from .scrub import scrub_secret_values
@@ -35,7 +35,6 @@ NOTE_KIND = "SyncNote"
 STATUS_KIND = "AgentStatus"
 NOTES_REF_PREFIX = "refs/notes/gitkrm/"
 STATUS_BRANCH = "gitkrm/status"
-COUNT_KEYS = ("created", "configured", "pruned", "unchanged", "failed", "refused")
 MAX_ERRORS = 100
 MAX_TEXT = 1024
 
@@ -126,7 +125,7 @@ class SourceReport:
     result: SyncStatus
     synced_at: dt.datetime
     updated_at: dt.datetime
-    counts: Mapping[str, int]
+    counts: Counts
     errors: tuple[str, ...]
     health: Mapping[Key, HealthResult]
     aggregate: Health
@@ -172,7 +171,7 @@ class SourceReport:
             result=result.status,
             synced_at=now,
             updated_at=now,
-            counts=MappingProxyType({k: int(result.counts.get(k, 0)) for k in COUNT_KEYS}),
+            counts=result.counts,
             errors=tuple(problems),
             health=MappingProxyType(objects),
             aggregate=aggregate_of(objects, applied=applied),
@@ -257,7 +256,7 @@ def _common(report: SourceReport) -> dict[str, Any]:
         "updated": rfc3339(report.updated_at),
         "result": report.result.value,
         "health": report.aggregate.value,
-        "counts": dict(report.counts),
+        "counts": report.counts.shown(),
         "errors": list(report.errors),
     }
 

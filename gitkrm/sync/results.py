@@ -41,6 +41,8 @@ class ObjectResult:
 
 
 TIMING_KEYS = ("git", "render", "diff", "apply")
+COUNT_KEYS = ("created", "configured", "pruned", "unchanged", "failed", "refused")
+"""The counts a status, a note, a status file and the log show (`skipped` is internal)."""
 
 
 class _Fields:
@@ -115,6 +117,10 @@ class Counts(_Fields, Mapping[str, int]):
     def bad(self) -> int:
         """Objects failed or refused."""
         return self.failed + self.refused
+
+    def shown(self) -> dict[str, int]:
+        """The counts reported outside the engine (`COUNT_KEYS`), in their order."""
+        return {k: self[k] for k in COUNT_KEYS}
 
 
 @dataclass(frozen=True, slots=True, eq=False)

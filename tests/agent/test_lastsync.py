@@ -22,6 +22,7 @@ from gitkrm.sync import live
 from gitkrm.sync.engine import SyncEngine
 from gitkrm.sync.parse import ParseContext
 from gitkrm.sync.pool import parse_many
+from gitkrm.sync.results import Counts
 from tests.sync.sync_helpers import Remote, configmap
 
 
@@ -131,7 +132,7 @@ async def test_nothing_changed_nothing_done(tmp_path: Path, remote: Remote, call
     state = tmp_path / "state"
     first = await run_once(state, _source(remote))
     assert exit_code(first) == 0
-    assert first[0].counts["created"] == 5
+    assert (first[0].counts or Counts())["created"] == 5
     assert not first[0].nothing_changed
     record = lastsync.load(last_sync_file(state, "apps"))
     assert record is not None
@@ -146,7 +147,7 @@ async def test_nothing_changed_nothing_done(tmp_path: Path, remote: Remote, call
     assert exit_code(second) == 0
     assert second[0].nothing_changed
     assert second[0].revision == first[0].revision
-    assert second[0].counts["unchanged"] == 5
+    assert (second[0].counts or Counts())["unchanged"] == 5
     assert calls.syncs == 0  # nothing rendered, planned or applied
     assert calls.parsed == []
     assert await store.revision() == before  # nothing written, not even the status
@@ -179,7 +180,7 @@ async def test_an_edit_of_the_store_is_drift_corrected_by_a_full_sync(
     assert exit_code(fixed) == 0
     assert not fixed[0].nothing_changed
     assert calls.syncs == 1
-    assert fixed[0].counts["configured"] == 1
+    assert (fixed[0].counts or Counts())["configured"] == 1
     assert (await store.get("b-1"))["data"] == {"a": "1"}
     calls.reset()
     quiet = await run_once(state, _source(remote))  # recorded again after the fix
@@ -198,7 +199,7 @@ async def test_a_new_commit_is_synced_parsing_only_the_changed_file(
     synced = await run_once(state, _source(remote))
     assert not synced[0].nothing_changed
     assert synced[0].revision == revision != first[0].revision
-    assert synced[0].counts["created"] == 1
+    assert (synced[0].counts or Counts())["created"] == 1
     assert calls.parsed == ["b.yaml"]
     record = lastsync.load(last_sync_file(state, "apps"))
     assert record is not None

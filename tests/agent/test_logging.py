@@ -10,13 +10,14 @@ import orjson
 import pytest
 
 from gitkrm.agent import logging as agentlog
+from gitkrm.sync.results import Counts, Timings
 
 FIELDS = agentlog.sync_fields(
     source="apps",
     revision="0123456789abcdef" * 2 + "01234567",
     result="Succeeded",
-    counts={"created": 3, "configured": 1, "unchanged": 7},
-    timings_ms={"git": 12.34, "render": 5.0, "diff": 1.0, "apply": 20.5},
+    counts=Counts(created=3, configured=1, unchanged=7),
+    timings_ms=Timings(git=12.34, render=5.0, diff=1.0, apply=20.5),
     trigger="interval",
 )
 

@@ -21,7 +21,8 @@ def test_success() -> None:
     o = outcome_of(make_result(revision=REV, objects=[_obj("a", Action.CREATED)]))
     assert o.succeeded
     assert o.reason is Reason.SUCCEEDED
-    assert o.counts["created"] == 1
+    assert o.counts is not None
+    assert o.counts.created == 1
     assert not o.stalled
 
 

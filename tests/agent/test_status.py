@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gitkrm.agent import status as st
+from gitkrm.sync.results import COUNT_KEYS, Counts, Timings
 
 
 def _cond(status: dict[str, Any], type_: str) -> dict[str, Any] | None:
@@ -16,8 +17,8 @@ OK = st.Outcome(
     revision="a" * 40,
     succeeded=True,
     reason=st.Reason.SUCCEEDED,
-    counts={"created": 3, "configured": 1, "unchanged": 5},
-    timings_ms={"git": 1.25, "apply": 3.0},
+    counts=Counts(created=3, configured=1, unchanged=5),
+    timings_ms=Timings(git=1.25, apply=3.0),
 )
 BAD = st.Outcome(
     revision="b" * 40,
@@ -48,7 +49,15 @@ def test_success_then_failure_then_success() -> None:
     assert s["lastSyncedRevision"] == "a" * 40
     assert s["result"] == "Succeeded"
     assert s["observedGeneration"] == 2
-    assert s["counts"] == {"created": 3, "configured": 1, "unchanged": 5}
+    assert s["counts"] == {  # every count of the status contract, in its order
+        "created": 3,
+        "configured": 1,
+        "pruned": 0,
+        "unchanged": 5,
+        "failed": 0,
+        "refused": 0,
+    }
+    assert list(s["counts"]) == list(COUNT_KEYS)
     ready = _cond(s, "Ready")
     assert ready is not None
     assert ready["status"] == "True"

@@ -11,6 +11,7 @@ import yaml
 
 from gitkrm.agent import status as st
 from gitkrm.cli.main import main
+from gitkrm.sync.results import Counts
 from tests.cli.cli_store import populate
 
 REV = "0123456789abcdef0123456789abcdef01234567"
@@ -39,7 +40,7 @@ def test_sources_with_their_last_sync(tmp_path: Path, capsys: pytest.CaptureFixt
             revision=REV,
             succeeded=True,
             reason=st.Reason.SUCCEEDED,
-            counts={"created": 4, "unchanged": 2},
+            counts=Counts(created=4, unchanged=2),
         ),
         generation=1,
         now="2025-01-01T00:00:00Z",
