@@ -10,7 +10,7 @@ RUN apt-get update \
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY gitkrm ./gitkrm
-RUN pip install --no-cache-dir . && rm -rf /src
+RUN pip install --no-cache-dir ".[helm]" && rm -rf /src
 
 # The uid/gid the chart's securityContext names (runAsUser/runAsGroup/fsGroup 10001).
 RUN groupadd --gid 10001 gitkrm \

@@ -51,9 +51,10 @@ fuzz: install
 	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest tests/fuzz -p no:cacheprovider \
 	  --hypothesis-show-statistics
 
-# Resolve pyproject.toml (every extra, plus the build backend) into the lock file again.
+# Resolve pyproject.toml (every extra, helm included through dev, plus the build backend)
+# into the lock file again.
 lock: install
-	printf 'setuptools>=68\n' | $(BIN)/uv pip compile pyproject.toml - --extra dev \
+	printf 'setuptools>=68\n' | $(BIN)/uv pip compile pyproject.toml - --extra dev --extra helm \
 	  --generate-hashes --python-version 3.11 --quiet -o $(LOCK)
 
 # The suite against the newest versions pyproject.toml allows (no lock), in its own venv.
