@@ -15,6 +15,7 @@ from gitkrm.krm.names import is_dns1123_label, is_dns1123_subdomain
 from gitkrm.krm.quantity import QuantityError, parse_quantity
 from gitkrm.krm.types import Obj
 from gitkrm.schema import fielderrors as fe
+from gitkrm.schema import rules_cluster as cluster
 from gitkrm.schema import rules_workloads as workloads
 from gitkrm.schema.crd_validation import validate_crd
 from gitkrm.schema.rules_pod import (
@@ -259,6 +260,8 @@ RULES: dict[tuple[str, str], Rule] = {
     ("autoscaling", "HorizontalPodAutoscaler"): _hpa,
     ("policy", "PodDisruptionBudget"): _pdb,
     ("apiextensions.k8s.io", "CustomResourceDefinition"): lambda obj, fast: validate_crd(obj),
+    ("apiregistration.k8s.io", "APIService"): cluster.api_service,
+    ("node.k8s.io", "RuntimeClass"): cluster.runtime_class,
 }
 
 

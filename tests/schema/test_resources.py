@@ -138,6 +138,11 @@ def test_generation_only_for_kinds_with_spec(registry: Registry) -> None:
     assert not gen("", "ServiceAccount")
     assert not gen("rbac.authorization.k8s.io", "Role")
     assert not gen("", "Event")
+    assert gen("flowcontrol.apiserver.k8s.io", "FlowSchema")
+    assert gen("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration")
+    assert not gen("apiregistration.k8s.io", "APIService")
+    assert not gen("certificates.k8s.io", "CertificateSigningRequest")
+    assert not gen("node.k8s.io", "RuntimeClass")
 
 
 @pytest.mark.parametrize(
