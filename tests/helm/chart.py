@@ -1,6 +1,7 @@
-"""`helm template` for the gitkrm chart, without helm: values merged and checked against
-values.schema.json, templates rendered by tests/helm/gotemplate.py, documents split and
-ordered as Helm installs them, each under a `# Source:` line.
+"""`helm template` for the gitkrm chart, by Helm itself (the `helm-python-sdk` wheel: Helm
+v4's Go SDK, no helm binary): values coalesced and checked against values.schema.json by
+Helm, templates rendered by Helm, documents split and ordered as Helm installs them, each
+under a `# Source:` line.
 
 `.venv/bin/python -m tests.helm.chart` rewrites helm/gitkrm/rendered/*.yaml (review the diff
 before committing it); tests/helm/test_chart.py checks they are current.
@@ -8,21 +9,22 @@ before committing it); tests/helm/test_chart.py checks they are current.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import jsonschema
+import helm_python
 import yaml
 
-from .gotemplate import Renderer, TemplateError
-
 CHART = Path(__file__).resolve().parents[2] / "helm" / "gitkrm"
+KUBE_VERSION = "v1.33.0"  # the embedded target's
 
-# helm.sh/helm/v3/pkg/releaseutil/kind_sorter.go: the order Helm installs kinds in.
+# helm.sh/helm/v4/pkg/release/v1/util/kind_sorter.go: the order Helm installs kinds in.
 INSTALL_ORDER = (
+    "PriorityClass",
     "Namespace",
     "NetworkPolicy",
     "ResourceQuota",
@@ -31,6 +33,7 @@ INSTALL_ORDER = (
     "PodDisruptionBudget",
     "ServiceAccount",
     "Secret",
+    "SecretList",
     "ConfigMap",
     "StorageClass",
     "PersistentVolume",
@@ -54,15 +57,19 @@ INSTALL_ORDER = (
     "StatefulSet",
     "Job",
     "CronJob",
+    "IngressClass",
     "Ingress",
     "APIService",
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
 )
 _SPLIT = re.compile(r"(?:^|\s*\n)---\s*")
 
 
 @dataclass(frozen=True, slots=True)
 class Rendering:
-    """One reviewed rendering kept next to the chart: its file, release and values files."""
+    """One documented value combination, kept rendered next to the chart: its file, release
+    and values files."""
 
     file: str
     release: str
@@ -73,6 +80,9 @@ class Rendering:
     def command(self) -> str:
         flags = "".join(f" -f {f}" for f in self.values_files)
         return f"helm template {self.release} helm/gitkrm -n {self.namespace}{flags}"
+
+    def overrides(self) -> dict[str, Any]:
+        return merge_all(*(load_yaml(CHART / f) for f in self.values_files))
 
 
 RENDERINGS = (
@@ -90,16 +100,18 @@ class Manifest:
     obj: dict[str, Any]
 
 
-def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    """Helm's coalescing: maps merge key by key, anything else replaces, null deletes."""
+def merge_all(*layers: dict[str, Any]) -> dict[str, Any]:
+    """Several `-f` files into one override (Helm merges them map by map, later wins)."""
+    out: dict[str, Any] = {}
+    for layer in layers:
+        out = _merge(out, layer)
+    return out
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for k, v in over.items():
-        if v is None:
-            out.pop(k, None)
-        elif isinstance(v, dict) and isinstance(out.get(k), dict):
-            out[k] = merge(out[k], v)
-        else:
-            out[k] = v
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
     return out
 
 
@@ -109,61 +121,58 @@ def load_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
-def schema(chart: Path = CHART) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((chart / "values.schema.json").read_text())
-    return data
+@functools.cache
+def chart(path: Path = CHART) -> helm_python.Chart:
+    return helm_python.Chart.load(path)
 
 
-def values(*extra: dict[str, Any], chart: Path = CHART) -> dict[str, Any]:
-    """The chart's values.yaml with `extra` merged over it, checked against the schema."""
-    out = load_yaml(chart / "values.yaml")
-    for e in extra:
-        out = merge(out, e)
-    jsonschema.Draft7Validator(schema(chart)).validate(out)
+def values(*extra: dict[str, Any], path: Path = CHART) -> dict[str, Any]:
+    """What the templates see as `.Values`: the chart's defaults coalesced with `extra` by
+    Helm, checked by Helm against values.schema.json (HelmValuesError if they fail)."""
+    c = chart(path)
+    merged = c.merge_values(merge_all(*extra))
+    c.validate_schema(merged)
+    return merged
+
+
+def rendered_templates(
+    overrides: dict[str, Any], *, release: str, namespace: str, path: Path = CHART
+) -> dict[str, str]:
+    """Helm's render of every template (NOTES.txt included), by template path."""
+    return chart(path).render(overrides, name=release, namespace=namespace)
+
+
+def render_strict(
+    overrides: dict[str, Any], *, release: str, namespace: str, path: Path = CHART
+) -> dict[str, str]:
+    """Helm's render with `missingkey=error` (a template reading a values path that does
+    not exist fails) at Kubernetes 1.33. The binding's `Chart.render` has no keyword for
+    these; its native call takes them as render options."""
+    from helm_python import _native
+
+    options = {
+        "name": release,
+        "namespace": namespace,
+        "strict": True,
+        "kube_version": KUBE_VERSION,
+    }
+    out: dict[str, str] = json.loads(
+        _native.call_string(
+            "helm_render", chart(path)._raw(), json.dumps(overrides), json.dumps(options)
+        )
+    )
     return out
 
 
-def chart_meta(chart: Path = CHART) -> dict[str, Any]:
-    meta = load_yaml(chart / "Chart.yaml")
-    return {k[:1].upper() + k[1:]: v for k, v in meta.items()}
-
-
-def template_files(chart: Path = CHART) -> list[Path]:
-    return sorted(p for p in (chart / "templates").iterdir() if p.is_file())
-
-
-def renderer(chart: Path = CHART) -> Renderer:
-    r = Renderer()
-    for p in template_files(chart):
-        r.add(f"{chart.name}/templates/{p.name}", p.read_text())
-    return r
-
-
 def render(
-    vals: dict[str, Any], *, release: str, namespace: str, chart: Path = CHART
+    overrides: dict[str, Any], *, release: str, namespace: str, path: Path = CHART
 ) -> list[Manifest]:
-    """Every object the chart makes for `vals`, in Helm's install order."""
-    r = renderer(chart)
-    base = f"{chart.name}/templates"
-    top = {
-        "Values": vals,
-        "Release": {
-            "Name": release,
-            "Namespace": namespace,
-            "Service": "Helm",
-            "IsInstall": True,
-            "IsUpgrade": False,
-            "Revision": 1,
-        },
-        "Chart": chart_meta(chart),
-        "Capabilities": {},
-    }
+    """Every object the chart makes for `overrides`, in Helm's install order."""
     out: list[Manifest] = []
-    for p in template_files(chart):
-        if p.name.startswith("_") or p.name == "NOTES.txt":
+    templates = rendered_templates(overrides, release=release, namespace=namespace, path=path)
+    for name, text in sorted(templates.items()):
+        if name.endswith("NOTES.txt"):
             continue
-        name = f"{base}/{p.name}"
-        text = r.render(name, {**top, "Template": {"Name": name, "BasePath": base}})
         for doc in _SPLIT.split(text):
             if not doc.strip():
                 continue
@@ -180,30 +189,22 @@ def render(
     return sorted(out, key=key)
 
 
-def notes(vals: dict[str, Any], *, release: str, namespace: str, chart: Path = CHART) -> str:
-    r = renderer(chart)
-    base = f"{chart.name}/templates"
-    name = f"{base}/NOTES.txt"
-    top = {
-        "Values": vals,
-        "Release": {"Name": release, "Namespace": namespace, "Service": "Helm"},
-        "Chart": chart_meta(chart),
-        "Template": {"Name": name, "BasePath": base},
-    }
-    return r.render(name, top)
+def notes(overrides: dict[str, Any], *, release: str, namespace: str) -> str:
+    templates = rendered_templates(overrides, release=release, namespace=namespace)
+    return templates[f"{CHART.name}/templates/NOTES.txt"]
 
 
 def stream(manifests: list[Manifest]) -> str:
     return "".join(f"---\n# Source: {m.source}\n{m.text}\n" for m in manifests)
 
 
-def render_file(rendering: Rendering, chart: Path = CHART) -> str:
-    extra = [load_yaml(chart / f) for f in rendering.values_files]
-    vals = values(*extra, chart=chart)
-    manifests = render(vals, release=rendering.release, namespace=rendering.namespace, chart=chart)
+def render_file(rendering: Rendering) -> str:
+    manifests = render(
+        rendering.overrides(), release=rendering.release, namespace=rendering.namespace
+    )
     head = (
         f"# {rendering.command}\n"
-        "# Rendered by tests/helm/chart.py (no helm binary here) and reviewed; regenerate with\n"
+        "# Rendered by Helm (helm-python-sdk, tests/helm/chart.py) and reviewed; regenerate with\n"
         "# `.venv/bin/python -m tests.helm.chart`. tests/helm/test_chart.py checks it is current.\n"
     )
     return head + stream(manifests)
@@ -215,7 +216,7 @@ def main() -> None:
     for rendering in RENDERINGS:
         try:
             text = render_file(rendering)
-        except TemplateError as e:
+        except helm_python.HelmError as e:
             raise SystemExit(f"{rendering.file}: {e}") from None
         (out / rendering.file).write_text(text)
         print(f"wrote {out / rendering.file}")

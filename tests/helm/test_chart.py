@@ -1,41 +1,45 @@
-"""The Helm chart, checked without helm: its values against its schema, every `.Values` path
-and `include` its templates use, the reviewed renderings (current, valid to `gitkrm
-validate`, the expected kinds), the CRD, the agent's arguments and its GitSource config."""
+"""The Helm chart, checked by Helm itself (helm-python-sdk): linted (strict) and rendered for
+every documented value combination, its values against its schema, every `include` its
+templates use, the reviewed renderings (current, valid to `gitkrm validate`, the expected
+kinds), the CRD, the agent's arguments and its GitSource config; packaged, pushed to a
+registry on loopback and pulled back."""
 
 from __future__ import annotations
 
 import base64
 import copy
+import json
 import re
+import shutil
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import helm_python
 import jsonschema
 import pytest
 import yaml
 
 from gitkrm.agent.config import load_config_file
 from gitkrm.agent.crd import SPEC_SCHEMA, gitsource_crd
+from tests.support.registry import Registry
 
 from .chart import (
     CHART,
+    KUBE_VERSION,
     RENDERINGS,
     Manifest,
     Rendering,
+    chart,
     load_yaml,
-    merge,
     notes,
     render,
     render_file,
-    schema,
-    template_files,
+    render_strict,
     values,
 )
-from .gotemplate import Node, TemplateError, lex, parse
 
 GITKRM = Path(sys.executable).parent / "gitkrm"
 
@@ -77,8 +81,12 @@ EXPECTED_KINDS["cluster-ha.yaml"] = EXPECTED_KINDS["default.yaml"]
 
 
 def rendered(r: Rendering) -> list[Manifest]:
-    extra = [load_yaml(CHART / f) for f in r.values_files]
-    return render(values(*extra), release=r.release, namespace=r.namespace)
+    return render(r.overrides(), release=r.release, namespace=r.namespace)
+
+
+def schema() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((CHART / "values.schema.json").read_text())
+    return data
 
 
 def one(manifests: list[Manifest], kind: str) -> dict[str, Any]:
@@ -99,39 +107,79 @@ def test_the_schema_is_draft_07_and_values_yaml_passes_it() -> None:
     s = schema()
     assert s["$schema"] == "http://json-schema.org/draft-07/schema#"
     jsonschema.Draft7Validator.check_schema(s)
-    jsonschema.Draft7Validator(s).validate(load_yaml(CHART / "values.yaml"))
+    values()  # Helm checks values.yaml against it (HelmValuesError)
 
 
 @pytest.mark.parametrize("r", RENDERINGS, ids=lambda r: r.file)
 def test_every_example_values_file_passes_the_schema(r: Rendering) -> None:
-    for f in r.values_files:
-        values(load_yaml(CHART / f))  # raises ValidationError
+    values(r.overrides())  # raises HelmValuesError
+
+
+@pytest.mark.parametrize("r", RENDERINGS, ids=lambda r: r.file)
+def test_helm_lint_strict_finds_nothing_to_fix(r: Rendering) -> None:
+    """Strict lint: every `.Values` path a template reads exists, the YAML is well formed,
+    the schema holds, for each documented combination."""
+    report = helm_python.lint(
+        CHART, r.overrides(), strict=True, namespace=r.namespace, kube_version=KUBE_VERSION
+    )
+    assert report["errors"] == []
+    assert report["total_charts_linted"] == 1
+    # Only the advice that a chart may have an icon (severity 1: info).
+    assert [m["error"] for m in report["messages"] if m["severity"] > 1] == []
+
+
+@pytest.mark.parametrize("r", RENDERINGS, ids=lambda r: r.file)
+def test_every_values_path_a_template_reads_exists(r: Rendering) -> None:
+    """Rendered with missingkey=error: a `.Values` path missing from values.yaml fails."""
+    strict = render_strict(r.overrides(), release=r.release, namespace=r.namespace)
+    loose = chart().render(r.overrides(), name=r.release, namespace=r.namespace)
+    assert strict == loose
+
+
+def test_a_strict_render_catches_a_values_path_that_does_not_exist(tmp_path: Path) -> None:
+    copy_ = Path(shutil.copytree(CHART, tmp_path / "gitkrm"))
+    (copy_ / "templates" / "typo.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: typo\n"
+        "data:\n  x: {{ .Values.gitCredentials.usernme | quote }}\n"
+    )
+    with pytest.raises(helm_python.HelmRenderError, match='no entry for key "usernme"') as e:
+        render_strict({}, release="gitkrm", namespace="gitkrm-system", path=copy_)
+    assert "gitkrm/templates/typo.yaml:6" in str(e.value)
 
 
 @pytest.mark.parametrize(
     ("override", "complaint"),
     [
-        ({"mode": "edge"}, "'edge' is not one of"),
-        ({"replicaCount": 3}, "3 is greater than the maximum"),
-        ({"mode": "embedded", "replicaCount": 2}, "1 was expected"),
-        ({"replicas": 2}, "Additional properties are not allowed ('replicas'"),
-        ({"sources": []}, "should be non-empty"),
-        ({"sources": [{"name": "Prod_1", "spec": {"url": "x"}}]}, "does not match"),
-        ({"sources": [{"name": "a", "spec": {"url": "x", "branch": "main"}}]}, "'branch'"),
-        ({"sources": [{"name": "a", "spec": {"url": "x", "adoption": "maybe"}}]}, "'maybe'"),
-        ({"sources": [{"name": "a", "spec": {"path": "x"}}]}, "'url' is a required property"),
-        ({"rbac": {"scope": "everywhere"}}, "'everywhere' is not one of"),
-        ({"rbac": {"verbs": ["get", "own"]}}, "'own' is not one of"),
-        ({"agent": {"interval": "soon"}}, "'soon' does not match"),
-        ({"resources": {"limits": {"memory": "lots"}}}, "'lots' does not match"),
-        ({"image": {"repository": ""}}, "should be non-empty"),
-        ({"gitCredentials": {"mountPath": "relative/dir"}}, "does not match"),
+        ({"mode": "edge"}, "at '/mode': value must be one of 'cluster', 'embedded'"),
+        ({"replicaCount": 3}, "at '/replicaCount': maximum: got 3, want 2"),
+        ({"mode": "embedded", "replicaCount": 2}, "at '/replicaCount': value must be 1"),
+        ({"replicas": 2}, "additional properties 'replicas' not allowed"),
+        ({"sources": []}, "at '/sources': minItems: got 0, want 1"),
+        ({"sources": [{"name": "Prod_1", "spec": {"url": "x"}}]}, "'Prod_1' does not match"),
+        (
+            {"sources": [{"name": "a", "spec": {"url": "x", "branch": "main"}}]},
+            "at '/sources/0/spec': additional properties 'branch' not allowed",
+        ),
+        (
+            {"sources": [{"name": "a", "spec": {"url": "x", "adoption": "maybe"}}]},
+            "at '/sources/0/spec/adoption': value must be one of",
+        ),
+        ({"sources": [{"name": "a", "spec": {"path": "x"}}]}, "missing property 'url'"),
+        ({"rbac": {"scope": "everywhere"}}, "at '/rbac/scope': value must be one of"),
+        ({"rbac": {"verbs": ["get", "own"]}}, "at '/rbac/verbs/1': value must be one of"),
+        ({"agent": {"interval": "soon"}}, "'soon' does not match pattern"),
+        ({"resources": {"limits": {"memory": "lots"}}}, "'lots' does not match pattern"),
+        ({"image": {"repository": ""}}, "at '/image/repository': minLength: got 0, want 1"),
+        ({"gitCredentials": {"mountPath": "relative/dir"}}, "'relative/dir' does not match"),
     ],
 )
 def test_bad_values_are_refused_by_the_schema(override: dict[str, Any], complaint: str) -> None:
-    with pytest.raises(jsonschema.ValidationError) as e:
+    with pytest.raises(helm_python.HelmValuesError) as e:
         values(override)
     assert complaint in str(e.value)
+    # And Helm's render refuses them too, before any template runs.
+    with pytest.raises(helm_python.HelmValuesError):
+        render(override, release="gitkrm", namespace="gitkrm-system")
 
 
 def _open_objects(schema: Any) -> Any:
@@ -153,102 +201,13 @@ def test_the_schema_of_a_source_spec_is_the_crds() -> None:
     assert spec["additionalProperties"] is False
 
 
-# -- what the templates read ---------------------------------------------------------------
+# -- what the templates use ---------------------------------------------------------------
 
 _HELPERS = "_helpers.tpl"
 
 
-def _walk(nodes: list[Node], dot: tuple[str, ...] | None) -> Iterator[tuple[str, tuple[str, ...]]]:
-    """(where, path) of every field a template reads, `dot` being the path `.` stands for
-    (None where it can't be told: such a read is reported with an empty path)."""
-    for n in nodes:
-        if n.kind == "text":
-            continue
-        pipes = [p for p, _ in n.branches] if n.branches else [n.pipe]
-        for pipe in pipes:
-            yield from _reads(pipe, dot, n.where)
-        if n.kind in ("if", "with", "range"):
-            for pipe, body in n.branches:
-                inner = dot
-                if n.kind in ("with", "range"):
-                    inner = _scope(pipe, dot, each=n.kind == "range")
-                yield from _walk(body, inner)
-            yield from _walk(n.orelse, dot)
-
-
-def _field_path(tok: str, dot: tuple[str, ...] | None) -> tuple[str, ...] | None:
-    if tok.startswith("$."):
-        return tuple(tok[2:].split("."))
-    if tok.startswith(".") and tok != ".":
-        return None if dot is None else (*dot, *tok[1:].split("."))
-    return None
-
-
-def _reads(
-    pipe: tuple[str, ...], dot: tuple[str, ...] | None, where: str
-) -> Iterator[tuple[str, tuple[str, ...]]]:
-    for tok in pipe:
-        if tok.startswith(".") and tok != "." and dot is None:
-            yield where, ()
-            continue
-        path = _field_path(tok, dot)
-        if path is not None:
-            yield where, path
-
-
-def _scope(
-    pipe: tuple[str, ...], dot: tuple[str, ...] | None, *, each: bool
-) -> tuple[str, ...] | None:
-    if ":=" in pipe:
-        pipe = pipe[pipe.index(":=") + 1 :]
-    if len(pipe) != 1:
-        return None  # conservative: fields under a computed dot are not allowed at all
-    path = _field_path(pipe[0], dot)
-    if path is None:
-        return None
-    return (*path, "[]") if each else path
-
-
-def _exists(data: Any, path: tuple[str, ...]) -> bool:
-    if not path:
-        return True
-    head, rest = path[0], path[1:]
-    if head == "[]":
-        return isinstance(data, list) and bool(data) and all(_exists(i, rest) for i in data)
-    return isinstance(data, dict) and head in data and _exists(data[head], rest)
-
-
-def all_reads() -> list[tuple[str, tuple[str, ...]]]:
-    out: list[tuple[str, tuple[str, ...]]] = []
-    for p in template_files():
-        defines: dict[str, list[Node]] = {}
-        body = parse(lex(p.read_text(), p.name), defines)
-        out += _walk(body, ())
-        for nodes in defines.values():
-            out += _walk(nodes, ())  # every define is included with the top context
-    return out
-
-
-def test_every_values_path_a_template_reads_is_in_values_yaml() -> None:
-    data = {"Values": load_yaml(CHART / "values.yaml")}
-    reads = all_reads()
-    missing = sorted(
-        {(w, ".".join(p)) for w, p in reads if not p or (p[0] == "Values" and not _exists(data, p))}
-    )
-    assert not missing, f"read by the templates, not in values.yaml: {missing}"
-    # The walk sees what it should: a plain read, one under `with`, one under `range`.
-    paths = {".".join(p) for _, p in reads}
-    assert {"Values.image.repository", "Values.gitCredentials.username"} <= paths
-    assert {"Values.sources.[].name", "Values.rbac.rules.[].apiGroups"} <= paths
-
-
-def test_the_checker_catches_a_missing_path() -> None:
-    data = {"Values": load_yaml(CHART / "values.yaml")}
-    body = parse(
-        lex("{{ with .Values.gitCredentials }}{{ .usernme }}{{ end }}{{ .Values.nope }}", "t"), {}
-    )
-    bad = [p for _, p in _walk(body, ()) if not _exists(data, p)]
-    assert bad == [("Values", "gitCredentials", "usernme"), ("Values", "nope")]
+def template_files() -> list[Path]:
+    return sorted(p for p in (CHART / "templates").iterdir() if p.is_file())
 
 
 def test_every_include_names_a_define_of_the_helpers_and_every_define_is_used() -> None:
@@ -322,7 +281,7 @@ def test_the_agent_is_named_after_the_release(r: Rendering) -> None:
     args = container(manifests)["args"]
     assert args[0] == "run"
     assert [a for a in args if a.startswith("--agent-name")] == [f"--agent-name={r.release}"]
-    vals = values(*[load_yaml(CHART / f) for f in r.values_files])
+    vals = values(r.overrides())
     cluster = vals["mode"] == "cluster"
     assert ("--target=cluster" in args) == cluster
     deployment = one(manifests, "Deployment")
@@ -336,7 +295,7 @@ def test_the_config_map_is_a_config_file_the_agent_loads(r: Rendering, tmp_path:
     config = one(manifests, "ConfigMap")
     (tmp_path / "sources.yaml").write_text(config["data"]["sources.yaml"])
     loaded = load_config_file(tmp_path / "sources.yaml")
-    vals = values(*[load_yaml(CHART / f) for f in r.values_files])
+    vals = values(r.overrides())
     assert [s.name for s in loaded] == [s["name"] for s in vals["sources"]]
     assert [s.url for s in loaded] == [s["spec"]["url"] for s in vals["sources"]]
     # The agent reads the file where the ConfigMap is mounted.
@@ -432,7 +391,7 @@ def test_git_credentials_are_mounted_where_the_sources_read_them() -> None:
         mount = next(
             m for m in container(manifests)["volumeMounts"] if m["name"] == "git-credentials"
         )
-        vals = values(*[load_yaml(CHART / f) for f in r.values_files])
+        vals = values(r.overrides())
         for s in vals["sources"]:
             for key in ("passwordFile", "sshKeyFile", "knownHostsFile"):
                 if key in s["spec"].get("auth", {}):
@@ -458,13 +417,13 @@ def test_embedded_mode_keeps_its_store_and_secures_its_api() -> None:
 
 
 def test_embedded_mode_generates_a_token_when_none_is_given() -> None:
-    manifests = render(values({"mode": "embedded"}), release="edge", namespace="edge")
+    manifests = render({"mode": "embedded"}, release="edge", namespace="edge")
     token = base64.b64decode(one(manifests, "Secret")["data"]["token"]).decode()
     assert re.fullmatch(r"[A-Za-z0-9]{48}", token)
 
 
 def test_an_existing_api_secret_and_tls_secret_are_used() -> None:
-    vals = values({"mode": "embedded", "api": {"existingSecret": "t", "tls": {"secretName": "c"}}})
+    vals = {"mode": "embedded", "api": {"existingSecret": "t", "tls": {"secretName": "c"}}}
     manifests = render(vals, release="edge", namespace="edge")
     assert not [m for m in manifests if m.obj["kind"] == "Secret"]
     c = container(manifests)
@@ -487,18 +446,24 @@ def test_an_existing_api_secret_and_tls_secret_are_used() -> None:
 def test_the_templates_refuse_what_the_schema_cannot(
     override: dict[str, Any], complaint: str
 ) -> None:
-    with pytest.raises(TemplateError, match=re.escape(complaint)):
-        render(values(override), release="gitkrm", namespace="gitkrm-system")
+    with pytest.raises(helm_python.HelmRenderError, match=re.escape(complaint)) as e:
+        render(override, release="gitkrm", namespace="gitkrm-system")
+    assert "gitkrm/templates/" in str(e.value)  # Helm names the template
 
 
-def test_replicas_beyond_one_in_embedded_mode_fail_even_without_the_schema() -> None:
-    vals = merge(load_yaml(CHART / "values.yaml"), {"mode": "embedded", "replicaCount": 2})
-    with pytest.raises(TemplateError, match="embedded mode runs one replica"):
-        render(vals, release="edge", namespace="edge")
+def test_replicas_beyond_one_in_embedded_mode_fail_even_without_the_schema(
+    tmp_path: Path,
+) -> None:
+    copy_ = Path(shutil.copytree(CHART, tmp_path / "gitkrm"))
+    (copy_ / "values.schema.json").unlink()
+    with pytest.raises(helm_python.HelmRenderError, match="embedded mode runs one replica"):
+        render(
+            {"mode": "embedded", "replicaCount": 2}, release="edge", namespace="edge", path=copy_
+        )
 
 
 def test_a_second_release_can_leave_the_crd_to_the_first() -> None:
-    manifests = render(values({"crds": {"install": False}}), release="b", namespace="gitkrm-system")
+    manifests = render({"crds": {"install": False}}, release="b", namespace="gitkrm-system")
     assert not [m for m in manifests if m.obj["kind"] == "CustomResourceDefinition"]
 
 
@@ -524,8 +489,8 @@ def test_a_changed_source_list_changes_the_pod_template() -> None:
 
 @pytest.mark.parametrize("r", RENDERINGS, ids=lambda r: r.file)
 def test_the_notes_render(r: Rendering) -> None:
-    vals = values(*[load_yaml(CHART / f) for f in r.values_files])
-    text = notes(vals, release=r.release, namespace=r.namespace)
+    vals = values(r.overrides())
+    text = notes(r.overrides(), release=r.release, namespace=r.namespace)
     assert f'as agent "{r.release}"' in text
     assert ("kubectl get gitsources" in text) == (vals["mode"] == "cluster")
 
@@ -547,3 +512,33 @@ def test_the_agent_understands_its_arguments_and_environment(r: Rendering) -> No
             if m.obj["kind"] == "Role" and m.obj["rules"][0]["resources"] == ["leases"]
         ]
         assert lease_roles == [env[LEASE_NAMESPACE_ENV]]
+
+
+# -- packaged, pushed to an OCI registry and pulled back -----------------------------------
+
+
+def test_the_chart_packages_pushes_to_a_registry_and_pulls_back(
+    oci_registry: Registry, tmp_path: Path
+) -> None:
+    meta = load_yaml(CHART / "Chart.yaml")
+    archive = Path(helm_python.package(CHART, destination=tmp_path / "dist"))
+    assert archive.name == f"gitkrm-{meta['version']}.tgz"
+    digest = helm_python.digest(archive)
+    pushed = helm_python.push(archive, f"{oci_registry.url}/charts", plain_http=True)
+    assert pushed
+    assert oci_registry.tags("charts/gitkrm") == [meta["version"]]
+    (tmp_path / "pulled").mkdir()
+    got = helm_python.pull(
+        f"{oci_registry.url}/charts/gitkrm",
+        version=meta["version"],
+        destination=tmp_path / "pulled",
+        plain_http=True,
+    )
+    assert got is not None
+    pulled = tmp_path / "pulled" / archive.name
+    assert helm_python.digest(pulled) == digest  # the same bytes came back
+    r = RENDERINGS[0]
+    with helm_python.Chart.load(pulled) as back:
+        assert back.version == meta["version"]
+        again = back.render(r.overrides(), name=r.release, namespace=r.namespace)
+    assert again == chart().render(r.overrides(), name=r.release, namespace=r.namespace)
