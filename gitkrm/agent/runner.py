@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from gitkrm.cache import WatchCache
 from gitkrm.errors import GitkrmError
 from gitkrm.health import Health, HealthResult, aggregate, health_of
-from gitkrm.krm import GVK, Obj, ObjectRef
+from gitkrm.krm import GVK, Obj, ObjectRef, ResourceKey
 from gitkrm.source import InvalidRevision, PathNotFound, Source, UntrustedRevision
 from gitkrm.store import Store
 from gitkrm.store.protocol import meta
@@ -135,6 +135,8 @@ class SourceRunner:
         """The objects of the last sync or drift check (not pruned or skipped): what
         `run --once --wait` waits for and the health follower follows."""
         self.health: dict[ObjectRef, HealthResult] = {}
+        self.ttl_jobs: frozenset[ResourceKey] = frozenset()
+        """Jobs of the last sync that delete themselves when finished (gone means done)."""
         self.last_sync: lastsync.LastSync | None = None
         """The last sync that settled, at the store revision right after it (the agent
         records it when it ends: see `lastsync`); None after a failure."""
@@ -339,6 +341,7 @@ class SourceRunner:
         for a few); a quiet drift check of the same objects reads nothing: the
         follower's watches keep their verdicts current."""
         refs = tuple(o.ref for o in result.objects if o.action not in _NOT_FOLLOWED)
+        self.ttl_jobs = self.engine.jobs_with_ttl()
         if quiet and refs == self.applied and set(refs) == set(self.health):
             health = self.health
         else:
@@ -349,7 +352,7 @@ class SourceRunner:
             return
         await self.reporter.record_sync(source_name=self.name, result=result, health=health)
         if self.follower is not None:
-            self.follower.follow(self.name, result.revision, refs)
+            self.follower.follow(self.name, result.revision, refs, ttl_jobs=self.ttl_jobs)
 
     async def _read_health(self, refs: tuple[ObjectRef, ...]) -> dict[ObjectRef, HealthResult]:
         versions: dict[tuple[str, str], GVK] = {}  # one lookup per kind, not per object
@@ -364,7 +367,10 @@ class SourceRunner:
         except GitkrmError as e:
             log.debug("source %s: health not read: %s", self.name, e.message)
             return {}
-        return {ref: health_of(obj) for ref, obj in objs.items()}
+        return {
+            ref: health_of(obj, deletes_itself=ref.key in self.ttl_jobs)
+            for ref, obj in objs.items()
+        }
 
     def health_summary(self) -> dict[str, Any]:
         """The `status.health` of the GitSource: the aggregate health of the last sync."""

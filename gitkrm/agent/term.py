@@ -190,6 +190,7 @@ class Term:
             timeout=timeout,
             on_progress=on_progress,
             cache=self._cache,
+            ttl_jobs=frozenset().union(*(r.ttl_jobs for r in self.runners.values())),
         )
         for runner in self.runners.values():
             await runner.record_health(result.results)

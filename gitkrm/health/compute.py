@@ -37,12 +37,18 @@ def _group(api_version: str) -> str:
     return api_version.rpartition("/")[0]
 
 
-def health_of(obj: Obj | None, *, now: datetime | None = None) -> HealthResult:
+def health_of(
+    obj: Obj | None, *, now: datetime | None = None, deletes_itself: bool = False
+) -> HealthResult:
     """The health of an object as read from a store (None: it does not exist).
 
     `now` matters only for pods that cannot be scheduled (Failed after 15 seconds).
+    `deletes_itself`: the object's manifest is a Job with ttlSecondsAfterFinished
+    (`kinds.deletes_itself`), whose absence means it finished.
     """
     if obj is None:
+        if deletes_itself:
+            return kinds.JOB_GONE_AFTER_TTL
         return HealthResult(Health.NOT_FOUND, "Resource not found", "NotFound")
     if not isinstance(obj, dict):
         return HealthResult(Health.UNKNOWN, "not an object", "Malformed")

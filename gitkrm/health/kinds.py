@@ -80,6 +80,24 @@ def job(obj: Obj) -> HealthResult:
     return current(f"Job in progress. success:{succeeded}, active: {active}, failed: {failures}")
 
 
+JOB_GONE_AFTER_TTL = HealthResult(
+    Health.CURRENT,
+    "Job deleted by its ttlSecondsAfterFinished (it had finished)",
+    "DeletedAfterFinished",
+)
+"""The verdict of a Job whose manifest sets ttlSecondsAfterFinished once it is gone: the TTL
+controller deletes only finished Jobs, so its absence means done (as Flux's wait)."""
+
+
+def deletes_itself(obj: Obj) -> bool:
+    """Whether a manifest is a Job that the TTL controller deletes once it finishes."""
+    return (
+        obj.get("kind") == "Job"
+        and str(obj.get("apiVersion", "")).startswith("batch/")
+        and isinstance(field_value(obj, "spec", "ttlSecondsAfterFinished"), int)
+    )
+
+
 def persistent_volume_claim(obj: Obj) -> HealthResult:
     phase = get_str(obj, "status", "phase", default="unknown")
     if phase == "Bound":

@@ -50,9 +50,11 @@ class _Waiter:
         store: Store,
         want: dict[ObjectRef, Health],
         on_progress: Progress | None,
+        ttl_jobs: frozenset[ResourceKey],
     ) -> None:
         self.store = store
         self.want = want
+        self.ttl_jobs = ttl_jobs
         self.by_key = {r.key: r for r in want}
         self.results: dict[ObjectRef, HealthResult] = dict.fromkeys(want, _NOT_SEEN)
         self.objects: dict[ObjectRef, Obj | None] = {}
@@ -67,7 +69,7 @@ class _Waiter:
         self.judge(ref, datetime.now(UTC))
 
     def judge(self, ref: ObjectRef, now: datetime) -> None:
-        result = health_of(self.objects.get(ref), now=now)
+        result = health_of(self.objects.get(ref), now=now, deletes_itself=ref.key in self.ttl_jobs)
         if result != self.results.get(ref):
             self.results[ref] = result
             self.changed.set()
@@ -163,13 +165,15 @@ async def wait_for(
     on_progress: Progress | None = None,
     absent: Iterable[ObjectRef] = (),
     cache: WatchCache | None = None,
+    ttl_jobs: Iterable[ResourceKey] = (),
 ) -> WaitResult:
     """Wait until every ref is Current and every `absent` ref is NotFound (ok), or any is
     Failed, or `timeout` seconds pass (not ok). `on_progress(ref, result)` hears of every
-    change of verdict. `cache`: the store's shared watch cache (a private one otherwise)."""
+    change of verdict. `cache`: the store's shared watch cache (a private one otherwise).
+    `ttl_jobs`: Jobs whose manifest sets ttlSecondsAfterFinished; gone, they are done."""
     want: dict[ObjectRef, Health] = {r: Health.CURRENT for r in refs}
     want.update({r: Health.NOT_FOUND for r in absent})
-    waiter = _Waiter(store, want, on_progress)
+    waiter = _Waiter(store, want, on_progress, frozenset(ttl_jobs))
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     own_cache = cache is None

@@ -32,8 +32,15 @@ RETRY_INTERVAL = 1.0
 class _Following:
     """One source's objects of one revision: verdicts and the changes not yet reported."""
 
-    def __init__(self, source: str, revision: str, refs: Iterable[ObjectRef]) -> None:
+    def __init__(
+        self,
+        source: str,
+        revision: str,
+        refs: Iterable[ObjectRef],
+        ttl_jobs: frozenset[ResourceKey],
+    ) -> None:
         self.source = source
+        self.ttl_jobs = ttl_jobs
         self.revision = revision
         self.by_key = {r.key: r.without_version() for r in refs}
         self.versions = {r.group_kind: r.version for r in refs if r.version}
@@ -45,7 +52,7 @@ class _Following:
         ref = self.by_key.get(key)
         if ref is None:
             return
-        verdict = health_of(obj, now=datetime.now(UTC))
+        verdict = health_of(obj, now=datetime.now(UTC), deletes_itself=key in self.ttl_jobs)
         if self.verdicts.get(ref) != verdict:
             self.verdicts[ref] = verdict
             self.changed[ref] = verdict
@@ -65,10 +72,18 @@ class HealthFollower:
         self.cache = cache if cache is not None else WatchCache(store)
         self._tasks: dict[str, asyncio.Task[None]] = {}
 
-    def follow(self, source_name: str, revision: str, refs: Iterable[ObjectRef]) -> None:
-        """Follow `refs` (the objects `revision` applied) until the next `follow` or `stop`."""
+    def follow(
+        self,
+        source_name: str,
+        revision: str,
+        refs: Iterable[ObjectRef],
+        *,
+        ttl_jobs: frozenset[ResourceKey] = frozenset(),
+    ) -> None:
+        """Follow `refs` (the objects `revision` applied) until the next `follow` or `stop`;
+        `ttl_jobs`: Jobs whose manifest sets ttlSecondsAfterFinished (gone means done)."""
         self.stop(source_name)
-        following = _Following(source_name, revision, refs)
+        following = _Following(source_name, revision, refs, ttl_jobs)
         self.cache.start()
         self._tasks[source_name] = asyncio.create_task(
             self._run(following, Scope(label_selector=source_selector(source_name))),

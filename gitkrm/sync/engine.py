@@ -25,7 +25,8 @@ from typing import Final
 
 from gitkrm.cache import WatchCache
 from gitkrm.errors import GitkrmError, NotFound
-from gitkrm.krm import GVK, GroupKind, ObjectRef
+from gitkrm.health.kinds import deletes_itself
+from gitkrm.krm import GVK, GroupKind, ObjectRef, ResourceKey
 from gitkrm.patch import PatchMeta
 from gitkrm.patch.fieldmanager import SchemaType
 from gitkrm.schema import patch_meta_for, ssa_type_for
@@ -104,6 +105,7 @@ class SyncEngine:
         )
         self._memo = EngineMemo()
         self._lock = asyncio.Lock()
+        self._ttl_jobs: tuple[RenderResult | None, frozenset[ResourceKey]] = (None, frozenset())
 
     @property
     def synced_revision(self) -> str | None:
@@ -229,6 +231,21 @@ class SyncEngine:
     def _typ(self, gvk: GVK) -> SchemaType:
         """The server-side apply type of a kind (a CRD's schema for custom resources)."""
         return ssa_type_for(gvk, registry=self._memo.registry)
+
+    def jobs_with_ttl(self) -> frozenset[ResourceKey]:
+        """The Jobs of the synced revision whose manifest sets ttlSecondsAfterFinished: once
+        gone they are done, for health and `--wait` (decoded once per revision)."""
+        synced = self._memo.synced
+        if synced is None:
+            return frozenset()
+        if self._ttl_jobs[0] is not synced:
+            found = frozenset(
+                d.ref.key
+                for d in synced.objects
+                if d.ref.kind == "Job" and d.ref.group == "batch" and deletes_itself(d.obj)
+            )
+            self._ttl_jobs = (synced, found)
+        return self._ttl_jobs[1]
 
     def read_gvk(self, ref: ObjectRef) -> GVK:
         """A version to read an object at (for objects only the inventory names, and for

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from gitkrm.health import Health, aggregate, health_of
+from gitkrm.health.kinds import deletes_itself
 
 NOW = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -204,3 +205,19 @@ def test_aggregate() -> None:
     assert aggregate([Health.NOT_FOUND, Health.CURRENT]) is Health.IN_PROGRESS
     assert aggregate([Health.UNKNOWN, Health.IN_PROGRESS]) is Health.UNKNOWN
     assert aggregate([Health.UNKNOWN, Health.FAILED]) is Health.FAILED
+
+
+def test_a_job_that_deletes_itself() -> None:
+    job: dict[str, Any] = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "j"},
+        "spec": {"ttlSecondsAfterFinished": 0, "template": {}},
+    }
+    assert deletes_itself(job)
+    assert not deletes_itself({**job, "spec": {"template": {}}})
+    assert not deletes_itself({**job, "kind": "CronJob"})
+    assert not deletes_itself({**job, "apiVersion": "example.com/v1"})
+    gone = health_of(None, deletes_itself=True)
+    assert (gone.status, gone.reason) == (Health.CURRENT, "DeletedAfterFinished")
+    assert health_of(None).status is Health.NOT_FOUND

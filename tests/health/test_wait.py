@@ -88,3 +88,59 @@ async def test_absent_refs_wait_for_deletion(store: SqliteStore) -> None:
     result = await wait_for(store, [], absent=[CM], timeout=5)
     await task
     assert result.ok
+
+
+JOB = ObjectRef(group="batch", kind="Job", name="migrate", namespace="default", version="v1")
+
+
+def _job(ttl: int | None) -> dict[str, object]:
+    spec: dict[str, object] = {
+        "template": {
+            "spec": {"restartPolicy": "Never", "containers": [{"name": "m", "image": "busybox"}]}
+        }
+    }
+    if ttl is not None:
+        spec["ttlSecondsAfterFinished"] = ttl
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "migrate", "namespace": "default"},
+        "spec": spec,
+    }
+
+
+async def test_a_ttl_job_deleted_after_finishing_is_done(store: SqliteStore) -> None:
+    """ingress-nginx's admission Jobs: finished, then deleted by their own TTL while the
+    wait runs. Gone counts as done for a Job whose manifest sets the TTL (as Flux's wait)."""
+    await store.create(_job(ttl=0))
+
+    async def finish_then_delete() -> None:
+        await asyncio.sleep(0.05)
+        await store.delete(JOB)
+
+    task = asyncio.create_task(finish_then_delete())
+    heard: list[HealthResult] = []
+    result = await wait_for(
+        store,
+        [JOB],
+        timeout=5,
+        ttl_jobs=[JOB.key],
+        on_progress=lambda r, h: heard.append(h),
+    )
+    await task
+    assert result.ok, result.describe()
+    assert result.results[JOB].status is Health.CURRENT
+    assert result.results[JOB].reason == "DeletedAfterFinished"
+    assert heard[-1].reason == "DeletedAfterFinished"
+
+
+async def test_a_ttl_job_gone_before_the_wait_is_done(store: SqliteStore) -> None:
+    result = await wait_for(store, [JOB], timeout=5, ttl_jobs=[JOB.key])
+    assert result.ok, result.describe()
+
+
+async def test_a_job_without_ttl_that_vanishes_is_not_found(store: SqliteStore) -> None:
+    result = await wait_for(store, [JOB], timeout=0.2, ttl_jobs=[])
+    assert not result.ok
+    assert result.timed_out
+    assert result.describe() == ["Job.batch default/migrate: NotFound (Resource not found)"]

@@ -128,3 +128,44 @@ async def test_health_is_followed_into_the_note(
         assert "default" not in follower._tasks
     finally:
         await follower.close()
+
+
+async def test_a_job_deleted_by_its_ttl_is_reported_current(
+    store: Store, make_source: SourceMaker, make_reporter: ReporterMaker, remote: RemoteRepo
+) -> None:
+    job_ref = ObjectRef(group="batch", kind="Job", name="migrate", namespace="default")
+    src = await make_source(remote.url)
+    rep = make_reporter()
+    rep.register("default", src)
+    heard = Heard(rep)
+    await store.create(
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {
+                "name": "migrate",
+                "namespace": "default",
+                "labels": {"gitkrm.io/source": "default"},
+            },
+            "spec": {
+                "ttlSecondsAfterFinished": 0,
+                "template": {
+                    "spec": {
+                        "restartPolicy": "Never",
+                        "containers": [{"name": "m", "image": "busybox"}],
+                    }
+                },
+            },
+        }
+    )
+    head = remote.head()
+    await rep.record_sync(source_name="default", result=result(head, [job_ref]), health={})
+    follower = HealthFollower(store, rep)
+    try:
+        follower.follow("default", head, [job_ref], ttl_jobs=frozenset({job_ref.key}))
+        await heard.until(job_ref, Health.IN_PROGRESS)  # not started yet
+        await store.delete(job_ref)  # the TTL controller, once it finished
+        await heard.until(job_ref, Health.CURRENT)
+        assert heard.verdicts[job_ref].reason == "DeletedAfterFinished"
+    finally:
+        await follower.close()
