@@ -22,10 +22,13 @@ from gitkrm.krm.names import is_dns1123_label
 from gitkrm.schema import Registry
 from gitkrm.source import Auth, GitRef, HttpsAuth, RefKind, SecretRef, SshAuth, VerifySpec
 from gitkrm.source.redact import split_userinfo
-from gitkrm.sync.options import AdoptionPolicy, IgnoreDifference
+from gitkrm.sync.options import AdoptionPolicy, IgnoreDifference, SyncOptions
+from gitkrm.sync.postbuild_spec import PostBuildSpec
 
 from .crd import API_VERSION, KIND, NAMESPACE, gitsource_crd
 from .duration import format_duration, parse_duration
+from .postbuild_config import from_spec as postbuild_from_spec
+from .postbuild_config import to_spec as postbuild_to_spec
 
 ApplyMode = Literal["client-side", "server-side"]
 DEFAULT_INTERVAL = 30.0
@@ -75,6 +78,7 @@ class SourceConfig:
     auth: Auth | None = None
     ca_file: Path | None = None
     verify: VerifySpec | None = None
+    postbuild: PostBuildSpec | None = None  # substitution and SOPS decryption
 
     @property
     def safe_url(self) -> str:
@@ -110,6 +114,7 @@ class SourceConfig:
             spec["caFile"] = str(self.ca_file)
         if self.verify is not None:
             spec["verify"] = {"mode": str(self.verify.mode), "keyring": str(self.verify.keyring)}
+        spec |= postbuild_to_spec(self.postbuild)
         return {
             "apiVersion": API_VERSION,
             "kind": KIND,
@@ -120,6 +125,21 @@ class SourceConfig:
             },
             "spec": spec,
         }
+
+
+def sync_options(config: SourceConfig, *, agent_name: str, apply_mode: ApplyMode) -> SyncOptions:
+    """How the engine syncs `config` (the agent's and `gitkrm diff`'s one spelling)."""
+    return SyncOptions(
+        source_name=config.name,
+        agent_name=agent_name,
+        default_namespace=config.default_namespace,
+        prune=config.prune,
+        allow_empty=config.allow_empty,
+        adoption=config.adoption,
+        ignore_differences=config.ignore_differences,
+        apply_mode=apply_mode,
+        postbuild=config.postbuild,
+    )
 
 
 def _ignore_to_spec(i: IgnoreDifference) -> dict[str, Any]:
@@ -251,6 +271,7 @@ def from_object(obj: Obj, *, base: Path, registry: Registry | None = None) -> So
         verify=VerifySpec(keyring=_abs(base, spec["verify"]["keyring"]))
         if spec.get("verify")
         else None,
+        postbuild=postbuild_from_spec(spec, base=base),
     )
 
 

@@ -18,6 +18,7 @@ from gitkrm.krm import GVK, Obj, ObjectRef
 from gitkrm.store import Store
 
 from .duration import DURATION_PATTERN
+from .postbuild_config import SCHEMA as POSTBUILD_SCHEMA
 
 GROUP = "gitkrm.io"
 VERSION = "v1alpha1"
@@ -86,6 +87,7 @@ SPEC_SCHEMA: dict[str, Any] = {
             "required": ["keyring"],
             "properties": {"mode": {"type": "string", "enum": ["head"]}, "keyring": _STR},
         },
+        **POSTBUILD_SCHEMA,
     },
 }
 

@@ -17,6 +17,7 @@ from typing import Any, TextIO
 
 import orjson
 
+from gitkrm.krm import masking
 from gitkrm.sync.results import Counts, Timings
 
 LOGGER_NAME = "gitkrm"
@@ -34,8 +35,9 @@ class LogFormat(StrEnum):
 
 
 def redact(text: str) -> str:
-    """`https://user:token@host/x` -> `https://host/x`."""
-    return _USERINFO.sub(r"\1", text)
+    """`https://user:token@host/x` -> `https://host/x`, and values that came from Secrets
+    masked (`krm.masking`)."""
+    return masking.mask(_USERINFO.sub(r"\1", text))
 
 
 class _Redact(logging.Filter):

@@ -33,7 +33,7 @@ from gitkrm.sync.results import Action, Counts, SyncResult, SyncStatus, make_res
 from . import lastsync
 from . import logging as agentlog
 from . import status as st
-from .config import ApplyMode, SourceConfig
+from .config import ApplyMode, SourceConfig, sync_options
 from .logging import log_sync, sync_fields
 from .progress import Progress
 from .scheduler import Trigger
@@ -177,16 +177,7 @@ class SourceRunner:
         )
 
     def _options(self, config: SourceConfig) -> SyncOptions:
-        return SyncOptions(
-            source_name=config.name,
-            agent_name=self.agent_name,
-            default_namespace=config.default_namespace,
-            prune=config.prune,
-            allow_empty=config.allow_empty,
-            adoption=config.adoption,
-            ignore_differences=config.ignore_differences,
-            apply_mode=self.apply_mode,
-        )
+        return sync_options(config, agent_name=self.agent_name, apply_mode=self.apply_mode)
 
     async def reconfigure(self, config: SourceConfig, *, generation: int) -> None:
         """Take a new spec (an edit of the GitSource): a new source when where-from changed,

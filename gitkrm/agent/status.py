@@ -17,7 +17,7 @@ from enum import StrEnum
 from typing import Any
 
 from gitkrm.errors import Conflict, NotFound
-from gitkrm.krm import Obj, ObjectRef
+from gitkrm.krm import Obj, ObjectRef, masking
 from gitkrm.store import Store
 from gitkrm.sync.results import Counts, Timings
 
@@ -166,7 +166,7 @@ def finished(
         status["timingsMs"] = {k: round(v, 1) for k, v in outcome.timings_ms.items()}
     if requested_at is not None:
         status["lastHandledRequestedAt"] = requested_at
-    errors = [_clip(e) for e in outcome.errors[:MAX_ERRORS]]
+    errors = [_clip(masking.mask(e)) for e in outcome.errors[:MAX_ERRORS]]
     if outcome.succeeded:
         if outcome.revision:
             status["lastSyncedRevision"] = outcome.revision

@@ -78,22 +78,13 @@ async def _diff_one(
     store: Store, config: SourceConfig, agent: str, apply_mode: ApplyMode, tmp: Path, state: Path
 ) -> int:
     from gitkrm.agent import lastsync  # heavy imports, only when diffing
+    from gitkrm.agent.config import sync_options
     from gitkrm.agent.sources import open_source
     from gitkrm.agent.state import last_sync_file, parse_cache_file
     from gitkrm.sync.engine import SyncEngine
-    from gitkrm.sync.options import SyncOptions
     from gitkrm.sync.parsecache import ParseCache
 
-    options = SyncOptions(
-        source_name=config.name,
-        agent_name=agent,
-        default_namespace=config.default_namespace,
-        prune=config.prune,
-        allow_empty=config.allow_empty,
-        adoption=config.adoption,
-        ignore_differences=config.ignore_differences,
-        apply_mode=apply_mode,
-    )
+    options = sync_options(config, agent_name=agent, apply_mode=apply_mode)
     source = open_source(config, git_cache=tmp / config.name)
     cache = ParseCache(parse_cache_file(state, config.name), read_only=True)
     engine = SyncEngine(store=store, options=options, parse_cache=cache)
@@ -117,8 +108,10 @@ async def _diff_one(
             return 2
         plan = await engine.plan(snapshot)
         if plan.errors:
+            from gitkrm.krm import masking
+
             for problem in plan.errors:
-                print(problem, file=sys.stderr)
+                print(masking.mask(problem), file=sys.stderr)
             return 2
         text = engine.diff_text(plan)
         if text:

@@ -42,7 +42,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.func(args)
     except GitkrmError as e:
-        print(f"gitkrm: error: {e.message}", file=sys.stderr)
+        from gitkrm.krm import masking
+
+        print(f"gitkrm: error: {masking.mask(e.message)}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from gitkrm.agent.duration import format_duration, parse_duration
 from gitkrm.agent.logging import LogFormat
 from gitkrm.errors import BadRequest
+from gitkrm.krm import masking
 
 from .source_flags import (
     Target,
@@ -231,7 +232,7 @@ async def _wait(agent: Agent, *, timeout: float, shutdown: Shutdown) -> int:  # 
     if failed:
         print(f"{len(failed)} object(s) Failed:")
         for ref, h in failed:
-            print(f"  {ref}: Failed ({h.message})")
+            print(f"  {ref}: Failed ({masking.mask(h.message)})")
     else:
         print(f"timed out after {format_duration(timeout)}; still waiting for:")
         for line in result.describe():

@@ -6,6 +6,7 @@ import argparse
 import os
 import re
 import socket
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,6 +16,7 @@ from gitkrm.errors import BadRequest
 
 if TYPE_CHECKING:  # the parser imports nothing heavy: each command imports what it uses
     from gitkrm.agent.config import ApplyMode, SourceConfig
+    from gitkrm.sync.postbuild_spec import PostBuildSpec
 
 DEFAULT_STATE = Path(".gitkrm")
 
@@ -47,6 +49,7 @@ def add_source_flags(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--interval", metavar="DUR", help="how often to sync (default 30s)")
     g.add_argument("--config", type=Path, metavar="FILE", help="a file of GitSource objects")
+    add_postbuild_flags(p)
     t = p.add_argument_group("target")
     add_state_flag(t)  # type: ignore[arg-type]
     t.add_argument(
@@ -64,6 +67,40 @@ def add_source_flags(p: argparse.ArgumentParser) -> None:
         choices=("client-side", "server-side"),
         default="client-side",
         help="three-way client-side apply (default) or server-side apply",
+    )
+
+
+def add_postbuild_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("post-build (Flux's substitution and SOPS decryption)")
+    g.add_argument(
+        "--substitute",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a variable for ${KEY} in the manifests (repeatable; one source only)",
+    )
+    g.add_argument(
+        "--substitute-strict",
+        action="store_true",
+        help="an unset variable without a default is an error",
+    )
+    g.add_argument(
+        "--sops-age-key-file",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="FILE",
+        help="age keys (age-keygen output) that decrypt SOPS files (repeatable)",
+    )
+
+
+def postbuild(args: argparse.Namespace) -> PostBuildSpec | None:
+    """The post-build settings of `--substitute`, `--substitute-strict` and
+    `--sops-age-key-file` (a PostBuildSpec, or None)."""
+    from gitkrm.agent.postbuild_config import from_flags
+
+    return from_flags(
+        substitute=args.substitute, strict=args.substitute_strict, key_files=args.sops_age_key_file
     )
 
 
@@ -148,19 +185,29 @@ def sources(args: argparse.Namespace) -> list[SourceConfig]:
             for f in ("branch", "tag", "commit", "path", "source_name")
             if getattr(args, f) is not None
         ]
+        if args.substitute or args.substitute_strict:
+            given.append("--substitute" if args.substitute else "--substitute-strict")
         if given:
             raise BadRequest(f"{', '.join(given)}: describe the sources in --config instead")
-        return load_config_file(args.config, default_interval=interval)
+        configs = load_config_file(args.config, default_interval=interval)
+        if args.sops_age_key_file:
+            from gitkrm.agent.postbuild_config import with_key_files
+
+            postbuild(args)  # checks the files exist
+            configs = [
+                replace(c, postbuild=with_key_files(c.postbuild, args.sops_age_key_file))
+                for c in configs
+            ]
+        return configs
     if args.repo is None:
         raise BadRequest("nothing to sync: give --repo URL|PATH or --config FILE")
-    return [
-        from_flags(
-            repo=args.repo,
-            branch=args.branch,
-            tag=args.tag,
-            commit=args.commit,
-            path=args.path,
-            source_name=args.source_name or DEFAULT_SOURCE_NAME,
-            interval=interval,
-        )
-    ]
+    config = from_flags(
+        repo=args.repo,
+        branch=args.branch,
+        tag=args.tag,
+        commit=args.commit,
+        path=args.path,
+        source_name=args.source_name or DEFAULT_SOURCE_NAME,
+        interval=interval,
+    )
+    return [replace(config, postbuild=postbuild(args))]

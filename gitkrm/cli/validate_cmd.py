@@ -18,6 +18,9 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("paths", nargs="+", metavar="PATH", type=Path)
     p.add_argument("-q", "--quiet", action="store_true", help="print problems only")
+    from gitkrm.cli.source_flags import add_postbuild_flags
+
+    add_postbuild_flags(p)
     p.set_defaults(func=run)
 
 
@@ -27,7 +30,9 @@ def run(args: argparse.Namespace) -> int:
     for path in args.paths:
         if not path.exists():
             raise BadRequest(f"{path}: no such file or directory")
-    report = validate_paths(args.paths)
+    from gitkrm.cli.source_flags import postbuild
+
+    report = validate_paths(args.paths, postbuild=postbuild(args))
     for w in report.warnings:
         print(f"warning: {w}", file=sys.stderr)
     for p in report.problems:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from gitkrm.krm import masking
+
 MASK = "***"
 _SECRET = re.compile(r"\bSecrets?\b")
 _VALUE = re.compile(r"\b(?:Invalid|Unsupported|Duplicate|Forbidden) value: ")
@@ -59,7 +61,9 @@ def _end_of_value(text: str, i: int) -> int:
 
 
 def scrub_secret_values(line: str) -> str:
-    """`line` with every quoted value masked when it names a Secret (else unchanged)."""
+    """`line` with every quoted value masked when it names a Secret, and every value that
+    came from a Secret masked wherever it appears (`krm.masking`)."""
+    line = masking.mask(line)
     if not _SECRET.search(line):
         return line
     out: list[str] = []

@@ -26,7 +26,7 @@ from typing import Final
 from gitkrm.cache import WatchCache
 from gitkrm.errors import GitkrmError, NotFound
 from gitkrm.health.kinds import deletes_itself
-from gitkrm.krm import GVK, GroupKind, ObjectRef, ResourceKey
+from gitkrm.krm import GVK, GroupKind, ObjectRef, ResourceKey, masking
 from gitkrm.patch import PatchMeta
 from gitkrm.patch.fieldmanager import SchemaType
 from gitkrm.schema import patch_meta_for, ssa_type_for
@@ -166,8 +166,9 @@ class SyncEngine:
             return plan
 
     def diff_text(self, plan: Plan) -> str:
-        """`plan` as a unified YAML diff per object (Secrets redacted)."""
-        return diff_text(plan, self._meta)
+        """`plan` as a unified YAML diff per object (Secrets redacted, and values that came
+        from Secrets masked in every object)."""
+        return masking.mask(diff_text(plan, self._meta))
 
     async def close(self) -> None:
         """Stop watching for drift."""
@@ -184,12 +185,20 @@ class SyncEngine:
                 for c in crds
             )
         )
-        key = (snapshot.revision, crd_key)
+        postbuild = None
+        spec = self.options.postbuild
+        if spec is not None and not spec.empty:
+            from gitkrm.sync.postbuild_inputs import resolve  # only sources that use it
+
+            postbuild = await resolve(self.store, spec)
+        key = (snapshot.revision, crd_key, postbuild.digest if postbuild is not None else "")
         if self._memo.rendered is not None and self._memo.rendered_key == key:
             return self._memo.rendered, {"git": 0.0, "render": _ms(start)}
         listed = await live.list_all(self.store, live.NAMESPACE)
         namespaces = {str(keys.metadata(ns).get("name")) for ns in listed}
-        rendered = await self._renderer.render(snapshot, store_crds=crds, namespaces=namespaces)
+        rendered = await self._renderer.render(
+            snapshot, store_crds=crds, namespaces=namespaces, postbuild=postbuild
+        )
         timings = {"git": rendered.read_ms, "render": _ms(start) - rendered.read_ms}
         if not rendered.ok:
             return Refusal(tuple(str(p) for p in rendered.problems), timings)

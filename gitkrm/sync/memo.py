@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # types only: the memory is pure data
     from gitkrm.sync.results import ObjectResult
     from gitkrm.sync.steps import Step
 
-RenderKey = tuple[str, tuple[tuple[str, str], ...]]
+RenderKey = tuple[str, tuple[tuple[str, str], ...], str]  # revision, CRDs, post-build digest
 
 
 @dataclass(slots=True)

@@ -8,6 +8,7 @@ from typing import Final, Literal
 
 from gitkrm.errors import BadRequest
 from gitkrm.krm.names import is_dns1123_label
+from gitkrm.sync.postbuild_spec import PostBuildSpec
 
 
 class AdoptionPolicy(StrEnum):
@@ -71,6 +72,7 @@ class SyncOptions:
     adoption: AdoptionPolicy = AdoptionPolicy.NEVER
     ignore_differences: tuple[IgnoreDifference, ...] = ()
     apply_mode: ApplyMode = "client-side"
+    postbuild: PostBuildSpec | None = None  # substitution and decryption (`postbuild`)
 
     def __post_init__(self) -> None:
         for what, value in (("source name", self.source_name), ("agent name", self.agent_name)):

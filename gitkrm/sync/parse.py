@@ -71,11 +71,21 @@ class FileError(NamedTuple):
 
 class ParsedFile(NamedTuple):
     """Every object of one file, or the reason the file can't be read at all. `deferred`:
-    some objects wait for the renderer (their kind is not built in)."""
+    some objects wait for the renderer (their kind is not built in). `text`: the file's
+    text when a post-build step may rewrite it (it holds `$` or a SOPS mark, see
+    `postbuild`), else None."""
 
     objects: tuple[ParsedObject, ...] = ()
     error: FileError | None = None
     deferred: bool = False
+    text: str | None = None
+
+
+def postbuild_text(data: bytes) -> str | None:
+    """The text a post-build step may need: files with `$` (substitution) or `sops`."""
+    if b"$" in data or b"sops" in data:
+        return data.decode("utf-8", "replace")
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,7 +200,7 @@ def parse_file(path: str, data: bytes, *, ctx: ParseContext, registry: Registry)
         parse_object(m.obj, line=m.line, index=m.index, ctx=ctx, registry=registry)
         for m in manifests
     )
-    return ParsedFile(objects, None, any(not po.resolved for po in objects))
+    return ParsedFile(objects, None, any(not po.resolved for po in objects), postbuild_text(data))
 
 
 _REGISTRY: Registry | None = None

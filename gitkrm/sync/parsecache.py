@@ -37,13 +37,13 @@ from gitkrm.sync.parse import FileError, ParseContext, ParsedFile, ParsedObject
 
 log = logging.getLogger(__name__)
 
-FORMAT: Final = 1
+FORMAT: Final = 2
 """Bump when parsing gives other results for the same bytes (or the payload changes)."""
 MAGIC: Final = b"gitkrm-parsed\n"
 MAX_BYTES: Final = 512 * 1024 * 1024
 _HEADER: Final = len(MAGIC) + 32 + 4
 
-_Plain = tuple[tuple[tuple[Any, ...], ...], tuple[Any, ...] | None, bool]
+_Plain = tuple[tuple[tuple[Any, ...], ...], tuple[Any, ...] | None, bool, str | None]
 
 
 def fingerprint(context: ParseContext) -> bytes:
@@ -54,16 +54,17 @@ def fingerprint(context: ParseContext) -> bytes:
 
 def _plain(pf: ParsedFile) -> _Plain:
     err = None if pf.error is None else tuple(pf.error)
-    return (tuple(tuple(po) for po in pf.objects), err, pf.deferred)
+    return (tuple(tuple(po) for po in pf.objects), err, pf.deferred, pf.text)
 
 
 def _parsed(value: Any) -> ParsedFile:
-    objects, err, deferred = value
+    objects, err, deferred, text = value
     make = ParsedObject._make
     return ParsedFile(
         tuple([make(o) for o in objects]),
         None if err is None else FileError._make(err),
         bool(deferred),
+        text,
     )
 
 

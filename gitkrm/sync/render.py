@@ -46,6 +46,7 @@ from gitkrm.sync.parse import (
 )
 from gitkrm.sync.parsecache import ParseCache
 from gitkrm.sync.pool import gc_paused, parse_many
+from gitkrm.sync.postbuild import PostBuild, Transformer
 from gitkrm.sync.problems import Problem, cross_checks, describe_ref
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -128,6 +129,7 @@ class Renderer:
         self._deferred: GenerationCache[tuple[bytes, str], ParsedObject] = GenerationCache()
         self._assembled: GenerationCache[tuple[str, str, str], _Assembled] = GenerationCache()
         self._registries: dict[str, Registry] = {}
+        self._postbuild = Transformer(context=context)  # substitution and decryption
         # The last apply order: object key -> (position, sort key).
         self._positions: dict[str, tuple[int, SortKey]] = {}
 
@@ -137,17 +139,20 @@ class Renderer:
         *,
         store_crds: Sequence[Obj] = (),
         namespaces: Collection[str] | None = None,
+        postbuild: PostBuild | None = None,
     ) -> RenderResult:
         """Render `snapshot`. `namespaces` are those that exist in the store (None: not
-        checked); `store_crds` are the store's CRDs (their kinds can be used)."""
+        checked); `store_crds` are the store's CRDs (their kinds can be used);
+        `postbuild`: Flux's post-build steps (see `postbuild`)."""
         with gc_paused():  # thousands of acyclic objects: collections would only cost
-            return await self._render(snapshot, store_crds, namespaces)
+            return await self._render(snapshot, store_crds, namespaces, postbuild)
 
     async def _render(
         self,
         snapshot: Snapshot,
         store_crds: Sequence[Obj],
         namespaces: Collection[str] | None,
+        postbuild: PostBuild | None = None,
     ) -> RenderResult:
         start = time.perf_counter()
         problems: list[Problem] = []
@@ -204,6 +209,8 @@ class Renderer:
             pf, key, ms = await self._kustomize(snapshot, root, kpath, layout)
             read_ms += ms
             outputs.append((kpath, key, pf))
+        if postbuild is not None:
+            outputs = self._postbuild.apply(outputs, postbuild, problems)
         registry, fingerprint = self._registry(outputs, store_crds, problems)
         desired: list[Desired] = []
         count = 0
@@ -361,6 +368,7 @@ class Renderer:
                 objects=tuple(po._replace(line=0) for po in pf.objects),
                 error=None if pf.error is None else FileError(None, None, pf.error.message),
                 deferred=pf.deferred,
+                text=pf.text,
             )
         self._kustomized.put(key, pf)
         return pf, key, read_ms

@@ -21,6 +21,7 @@ from gitkrm.krm import Obj
 from gitkrm.source.snapshot import FileEntry, MemoryBlobs, Snapshot, git_blob_id
 from gitkrm.sync.kustomize import KUSTOMIZATION_NAMES
 from gitkrm.sync.parse import ParseContext
+from gitkrm.sync.postbuild_spec import PostBuildSpec
 from gitkrm.sync.problems import Problem, describe_ref
 from gitkrm.sync.render import MANIFEST_SUFFIXES, Renderer
 
@@ -81,9 +82,12 @@ def _key(path: Path) -> str:
     return path.absolute().as_posix().lstrip("/")
 
 
-async def validate_tree(paths: Sequence[Path], *, crds: Sequence[Obj] = ()) -> Report:
+async def validate_tree(
+    paths: Sequence[Path], *, crds: Sequence[Obj] = (), postbuild: PostBuildSpec | None = None
+) -> Report:
     """Load and admit every manifest under `paths`; collect every problem, not just the
-    first. `crds` are CustomResourceDefinitions known besides those in the tree."""
+    first. `crds` are CustomResourceDefinitions known besides those in the tree;
+    `postbuild`: inline variables and key files of Flux's post-build steps."""
     problems: list[Problem] = []
     files: dict[str, FileEntry] = {}
     blobs: dict[str, bytes] = {}
@@ -101,7 +105,12 @@ async def validate_tree(paths: Sequence[Path], *, crds: Sequence[Obj] = ()) -> R
             problems.append(Problem(e.path, e.line, e.object, e.detail))
     snapshot = Snapshot(revision="local", files=files, reader=MemoryBlobs(blobs))
     renderer = Renderer(context=ParseContext())
-    result = await renderer.render(snapshot, store_crds=crds)
+    inputs = None
+    if postbuild is not None:
+        from gitkrm.sync.postbuild_inputs import resolve
+
+        inputs = await resolve(None, postbuild)
+    result = await renderer.render(snapshot, store_crds=crds, postbuild=inputs)
 
     def located(p: Problem) -> Problem:
         message = p.message
@@ -121,6 +130,8 @@ async def validate_tree(paths: Sequence[Path], *, crds: Sequence[Obj] = ()) -> R
     )
 
 
-def validate_paths(paths: Sequence[Path], *, crds: Sequence[Obj] = ()) -> Report:
+def validate_paths(
+    paths: Sequence[Path], *, crds: Sequence[Obj] = (), postbuild: PostBuildSpec | None = None
+) -> Report:
     """`validate_tree` for synchronous callers (the CLI)."""
-    return asyncio.run(validate_tree(paths, crds=crds))
+    return asyncio.run(validate_tree(paths, crds=crds, postbuild=postbuild))
