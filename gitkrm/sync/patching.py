@@ -8,6 +8,13 @@ value on both the desired and the last-applied side, so they are neither reporte
 set back. A resourceVersion precondition makes a concurrent change a Conflict (the
 applier re-reads and plans the object again) instead of a silent overwrite.
 
+A patch whose result the API server's defaulting turns back into the live object changes
+nothing, and is no patch: a list kubectl replaces whole (a StatefulSet's
+`volumeClaimTemplates`) differs from the live one by the defaults the server filled in
+(`volumeMode`, `status.phase`), so the three-way patch restates it on every sync. `kubectl
+diff` sees no change there (the server's dry-run defaults the result); `diff` and the sync
+count such an object unchanged too.
+
 An object last written in server-side mode has no last-applied annotation; its
 "original" is then what gitkrm's Apply entry in managedFields owns (the live values of
 those fields: what gitkrm applied), so switching back to client-side mode still removes a
@@ -24,9 +31,11 @@ import orjson
 from gitkrm.krm import Obj
 from gitkrm.patch import (
     PatchMeta,
+    apply_strategic_merge_patch,
     create_three_way_json_merge_patch,
     create_three_way_merge_patch,
 )
+from gitkrm.schema.defaults import defaulter_for
 from gitkrm.store import PatchType
 from gitkrm.sync import keys
 from gitkrm.sync.desired import Desired
@@ -189,6 +198,17 @@ def graft(doc: Any, tokens: Sequence[str], value: Any) -> Any:
     return doc
 
 
+def _defaults_undo(patch: Obj, live: Obj, *, meta: PatchMeta, d: Desired) -> bool:
+    """Whether the built-in defaults of the kind turn `live` patched back into `live`."""
+    defaulter = defaulter_for(d.ref.group, d.ref.kind)
+    if defaulter is None:
+        return False
+    # A copy: the patched object shares subtrees with `live` (the watch cache's object).
+    patched = orjson.loads(orjson.dumps(apply_strategic_merge_patch(live, patch, meta)))
+    defaulter(patched, False)
+    return bool(patched == live)
+
+
 def three_way(
     d: Desired,
     live: Obj,
@@ -214,6 +234,8 @@ def three_way(
     if meta is not None:
         patch = create_three_way_merge_patch(original, modified, live, meta)
         patch_type = "strategic"
+        if patch and _defaults_undo(patch, live, meta=meta, d=d):
+            patch = {}
     else:
         patch = create_three_way_json_merge_patch(original, modified, live)
         patch_type = "merge"

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from gitkrm.schema import patch_meta_for
+from gitkrm.schema.defaults import defaulter_for
 from gitkrm.sync.patching import MISSING, graft, last_applied, lookup, pointer_tokens, three_way
 from tests.sync.sync_helpers import configmap, desired
 
@@ -67,3 +70,56 @@ def test_three_way_patch_of_a_configmap() -> None:
     ignoring = three_way(d, live, meta=meta, ignore=("/data/a", "/data/gone"), revision="r2")[0]
     assert ignoring is not None
     assert "data" not in ignoring  # only the last-applied annotation changes
+
+
+STATEFULSET = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: apps}
+spec:
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers: [{name: db, image: "db:1"}]
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec:
+      accessModes: [ReadWriteOnce]
+      resources: {requests: {storage: %s}}
+"""
+
+
+def _as_stored(d: Any, applied: str) -> dict[str, Any]:
+    """The object as the store keeps it after a create: defaulted, with its annotation."""
+    obj: dict[str, Any] = d.obj
+    defaulter = defaulter_for("apps", "StatefulSet")
+    assert defaulter is not None
+    defaulter(obj, True)
+    obj["metadata"]["annotations"] = {"kubectl.kubernetes.io/last-applied-configuration": applied}
+    obj["metadata"]["resourceVersion"] = "7"
+    obj["status"] = {"replicas": 1}
+    return obj
+
+
+def test_a_patch_the_servers_defaults_undo_is_no_patch() -> None:
+    """volumeClaimTemplates is replaced whole by a strategic merge patch, so the live list
+    (defaulted by the server: volumeMode, status.phase) always differs from the manifest's;
+    the patch that restates it changes nothing once defaulted, as `kubectl diff` shows."""
+    (d,) = desired(STATEFULSET % "1Gi")
+    live = _as_stored(d, d.applied)
+    claims = live["spec"]["volumeClaimTemplates"][0]
+    assert claims["spec"]["volumeMode"] == "Filesystem"
+    assert claims["status"] == {"phase": "Pending"}
+    kept = orjson.dumps(live)
+    meta = patch_meta_for(d.gvk)
+    assert three_way(d, live, meta=meta, revision="r2") == (None, "strategic")
+    assert orjson.dumps(live) == kept  # the live object (the watch cache's) is untouched
+
+    (bigger,) = desired(STATEFULSET % "2Gi")
+    patch, _ = three_way(bigger, live, meta=meta, revision="r2")
+    assert patch is not None
+    assert patch["spec"]["volumeClaimTemplates"][0]["spec"]["resources"] == {
+        "requests": {"storage": "2Gi"}
+    }
