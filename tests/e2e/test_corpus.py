@@ -1,0 +1,150 @@
+"""Public GitOps repositories end to end through the CLI (issue #16, Tests).
+
+Each corpus case (tests/corpus/cases.py) is copied into a Git repository (a bare remote on
+disk and a work clone) and taken through what a new user does, every step a `gitkrm`
+process: `validate` and `run --once` agree (tests/support/validate_run.py), the first
+`run --once --wait` reaches Current on the embedded target, `diff` finds nothing, an edit is
+committed and synced, `git revert` of it is synced and brings back the objects of the first
+sync, and `history` lists the three revisions as synced.
+
+A case that fails today for a reason another part of issue #16 fixes is a strict xfail
+(the reason is in the case table): it turns red once fixed, until the entry is removed.
+Where only `validate` and `run` disagree, every other step runs first and the xfail accepts
+only a `Disagreement`, so another failure still fails.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+import pytest
+
+from gitkrm.errors import NotFound
+from gitkrm.krm import Obj
+from gitkrm.sync import inventory
+from gitkrm.sync.keys import LAST_APPLIED, REVISION
+from tests.corpus.cases import CASES, Case
+from tests.e2e.e2e_support import gitkrm, reader
+from tests.source.source_gitrepo import RemoteRepo, git
+from tests.support.validate_run import Disagreement, Verdict, assert_agree, ran, validate
+
+AGENT: Final = "corpus"
+SOURCE: Final = "default"
+
+
+def _param(case: Case) -> Any:
+    if case.xfail is None:
+        return pytest.param(case, id=case.id)
+    mark = pytest.mark.xfail(
+        strict=True,
+        reason=case.xfail.reason,
+        raises=Disagreement if case.xfail.disagreement else AssertionError,
+    )
+    return pytest.param(case, id=case.id, marks=mark)
+
+
+async def _applied(state: Path) -> list[str]:
+    """The source's inventory: what the sync applied (keys in cli-utils' format)."""
+    store = await reader(state)
+    try:
+        inv = await inventory.read(store, source=SOURCE, inventory_id=f"{AGENT}.{SOURCE}")
+    finally:
+        await store.close()
+    return sorted(inv.entries)
+
+
+def _desired(obj: Obj) -> dict[str, Any]:
+    """What a sync decides about an object: the configuration it applied, its labels and
+    every field but metadata and status (a controller's annotations, uids and
+    resourceVersions and gitkrm's revision annotation left out)."""
+    md = obj["metadata"]
+    applied = (md.get("annotations") or {}).get(LAST_APPLIED)
+    return {
+        "applied": orjson.loads(applied) if applied else None,
+        "labels": md.get("labels"),
+        **{k: v for k, v in obj.items() if k not in ("metadata", "status")},
+    }
+
+
+async def _objects(state: Path) -> dict[str, dict[str, Any]]:
+    """Every object of the source's inventory as `_desired` sees it, by inventory key."""
+    store = await reader(state)
+    try:
+        inv = await inventory.read(store, source=SOURCE, inventory_id=f"{AGENT}.{SOURCE}")
+        out: dict[str, dict[str, Any]] = {}
+        for key, ref in zip(sorted(inv.entries), inv.refs(), strict=True):
+            try:
+                obj = await store.get(ref)
+            except NotFound as e:
+                raise AssertionError(f"{key} is in the inventory but not in the store") from e
+            assert obj["metadata"].get("annotations", {}).get(REVISION), key
+            out[key] = _desired(obj)
+        return out
+    finally:
+        await store.close()
+
+
+def _changed(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+
+
+def _synced_ok(res: Any, what: str) -> None:
+    assert res.returncode == 0, f"{what} exited {res.returncode}:\n{res.stdout}{res.stderr}"
+
+
+@pytest.mark.parametrize("case", [_param(c) for c in CASES])
+async def test_corpus_repository(case: Case, repo: RemoteRepo, state: Path, tmp_path: Path) -> None:
+    case.copy_to(repo.work)
+    first = repo.commit(f"{case.repo}: vendored")
+    repo.push()
+    flags = ("--repo", repo.url, "--path", case.path, "--state", str(state), "--agent-name", AGENT)
+
+    validated = validate(gitkrm, repo.work, path=case.path)
+    synced = gitkrm("run", *flags, "--once", "--log-format", "json", cwd=tmp_path)
+    verdict: Verdict = ran(synced, applied=len(await _applied(state)))
+    if case.invalid:
+        assert not verdict.ok, f"{case.id} is expected to be refused:\n{verdict.output}"
+        assert verdict.objects == 0, "a refused revision applies nothing"
+        assert_agree(validated, verdict)
+        return
+    _synced_ok(synced, "the first run --once")
+
+    waited = gitkrm("run", *flags, "--once", "--wait", "--timeout", "60s", cwd=tmp_path)
+    _synced_ok(waited, "run --once --wait")
+    assert "are Current" in waited.stdout, waited.stdout
+    before = await _objects(state)
+    assert before, "the first sync applied nothing"
+
+    in_sync = gitkrm("diff", *flags, cwd=tmp_path)
+    assert in_sync.returncode == 0, f"diff after the sync:\n{in_sync.stdout}{in_sync.stderr}"
+
+    assert case.edit is not None, f"{case.id} needs an edit"
+    case.edit.apply(repo.work)
+    edited = repo.commit(f"{case.id}: {case.edit.new.strip()}")
+    repo.push()
+    _synced_ok(gitkrm("run", *flags, "--once", cwd=tmp_path), "the sync of the edit")
+    after_edit = await _objects(state)
+    assert _changed(before, after_edit), f"the edit of {case.edit.file} changed no object"
+
+    git("revert", "--no-edit", "HEAD", cwd=repo.work)
+    reverted = repo.head()
+    repo.push()
+    _synced_ok(gitkrm("run", *flags, "--once", cwd=tmp_path), "the sync of the revert")
+    after_revert = await _objects(state)
+    assert after_revert == before, (
+        f"after the revert these objects differ from the first sync: "
+        f"{_changed(before, after_revert)}"
+    )
+
+    listed = gitkrm("history", "--state", str(state), "-o", "json", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    results = {
+        c["commit"]: [(s["agent"], s["source"], s["result"]) for s in c["syncs"]]
+        for c in orjson.loads(listed.stdout)["commits"]
+    }
+    for commit in (first, edited, reverted):
+        assert results.get(commit) == [(AGENT, SOURCE, "Succeeded")], (commit, results)
+
+    assert_agree(validated, verdict)
