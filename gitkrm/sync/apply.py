@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -93,6 +93,7 @@ class Applier:
         self.wait_limit = wait_limit
         self.reuse = reuse or {}
         self.progress = progress
+        self.inventory: Collection[str] = frozenset()  # the plan's (set by apply)
         self._done = 0
         self._total = 0
 
@@ -108,6 +109,7 @@ class Applier:
 
     async def apply(self, plan: Plan) -> Applied:
         out = Applied()
+        self.inventory = plan.inventory
         self._total = sum(1 for s in plan.steps if s.op in (Op.CREATE, Op.PATCH))
         self._done = 0
         if self._total:
@@ -304,6 +306,7 @@ class Applier:
                 revision=self.revision,
                 meta=self.meta,
                 planner=self.planner,
+                inventory=self.inventory,
             )
         message = last.message if last is not None else "too many attempts"
         failed = self._result(step, Action.FAILED, f"gave up after {ATTEMPTS} attempts: {message}")

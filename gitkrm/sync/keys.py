@@ -1,9 +1,10 @@
 """The labels and annotations gitkrm writes and reads on managed objects (docs/reference.md).
 
-Written: the managed-by and source labels (label-selectable ownership), the
+Written: the source label (gitkrm's own key: label-selectable ownership), the
 last-applied configuration (the "original" of the three-way diff, as kubectl and Argo CD
-keep it) and the revision that last rewrote the object. Read from manifests: wave,
-depends-on, prune, reconcile and force settings.
+keep it) and the revision that last rewrote the object. Never written: any other label or
+annotation, so a manifest's own (`app.kubernetes.io/managed-by: Helm`) stays as it is.
+Read from manifests: wave, depends-on, prune, reconcile and force settings.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 MANAGED_BY: Final = "app.kubernetes.io/managed-by"
+"""Read only, never written on synced objects: another tool's claim on an unowned object
+(adoption), and what older gitkrm wrote on every object it managed (`owner_of`)."""
 MANAGER: Final = "gitkrm"
 SOURCE: Final = "gitkrm.io/source"
 
@@ -60,9 +63,19 @@ def annotations_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def source_of(obj: Mapping[str, Any]) -> str | None:
-    """The gitkrm source that owns a live object, or None."""
+    """The gitkrm source named by a live object's source label, or None."""
     v = labels_of(obj).get(SOURCE)
     return v if isinstance(v, str) and v else None
+
+
+def owner_of(obj: Mapping[str, Any], *, listed_by: str | None = None) -> str | None:
+    """The gitkrm source that owns a live object: its source label; else, for an object
+    labelled only `app.kubernetes.io/managed-by: gitkrm` (as older gitkrm labelled what it
+    managed), the source whose inventory lists it (`listed_by`), or None."""
+    owner = source_of(obj)
+    if owner is None and listed_by is not None and labels_of(obj).get(MANAGED_BY) == MANAGER:
+        return listed_by
+    return owner
 
 
 def flag(obj: Mapping[str, Any], key: str, value: str) -> bool:

@@ -1,9 +1,12 @@
 """Who owns a live object, and whether this source may write it (cli-utils' policies).
 
-Ownership is the `gitkrm.io/source` label. An object of another gitkrm source is never
-touched. An object no gitkrm source owns is adopted only as the adoption policy allows:
-never (the default), if-unowned (no other tool's `app.kubernetes.io/managed-by` on it),
-or always (even over another tool's label).
+Ownership is the `gitkrm.io/source` label, gitkrm's own key (`keys.owner_of`; an object
+older gitkrm labelled only `app.kubernetes.io/managed-by: gitkrm` is owned by the source
+whose inventory lists it). An object of another gitkrm source is never touched. An object
+no gitkrm source owns is adopted only as the adoption policy allows: never (the default),
+if-unowned (no other tool's `app.kubernetes.io/managed-by` on it), or always (even over
+another tool's label). gitkrm never writes `app.kubernetes.io/managed-by` itself: a
+manifest's value (Helm, ...) is the manifest's.
 """
 
 from __future__ import annotations
@@ -23,11 +26,14 @@ class Decision:
     reason: str = ""
 
 
-def decide(live: Mapping[str, Any] | None, *, source: str, policy: AdoptionPolicy) -> Decision:
-    """May `source` create or patch this object (None: it does not exist)?"""
+def decide(
+    live: Mapping[str, Any] | None, *, source: str, policy: AdoptionPolicy, listed: bool = False
+) -> Decision:
+    """May `source` create or patch this object (None: it does not exist)? `listed`: the
+    source's inventory lists it."""
     if live is None:
         return Decision(True)
-    owner = keys.source_of(live)
+    owner = keys.owner_of(live, listed_by=source if listed else None)
     if owner == source:
         return Decision(True)
     if owner is not None:

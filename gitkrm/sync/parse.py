@@ -148,8 +148,7 @@ def prepare(obj: Obj, *, info: ResourceInfo, ctx: ParseContext, registry: Regist
         labels = md.get("labels")
         if labels is None:
             labels = md["labels"] = {}
-        if isinstance(labels, dict):
-            labels[keys.MANAGED_BY] = keys.MANAGER
+        if isinstance(labels, dict):  # gitkrm's own key only: the manifest's labels stay
             labels[keys.SOURCE] = ctx.source
     try:
         doc = orjson.dumps(obj, option=_SORTED)

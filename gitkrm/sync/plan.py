@@ -77,10 +77,12 @@ def plan_object(
     meta: MetaLookup,
     typ: TypeLookup = builtin_type,
     planner: ObjectPlanner | None = None,
+    inventory: Collection[str] = frozenset(),
 ) -> Step:
     """The step for one desired object given its live state (None: absent). What is the
     same in both apply modes is decided here; the mode's planner (one per plan: pass it
-    in) makes the create body or plans the change, in one call."""
+    in) makes the create body or plans the change, in one call. `inventory`: the keys the
+    source's inventory lists (for objects older gitkrm labelled, see `keys.owner_of`)."""
     if planner is None:
         planner = planner_for(options=options, revision=revision, meta=meta, typ=typ)
     if live is None:
@@ -95,7 +97,9 @@ def plan_object(
             live=live,
             message="the object is being deleted; it is created again once it is gone",
         )
-    decision = decide(live, source=options.source_name, policy=options.adoption)
+    decision = decide(
+        live, source=options.source_name, policy=options.adoption, listed=d.key in inventory
+    )
     if not decision.allowed:
         return Step(Op.REFUSE, d.ref, d.key, desired=d, live=live, message=decision.reason)
     if not d.reconcile or keys.flag(live, keys.RECONCILE, keys.DISABLED):
@@ -109,7 +113,7 @@ def plan_prune(ref: ObjectRef, key: str, live: Obj | None, *, options: SyncOptio
     """The step for an inventory object the revision no longer has."""
     if live is None:
         return Step(Op.FORGET, ref, key, message="already gone")
-    if keys.source_of(live) != options.source_name:
+    if keys.owner_of(live, listed_by=options.source_name) != options.source_name:
         return Step(
             Op.FORGET, ref, key, live=live, message="no longer owned by this source: left in place"
         )
@@ -178,6 +182,7 @@ def make_plan(
                     revision=revision,
                     meta=meta,
                     planner=planner,
+                    inventory=inventory,
                 )
             )
     gone, bad = prune_candidates(inventory, wanted)

@@ -91,7 +91,7 @@ async def test_first_sync_then_change_remove_and_live_edits(
         await store.close()
     assert settings["data"] == {"color": "blue", "size": "L"}
     labels = settings["metadata"]["labels"]
-    assert labels["app.kubernetes.io/managed-by"] == "gitkrm"
+    assert "app.kubernetes.io/managed-by" not in labels
     assert labels["gitkrm.io/source"] == "default"
     annotations = settings["metadata"]["annotations"]
     assert annotations["gitkrm.io/revision"] == first

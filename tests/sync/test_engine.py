@@ -75,7 +75,7 @@ async def test_first_sync_then_nothing_to_do(
     assert result.counts["created"] == 3
     assert set(result.timings_ms) == {"git", "render", "diff", "apply"}
     web = await store.get(deploy_ref())
-    assert web["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gitkrm"
+    assert "app.kubernetes.io/managed-by" not in web["metadata"]["labels"]
     assert web["metadata"]["labels"]["gitkrm.io/source"] == "src"
     assert web["metadata"]["annotations"]["gitkrm.io/revision"] == sha
     assert "gitkrm.io/revision" not in web["metadata"]["annotations"][LA]
@@ -264,7 +264,11 @@ async def test_adoption_policies(
     result = await sync(make_engine(adoption=AdoptionPolicy.ALWAYS), source)
     assert result.ok, result.problems()
     helm = await store.get(cm_ref("helm"))
-    assert helm["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gitkrm"
+    # Adopted: owned through gitkrm's own label; the other tool's label is not rewritten.
+    assert helm["metadata"]["labels"] == {
+        "app.kubernetes.io/managed-by": "Helm",
+        "gitkrm.io/source": "src",
+    }
     assert await inventory_keys(store) == {
         "_apps__Namespace",
         "apps_plain__ConfigMap",

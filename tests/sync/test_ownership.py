@@ -63,3 +63,22 @@ def test_object_of_another_tool(policy: AdoptionPolicy, allowed: bool) -> None:
     assert d.allowed is allowed
     if not allowed:
         assert 'managed by "Helm"' in d.reason
+
+
+@pytest.mark.parametrize("policy", list(AdoptionPolicy))
+def test_a_manifests_managed_by_does_not_change_ownership(policy: AdoptionPolicy) -> None:
+    helm = live(**{"app.kubernetes.io/managed-by": "Helm", "gitkrm.io/source": "mine"})
+    d = decide(helm, source="mine", policy=policy)
+    assert d.allowed
+    assert not d.adopt
+
+
+@pytest.mark.parametrize("policy", list(AdoptionPolicy))
+def test_older_gitkrms_label_alone_is_owned_where_the_inventory_lists_it(
+    policy: AdoptionPolicy,
+) -> None:
+    legacy = live(**{"app.kubernetes.io/managed-by": "gitkrm"})
+    d = decide(legacy, source="mine", policy=policy, listed=True)
+    assert (d.allowed, d.adopt) == (True, False)
+    unlisted = decide(legacy, source="mine", policy=policy)
+    assert unlisted.adopt or not unlisted.allowed  # not ours: adoption rules apply

@@ -22,7 +22,7 @@ def test_content_problems_are_located() -> None:
     assert (latin.line, latin.message) == (3, "not UTF-8 text (invalid byte 0xe9)")
 
 
-def test_prepared_objects_carry_labels_and_sorted_last_applied_json() -> None:
+def test_prepared_objects_keep_their_labels_and_get_sorted_last_applied_json() -> None:
     pf = parse_file(
         "m.yaml",
         b"kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: c\n"
@@ -40,7 +40,7 @@ def test_prepared_objects_carry_labels_and_sorted_last_applied_json() -> None:
             "data": {"a": "2", "b": "1"},
             "kind": "ConfigMap",
             "metadata": {
-                "labels": {"app.kubernetes.io/managed-by": "gitkrm", "gitkrm.io/source": "src"},
+                "labels": {"app.kubernetes.io/managed-by": "helm", "gitkrm.io/source": "src"},
                 "name": "c",
                 "namespace": "apps",
             },

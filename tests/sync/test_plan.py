@@ -67,7 +67,7 @@ def test_an_absent_object_is_created_with_labels_and_annotations() -> None:
     assert step.op is Op.CREATE
     assert step.body is not None
     md = step.body["metadata"]
-    assert md["labels"] == {"app.kubernetes.io/managed-by": "gitkrm", "gitkrm.io/source": "src"}
+    assert md["labels"] == {"gitkrm.io/source": "src"}
     assert md["annotations"]["gitkrm.io/revision"] == "abc123"
     assert md["annotations"][LA] == d.applied
     assert '"gitkrm.io/revision"' not in d.applied

@@ -75,10 +75,7 @@ async def test_a_valid_revision_in_apply_order_with_defaults() -> None:
     assert result.files == 3
     web = result.objects[2]
     assert (web.path, web.line) == ("b/app.yaml", 1)
-    assert web.obj["metadata"]["labels"] == {
-        "app.kubernetes.io/managed-by": "gitkrm",
-        "gitkrm.io/source": "src",
-    }
+    assert web.obj["metadata"]["labels"] == {"gitkrm.io/source": "src"}
 
 
 async def test_preparing_drops_what_the_server_owns() -> None:

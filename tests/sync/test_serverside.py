@@ -97,7 +97,7 @@ async def test_first_sync_applies_then_nothing_to_do(
     web = await store.get(deploy_ref())
     md = web["metadata"]
     assert md["labels"]["gitkrm.io/source"] == "src"
-    assert md["labels"]["app.kubernetes.io/managed-by"] == "gitkrm"
+    assert "app.kubernetes.io/managed-by" not in md["labels"]
     assert md["annotations"] == {"gitkrm.io/revision": sha}  # no last-applied annotation
     assert set(entries(web)) == {("gitkrm", "Apply")}
     owned = entries(web)[("gitkrm", "Apply")]["fieldsV1"]
