@@ -329,9 +329,12 @@ def from_flags(
     path: str | None,
     source_name: str,
     interval: float | None,
+    namespace: str | None = None,
 ) -> SourceConfig:
     """The one source the flags describe; a plain directory becomes a development source."""
     check_name(source_name, what="--source-name")
+    if namespace is not None:
+        check_name(namespace, what="--namespace")
     url = resolve_url(repo, Path.cwd())
     ref_given = any((branch, tag, commit))
     if not is_remote_url(url):
@@ -352,6 +355,7 @@ def from_flags(
                 ref=None,
                 path=path or "",
                 interval=interval or DEFAULT_INTERVAL,
+                default_namespace=namespace,
             )
     return SourceConfig(
         name=source_name,
@@ -359,6 +363,7 @@ def from_flags(
         ref=GitRef.from_flags(branch=branch, tag=tag, commit=commit),
         path=path or "",
         interval=interval or DEFAULT_INTERVAL,
+        default_namespace=namespace,
     )
 
 

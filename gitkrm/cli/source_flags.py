@@ -31,6 +31,15 @@ def add_state_flag(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_namespace_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--namespace",
+        metavar="NS",
+        help="namespace of namespaced objects that name none (GitSource "
+        "spec.defaultNamespace; default: default, as kubectl)",
+    )
+
+
 def add_source_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("source (one source from flags, or --config)")
     g.add_argument("--repo", metavar="URL|PATH", help="Git URL, local repository or directory")
@@ -48,6 +57,7 @@ def add_source_flags(p: argparse.ArgumentParser) -> None:
         "--agent-name", metavar="NAME", help="this agent's name (default: the host name)"
     )
     g.add_argument("--interval", metavar="DUR", help="how often to sync (default 30s)")
+    add_namespace_flag(g)  # type: ignore[arg-type]
     g.add_argument("--config", type=Path, metavar="FILE", help="a file of GitSource objects")
     add_postbuild_flags(p)
     t = p.add_argument_group("target")
@@ -182,7 +192,7 @@ def sources(args: argparse.Namespace) -> list[SourceConfig]:
             raise BadRequest("give --repo or --config, not both")
         given = [
             f"--{f.replace('_', '-')}"
-            for f in ("branch", "tag", "commit", "path", "source_name")
+            for f in ("branch", "tag", "commit", "path", "source_name", "namespace")
             if getattr(args, f) is not None
         ]
         if args.substitute or args.substitute_strict:
@@ -209,5 +219,6 @@ def sources(args: argparse.Namespace) -> list[SourceConfig]:
         path=args.path,
         source_name=args.source_name or DEFAULT_SOURCE_NAME,
         interval=interval,
+        namespace=args.namespace,
     )
     return [replace(config, postbuild=postbuild(args))]

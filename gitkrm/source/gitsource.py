@@ -24,11 +24,11 @@ from .catfile import CatFile
 from .credentials import CredentialProvider
 from .errors import InvalidRevision, PathNotFound, UntrustedRevision
 from .gitcli import CorruptCache, GitRunner
-from .ignore import IGNORE_FILE, IgnoreRules
+from .ignore import IGNORE_FILES, KUSTOMIZATION_NAMES, IgnoreRules, merge_ignore_texts
 from .redact import split_userinfo
-from .snapshot import MODE_SYMLINK, FileEntry, Snapshot
+from .snapshot import MODE_SYMLINK, FileEntry, RepoTree, Snapshot
 from .spec import GitSourceSpec, RefKind
-from .tree import RawEntry, list_tree
+from .tree import RawEntry, list_repository, list_tree
 from .verify import CommitVerifier
 
 _TRACKED = "refs/gitkrm/tracked"
@@ -230,32 +230,69 @@ class GitSource:
             raise PathNotFound(revision=revision, path=sub, what="is a file, not a directory")
         raw = await self._ls_tree(treeish)
         prefix = sub + "/" if sub else ""
-        ignore_paths = [p for p in raw if p.rsplit("/", 1)[-1] == IGNORE_FILE]
-        above = [f"{d}/{IGNORE_FILE}" if d else IGNORE_FILE for d in _ancestors(sub)]
+        ignore_paths = [p for p in raw if p.rsplit("/", 1)[-1] in IGNORE_FILES]
+        above = [f"{d}/{n}" if d else n for d in _ancestors(sub) for n in IGNORE_FILES]
         texts = self._catfile.read_objects(
             [raw[p].ref for p in ignore_paths] + [f"{revision}:{a}" for a in above]
         )
-        ignore_files: dict[str, str] = {}
+        found: dict[str, dict[str, str]] = {}  # directory -> ignore file name -> text
         for a in above:
             data = texts[f"{revision}:{a}"]
             if data is not None:
-                ignore_files[_dir(a)] = data.decode("utf-8", "replace")
+                found.setdefault(_dir(a), {})[_base(a)] = data.decode("utf-8", "replace")
         for p in ignore_paths:
             data = texts[raw[p].ref] or b""
-            ignore_files[_dir(prefix + p)] = data.decode("utf-8", "replace")
+            found.setdefault(_dir(prefix + p), {})[_base(p)] = data.decode("utf-8", "replace")
+        ignore_files = {d: merge_ignore_texts(t) for d, t in found.items()}
         links = {p: e.ref for p, e in raw.items() if e.mode == MODE_SYMLINK}
         blobs = self._catfile.read_blobs(links.values()) if links else {}
+        rules = self._ignore_rules(ignore_files)
         listing = list_tree(
             raw,
             link_targets={p: blobs[b].decode("utf-8", "surrogateescape") for p, b in links.items()},
-            rules=self._ignore_rules(ignore_files),
+            rules=rules,
             prefix=prefix,
             max_file_size=self.spec.max_file_size,
         )
         if listing.causes:
             raise InvalidRevision(revision=revision, causes=listing.causes)
         entries = {p: FileEntry(p, e.ref, e.size, e.mode) for p, e in listing.files.items()}
-        return Snapshot(revision=revision, files=entries, reader=_Reader(self))
+        tree = None
+        if any(_base(p) in KUSTOMIZATION_NAMES for p in entries):
+            tree = await self._repo_tree(revision, raw if not sub else None, rules)
+        return Snapshot(revision=revision, files=entries, reader=_Reader(self), tree=tree)
+
+    async def _repo_tree(
+        self, revision: str, raw: dict[str, RawEntry] | None, rules: IgnoreRules
+    ) -> RepoTree:
+        """The whole repository for kustomize builds (`raw`: its listing, when the source
+        is the whole repository), under the ignore files of the whole repository."""
+        sub = self._subpath
+        if raw is None:
+            raw = await self._ls_tree(f"{revision}^{{tree}}")
+            ignore_paths = [p for p in raw if _base(p) in IGNORE_FILES]
+            if ignore_paths:
+                texts = self._catfile.read_blobs({raw[p].ref for p in ignore_paths})
+                found: dict[str, dict[str, str]] = {}
+                for p in ignore_paths:
+                    text = texts[raw[p].ref].decode("utf-8", "replace")
+                    found.setdefault(_dir(p), {})[_base(p)] = text
+                rules = IgnoreRules(
+                    {d: merge_ignore_texts(t) for d, t in found.items()},
+                    defaults=self.spec.ignore_defaults,
+                )
+        links = {p: e.ref for p, e in raw.items() if e.mode == MODE_SYMLINK}
+        blobs = self._catfile.read_blobs(links.values()) if links else {}
+        files, refused = list_repository(
+            raw,
+            link_targets={p: blobs[b].decode("utf-8", "surrogateescape") for p, b in links.items()},
+            rules=rules,
+        )
+        return RepoTree(
+            root=sub,
+            files={p: FileEntry(p, e.ref, e.size, e.mode) for p, e in files.items()},
+            refused=refused,
+        )
 
     def _ignore_rules(self, files: dict[str, str]) -> IgnoreRules:
         """The same rules object while the ignore files don't change: it remembers answers."""
@@ -364,6 +401,10 @@ def _ancestors(sub: str) -> list[str]:
         return []
     parts = sub.split("/")
     return ["/".join(parts[:i]) for i in range(len(parts))]
+
+
+def _base(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
 
 
 def _dir(path: str) -> str:

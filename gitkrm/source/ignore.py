@@ -1,5 +1,7 @@
-"""Which files of a tree a source lists: `.gitkrmignore` files (gitignore syntax, each
-applying to its directory and below), default ignores, and manifest names only.
+"""Which files of a tree a source lists: `.gitkrmignore` and Flux's `.sourceignore` files
+(gitignore syntax, each applying to its directory and below; in one directory the
+`.sourceignore` lines come first, so `.gitkrmignore` has the last word), default ignores,
+and manifest names only.
 
 Precedence follows Git: within one file the last matching pattern wins, a deeper file
 overrides a shallower one, and nothing below an ignored directory can be re-included.
@@ -15,6 +17,8 @@ from collections.abc import Collection, Mapping, Sequence
 import pathspec
 
 IGNORE_FILE = ".gitkrmignore"
+SOURCE_IGNORE_FILE = ".sourceignore"  # Flux's source-controller
+IGNORE_FILES = (SOURCE_IGNORE_FILE, IGNORE_FILE)  # in the order their lines apply
 
 # VCS metadata, CI configuration and tool configuration that happen to be YAML or JSON.
 DEFAULT_IGNORES: tuple[str, ...] = (
@@ -52,6 +56,12 @@ DEFAULT_IGNORES: tuple[str, ...] = (
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 KUSTOMIZATION_NAMES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
+
+
+def merge_ignore_texts(texts: Mapping[str, str]) -> str:
+    """One directory's ignore lines from its ignore files (by file name), in the order of
+    `IGNORE_FILES`."""
+    return "\n".join(texts[n] for n in IGNORE_FILES if n in texts)
 
 
 def _dirname(path: str) -> str:

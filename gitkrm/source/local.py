@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,18 +21,25 @@ import watchfiles
 from gitkrm.errors import BadRequest, GitkrmError, NotFound
 
 from .errors import InvalidRevision
-from .ignore import DEFAULT_IGNORES, IGNORE_FILE, IgnoreRules
+from .ignore import (
+    DEFAULT_IGNORES,
+    IGNORE_FILES,
+    KUSTOMIZATION_NAMES,
+    IgnoreRules,
+    merge_ignore_texts,
+)
 from .snapshot import (
     MODE_EXECUTABLE,
     MODE_FILE,
     MODE_SYMLINK,
     FileEntry,
     MemoryBlobs,
+    RepoTree,
     Snapshot,
     git_blob_id,
     listing_revision,
 )
-from .tree import DEFAULT_MAX_FILE_SIZE, RawEntry, list_tree
+from .tree import DEFAULT_MAX_FILE_SIZE, RawEntry, list_repository, list_tree
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +66,9 @@ class LocalSource:
         if ".." in parts:
             raise BadRequest(f"source path {path!r} must stay inside {root}")
         self.name = name
-        self.root = root / "/".join(parts) if parts else root
+        self.repo_root = root  # the boundary of kustomize builds
+        self.sub = "/".join(parts)
+        self.root = root / self.sub if parts else root
         self.max_file_size = max_file_size
         self.debounce_ms = debounce_ms
         self._defaults = ignore_defaults
@@ -67,6 +76,7 @@ class LocalSource:
         self._stamps: dict[str, tuple[int, int, int, int]] = {}
         self._rules: tuple[frozenset[tuple[str, str]], IgnoreRules] | None = None
         self._last: Snapshot | None = None
+        self._tree: RepoTree | None = None
         self._stop = asyncio.Event()
         self._lock = asyncio.Lock()
 
@@ -83,7 +93,8 @@ class LocalSource:
             revision, files, blobs = await asyncio.to_thread(self._scan)
             if self._last is not None and self._last.revision == revision:
                 return self._last
-            self._last = Snapshot(revision=revision, files=files, reader=MemoryBlobs(blobs))
+            reader = MemoryBlobs(blobs) if self._tree is None else _Blobs(blobs, self.repo_root)
+            self._last = Snapshot(revision=revision, files=files, reader=reader, tree=self._tree)
             return self._last
 
     async def changes(self) -> AsyncIterator[None]:
@@ -111,22 +122,22 @@ class LocalSource:
     # -- scanning (in a worker thread) -------------------------------------------------
 
     def _scan(self) -> tuple[str, dict[str, FileEntry], dict[str, bytes]]:
-        root = os.path.realpath(self.root)
-        if not os.path.isdir(root):
+        repo = os.path.realpath(self.repo_root)
+        if not os.path.isdir(os.path.join(repo, self.sub)):
             raise NotFound(f"source directory {self.root} does not exist")
+        sub = self.sub
+        prefix = sub + "/" if sub else ""
         entries: dict[str, RawEntry] = {}
         targets: dict[str, str] = {}
-        ignore_files: dict[str, str] = {}
+        ignore_files = self._ignore_above(repo)
         self._stamps = {}
-        self._walk(root, "", entries, targets, ignore_files)
-        key = frozenset(ignore_files.items())
-        if self._rules is None or self._rules[0] != key:
-            # One rules object while the ignore files stay the same: it remembers answers.
-            self._rules = (key, IgnoreRules(ignore_files, defaults=self._defaults))
+        self._walk(repo, sub, entries, targets, ignore_files)
+        rules = self._rules_for(ignore_files)
         listing = list_tree(
-            entries,
-            link_targets=targets,
-            rules=self._rules[1],
+            {p[len(prefix) :]: e for p, e in entries.items()},
+            link_targets={p[len(prefix) :]: t for p, t in targets.items()},
+            rules=rules,
+            prefix=prefix,
             max_file_size=self.max_file_size,
         )
         if listing.causes:
@@ -136,15 +147,78 @@ class LocalSource:
         blobs: dict[str, bytes] = {}
         seen: set[str] = set()
         for path, entry in listing.files.items():
-            cached = self._read(root, entry.ref)
+            cached = self._read(repo, entry.ref)
             if cached is None:
                 continue  # deleted while scanning: the next scan sees the new state
             seen.add(entry.ref)
             files[path] = FileEntry(path, cached.blob, len(cached.content), entry.mode)
             blobs[cached.blob] = cached.content
+        revision = listing_revision(files)
+        self._tree = None
+        if any(p.rpartition("/")[2] in KUSTOMIZATION_NAMES for p in files):
+            self._tree, revision = self._repo_tree(
+                repo, entries, targets, ignore_files, blobs, seen
+            )
         for stale in self._cache.keys() - seen:
             del self._cache[stale]
-        return listing_revision(files), files, blobs
+        return revision, files, blobs
+
+    def _repo_tree(
+        self,
+        repo: str,
+        entries: dict[str, RawEntry],
+        targets: dict[str, str],
+        ignore_files: dict[str, str],
+        blobs: dict[str, bytes],
+        seen: set[str],
+    ) -> tuple[RepoTree, str]:
+        """The whole directory for kustomize builds (its ignored directories not walked);
+        the revision then hashes it too, so an edit of a base outside the path counts."""
+        if self.sub:
+            entries, targets, ignore_files = {}, {}, {}
+            self._walk(repo, "", entries, targets, ignore_files)
+        listed, refused = list_repository(
+            entries, link_targets=targets, rules=self._rules_for(ignore_files)
+        )
+        files: dict[str, FileEntry] = {}
+        for path, entry in listed.items():
+            stamp = self._stamps.get(entry.ref)
+            if stamp is None:
+                continue
+            cached = self._cache.get(entry.ref)
+            if cached is not None and cached.stamp == stamp:
+                seen.add(entry.ref)
+                files[path] = FileEntry(path, cached.blob, len(cached.content), entry.mode)
+                blobs.setdefault(cached.blob, cached.content)
+            else:  # read only if a build needs it
+                blob = f"{_ON_DISK}{stamp[0]}.{stamp[2]}.{stamp[3]}:{entry.ref}"
+                files[path] = FileEntry(path, blob, stamp[2], entry.mode)
+        tree = RepoTree(root=self.sub, files=files, refused=refused)
+        return tree, listing_revision({**files, "\0source": FileEntry(self.sub, "", 0)})
+
+    def _ignore_above(self, repo: str) -> dict[str, str]:
+        """The ignore files of the directories above the source path (repository coordinates)."""
+        out: dict[str, str] = {}
+        parts = self.sub.split("/") if self.sub else []
+        for i in range(len(parts)):
+            d = "/".join(parts[:i])
+            texts: dict[str, str] = {}
+            for name in IGNORE_FILES:
+                try:
+                    with open(os.path.join(repo, d, name), encoding="utf-8", errors="replace") as f:
+                        texts[name] = f.read()
+                except OSError:
+                    continue
+            if texts:
+                out[d] = merge_ignore_texts(texts)
+        return out
+
+    def _rules_for(self, ignore_files: dict[str, str]) -> IgnoreRules:
+        """One rules object while the ignore files stay the same: it remembers answers."""
+        key = frozenset(ignore_files.items())
+        if self._rules is None or self._rules[0] != key:
+            self._rules = (key, IgnoreRules(ignore_files, defaults=self._defaults))
+        return self._rules[1]
 
     def _walk(
         self,
@@ -154,10 +228,14 @@ class LocalSource:
         targets: dict[str, str],
         ignore_files: dict[str, str],
     ) -> None:
+        """Entries under `rel` by path from `root`. A directory that the ignore files above
+        it (all read by then) exclude is not walked."""
         try:
             items = list(os.scandir(os.path.join(root, rel) if rel else root))
         except (FileNotFoundError, NotADirectoryError):
             return
+        texts: dict[str, str] = {}
+        subdirs: list[str] = []
         for item in items:
             path = f"{rel}/{item.name}" if rel else item.name
             st = item.stat(follow_symlinks=False)
@@ -166,14 +244,20 @@ class LocalSource:
                 targets[path] = _link_target(root, item.path)
             elif stat.S_ISDIR(st.st_mode):
                 if item.name != ".git":
-                    self._walk(root, path, entries, targets, ignore_files)
+                    subdirs.append(path)
             elif stat.S_ISREG(st.st_mode):
                 mode = MODE_EXECUTABLE if st.st_mode & 0o111 else MODE_FILE
                 entries[path] = RawEntry(mode=mode, size=st.st_size, ref=path)
                 self._stamps[path] = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
-                if item.name == IGNORE_FILE:
+                if item.name in IGNORE_FILES:
                     with open(item.path, encoding="utf-8", errors="replace") as f:
-                        ignore_files[rel] = f.read()
+                        texts[item.name] = f.read()
+        if texts:
+            ignore_files[rel] = merge_ignore_texts(texts)
+        rules = self._rules_for(ignore_files) if subdirs else None
+        for path in subdirs:
+            if rules is None or not rules.dir_ignored(path):
+                self._walk(root, path, entries, targets, ignore_files)
 
     def _read(self, root: str, rel: str) -> _Cached | None:
         """A file's blob, read again only when its stat stamp (taken by the walk) moved."""
@@ -189,6 +273,32 @@ class LocalSource:
         cached = _Cached(stamp, git_blob_id(content), content)
         self._cache[rel] = cached
         return cached
+
+
+_ON_DISK = "disk:"  # a blob id of a file of the repository tree not read yet: stamp and path
+
+
+class _Blobs(MemoryBlobs):
+    """Blobs read by the scan, and files of the repository tree read when a build needs
+    them (a tree may hold anything: it is not read whole)."""
+
+    __slots__ = ("_root",)
+
+    def __init__(self, blobs: dict[str, bytes], root: Path) -> None:
+        super().__init__(blobs)
+        self._root = root
+
+    def read_blobs(self, blob_ids: Iterable[str]) -> dict[str, bytes]:
+        ids = list(blob_ids)
+        out = super().read_blobs(b for b in ids if not b.startswith(_ON_DISK))
+        for b in ids:
+            if b.startswith(_ON_DISK):
+                rel = b.partition(":")[2].partition(":")[2]
+                try:
+                    out[b] = (self._root / rel).read_bytes()
+                except OSError as e:
+                    raise NotFound(f"file {rel!r}: {e.strerror or e}") from None
+        return out
 
 
 def _link_target(root: str, link: str) -> str:

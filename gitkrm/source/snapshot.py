@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Protocol
 
@@ -27,6 +27,18 @@ class FileEntry:
     blob: str
     size: int
     mode: int = MODE_FILE
+
+
+@dataclass(frozen=True, slots=True)
+class RepoTree:
+    """The whole repository as a kustomize build sees it: every file no ignore rule
+    excludes (any name), by repository path; `root` is the source's path in it ("" for
+    the top). Sources list it only when a kustomization lies under their path, so a
+    kustomization may name bases and files anywhere in the repository."""
+
+    root: str
+    files: Mapping[str, FileEntry]
+    refused: Mapping[str, str] = field(default_factory=dict)  # path -> why not readable
 
 
 class BlobReader(Protocol):
@@ -58,14 +70,20 @@ class Snapshot:
     event loop that read thousands of files at once may hand `read_many` to a thread.
     """
 
-    __slots__ = ("_reader", "files", "revision")
+    __slots__ = ("_reader", "files", "revision", "tree")
 
     def __init__(
-        self, *, revision: str, files: Mapping[str, FileEntry], reader: BlobReader
+        self,
+        *,
+        revision: str,
+        files: Mapping[str, FileEntry],
+        reader: BlobReader,
+        tree: RepoTree | None = None,
     ) -> None:
         self.revision = revision
         self.files: Mapping[str, FileEntry] = MappingProxyType(dict(files))
         self._reader = reader
+        self.tree = tree
 
     def __repr__(self) -> str:
         return f"Snapshot(revision={self.revision[:12]!r}, files={len(self.files)})"
@@ -86,6 +104,18 @@ class Snapshot:
         entries = [self._entry(p) for p in paths]
         blobs = self._reader.read_blobs({e.blob for e in entries})
         return {e.path: blobs[e.blob] for e in entries}
+
+    def read_tree(self, paths: Iterable[str]) -> dict[str, bytes]:
+        """Contents of files of the repository tree, by repository path."""
+        if self.tree is None:
+            return self.read_many(paths)
+        files = self.tree.files
+        try:
+            entries = [(p, files[p]) for p in paths]
+        except KeyError as e:
+            raise NotFound(f"file {e.args[0]!r} is not in revision {self.revision[:12]}") from None
+        blobs = self._reader.read_blobs({e.blob for _, e in entries})
+        return {p: blobs[e.blob] for p, e in entries}
 
     def changed_paths(self, previous: Snapshot | None) -> set[str]:
         """Paths added, removed or changed (by blob id or mode) since `previous`."""

@@ -105,6 +105,52 @@ def _relevant_link(path: str) -> bool:
     return is_manifest_name(path) or "." not in name.lstrip(".")
 
 
+def _candidates(
+    entries: Mapping[str, RawEntry],
+    *,
+    link_targets: Mapping[str, str],
+    rules: IgnoreRules,
+    prefix: str,
+    every_link: bool,
+) -> tuple[dict[str, RawEntry], list[Cause]]:
+    """Files and resolved symlinks (a link to a directory brings its files under the
+    link's path); the links that leave the root or lead nowhere, as causes."""
+    causes: list[Cause] = []
+    res = _Resolver(entries, link_targets)
+    candidates: dict[str, RawEntry] = {}
+    for path, entry in entries.items():
+        if entry.mode != MODE_SYMLINK:
+            candidates[path] = entry
+            continue
+        if rules.ignored(prefix + path) or not (every_link or _relevant_link(path)):
+            continue
+        target = link_targets.get(path, "")
+        try:
+            real = res.resolve(path)
+        except _Escape:
+            causes.append(
+                Cause(
+                    "FieldValueForbidden",
+                    f"symlink to {target!r} leaves the source root",
+                    prefix + path,
+                )
+            )
+            continue
+        except _Missing as e:
+            causes.append(Cause("FieldValueNotFound", f"symlink to {target!r}: {e}", prefix + path))
+            continue
+        if real in entries:
+            if entries[real].mode != MODE_SYMLINK:
+                candidates[path] = entries[real]
+            continue
+        # A link to a directory: its files appear under the link's path.
+        base = real + "/" if real else ""
+        for sub, sub_entry in entries.items():
+            if sub.startswith(base) and sub_entry.mode != MODE_SYMLINK:
+                candidates[f"{path}/{sub[len(base) :]}"] = sub_entry
+    return candidates, causes
+
+
 def list_tree(
     entries: Mapping[str, RawEntry],
     *,
@@ -120,40 +166,9 @@ def list_tree(
     `link_targets` holds each symlink's target.
     """
     out = Listing()
-    res = _Resolver(entries, link_targets)
-    candidates: dict[str, RawEntry] = {}
-    for path, entry in entries.items():
-        if entry.mode != MODE_SYMLINK:
-            candidates[path] = entry
-            continue
-        if rules.ignored(prefix + path) or not _relevant_link(path):
-            continue
-        target = link_targets.get(path, "")
-        try:
-            real = res.resolve(path)
-        except _Escape:
-            out.causes.append(
-                Cause(
-                    "FieldValueForbidden",
-                    f"symlink to {target!r} leaves the source root",
-                    prefix + path,
-                )
-            )
-            continue
-        except _Missing as e:
-            out.causes.append(
-                Cause("FieldValueNotFound", f"symlink to {target!r}: {e}", prefix + path)
-            )
-            continue
-        if real in entries:
-            if entries[real].mode != MODE_SYMLINK:
-                candidates[path] = entries[real]
-            continue
-        # A link to a directory: its files appear under the link's path.
-        base = real + "/" if real else ""
-        for sub, sub_entry in entries.items():
-            if sub.startswith(base) and sub_entry.mode != MODE_SYMLINK:
-                candidates[f"{path}/{sub[len(base) :]}"] = sub_entry
+    candidates, out.causes = _candidates(
+        entries, link_targets=link_targets, rules=rules, prefix=prefix, every_link=False
+    )
     by_repo_path = {prefix + p: p for p in candidates}
     for repo_path in sorted(select(by_repo_path.keys(), rules)):
         path = by_repo_path[repo_path]
@@ -169,3 +184,18 @@ def list_tree(
             continue
         out.files[path] = entry
     return out
+
+
+def list_repository(
+    entries: Mapping[str, RawEntry], *, link_targets: Mapping[str, str], rules: IgnoreRules
+) -> tuple[dict[str, RawEntry], dict[str, str]]:
+    """What a kustomize build may read: every file of the whole repository that no ignore
+    rule excludes (any name, not only manifests), symlinks resolved inside the repository.
+    A link that leaves the repository or leads nowhere is refused, by path with the reason,
+    and named only when a build reaches it."""
+    candidates, causes = _candidates(
+        entries, link_targets=link_targets, rules=rules, prefix="", every_link=True
+    )
+    files = {p: e for p, e in candidates.items() if not rules.ignored(p)}
+    refused = {c.field: c.message.replace("source root", "repository") for c in causes}
+    return files, refused

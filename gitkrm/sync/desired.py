@@ -47,7 +47,8 @@ class Desired(NamedTuple):
 
     @property
     def location(self) -> str:
-        return f"{self.path}:{self.line}"
+        """`file:line`, or the kustomization file of a build (its output has no lines)."""
+        return f"{self.path}:{self.line}" if self.line else f"{self.path} (a kustomize build)"
 
 
 def parse_dependency(text: str) -> ObjectRef:

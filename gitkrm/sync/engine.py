@@ -99,6 +99,7 @@ class SyncEngine:
         self._renderer = Renderer(
             context=ParseContext(source=options.source_name, default_namespace=options.namespace),
             disk=parse_cache,
+            annotation_limit=not options.server_side,
         )
         self._tracker = DriftTracker(
             store, source=options.source_name, cache=cache, enabled=track_drift

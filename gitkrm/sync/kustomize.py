@@ -1,47 +1,51 @@
-"""Directories with a kustomization, rendered by `kustomize build` (or `kubectl kustomize`).
+"""Kustomizations: which ones a source path builds (Flux's rule), what each build reads, and
+`kustomize build` (or `kubectl kustomize`) over a copy of exactly those files.
 
-A snapshot may live only in Git's object database, so each kustomization root is
-materialized into a temporary directory first: its own subtree plus the directories its
-`resources`, `bases` and `components` reach (bases of overlays), nothing else. A
-kustomization that another one uses is a base, not a root of its own; files under any
-kustomization directory belong to kustomize and are not read as plain manifests.
+Which are built (kustomize-controller's rule): a path with a kustomization at its top is
+built as that kustomization alone; otherwise every kustomization directory below it is
+built as one unit and not descended into (its files belong to kustomize), and the other
+manifests are read as they are. gitkrm adds: a kustomize `Component` is never built on its
+own, and names that start with `.` (hidden files and directories) are never looked into
+for manifests or kustomizations (a build may still read a hidden file it names).
 
-Kustomize reads files only under a kustomization's own directory, but follows directory
-references (`resources`, `bases`, `components`, `generators`, `transformers`,
-`validators`) anywhere, and fetches remote ones. So every such reference must name
-something of the repository: a remote URL, an absolute path, a path that leaves the source
-root or names nothing in it, and a cycle of kustomizations are problems of the file that
-holds them, and a kustomization whose bases have a problem is not rendered at all.
+What a build reads: kustomize runs with load restrictions off, as in Flux, so a
+kustomization may name bases and files anywhere in the repository, through every field
+that names a path (`kustomize_refs`); every such path is checked first: a remote URL, an
+absolute path, a path that leaves the repository or names nothing in it (an ignored file,
+a symlink out of the repository), and a cycle of kustomizations are problems of the file
+that holds them, and a build that reaches a kustomization with a problem is not run. The
+copy holds only the files checked, so kustomize never sees anything else.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-import posixpath
+import json
+import re
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
-
-import yaml
+from typing import Final
 
 from gitkrm.errors import BadRequest
+from gitkrm.sync.kustomize_refs import (
+    Ref,
+    RefKind,
+    is_component,
+    kustomization_refs,
+    load,
+    plugin_refs,
+    resolve,
+)
 
 KUSTOMIZATION_NAMES: Final = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 TIMEOUT: Final = 120.0
-_REFERENCE_FIELDS: Final = (
-    "resources",
-    "bases",
-    "components",
-    "generators",
-    "transformers",
-    "validators",
-)
-# Entries of these may also be inline configurations (YAML text) instead of paths.
-_INLINE_FIELDS: Final = frozenset({"generators", "transformers", "validators"})
+MAX_ERROR_CHARS: Final = 8192  # of kustomize's own error text, kept whole up to this
+
+Reader = Callable[[Collection[str]], Mapping[str, bytes]]
 
 
 def directory_of(path: str) -> str:
@@ -66,82 +70,57 @@ def under(path: str, directory: str) -> bool:
     return not directory or path.startswith(directory + "/")
 
 
-def _is_remote(ref: str) -> bool:
-    return "://" in ref or ref.startswith(("git@", "git::", "github.com/", "gitlab.com/"))
+def hidden(path: str) -> bool:
+    """Whether a path has a component whose name starts with `.`."""
+    return path.startswith(".") or "/." in path
+
+
+@dataclass(frozen=True, slots=True)
+class Units:
+    """What a source path renders, in its own coordinates: the kustomization directories
+    built as one unit each (Components among them still to be dropped), and the test of
+    a manifest read as it is."""
+
+    dirs: tuple[str, ...]
+    owners: frozenset[str]  # every kustomization directory whose files belong to kustomize
+
+    def plain(self, path: str) -> bool:
+        """Whether a manifest file is read as it is (not hidden, not kustomize's)."""
+        if hidden(path):
+            return False
+        if not self.owners:
+            return True
+        d = directory_of(path)
+        while True:
+            if d in self.owners:
+                return False
+            if not d:
+                return True
+            d = directory_of(d)
+
+
+def units(kfiles: Mapping[str, str]) -> Units:
+    """Flux's rule over the kustomization directories below a source path (`kfiles`)."""
+    dirs = {d for d in kfiles if not hidden(d)}
+    if "" in dirs:
+        return Units(("",), frozenset({""}))
+    top = sorted(d for d in dirs if not any(under(d, o) and d != o for o in dirs))
+    return Units(tuple(top), frozenset(dirs))
 
 
 @dataclass(slots=True)
 class Layout:
-    """Kustomization roots of a snapshot and what each needs materialized."""
+    """The builds of a revision (repository coordinates) and what each reads."""
 
-    roots: list[str] = field(default_factory=list)
-    dirs: set[str] = field(default_factory=set)  # every kustomization directory
-    needs: dict[str, set[str]] = field(default_factory=dict)  # root -> directories/files
-    problems: dict[str, str] = field(default_factory=dict)  # kustomization file -> message
-
-    def owned(self, path: str) -> bool:
-        """Whether a file belongs to a kustomization (and is not read on its own)."""
-        if not self.dirs:
-            return False
-        d = directory_of(path)
-        while True:
-            if d in self.dirs:
-                return True
-            if not d:
-                return False
-            d = directory_of(d)
-
-
-def references(text: bytes, *, directory: str) -> list[str]:
-    """Local paths (relative to the source root) a kustomization's resources name."""
-    refs, problems = _references(text, directory=directory)
-    if problems:
-        raise BadRequest(problems[0])
-    return refs
-
-
-def _references(text: bytes, *, directory: str) -> tuple[list[str], list[str]]:
-    """The references that name paths of the source, and the problems of the others (the
-    good ones still count: they make their directories bases, not roots)."""
-    try:
-        doc = yaml.load(text, Loader=yaml.CSafeLoader)
-    except yaml.YAMLError as e:
-        return [], [f"invalid kustomization: {e}"]
-    if doc is None:
-        return [], []
-    if not isinstance(doc, dict):
-        return [], ["a kustomization must be a mapping"]
-    out: list[str] = []
-    problems: list[str] = []
-    for key in _REFERENCE_FIELDS:
-        refs: Any = doc.get(key) or []
-        if not isinstance(refs, list):
-            problems.append(f"kustomization field {key!r} must be a list")
-            continue
-        for ref in refs:
-            if not isinstance(ref, str) or (key in _INLINE_FIELDS and "\n" in ref):
-                continue
-            joined = posixpath.normpath(posixpath.join(directory or ".", ref))
-            if _is_remote(ref):
-                problems.append(
-                    f"{key} entry {ref!r} is remote: gitkrm renders only what the repository "
-                    "holds (vendor the base into the repository)"
-                )
-            elif ref.startswith("/"):
-                problems.append(f"{key} entry {ref!r} is an absolute path")
-            elif joined == ".." or joined.startswith("../") or joined.startswith("/"):
-                problems.append(f"{key} entry {ref!r} leaves the source root")
-            else:
-                out.append("" if joined == "." else joined)
-    return out, problems
-
-
-def _exists(ref: str, files: set[str], dirs: set[str]) -> bool:
-    return ref in files or ref in dirs
+    roots: list[str] = field(default_factory=list)  # built, each on its own
+    kfiles: dict[str, str] = field(default_factory=dict)  # root -> its kustomization file
+    components: list[str] = field(default_factory=list)  # units that are Components: skipped
+    needs: dict[str, set[str]] = field(default_factory=dict)  # root -> files it reads
+    problems: dict[str, str] = field(default_factory=dict)  # file -> message
 
 
 def _parents(files: Iterable[str]) -> set[str]:
-    """Every directory that holds a file (the source root is "")."""
+    """Every directory that holds a file (the repository's top is "")."""
     out = {""}
     for f in files:
         d = directory_of(f)
@@ -183,58 +162,133 @@ def _cycles(refs: Mapping[str, list[str]]) -> dict[str, list[str]]:
     return found
 
 
-def layout(files: Iterable[str], kustomizations: Mapping[str, bytes]) -> Layout:
-    """Roots and needs, from the kustomization files' contents (by path).
+@dataclass(slots=True)
+class _Node:
+    """One kustomization reached: the kustomizations and the files it uses."""
 
-    A root is rendered only when it and every kustomization it reaches have no problem:
-    `problems` names the file of each that has one (the root's file says which base).
+    uses: list[str] = field(default_factory=list)
+    files: set[str] = field(default_factory=set)
+    problems: list[str] = field(default_factory=list)
+
+
+class _Walk:
+    """Follows the references of kustomizations through the repository tree."""
+
+    def __init__(self, tree: Collection[str], read: Reader, refused: Mapping[str, str]) -> None:
+        self.files = tree if isinstance(tree, (set, frozenset)) else set(tree)
+        self.dirs = _parents(self.files)
+        self.kfiles = kustomization_files(self.files)
+        self.read = read
+        self.refused = refused
+        self.nodes: dict[str, _Node] = {}
+        self.components: set[str] = set()
+
+    def _refusal(self, path: str) -> str | None:
+        d = path
+        while True:
+            why = self.refused.get(d)
+            if why is not None:
+                return why
+            if not d:
+                return None
+            d = directory_of(d)
+
+    def visit(self, starts: Iterable[str]) -> None:
+        todo = [d for d in starts if d not in self.nodes]
+        while todo:
+            texts = self.read([self.kfiles[d] for d in todo])
+            nxt: list[str] = []
+            for d in todo:
+                node = self.nodes[d] = _Node(files={self.kfiles[d]})
+                doc, err = load(texts[self.kfiles[d]])
+                if doc is None:
+                    node.problems.append(err or "invalid kustomization")
+                    continue
+                if is_component(doc):
+                    self.components.add(d)
+                refs, node.problems = kustomization_refs(doc)
+                self._follow(d, node, refs)
+                nxt.extend(u for u in node.uses if u not in self.nodes and u not in nxt)
+            todo = nxt
+
+    def _follow(self, d: str, node: _Node, refs: list[Ref]) -> None:
+        pending = list(refs)
+        while pending:
+            ref = pending.pop(0)
+            path, err = resolve(ref, d)
+            if path is None:
+                node.problems.append(err or ref.value)
+                continue
+            why = self._refusal(path)
+            if why is not None:
+                node.problems.append(f"{ref.where} entry {ref.value!r}: {why}")
+            elif ref.kind is not RefKind.FILE and path in self.kfiles:
+                node.uses.append(path)
+            elif path in self.files:
+                node.files.add(path)
+                if ref.kind is RefKind.CONFIG:
+                    text = self.read([path])[path]
+                    pending.extend(plugin_refs(text))
+            elif path in self.dirs and ref.kind is not RefKind.FILE:
+                node.problems.append(
+                    f"{ref.where} entry {ref.value!r}: the directory {path or '.'!r} holds no "
+                    "kustomization"
+                )
+            else:
+                node.problems.append(
+                    f"{ref.where} entry {ref.value!r}: {path or '.'!r} is not a file or "
+                    "directory of the repository (or an ignore rule excludes it)"
+                )
+
+
+def layout(
+    tree: Collection[str],
+    roots: Sequence[str],
+    read: Reader,
+    *,
+    refused: Mapping[str, str] | None = None,
+) -> Layout:
+    """The builds of the kustomization directories `roots` (repository coordinates), over
+    the repository's files `tree`; `read` gives files' contents by path.
+
+    A root is built only when it and every kustomization it reaches have no problem:
+    `problems` names the file of each that has one (the root's file says which).
     """
-    all_files = sorted(files)
-    file_set = set(all_files)
-    dir_set = _parents(all_files)
-    kfiles = kustomization_files(all_files)
-    out = Layout(dirs=set(kfiles))
-    refs: dict[str, list[str]] = {}
-    for d, kpath in kfiles.items():
-        refs[d], problems = _references(kustomizations[kpath], directory=d)
-        problems += [
-            f"{r or '.'!r} is not a file or directory of the source"
-            for r in refs[d]
-            if not _exists(r, file_set, dir_set)
-        ]
-        if problems:
-            out.problems[kpath] = problems[0]
-    for d, cycle in _cycles({d: [r for r in rs if r in kfiles] for d, rs in refs.items()}).items():
+    walk = _Walk(tree, read, refused or {})
+    walk.visit(roots)
+    out = Layout()
+    kfiles = walk.kfiles
+    for d, node in walk.nodes.items():
+        if node.problems:
+            out.problems[kfiles[d]] = "; ".join(node.problems)
+    for d, cycle in _cycles({d: n.uses for d, n in walk.nodes.items()}).items():
         out.problems.setdefault(
             kfiles[d], "kustomizations use each other in a cycle: " + " -> ".join(cycle)
         )
-    used = {r for rs in refs.values() for r in rs if r in kfiles}
-    out.roots = sorted(d for d in kfiles if d not in used)
-    for root in out.roots:
+    for root in roots:
+        if root in walk.components:
+            out.components.append(root)
+            continue
+        out.roots.append(root)
+        out.kfiles[root] = kfiles[root]
         need: set[str] = set()
+        seen: set[str] = set()
         stack = [root]
         while stack:
             d = stack.pop()
-            if d in need:
+            if d in seen:
                 continue
-            need.add(d)
-            for r in refs.get(d, ()):
-                if r in kfiles:
-                    stack.append(r)
-                else:
-                    need.add(r)  # a plain directory or a file
+            seen.add(d)
+            node = walk.nodes[d]
+            need |= node.files
+            stack.extend(node.uses)
         out.needs[root] = need
         root_file = kfiles[root]
         if root_file not in out.problems:
-            bad = sorted(kfiles[d] for d in need if d in kfiles and kfiles[d] in out.problems)
+            bad = sorted(kfiles[d] for d in seen if kfiles[d] in out.problems)
             if bad:
                 out.problems[root_file] = f"not rendered: it uses {bad[0]}, which has a problem"
     return out
-
-
-def needed_files(need: set[str], files: Sequence[str]) -> list[str]:
-    """The snapshot files a root needs: everything under its directories, and named files."""
-    return [f for f in files if f in need or any(under(f, d) for d in need)]
 
 
 def tree_key(root: str, entries: Iterable[tuple[str, str]]) -> str:
@@ -258,6 +312,40 @@ def command() -> list[str]:
     )
 
 
+_KLOG = re.compile(r'^[EWIF]\d{4} [\d:.]+\s+\d+ \S+\] "command failed" err=(".*")$', re.M)
+_KLOG_BLOCK = re.compile(
+    r'^[EWIF]\d{4} [\d:.]+\s+\d+ \S+\] "command failed" err=<\n(.*?)\n\s*>$', re.M | re.S
+)
+
+
+def _unklog(text: str) -> str:
+    """kubectl's log line `E1126 ... "command failed" err="..."` (or `err=<` and a block
+    of tab-indented lines up to ` >`) as the error it carries."""
+
+    def unquote(m: re.Match[str]) -> str:
+        try:
+            return str(json.loads(m.group(1)))
+        except ValueError:
+            return m.group(1)
+
+    def dedent(m: re.Match[str]) -> str:
+        return "\n".join(line.removeprefix("\t") for line in m.group(1).splitlines())
+
+    return _KLOG.sub(unquote, _KLOG_BLOCK.sub(dedent, text))
+
+
+def error_text(err: bytes, *, tmp: str, returncode: int | None) -> str:
+    """kustomize's error, every line (temporary paths made repository paths), bounded."""
+    text = _unklog(err.decode("utf-8", "replace"))
+    text = text.replace(tmp + "/", "").replace(tmp, ".").strip()
+    if not text:
+        return f"exit code {returncode}"
+    if len(text) > MAX_ERROR_CHARS:
+        text = text[:MAX_ERROR_CHARS] + f" ... ({len(text) - MAX_ERROR_CHARS:,} more characters)"
+    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+    return "\n  ".join(lines)
+
+
 async def build(root: str, contents: Mapping[str, bytes], *, limit: float = TIMEOUT) -> bytes:
     """Materialize `contents` (path -> bytes) and run kustomize on `root`; BadRequest with
     kustomize's own message on failure."""
@@ -272,6 +360,7 @@ async def build(root: str, contents: Mapping[str, bytes], *, limit: float = TIME
         proc = await asyncio.create_subprocess_exec(
             *cmd,
             str(base / root),
+            "--load-restrictor=LoadRestrictionsNone",  # as Flux; every path checked first
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             stdin=asyncio.subprocess.DEVNULL,
@@ -284,7 +373,6 @@ async def build(root: str, contents: Mapping[str, bytes], *, limit: float = TIME
             await proc.wait()
             raise BadRequest(f"{' '.join(cmd[-2:])} timed out after {limit:.0f} s") from None
         if proc.returncode != 0:
-            text = err.decode("utf-8", "replace").replace(str(base) + "/", "").strip()
-            last = text.splitlines()[-1] if text else f"exit code {proc.returncode}"
-            raise BadRequest(f"{Path(cmd[0]).name} {cmd[1]} failed: {last}")
+            text = error_text(err, tmp=str(base), returncode=proc.returncode)
+            raise BadRequest(f"{Path(cmd[0]).name} {cmd[1]} failed: {text}")
         return out

@@ -27,10 +27,11 @@ import orjson
 
 from gitkrm.errors import BadRequest, GitkrmError
 from gitkrm.krm import GVK, Obj
+from gitkrm.krm.names import TOTAL_ANNOTATION_SIZE_LIMIT
 from gitkrm.schema import Registry
 from gitkrm.source.snapshot import MODE_SYMLINK, FileEntry, Snapshot
 from gitkrm.source.tree import DEFAULT_MAX_FILE_SIZE
-from gitkrm.sync import kustomize
+from gitkrm.sync import keys, kustomize
 from gitkrm.sync.cache import GenerationCache
 from gitkrm.sync.desired import Desired, make_desired
 from gitkrm.sync.order import Ordered, order
@@ -91,6 +92,21 @@ def _parse_key(path: str, entry: FileEntry) -> str:
     return entry.blob + ":json" if path.endswith(".json") else entry.blob
 
 
+def _join(prefix: str, path: str) -> str:
+    """A path of the source in repository coordinates."""
+    return f"{prefix}/{path}" if prefix and path else (prefix or path)
+
+
+def _shown(path: str, prefix: str) -> str:
+    """A repository path as problems show it: relative to the source's path (`../` for a
+    base outside it)."""
+    if not prefix:
+        return path
+    if path.startswith(prefix + "/"):
+        return path[len(prefix) + 1 :]
+    return posixpath.relpath(path, prefix)
+
+
 def _symlink_target(
     path: str, target: str, files: Mapping[str, FileEntry]
 ) -> tuple[str, FileEntry]:
@@ -107,6 +123,30 @@ def _symlink_target(
     return joined, entry
 
 
+def _too_big_to_annotate(desired: Sequence[Desired]) -> list[Problem]:
+    """Objects whose last-applied annotation would pass the 256 KiB limit of an object's
+    annotations (large CRDs, as prometheus-operator's): client-side apply can't write them."""
+    out: list[Problem] = []
+    room = TOTAL_ANNOTATION_SIZE_LIMIT - len(keys.LAST_APPLIED)
+    for d in desired:
+        if len(d.applied) <= room // 4:  # characters: at most 4 bytes each
+            continue
+        size = len(d.applied.encode()) + len(keys.LAST_APPLIED)
+        if size > TOTAL_ANNOTATION_SIZE_LIMIT:
+            out.append(
+                Problem(
+                    d.path,
+                    d.line or None,
+                    describe_ref(d.ref),
+                    f"too big for client-side apply: its {keys.LAST_APPLIED} annotation would "
+                    f"be {size:,} bytes, over the {TOTAL_ANNOTATION_SIZE_LIMIT:,}-byte (256 KiB) "
+                    "limit of an object's annotations; sync with --apply-mode server-side "
+                    "(it writes no such annotation)",
+                )
+            )
+    return out
+
+
 class Renderer:
     """Renders snapshots of one source, caching parsed files across revisions."""
 
@@ -116,8 +156,12 @@ class Renderer:
         context: ParseContext,
         max_file_size: int = DEFAULT_MAX_FILE_SIZE,
         disk: ParseCache | None = None,
+        annotation_limit: bool = False,
     ) -> None:
+        """`annotation_limit`: client-side apply, whose last-applied annotation must fit
+        the 256 KiB limit of an object's annotations (server-side apply writes none)."""
         self.context = context
+        self.annotation_limit = annotation_limit
         self.max_file_size = max_file_size
         self._files: GenerationCache[str, ParsedFile] = GenerationCache()
         # Parsed files on disk: read once, by the first render that misses in memory.
@@ -158,21 +202,28 @@ class Renderer:
         problems: list[Problem] = []
         warnings: list[Problem] = []
         files = snapshot.files
-        kfiles = kustomize.kustomization_files(files)
+        units = kustomize.units(kustomize.kustomization_files(files))
         read_ms = 0.0
         layout = kustomize.Layout()
-        if kfiles:
+        tree = snapshot.tree
+        prefix = tree.root if tree is not None else ""
+        if units.dirs:
             t = time.perf_counter()
-            kcontent = snapshot.read_many(kfiles.values())
-            read_ms += (time.perf_counter() - t) * 1000
-            layout = kustomize.layout(files, kcontent)
-            problems.extend(Problem(p, None, None, m) for p, m in layout.problems.items())
-        if layout.dirs:
-            plain = sorted(
-                p for p in files if p.endswith(MANIFEST_SUFFIXES) and not layout.owned(p)
+            layout = kustomize.layout(
+                set(tree.files if tree is not None else files),
+                [_join(prefix, d) for d in units.dirs],
+                snapshot.read_tree,
+                refused=tree.refused if tree is not None else None,
             )
+            read_ms += (time.perf_counter() - t) * 1000
+            problems.extend(
+                Problem(_shown(p, prefix), None, None, m) for p, m in layout.problems.items()
+            )
+            plain = sorted(p for p in files if p.endswith(MANIFEST_SUFFIXES) and units.plain(p))
         else:
-            plain = sorted(p for p in files if p.endswith(MANIFEST_SUFFIXES))
+            plain = sorted(
+                p for p in files if p.endswith(MANIFEST_SUFFIXES) and not kustomize.hidden(p)
+            )
         entries: dict[str, tuple[str, FileEntry]] = {}  # path -> (path read, entry read)
         for path in plain:
             entry = files[path]
@@ -203,12 +254,13 @@ class Renderer:
             (p, entries[p][1].blob, parsed[p]) for p in entries
         ]
         for root in layout.roots:
-            kpath = kfiles[root]
+            kpath = layout.kfiles[root]
             if kpath in layout.problems:
                 continue
-            pf, key, ms = await self._kustomize(snapshot, root, kpath, layout)
+            shown = _shown(kpath, prefix)
+            pf, key, ms = await self._kustomize(snapshot, root, shown, layout)
             read_ms += ms
-            outputs.append((kpath, key, pf))
+            outputs.append((shown, key, pf))
         if postbuild is not None:
             outputs = self._postbuild.apply(outputs, postbuild, problems)
         registry, fingerprint = self._registry(outputs, store_crds, problems)
@@ -228,6 +280,8 @@ class Renderer:
             desired.extend(done.desired)
             problems.extend(done.problems)
             warnings.extend(done.warnings)
+        if self.annotation_limit:
+            problems.extend(_too_big_to_annotate(desired))
         kinds, object_keys = cross_checks(desired, namespaces, problems)
         ordered = self._order(desired)
         for d, message in ordered.errors:
@@ -348,14 +402,14 @@ class Renderer:
     async def _kustomize(
         self, snapshot: Snapshot, root: str, kpath: str, layout: kustomize.Layout
     ) -> tuple[ParsedFile, str, float]:
-        files = snapshot.files
-        needed = kustomize.needed_files(layout.needs[root], sorted(files))
+        files = snapshot.tree.files if snapshot.tree is not None else snapshot.files
+        needed = sorted(layout.needs[root])
         key = kustomize.tree_key(root, ((p, files[p].blob) for p in needed))
         hit = self._kustomized.get(key)
         if hit is not None:
             return hit, key, 0.0
         t = time.perf_counter()
-        contents = snapshot.read_many(needed)
+        contents = snapshot.read_tree(needed)
         read_ms = (time.perf_counter() - t) * 1000
         try:
             out = await kustomize.build(root, contents)

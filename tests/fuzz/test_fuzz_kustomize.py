@@ -1,8 +1,7 @@
 """Fuzzing kustomization references: any kustomization files in any tree give a layout
-whose roots need only paths of the repository, every kustomization is rendered, used by
-one that is, or has a problem naming its file, and none with a problem (a remote or
-absolute reference, one leaving the source root or naming nothing, a cycle) is rendered,
-directly or as a base."""
+whose builds read only files of the repository, every unit is built or a Component, and
+none that reaches a kustomization with a problem (a remote or absolute reference, one
+leaving the repository or naming nothing, a cycle) is built, directly or as a base."""
 
 from __future__ import annotations
 
@@ -14,15 +13,8 @@ import yaml
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from gitkrm.errors import BadRequest
-from gitkrm.sync.kustomize import (
-    KUSTOMIZATION_NAMES,
-    kustomization_files,
-    layout,
-    needed_files,
-    references,
-)
-from gitkrm.sync.kustomize import _references as _references
+from gitkrm.sync.kustomize import KUSTOMIZATION_NAMES, kustomization_files, layout, units
+from gitkrm.sync.kustomize_refs import kustomization_refs, load, plugin_refs, resolve
 from tests.fuzz.fuzz_values import json_values, only_gitkrm_errors
 
 DIRS: Final = ["", "base", "base/sub", "overlays/prod", "overlays/dev", "common", "a/b/c"]
@@ -80,11 +72,6 @@ def trees(draw: st.DrawFn) -> tuple[list[str], dict[str, bytes]]:
     return files, contents
 
 
-def references_or_none(text: bytes, directory: str) -> list[str]:
-    """The paths a kustomization names (those it could name, when it has a problem)."""
-    return _references(text, directory=directory)[0]
-
-
 def _inside(path: str) -> bool:
     return not path.startswith("/") and ".." not in path.split("/")
 
@@ -120,47 +107,39 @@ def test_layout_renders_only_what_the_repository_holds(
     tree: tuple[list[str], dict[str, bytes]],
 ) -> None:
     files, contents = tree
-    lay = layout(files, contents)
+    data = {f: contents.get(f, b"") for f in files}
     kfiles = kustomization_files(files)
+    found = units(kfiles).dirs
+    lay = layout(set(files), list(found), lambda paths: {p: data[p] for p in paths})
     assert set(lay.problems) <= set(kfiles.values())
     assert all(message for message in lay.problems.values())
-    reached: set[str] = set()
+    assert sorted([*lay.roots, *lay.components]) == sorted(found)
     for root in lay.roots:
         need = lay.needs[root]
         assert all(_inside(n) for n in need), need
-        assert set(needed_files(need, sorted(files))) <= set(files)
+        assert need <= set(files), need - set(files)
         if kfiles[root] in lay.problems:
             continue  # never built
-        reached |= need
         for n in need:
-            assert n in ("", *kfiles, *files) or any(f.startswith(n + "/") for f in files), n
-            if n in kfiles:
-                assert kfiles[n] not in lay.problems, f"{root} renders {n}, which has a problem"
-    # Every kustomization is rendered, or reached from one that is, or has a problem, or is
-    # used by one with a problem (whose problem refuses the sync): none is silently left out.
-    accounted = set(reached) | {d for d, k in kfiles.items() if k in lay.problems}
-    accounted |= {n for r in lay.roots for n in lay.needs[r]}
-    frontier = list(accounted)
-    while frontier:
-        d = frontier.pop()
-        if d not in kfiles:
-            continue
-        for r in references_or_none(contents[kfiles[d]], d):
-            if r in kfiles and r not in accounted:
-                accounted.add(r)
-                frontier.append(r)
-    for d, kpath in kfiles.items():
-        assert d in accounted, f"{kpath} is silently left out"
+            if n in kfiles.values():
+                assert n not in lay.problems, f"{root} builds {n}, which has a problem"
     for f in files:
-        lay.owned(f)
+        units(kfiles).plain(f)
 
 
 @given(st.one_of(st.binary(max_size=200), trees().map(lambda t: b"".join(t[1].values()))))
-def test_references_are_paths_of_the_source_or_bad_requests(text: bytes) -> None:
-    got = only_gitkrm_errors(references, text, directory="k/l")
-    if isinstance(got, BadRequest):
+def test_references_are_paths_of_the_repository_or_problems(text: bytes) -> None:
+    got = only_gitkrm_errors(load, text)
+    assert isinstance(got, tuple)
+    doc, err = got
+    if doc is None:
+        assert err
         return
-    assert isinstance(got, list)
-    for r in got:
-        assert _inside(r), r
-        assert r == "" or r == posixpath.normpath(r), r
+    refs, _ = kustomization_refs(doc)
+    for ref in [*refs, *plugin_refs(text)]:
+        path, why = resolve(ref, "k/l")
+        if path is None:
+            assert why
+        else:
+            assert _inside(path), path
+            assert path == "" or path == posixpath.normpath(path), path

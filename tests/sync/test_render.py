@@ -295,22 +295,31 @@ async def test_kustomize_directories_are_rendered_by_kustomize(
     }
     result = await render(files)
     assert messages(result) == []
-    assert sorted(d.ref.name for d in result.objects) == ["plain", "prod-settings"]
+    # Flux's rule: each kustomization directory below the path is built on its own.
+    assert sorted(d.ref.name for d in result.objects) == ["plain", "prod-settings", "settings"]
     prod = next(d for d in result.objects if d.ref.name == "prod-settings")
     assert prod.path == "overlay/kustomization.yaml"
     assert prod.obj["metadata"]["labels"]["gitkrm.io/source"] == "src"
     broken = await render(
-        {**files, "overlay/kustomization.yaml": "resources: [../base]\npatches: [{path: x.yaml}]\n"}
+        {
+            **files,
+            "overlay/kustomization.yaml": "resources: [../base]\npatches: [{path: p.yaml}]\n",
+            "overlay/p.yaml": configmap("nothere"),
+        }
     )
     assert len(broken.problems) == 1
-    assert messages(broken)[0].startswith("overlay/kustomization.yaml: kubectl kustomize failed:")
+    # kustomize's own error, whole, naming the kustomization (not kubectl's log line).
+    assert messages(broken)[0].startswith(
+        "overlay/kustomization.yaml: kubectl kustomize failed: no resource matches strategic "
+        'merge patch "ConfigMap.v1.[noGrp]/nothere.apps"'
+    ), messages(broken)[0]
     missing = await render({**files, "overlay/kustomization.yaml": "resources: [missing.yaml]\n"})
     assert messages(missing) == [
-        "overlay/kustomization.yaml: 'overlay/missing.yaml' is not a file or directory "
-        "of the source"
+        "overlay/kustomization.yaml: resources entry 'missing.yaml': 'overlay/missing.yaml' is "
+        "not a file or directory of the repository (or an ignore rule excludes it)"
     ]
     escape = await render({**files, "overlay/kustomization.yaml": "resources: [../../x]\n"})
-    assert "leaves the source root" in messages(escape)[0]
+    assert "leaves the repository" in messages(escape)[0]
 
 
 async def test_kustomize_never_reads_outside_the_repository(
@@ -336,7 +345,7 @@ async def test_kustomize_never_reads_outside_the_repository(
     result = await render(files)
     assert [d.ref.name for d in result.objects] == []
     assert sorted(messages(result)) == [
-        "base/kustomization.yaml: resources entry '../../canary' leaves the source root",
+        "base/kustomization.yaml: resources entry '../../canary' leaves the repository",
         "cycle/a/kustomization.yaml: kustomizations use each other in a cycle: "
         "cycle/a -> cycle/b -> cycle/a",
         "cycle/b/kustomization.yaml: kustomizations use each other in a cycle: "

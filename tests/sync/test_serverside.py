@@ -254,9 +254,14 @@ async def test_a_large_configmap_needs_server_side_apply(
 ) -> None:
     files = {"ns.yaml": namespace("apps"), "big.yaml": big_configmap(600 * 1024)}
     refused = await make_engine().sync(snapshot(files, "r1"))
-    assert actions(refused)["ConfigMap/big"] is Action.FAILED
-    failure = next(o for o in refused.objects if o.ref.name == "big")
-    assert "metadata.annotations: Too long: must have at most 262144 bytes" in failure.message
+    # Refused before anything is written, naming the object and the way out.
+    assert not refused.ok
+    assert refused.objects == ()
+    (problem,) = refused.problems()
+    assert problem.startswith("big.yaml:1: ConfigMap apps/big: too big for client-side apply")
+    assert "--apply-mode server-side" in problem
+    listed = (await store.list(live.NAMESPACE))["items"]
+    assert "apps" not in {n["metadata"]["name"] for n in listed}
     engine = make_engine(apply_mode=SSA)
     result = await engine.sync(snapshot(files, "r1"))
     assert result.ok, result.problems()

@@ -41,10 +41,10 @@ def test_every_problem_is_reported_with_file_line_and_object(tmp_path: Path) -> 
     assert report.objects == 3
     assert [(p.path, p.line, p.object) for p in report.problems] == [
         (str(tmp_path / "a.yaml"), 5, "Deployment prod/web"),
-        (str(tmp_path / "b.yaml"), 1, "Service s"),
+        (str(tmp_path / "b.yaml"), 1, "Service default/s"),
     ]
     assert "`selector` does not match template `labels`" in report.problems[0].message
-    assert "metadata.namespace" in report.problems[1].message
+    assert "spec.ports" in report.problems[1].message
     assert str(report.problems[0]).startswith(f"{tmp_path / 'a.yaml'}:5: Deployment prod/web: ")
 
 
@@ -112,7 +112,8 @@ def test_symlink_out_of_the_tree_is_refused(tmp_path: Path) -> None:
     report = validate_paths([root])
     assert report.objects == 0
     assert len(report.problems) == 1
-    assert "outside the repository" in report.problems[0].message
+    assert "leaves the source root" in report.problems[0].message
+    assert report.problems[0].path == str(root / "link.yaml")
 
 
 def test_duplicates_and_dependency_cycles_are_problems_too(tmp_path: Path) -> None:
