@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from gitkrm.charts.spec import HelmSpec
 from gitkrm.errors import BadRequest, GitkrmError, ManifestError
 from gitkrm.krm import Obj, load_manifests
 from gitkrm.krm.names import is_dns1123_label
@@ -79,6 +80,7 @@ class SourceConfig:
     ca_file: Path | None = None
     verify: VerifySpec | None = None
     postbuild: PostBuildSpec | None = None  # substitution and SOPS decryption
+    helm: HelmSpec | None = None  # how the source's Helm charts render
 
     @property
     def safe_url(self) -> str:
@@ -115,6 +117,8 @@ class SourceConfig:
         if self.verify is not None:
             spec["verify"] = {"mode": str(self.verify.mode), "keyring": str(self.verify.keyring)}
         spec |= postbuild_to_spec(self.postbuild)
+        if self.helm is not None and self.helm.to_spec():
+            spec["helm"] = self.helm.to_spec()
         return {
             "apiVersion": API_VERSION,
             "kind": KIND,
@@ -139,6 +143,7 @@ def sync_options(config: SourceConfig, *, agent_name: str, apply_mode: ApplyMode
         ignore_differences=config.ignore_differences,
         apply_mode=apply_mode,
         postbuild=config.postbuild,
+        helm=config.helm,
     )
 
 
@@ -272,6 +277,7 @@ def from_object(obj: Obj, *, base: Path, registry: Registry | None = None) -> So
         if spec.get("verify")
         else None,
         postbuild=postbuild_from_spec(spec, base=base),
+        helm=HelmSpec.from_spec(spec["helm"]) if spec.get("helm") else None,
     )
 
 

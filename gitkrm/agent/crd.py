@@ -88,6 +88,20 @@ SPEC_SCHEMA: dict[str, Any] = {
             "properties": {"mode": {"type": "string", "enum": ["head"]}, "keyring": _STR},
         },
         **POSTBUILD_SCHEMA,
+        # How Helm charts in the source are rendered (gitkrm.charts.spec.HelmSpec).
+        "helm": {
+            "type": "object",
+            "properties": {
+                "releaseName": {"type": "string", "maxLength": 53},
+                "namespace": {"type": "string", "maxLength": 63},
+                "valueFiles": {"type": "array", "items": _STR},
+                "values": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                "set": {"type": "array", "items": _STR},
+                "skipCRDs": _BOOL,
+                "kubeVersion": _STR,
+                "apiVersions": {"type": "array", "items": _STR},
+            },
+        },
     },
 }
 

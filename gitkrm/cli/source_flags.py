@@ -59,6 +59,19 @@ def add_source_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--interval", metavar="DUR", help="how often to sync (default 30s)")
     add_namespace_flag(g)  # type: ignore[arg-type]
     g.add_argument("--config", type=Path, metavar="FILE", help="a file of GitSource objects")
+    g.add_argument(
+        "--helm-values",
+        type=Path,
+        action="append",
+        metavar="FILE",
+        help="values for the Helm charts of the sources (repeatable; after spec.helm.values)",
+    )
+    g.add_argument(
+        "--helm-set",
+        action="append",
+        metavar="K=V",
+        help="a Helm --set expression for the sources' charts (repeatable; applied last)",
+    )
     add_postbuild_flags(p)
     t = p.add_argument_group("target")
     add_state_flag(t)  # type: ignore[arg-type]
@@ -208,7 +221,7 @@ def sources(args: argparse.Namespace) -> list[SourceConfig]:
                 replace(c, postbuild=with_key_files(c.postbuild, args.sops_age_key_file))
                 for c in configs
             ]
-        return configs
+        return [with_helm_flags(c, args) for c in configs]
     if args.repo is None:
         raise BadRequest("nothing to sync: give --repo URL|PATH or --config FILE")
     config = from_flags(
@@ -221,4 +234,33 @@ def sources(args: argparse.Namespace) -> list[SourceConfig]:
         interval=interval,
         namespace=args.namespace,
     )
-    return [replace(config, postbuild=postbuild(args))]
+    return [with_helm_flags(replace(config, postbuild=postbuild(args)), args)]
+
+
+def with_helm_flags(config: SourceConfig, args: argparse.Namespace) -> SourceConfig:
+    """`config` with `--helm-values` files merged over its `spec.helm.values` and `--helm-set`
+    after its `spec.helm.set`."""
+    files: list[Path] = getattr(args, "helm_values", None) or []
+    sets: list[str] = getattr(args, "helm_set", None) or []
+    if not files and not sets:
+        return config
+    import yaml
+
+    from gitkrm.charts.spec import HelmSpec, merge_values
+
+    values: dict[str, object] = {}
+    for f in files:
+        try:
+            loaded = yaml.safe_load(f.read_text()) or {}
+        except OSError as e:
+            raise BadRequest(f"--helm-values {f}: {e.strerror or e}") from None
+        except yaml.YAMLError as e:
+            raise BadRequest(f"--helm-values {f}: {e}") from None
+        if not isinstance(loaded, dict):
+            raise BadRequest(f"--helm-values {f}: not a mapping of values")
+        values = merge_values(values, loaded)
+    for expression in sets:
+        if "=" not in expression:
+            raise BadRequest(f"--helm-set {expression!r}: not KEY=VALUE")
+    helm = (config.helm or HelmSpec()).with_overrides(values=values, sets=tuple(sets))
+    return replace(config, helm=helm)

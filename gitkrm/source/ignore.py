@@ -56,6 +56,8 @@ DEFAULT_IGNORES: tuple[str, ...] = (
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 KUSTOMIZATION_NAMES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
+# A directory holding one of these is read whole: kustomize and Helm read any of its files.
+WHOLE_DIRECTORY_NAMES = KUSTOMIZATION_NAMES | {"Chart.yaml"}
 
 
 def merge_ignore_texts(texts: Mapping[str, str]) -> str:
@@ -158,9 +160,9 @@ class IgnoreRules:
 
 def select(paths: Collection[str], rules: IgnoreRules) -> set[str]:
     """The paths a source lists: not ignored, and a manifest name or inside a kustomization
-    directory (whose generators and patches may read any file)."""
+    directory (whose generators and patches may read any file) or a Helm chart's."""
     kept = [p for p in paths if not rules.ignored(p)]
-    kdirs = {_dirname(p) for p in kept if _basename(p) in KUSTOMIZATION_NAMES}
+    kdirs = {_dirname(p) for p in kept if _basename(p) in WHOLE_DIRECTORY_NAMES}
     if not kdirs:
         return {p for p in kept if is_manifest_name(p)}
     under: dict[str, bool] = {}

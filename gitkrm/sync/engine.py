@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from gitkrm.cache import WatchCache
+from gitkrm.charts.release import ChartRenderer
 from gitkrm.errors import GitkrmError, NotFound
 from gitkrm.health.kinds import deletes_itself
 from gitkrm.krm import GVK, GroupKind, ObjectRef, ResourceKey, masking
@@ -79,6 +80,17 @@ class Refusal:
         return Plan(revision=revision, steps=(), inventory=frozenset(), errors=self.errors)
 
 
+def _charts(options: SyncOptions, parse_cache: ParseCache | None) -> ChartRenderer:
+    """The source's chart renderer; which releases were installed is kept beside the parse
+    cache (in the state dir), so a restart renders upgrades, not installs."""
+    return ChartRenderer(
+        spec=options.helm,
+        default_namespace=options.namespace,
+        state_file=None if parse_cache is None else parse_cache.path.with_suffix(".helm.json"),
+        persist=parse_cache is not None and not parse_cache.read_only,
+    )
+
+
 class SyncEngine:
     """Syncs one source into one store (see the module docstring)."""
 
@@ -100,6 +112,8 @@ class SyncEngine:
             context=ParseContext(source=options.source_name, default_namespace=options.namespace),
             disk=parse_cache,
             annotation_limit=not options.server_side,
+            charts=_charts(options, parse_cache),
+            kube_version=options.kube_version,
         )
         self._tracker = DriftTracker(
             store, source=options.source_name, cache=cache, enabled=track_drift
@@ -349,6 +363,7 @@ class SyncEngine:
         if isinstance(inv, Refusal):
             return inv
         if await self._quiet(rendered, inv):
+            self._renderer.mark_installed(rendered.releases)
             if self._memo.unchanged is None:
                 self._memo.unchanged = tuple(self._unchanged_result(d) for d in rendered.objects)
             timings.update(diff=_ms(start), apply=0.0)
@@ -382,6 +397,8 @@ class SyncEngine:
             progress=progress,
         )
         applied = await applier.apply(plan)
+        if not any(r.action is Action.FAILED for r in applied.results):
+            self._renderer.mark_installed(rendered.releases)
         after = narrowed(plan, applied.actions)
         errors: list[str] = []
         if after != inv.entries:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final, Literal
 
+from gitkrm.charts.spec import HelmSpec
 from gitkrm.errors import BadRequest
 from gitkrm.krm.names import is_dns1123_label
 from gitkrm.sync.postbuild_spec import PostBuildSpec
@@ -72,6 +73,8 @@ class SyncOptions:
     adoption: AdoptionPolicy = AdoptionPolicy.NEVER
     ignore_differences: tuple[IgnoreDifference, ...] = ()
     apply_mode: ApplyMode = "client-side"
+    helm: HelmSpec | None = None  # how the source's Helm charts render (None: defaults)
+    kube_version: str | None = None  # the target's, for charts (None: the embedded one's)
     postbuild: PostBuildSpec | None = None  # substitution and decryption (`postbuild`)
 
     def __post_init__(self) -> None:

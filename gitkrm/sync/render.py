@@ -17,14 +17,17 @@ the blobs no earlier one parsed (see `parsecache`).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import posixpath
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import orjson
 
+from gitkrm.charts.layout import ChartLayout, chart_layout
 from gitkrm.errors import BadRequest, GitkrmError
 from gitkrm.krm import GVK, Obj
 from gitkrm.krm.names import TOTAL_ANNOTATION_SIZE_LIMIT
@@ -50,6 +53,10 @@ from gitkrm.sync.pool import gc_paused, parse_many
 from gitkrm.sync.postbuild import PostBuild, Transformer
 from gitkrm.sync.problems import Problem, cross_checks, describe_ref
 
+if TYPE_CHECKING:
+    from gitkrm.charts import ChartRenderer, Release
+    from gitkrm.sync.charts import ChartStage
+
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 _CRD = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
 _THREAD_READ_ABOVE = 64  # files; fewer are read on the loop (one cat-file round trip)
@@ -71,6 +78,7 @@ class RenderResult:
     read_ms: float = 0.0
     render_ms: float = 0.0
     files_parsed: int = 0  # files parsed by this render (found in no cache)
+    releases: tuple[Release, ...] = ()  # the Helm charts rendered (see gitkrm.charts)
 
     @property
     def ok(self) -> bool:
@@ -157,11 +165,19 @@ class Renderer:
         max_file_size: int = DEFAULT_MAX_FILE_SIZE,
         disk: ParseCache | None = None,
         annotation_limit: bool = False,
+        charts: ChartRenderer | None = None,
+        kube_version: str | None = None,
     ) -> None:
         """`annotation_limit`: client-side apply, whose last-applied annotation must fit
-        the 256 KiB limit of an object's annotations (server-side apply writes none)."""
+        the 256 KiB limit of an object's annotations (server-side apply writes none).
+        `charts` renders the Helm charts (a default one when None); `kube_version` is the
+        target's, for `.Capabilities` (the embedded target's when None)."""
         self.context = context
         self.annotation_limit = annotation_limit
+        self._charts = charts
+        self._chart_stage: ChartStage | None = None
+        self._namespaces: dict[str, str] = {}  # a chart's output -> its release namespace
+        self.kube_version = kube_version
         self.max_file_size = max_file_size
         self._files: GenerationCache[str, ParsedFile] = GenerationCache()
         # Parsed files on disk: read once, by the first render that misses in memory.
@@ -207,6 +223,7 @@ class Renderer:
         layout = kustomize.Layout()
         tree = snapshot.tree
         prefix = tree.root if tree is not None else ""
+        charts = chart_layout(files)
         if units.dirs:
             t = time.perf_counter()
             layout = kustomize.layout(
@@ -219,10 +236,16 @@ class Renderer:
             problems.extend(
                 Problem(_shown(p, prefix), None, None, m) for p, m in layout.problems.items()
             )
-            plain = sorted(p for p in files if p.endswith(MANIFEST_SUFFIXES) and units.plain(p))
+            plain = sorted(
+                p
+                for p in files
+                if p.endswith(MANIFEST_SUFFIXES) and units.plain(p) and not charts.owned(p)
+            )
         else:
             plain = sorted(
-                p for p in files if p.endswith(MANIFEST_SUFFIXES) and not kustomize.hidden(p)
+                p
+                for p in files
+                if p.endswith(MANIFEST_SUFFIXES) and not kustomize.hidden(p) and not charts.owned(p)
             )
         entries: dict[str, tuple[str, FileEntry]] = {}  # path -> (path read, entry read)
         for path in plain:
@@ -263,6 +286,10 @@ class Renderer:
             outputs.append((shown, key, pf))
         if postbuild is not None:
             outputs = self._postbuild.apply(outputs, postbuild, problems)
+        releases: tuple[Release, ...] = ()
+        self._namespaces = {}
+        if charts.roots:
+            releases = self._render_charts(snapshot, charts, outputs, store_crds, problems)
         registry, fingerprint = self._registry(outputs, store_crds, problems)
         desired: list[Desired] = []
         count = 0
@@ -306,7 +333,42 @@ class Renderer:
             read_ms=read_ms,
             render_ms=(time.perf_counter() - start) * 1000 - read_ms,
             files_parsed=self._files_parsed,
+            releases=releases,
         )
+
+    def _render_charts(
+        self,
+        snapshot: Snapshot,
+        charts: ChartLayout,
+        outputs: list[tuple[str, str, ParsedFile]],
+        store_crds: Sequence[Obj],
+        problems: list[Problem],
+    ) -> tuple[Release, ...]:
+        """Render the charts (`gitkrm.sync.charts`), their API versions being those of the
+        built-in kinds, the store's CRDs and the revision's other CRDs."""
+        from gitkrm.sync.charts import ChartStage
+
+        if self._chart_stage is None:
+            if self._charts is None:
+                from gitkrm.charts import ChartRenderer
+
+                self._charts = ChartRenderer(default_namespace=self.context.default_namespace)
+            self._chart_stage = ChartStage(
+                self._charts, context=self.context, max_file_size=self.max_file_size
+            )
+        registry, _ = self._registry(outputs, store_crds, [])
+        done = self._chart_stage.render(
+            snapshot, charts, registry=registry, kube_version=self.kube_version
+        )
+        outputs.extend(done.outputs)
+        problems.extend(done.problems)
+        self._namespaces = done.namespaces
+        return tuple(done.releases)
+
+    def mark_installed(self, releases: Sequence[Release]) -> None:
+        """The releases were applied: the next render of each is an upgrade."""
+        if self._charts is not None and releases:
+            self._charts.mark_installed(releases)
 
     def _order(self, desired: Sequence[Desired]) -> Ordered:
         """The apply order; when only contents changed (same objects, same sort keys, no
@@ -482,7 +544,7 @@ class Renderer:
         for po in objects:
             if not po.resolved:
                 assert registry is not None
-                po = self._resolve(po, registry, fingerprint)
+                po = self._resolve(po, registry, fingerprint, self._namespaces.get(path))
             line = po.line or None
             if po.problems:
                 problems.extend(Problem(path, line, po.describe(), m) for m in po.problems)
@@ -503,16 +565,22 @@ class Renderer:
                 desired.append(d)
         return _Assembled(tuple(desired), tuple(problems), tuple(warnings))
 
-    def _resolve(self, po: ParsedObject, registry: Registry, fingerprint: str) -> ParsedObject:
-        """A custom resource, prepared against the revision's registry (cached)."""
-        key = (po.doc, fingerprint)
+    def _resolve(
+        self, po: ParsedObject, registry: Registry, fingerprint: str, namespace: str | None
+    ) -> ParsedObject:
+        """A custom resource, prepared against the revision's registry (cached); `namespace`
+        is the default of its file when it is not the source's (a chart's release)."""
+        key = (po.doc, fingerprint + (namespace or ""))
+        ctx = self.context
+        if namespace is not None:
+            ctx = dataclasses.replace(ctx, default_namespace=namespace)
         hit = self._deferred.get(key)
         if hit is None:
             hit = parse_object(
                 orjson.loads(po.doc),
                 line=po.line,
                 index=po.document,
-                ctx=self.context,
+                ctx=ctx,
                 registry=registry,
             )
             if not hit.resolved:

@@ -117,3 +117,47 @@ def test_a_bad_config_file_names_file_and_line(
     assert code == 2
     assert err.startswith(f"gitkrm: error: {config}:6: GitSource b: ")
     assert "spec.prune" in err
+
+
+def test_helm_values_and_helm_set_flags_reach_the_charts(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import shutil
+
+    from tests.charts.chart_files import SHOP
+
+    repo = tmp_path / "repo"
+    shutil.copytree(SHOP, repo / "shop")
+    (tmp_path / "prod.yaml").write_text("replicas: 2\ngreeting: from-file\n")
+    code, err = run(
+        capsys, "--repo", str(repo), "--once", "--state", str(tmp_path / "state"),
+        "--helm-values", str(tmp_path / "prod.yaml"), "--helm-set", "image.tag=2.5",
+    )  # fmt: skip
+    assert code == 0, err
+
+    async def read() -> tuple[Obj, Obj]:
+        store = await open_store("sqlite:///" + str(tmp_path / "state" / "store.db"))
+        try:
+            cm = await store.get(
+                ObjectRef(group="", kind="ConfigMap", name="shop-settings", namespace="default")
+            )
+            deploy = await store.get(
+                ObjectRef(group="apps", kind="Deployment", name="shop", namespace="default")
+            )
+            return cm, deploy
+        finally:
+            await store.close()
+
+    cm, deploy = asyncio.run(read())
+    assert cm["data"]["greeting"] == "from-file"
+    assert deploy["spec"]["replicas"] == 2
+    assert deploy["spec"]["template"]["spec"]["containers"][0]["image"].endswith(":2.5")
+
+
+def test_a_bad_helm_values_file_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "m").mkdir()
+    code, err = run(capsys, "--repo", str(tmp_path / "m"), "--helm-values", "/no/such.yaml")
+    assert code == 2
+    assert "--helm-values /no/such.yaml: No such file or directory" in err

@@ -1,0 +1,102 @@
+"""Helm hooks as the sync phases' hooks: `helm.sh/hook` translated to Argo CD's
+`argocd.argoproj.io/hook` annotations on the rendered objects, so the engine treats a chart's
+hooks as it treats any hook (Argo CD maps Helm hooks the same way).
+
+| Helm                                     | first sync (install)   | later syncs (upgrade)  |
+|------------------------------------------|------------------------|------------------------|
+| `pre-install`                            | `PreSync`              | dropped                |
+| `pre-upgrade`                            | dropped                | `PreSync`              |
+| `post-install`                           | `PostSync`             | dropped                |
+| `post-upgrade`                           | dropped                | `PostSync`             |
+| `pre/post-delete`, `pre/post-rollback`   | dropped                | dropped                |
+| `test`, `test-success`                   | dropped                | dropped                |
+| `helm.sh/hook-weight: N`                 | `argocd.argoproj.io/sync-wave: N`               |
+| `helm.sh/hook-delete-policy`             | `argocd.argoproj.io/hook-delete-policy`         |
+
+Delete policies: `before-hook-creation` → `BeforeHookCreation`, `hook-succeeded` →
+`HookSucceeded`, `hook-failed` → `HookFailed`.
+
+A hook listing several events keeps the first phase that applies (`pre-install,pre-upgrade`
+is `PreSync` on every sync). Helm's own annotations stay on the object.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Final
+
+import yaml
+
+HELM_HOOK: Final = "helm.sh/hook"
+HELM_WEIGHT: Final = "helm.sh/hook-weight"
+HELM_DELETE: Final = "helm.sh/hook-delete-policy"
+ARGO_HOOK: Final = "argocd.argoproj.io/hook"
+ARGO_WAVE: Final = "argocd.argoproj.io/sync-wave"
+ARGO_DELETE: Final = "argocd.argoproj.io/hook-delete-policy"
+
+
+class HookPhase(StrEnum):
+    PRE_SYNC = "PreSync"
+    POST_SYNC = "PostSync"
+
+
+_INSTALL: Final = {"pre-install": HookPhase.PRE_SYNC, "post-install": HookPhase.POST_SYNC}
+_UPGRADE: Final = {"pre-upgrade": HookPhase.PRE_SYNC, "post-upgrade": HookPhase.POST_SYNC}
+_DELETE_POLICIES: Final = {
+    "before-hook-creation": "BeforeHookCreation",
+    "hook-succeeded": "HookSucceeded",
+    "hook-failed": "HookFailed",
+}
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+def phase_of(hook: str, *, is_install: bool) -> HookPhase | None:
+    """The phase of a hook with events `hook` (comma-separated), None: not run now."""
+    table = _INSTALL if is_install else _UPGRADE
+    for event in (e.strip() for e in hook.split(",")):
+        if event in table:
+            return table[event]
+    return None
+
+
+def translate_object(obj: dict[str, Any], *, is_install: bool) -> dict[str, Any] | None:
+    """`obj` with Argo CD's hook annotations for its Helm hook; None when it is a hook that
+    does not run on this sync; `obj` itself when it is no hook."""
+    md = obj.get("metadata")
+    annotations = md.get("annotations") if isinstance(md, dict) else None
+    if not isinstance(annotations, dict) or HELM_HOOK not in annotations:
+        return obj
+    assert isinstance(md, dict)
+    phase = phase_of(str(annotations[HELM_HOOK]), is_install=is_install)
+    if phase is None:
+        return None
+    added: dict[str, str] = {ARGO_HOOK: str(phase)}
+    weight = annotations.get(HELM_WEIGHT)
+    if weight is not None and ARGO_WAVE not in annotations:
+        added[ARGO_WAVE] = str(weight).strip()
+    policies = [
+        _DELETE_POLICIES[p.strip()]
+        for p in str(annotations.get(HELM_DELETE, "")).split(",")
+        if p.strip() in _DELETE_POLICIES
+    ]
+    if policies:
+        added[ARGO_DELETE] = ",".join(policies)
+    return {**obj, "metadata": {**md, "annotations": {**annotations, **added}}}
+
+
+def translate_hooks(text: str, *, is_install: bool) -> str:
+    """A rendered template with its hooks translated (and those not run now left out).
+    Text without a Helm hook comes back as it is, unparsed."""
+    if HELM_HOOK not in text:
+        return text
+    docs = [d for d in yaml.load_all(text, Loader=_Loader) if d is not None]
+    out = []
+    for doc in docs:
+        if not isinstance(doc, dict):
+            out.append(doc)
+            continue
+        kept = translate_object(doc, is_install=is_install)
+        if kept is not None:
+            out.append(kept)
+    return yaml.dump_all(out, Dumper=_Dumper, sort_keys=False) if out else ""

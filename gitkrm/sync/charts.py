@@ -1,0 +1,133 @@
+"""The charts of a revision, rendered (by `gitkrm.charts`) and parsed like any file.
+
+`render.Renderer` hands over the chart directories of a snapshot; each becomes one release,
+each rendered template one parsed "file" named by its path in the repository (its lines are
+those of Helm's output, so they are dropped, as for kustomize). A chart that Helm can't load
+or render is one problem naming the chart and Helm's message (which names the template); the
+revision is then refused whole, like any other problem.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from gitkrm.charts.layout import CHART_FILE, ChartLayout
+from gitkrm.charts.library import ChartError
+from gitkrm.charts.release import Capabilities, ChartRenderer, Release, chart_digest
+from gitkrm.charts.spec import EMBEDDED_KUBE_VERSION
+from gitkrm.schema import Registry
+from gitkrm.source.snapshot import MODE_SYMLINK, Snapshot
+from gitkrm.sync.cache import GenerationCache
+from gitkrm.sync.parse import FileError, ParseContext, ParsedFile, builtin_registry, parse_file
+from gitkrm.sync.problems import Problem
+
+
+@dataclass(slots=True)
+class Charted:
+    """What the charts of one revision gave: parsed outputs (path, cache key, file)."""
+
+    outputs: list[tuple[str, str, ParsedFile]] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    releases: list[Release] = field(default_factory=list)
+    namespaces: dict[str, str] = field(default_factory=dict)  # output path -> release's
+
+
+def api_versions(registry: Registry) -> tuple[str, ...]:
+    """`.Capabilities.APIVersions`: every served `group/version` and `group/version/Kind`."""
+    out: set[str] = set()
+    for info in registry.infos():
+        gv = f"{info.group}/{info.version}" if info.group else info.version
+        out.add(gv)
+        out.add(f"{gv}/{info.kind}")
+    return tuple(sorted(out))
+
+
+class ChartStage:
+    """Renders and parses a source's charts, caching parsed outputs by their text."""
+
+    def __init__(self, charts: ChartRenderer, *, context: ParseContext, max_file_size: int):
+        self.charts = charts
+        self.context = context
+        self.max_file_size = max_file_size
+        self._parsed: GenerationCache[str, ParsedFile] = GenerationCache()
+
+    def render(
+        self,
+        snapshot: Snapshot,
+        layout: ChartLayout,
+        *,
+        registry: Registry,
+        kube_version: str | None,
+    ) -> Charted:
+        out = Charted()
+        files = snapshot.files
+        capabilities = Capabilities(
+            kube_version=kube_version or EMBEDDED_KUBE_VERSION, api_versions=api_versions(registry)
+        )
+        for root in layout.roots:
+            base = f"{root}/" if root else ""
+            rel = layout.files_of(root, files)
+            problem = self._check(root, base, rel, snapshot)
+            if problem is not None:
+                out.problems.append(problem)
+                continue
+
+            def read(rel: Sequence[str] = rel, base: str = base) -> dict[str, bytes]:
+                contents = snapshot.read_many(base + p for p in rel)
+                return {p: contents[base + p] for p in rel}
+
+            digest = chart_digest((p, files[base + p].blob) for p in rel)
+            try:
+                rendered = self.charts.render(
+                    directory=root, digest=digest, read=read, capabilities=capabilities
+                )
+            except ChartError as e:
+                out.problems.append(Problem(base + CHART_FILE, None, None, e.message))
+                continue
+            out.releases.append(rendered.release)
+            # Objects without a namespace land in the release's, as with `helm install`.
+            ns = rendered.release.namespace
+            ctx = dataclasses.replace(self.context, default_namespace=ns)
+            for path, text in rendered.manifests:
+                key = f"helm:{ns}:" + hashlib.sha256(text).hexdigest()
+                pf = self._parsed.get(key)
+                if pf is None:
+                    pf = _without_lines(
+                        parse_file(path, text, ctx=ctx, registry=builtin_registry())
+                    )
+                    self._parsed.put(key, pf)
+                out.outputs.append((path, key, pf))
+                out.namespaces[path] = ns
+        self._parsed.rotate()
+        self.charts.rotate()
+        return out
+
+    def _check(
+        self, root: str, base: str, rel: Sequence[str], snapshot: Snapshot
+    ) -> Problem | None:
+        for p in rel:
+            entry = snapshot.files[base + p]
+            if entry.mode == MODE_SYMLINK:
+                return Problem(
+                    base + p, None, None, "a symlink inside a Helm chart is not followed"
+                )
+            if entry.size > self.max_file_size:
+                return Problem(
+                    base + p,
+                    None,
+                    None,
+                    f"file is {entry.size:,} bytes, over the limit of {self.max_file_size:,}",
+                )
+        return None
+
+
+def _without_lines(pf: ParsedFile) -> ParsedFile:
+    """Lines of Helm's output mean nothing in the repository (the template path is kept)."""
+    return ParsedFile(
+        objects=tuple(po._replace(line=0) for po in pf.objects),
+        error=None if pf.error is None else FileError(None, pf.error.object, pf.error.message),
+        deferred=pf.deferred,
+    )

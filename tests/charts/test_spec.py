@@ -1,0 +1,54 @@
+"""`spec.helm` of a GitSource, and the flags layered over it."""
+
+from __future__ import annotations
+
+import pytest
+
+from gitkrm.charts.spec import HelmSpec, merge_values
+from gitkrm.errors import BadRequest
+
+
+def test_from_spec_and_back() -> None:
+    spec = {
+        "releaseName": "web",
+        "namespace": "shop",
+        "valueFiles": ["values-prod.yaml"],
+        "values": {"replicas": 2, "image": {"tag": "1.1"}},
+        "set": ["greeting=hi"],
+        "skipCRDs": True,
+        "kubeVersion": "v1.31.0",
+        "apiVersions": ["monitoring.coreos.com/v1"],
+    }
+    h = HelmSpec.from_spec(spec)
+    assert h.release_name == "web"
+    assert h.values == {"replicas": 2, "image": {"tag": "1.1"}}
+    assert h.to_spec() == spec
+    assert HelmSpec.from_spec(h.to_spec()) == h  # hashable, comparable values
+
+
+@pytest.mark.parametrize(
+    ("spec", "complaint"),
+    [
+        ({"valueFiles": ["/etc/passwd"]}, "valueFiles[0]: '/etc/passwd' must be a path inside"),
+        ({"valueFiles": ["../x.yaml"]}, "must be a path inside the repository"),
+        ({"set": ["novalue"]}, "spec.helm.set[0]: 'novalue' is not KEY=VALUE"),
+    ],
+)
+def test_bad_specs_are_refused(spec: dict[str, object], complaint: str) -> None:
+    with pytest.raises(BadRequest) as e:
+        HelmSpec.from_spec(spec)
+    assert complaint in e.value.message
+
+
+def test_flags_merge_over_the_spec() -> None:
+    h = HelmSpec.from_spec({"values": {"a": {"b": 1, "c": 2}}, "set": ["x=1"]})
+    out = h.with_overrides(values={"a": {"c": 3}}, sets=("y=2",))
+    assert out.values == {"a": {"b": 1, "c": 3}}
+    assert out.set == ("x=1", "y=2")
+
+
+def test_merge_values_replaces_lists_and_scalars() -> None:
+    assert merge_values({"l": [1], "m": {"k": 1}}, {"l": [2], "m": {"j": 2}}) == {
+        "l": [2],
+        "m": {"k": 1, "j": 2},
+    }

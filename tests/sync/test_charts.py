@@ -1,0 +1,131 @@
+"""Helm charts in a Git source, synced by the engine into the SQLite store: install, values
+change, version bump, `git revert`, a broken template refused with nothing applied, hooks on
+the first sync and on upgrades, and crds/ that are never pruned."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gitkrm.charts.spec import HelmSpec
+from gitkrm.errors import NotFound
+from gitkrm.krm import GVK, ObjectRef
+from gitkrm.store import Store
+from gitkrm.sync.results import SyncStatus
+from tests.charts.chart_files import bump, shop_files
+from tests.sync.conftest import EngineFactory, SourceFactory
+from tests.sync.sync_helpers import Remote, namespace
+from tests.sync.test_engine import sync
+
+SPEC = HelmSpec.from_spec({"releaseName": "web", "namespace": "shop"})
+
+
+def ref(kind: str, name: str, *, group: str = "", ns: str | None = "shop") -> ObjectRef:
+    return ObjectRef(group=group, kind=kind, name=name, namespace=ns)
+
+
+async def get(store: Store, r: ObjectRef) -> dict[str, Any] | None:
+    try:
+        return await store.get(r)
+    except NotFound:
+        return None
+
+
+def seed(remote: Remote) -> str:
+    remote.write("namespaces.yaml", namespace("shop"))
+    for path, data in shop_files("apps/shop").items():
+        remote.write(path, data)
+    return remote.commit("shop 1.0.0")
+
+
+async def test_a_chart_installs_then_upgrades_and_rolls_back(
+    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+) -> None:
+    seed(remote)
+    engine, source = make_engine(helm=SPEC), make_source(remote.url)
+    result = await sync(engine, source)
+    assert result.status is SyncStatus.SUCCEEDED, result.problems()
+    deploy = await store.get(ref("Deployment", "web", group="apps"))
+    assert deploy["metadata"]["labels"]["helm.sh/chart"] == "shop-1.0.0"
+    assert deploy["metadata"]["labels"]["gitkrm.io/source"] == "src"  # owned like any object
+    settings = await store.get(ref("ConfigMap", "web-settings"))
+    assert settings["data"]["installing"] == "true"
+    assert settings["data"]["kubeVersion"] == "v1.33.0"  # the embedded target's
+    assert await get(store, ref("ConfigMap", "web-cache"))  # the subchart
+    assert await get(store, ref("Widget", "web-front", group="shop.example.com"))  # crds/ first
+    # The pre-install hook ran as a PreSync hook; the pre-upgrade one did not.
+    hook = await store.get(ref("ConfigMap", "web-migrate-install"))
+    assert hook["metadata"]["annotations"]["argocd.argoproj.io/hook"] == "PreSync"
+    assert await get(store, ref("ConfigMap", "web-migrate-upgrade")) is None
+    assert await get(store, ref("Pod", "web-test")) is None  # test hooks never
+    secrets = await store.list(GVK(group="", version="v1", kind="Secret"))
+    assert secrets["items"] == []  # no Helm release Secret (nor any other)
+
+    # A values change: an upgrade, with the upgrade hooks.
+    remote.write("apps/shop/values.yaml", shop_files()["shop/values.yaml"].replace(b"hello", b"hi"))
+    remote.commit("greeting")
+    result = await sync(engine, source)
+    assert result.status is SyncStatus.SUCCEEDED, result.problems()
+    settings = await store.get(ref("ConfigMap", "web-settings"))
+    assert (settings["data"]["greeting"], settings["data"]["upgrading"]) == ("hi", "true")
+    hook = await store.get(ref("ConfigMap", "web-migrate-upgrade"))
+    assert hook["metadata"]["annotations"]["argocd.argoproj.io/hook"] == "PreSync"
+
+    # A version bump, then `git revert` rolls it back.
+    for path, data in bump(shop_files("apps/shop"), "1.1.0", "apps/shop").items():
+        remote.write(path, data)
+    remote.commit("shop 1.1.0")
+    result = await sync(engine, source)
+    assert result.status is SyncStatus.SUCCEEDED, result.problems()
+    deploy = await store.get(ref("Deployment", "web", group="apps"))
+    assert deploy["metadata"]["labels"]["helm.sh/chart"] == "shop-1.1.0"
+    remote.revert_head()
+    result = await sync(engine, source)
+    assert result.status is SyncStatus.SUCCEEDED, result.problems()
+    deploy = await store.get(ref("Deployment", "web", group="apps"))
+    assert deploy["metadata"]["labels"]["helm.sh/chart"] == "shop-1.0.0"
+
+
+async def test_a_broken_template_is_refused_and_nothing_is_applied(
+    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+) -> None:
+    seed(remote)
+    engine, source = make_engine(helm=SPEC), make_source(remote.url)
+    assert (await sync(engine, source)).ok
+    before = await store.get(ref("ConfigMap", "web-settings"))
+    remote.write("apps/shop/values.yaml", shop_files()["shop/values.yaml"].replace(b"hello", b"x"))
+    remote.write("apps/shop/templates/service.yaml", b"{{ .Values.nope.deeper }}\n")
+    remote.write(
+        "extra.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n  namespace: shop\n",
+    )
+    remote.commit("broken")
+    result = await sync(engine, source)
+    assert result.status is SyncStatus.FAILED
+    problems = " ".join(result.problems())
+    assert "apps/shop/Chart.yaml" in problems  # the chart
+    assert "shop/templates/service.yaml" in problems  # the template
+    assert "nil pointer evaluating interface {}.deeper" in problems  # Helm's message
+    after = await store.get(ref("ConfigMap", "web-settings"))
+    assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+    assert await get(store, ref("ConfigMap", "extra")) is None  # nothing of the revision
+
+
+async def test_crds_of_a_chart_are_not_pruned(
+    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+) -> None:
+    seed(remote)
+    engine, source = make_engine(helm=SPEC), make_source(remote.url)
+    assert (await sync(engine, source)).ok
+    crd = ref(
+        "CustomResourceDefinition",
+        "widgets.shop.example.com",
+        group="apiextensions.k8s.io",
+        ns=None,
+    )
+    assert await get(store, crd)
+    remote.remove("apps/shop")
+    remote.commit("no more shop")
+    result = await sync(engine, source)
+    assert result.ok, result.problems()
+    assert await get(store, ref("Deployment", "web", group="apps")) is None  # pruned
+    assert await get(store, crd)  # kept
