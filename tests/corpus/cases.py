@@ -37,6 +37,11 @@ PARENT_REFERENCES: Final = Known(
     reason="a kustomization naming ../ outside the synced path is refused as leaving the "
     "source root (#16 §1 kustomize builds see the whole repository; helper render)",
 )
+ROOT_KUSTOMIZATION: Final = Known(
+    reason="every kustomization below the path is built on its own (a Component alone, test "
+    "overlays as duplicates) where the root kustomization must be built alone "
+    "(#16 §1 path rules; helper render)",
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -250,5 +255,27 @@ CASES: Final = (
             new="LOG_LEVEL=trace",
         ),
         xfail=PARENT_REFERENCES,
+    ),
+    Case(
+        id="metrics-server-release",
+        repo="metrics-server",
+        path="manifests/overlays/release",
+        edit=Edit(
+            file="manifests/components/release/kustomization.yaml",
+            old="newTag: v0.9.0",
+            new="newTag: v0.9.1",
+        ),
+        xfail=PARENT_REFERENCES,
+    ),
+    Case(
+        id="microservices-demo",
+        repo="microservices-demo",
+        path="kustomize",
+        edit=Edit(
+            file="kustomize/base/loadgenerator.yaml",
+            old='value: "10"',
+            new='value: "20"',
+        ),
+        xfail=ROOT_KUSTOMIZATION,
     ),
 )

@@ -19,6 +19,7 @@ from tests.support import (
     require_tool,
 )
 from tests.support.tools import ToolMissing
+from tests.support.validate_run import Disagreement, Problem, Verdict, assert_agree, problem
 
 # ---- eventually ----
 
@@ -150,3 +151,42 @@ def test_builders() -> None:
         "metadata": {"name": "g", "namespace": "default"},
         "spec": {"size": 2},
     }
+
+
+# ---- validate_run ----
+
+
+def test_problems_are_compared_by_place_and_object() -> None:
+    said_by_validate = problem(
+        "deploy/secure/frontend/certificate.yaml:1: Certificate secure/podinfo-frontend: "
+        'unknown kind "Certificate"',
+        relative_to="deploy/secure",
+    )
+    said_by_run = problem(
+        "frontend/certificate.yaml:1: Certificate secure/podinfo-frontend: unknown kind"
+    )
+    assert (
+        said_by_validate
+        == said_by_run
+        == Problem("frontend/certificate.yaml", 1, "Certificate secure/podinfo-frontend")
+    )
+    assert problem("kustomization.yaml: resources entry '../b' leaves the source root") == (
+        Problem("kustomization.yaml", None, None)
+    )
+    assert problem("all 3 object(s) are Current") is None
+
+
+def test_disagreements_name_both_sides() -> None:
+    valid = Verdict(ok=True, objects=3, problems=frozenset(), output="3 object(s)")
+    assert_agree(valid, Verdict(ok=True, objects=3, problems=frozenset(), output="synced"))
+    with pytest.raises(Disagreement, match="validate says valid, run says invalid"):
+        assert_agree(valid, Verdict(ok=False, objects=0, problems=frozenset(), output=""))
+    with pytest.raises(Disagreement, match="validate counts 3 object"):
+        assert_agree(valid, Verdict(ok=True, objects=2, problems=frozenset(), output=""))
+    one = frozenset({Problem("a.yaml", 1, "ConfigMap x")})
+    other = frozenset({Problem("a.yaml", 1, "ConfigMap y")})
+    with pytest.raises(Disagreement, match=r"only validate:\n    a.yaml:1: ConfigMap x"):
+        assert_agree(
+            Verdict(ok=False, objects=1, problems=one, output=""),
+            Verdict(ok=False, objects=0, problems=other, output=""),
+        )

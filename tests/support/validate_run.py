@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -83,32 +83,32 @@ def validate(gitkrm: Gitkrm, tree: Path, *, path: str = ".") -> Verdict:
     )
 
 
-def sync_errors(stderr: str) -> list[str]:
-    """The `sync error` records of a `run --log-format json` (one JSON object a line)."""
-    errors = []
-    for line in stderr.splitlines():
-        if line.startswith("{"):
-            record = orjson.loads(line)
-            if record.get("msg") == "sync error":
-                errors.append(str(record.get("error", "")))
-    return errors
+def _records(stderr: str) -> list[dict[str, object]]:
+    """The JSON log records of a `run --log-format json` (one object a line)."""
+    return [orjson.loads(line) for line in stderr.splitlines() if line.startswith("{")]
 
 
 def ran(result: subprocess.CompletedProcess[str], *, applied: int) -> Verdict:
-    """The verdict of a `run --once --log-format json` that ended as `result`, after which
-    the source's inventory holds `applied` objects."""
+    """The verdict of the sync of a `run --once --log-format json` (with or without
+    `--wait`: the sync's result, not the health waited for) that ended as `result`, after
+    which the source's inventory holds `applied` objects."""
     if result.returncode not in (0, 1):
         raise AssertionError(f"run exited {result.returncode}:\n{result.stdout}{result.stderr}")
-    found = (problem(e) for e in sync_errors(result.stderr))
+    records = _records(result.stderr)
+    synced = [r.get("result") for r in records if r.get("msg") == "sync"]
+    if not synced:
+        raise AssertionError(f"run logged no sync:\n{result.stdout}{result.stderr}")
+    errors = (str(r.get("error", "")) for r in records if r.get("msg") == "sync error")
+    found = (problem(e) for e in errors)
     return Verdict(
-        ok=result.returncode == 0,
+        ok=all(s == "Succeeded" for s in synced),
         objects=applied,
         problems=frozenset(p for p in found if p is not None),
         output=result.stdout + result.stderr,
     )
 
 
-def _listing(problems: Sequence[Problem]) -> str:
+def _listing(problems: Iterable[Problem]) -> str:
     return "".join(f"\n    {p}" for p in sorted(problems, key=str)) or " none"
 
 
@@ -125,8 +125,8 @@ def assert_agree(validated: Verdict, synced: Verdict) -> None:
     if validated.problems != synced.problems:
         raise Disagreement(
             "the problems differ: only validate:"
-            + _listing(sorted(validated.problems - synced.problems, key=str))
+            + _listing(validated.problems - synced.problems)
             + "\n  only run:"
-            + _listing(sorted(synced.problems - validated.problems, key=str))
+            + _listing(synced.problems - validated.problems)
             + both
         )
