@@ -28,22 +28,6 @@ class Known:
     disagreement: bool = False
 
 
-NAMESPACE_PARITY: Final = Known(
-    reason="validate demands a namespace where run defaults to `default` "
-    "(#16 §2 validate predicts run; helper render)",
-    disagreement=True,
-)
-PARENT_REFERENCES: Final = Known(
-    reason="a kustomization naming ../ outside the synced path is refused as leaving the "
-    "source root (#16 §1 kustomize builds see the whole repository; helper render)",
-)
-ROOT_KUSTOMIZATION: Final = Known(
-    reason="every kustomization below the path is built on its own (a Component alone, test "
-    "overlays as duplicates) where the root kustomization must be built alone "
-    "(#16 §1 path rules; helper render)",
-)
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Edit:
     """Replace `old` (found exactly once) by `new` in `file` (relative to the repository)."""
@@ -101,7 +85,6 @@ CASES: Final = (
             old="podinfo:6.14.1",
             new="podinfo:6.14.2",
         ),
-        xfail=NAMESPACE_PARITY,
     ),
     Case(
         id="podinfo-overlay-dev",
@@ -112,7 +95,6 @@ CASES: Final = (
             old="podinfo:6.14.1",
             new="podinfo:6.14.2",
         ),
-        xfail=PARENT_REFERENCES,
     ),
     Case(
         id="podinfo-webapp",
@@ -130,7 +112,6 @@ CASES: Final = (
         edit=Edit(
             file="web/guestbook/frontend-deployment.yaml", old="replicas: 3", new="replicas: 2"
         ),
-        xfail=NAMESPACE_PARITY,
     ),
     Case(
         id="examples-guestbook-go",
@@ -139,7 +120,6 @@ CASES: Final = (
         edit=Edit(
             file="web/guestbook-go/guestbook-controller.yaml", old="replicas: 3", new="replicas: 2"
         ),
-        xfail=NAMESPACE_PARITY,
     ),
     Case(
         id="examples-cassandra",
@@ -150,7 +130,6 @@ CASES: Final = (
             old="value: 512M",
             new="value: 768M",
         ),
-        xfail=NAMESPACE_PARITY,
     ),
     Case(
         id="examples-tf-serving",
@@ -161,7 +140,6 @@ CASES: Final = (
             old="pathType: Prefix",
             new="pathType: ImplementationSpecific",
         ),
-        xfail=NAMESPACE_PARITY,
     ),
     Case(
         id="argocd-guestbook",
@@ -172,7 +150,6 @@ CASES: Final = (
             old="replicas: 0",
             new="replicas: 1",
         ),
-        xfail=NAMESPACE_PARITY,
     ),
     Case(
         id="argocd-plain-namespace",
@@ -183,7 +160,6 @@ CASES: Final = (
             old="argocd-e2e-container:0.2",
             new="argocd-e2e-container:0.3",
         ),
-        xfail=NAMESPACE_PARITY,
     ),
     Case(
         id="argocd-crd-creation",
@@ -194,7 +170,6 @@ CASES: Final = (
             old="cpu: 2000m",
             new="cpu: 1000m",
         ),
-        xfail=NAMESPACE_PARITY,
     ),
     Case(
         id="argocd-configmap-generator",
@@ -205,7 +180,6 @@ CASES: Final = (
             old="generatorOptions:\n",
             new='generatorOptions:\n  labels:\n    corpus.gitkrm.io/edited: "true"\n',
         ),
-        xfail=NAMESPACE_PARITY,
     ),
     Case(
         id="argocd-two-pods",
@@ -216,7 +190,6 @@ CASES: Final = (
             old="  name: pod-1\n",
             new='  name: pod-1\n  labels:\n    corpus.gitkrm.io/edited: "true"\n',
         ),
-        xfail=NAMESPACE_PARITY,
     ),
     Case(
         id="argocd-multi-namespace",
@@ -227,7 +200,6 @@ CASES: Final = (
             old="replicas: 0",
             new="replicas: 1",
         ),
-        xfail=NAMESPACE_PARITY,
     ),
     Case(
         id="lookalike-guestbook",
@@ -236,14 +208,12 @@ CASES: Final = (
         edit=Edit(
             file="guestbook/guestbook-ui-deployment.yaml", old="replicas: 1", new="replicas: 2"
         ),
-        xfail=NAMESPACE_PARITY,
     ),
     Case(
         id="lookalike-kustomize-guestbook",
         repo="example-apps-lookalike",
         path="kustomize-guestbook",
         edit=Edit(file="kustomize-guestbook/kustomization.yaml", old='"1.1"', new='"1.2"'),
-        xfail=NAMESPACE_PARITY,
     ),
     Case(
         id="flux-layout-staging",
@@ -254,7 +224,6 @@ CASES: Final = (
             old="LOG_LEVEL=debug",
             new="LOG_LEVEL=trace",
         ),
-        xfail=PARENT_REFERENCES,
     ),
     Case(
         id="metrics-server-release",
@@ -265,7 +234,6 @@ CASES: Final = (
             old="newTag: v0.9.0",
             new="newTag: v0.9.1",
         ),
-        xfail=PARENT_REFERENCES,
     ),
     Case(
         id="microservices-demo",
@@ -276,6 +244,5 @@ CASES: Final = (
             old='value: "10"',
             new='value: "20"',
         ),
-        xfail=ROOT_KUSTOMIZATION,
     ),
 )
