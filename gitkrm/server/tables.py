@@ -14,6 +14,7 @@ from gitkrm.krm import Obj
 from gitkrm.krm.clock import parse_timestamp
 from gitkrm.krm.types import JSONScalar
 from gitkrm.schema import ResourceInfo
+from gitkrm.server import printers_cluster as cluster
 from gitkrm.server import printers_core as core
 from gitkrm.server import printers_more as more
 from gitkrm.server import printers_workloads as wl
@@ -51,6 +52,11 @@ BUILTIN: Final[dict[tuple[str, str], Printer]] = {
     ("storage.k8s.io", "StorageClass"): more.STORAGE_CLASS,
     ("networking.k8s.io", "NetworkPolicy"): more.NETWORK_POLICY,
     ("coordination.k8s.io", "Lease"): more.LEASE,
+    ("apiregistration.k8s.io", "APIService"): cluster.API_SERVICE,
+    ("certificates.k8s.io", "CertificateSigningRequest"): cluster.CSR,
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"): cluster.FLOW_SCHEMA,
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"): cluster.PRIORITY_LEVEL,
+    ("node.k8s.io", "RuntimeClass"): cluster.RUNTIME_CLASS,
 }
 
 _CREATED_AT: Final = Column(

@@ -47,6 +47,23 @@ def test_new_kinds_apply_get_and_delete(kubectl: Kubectl) -> None:
         kubectl("get", "csr", "-o", "name")
         == "certificatesigningrequest.certificates.k8s.io/alice\n"
     )
+    assert kubectl("get", "runtimeclass").splitlines()[1].split()[:2] == ["gvisor", "runsc"]
+    assert kubectl("get", "apiservices").splitlines()[0].split() == [
+        "NAME",
+        "SERVICE",
+        "AVAILABLE",
+        "AGE",
+    ]
+    assert kubectl("get", "apiservices").splitlines()[1].split()[:3] == [
+        "v1beta1.metrics.k8s.io",
+        "kube-system/metrics-server",
+        "Unknown",
+    ]
+    assert kubectl("get", "csr", "alice").splitlines()[1].split()[2:] == [
+        "kubernetes.io/kube-apiserver-client",
+        "24h",
+        "Pending",
+    ]
     kubectl("delete", "-f", "-", input=bundle)
     assert kubectl("get", "runtimeclasses", "-o", "name") == ""
 

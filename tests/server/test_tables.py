@@ -369,3 +369,64 @@ def test_policy_rbac_and_storage_rows() -> None:
         "status": {"used": {"pods": "1"}},
     }
     assert cells("", "ResourceQuota", q) == ["q", "65s", "pods: 1/2", "limits.cpu: 0/1"]
+
+
+def test_cluster_level_ga_rows() -> None:
+    svc = {
+        "metadata": meta("v1beta1.metrics.k8s.io"),
+        "spec": {"service": {"namespace": "kube-system", "name": "metrics-server"}},
+        "status": {
+            "conditions": [{"type": "Available", "status": "False", "reason": "MissingEndpoints"}]
+        },
+    }
+    assert cells("apiregistration.k8s.io", "APIService", svc) == [
+        "v1beta1.metrics.k8s.io",
+        "kube-system/metrics-server",
+        "False (MissingEndpoints)",
+        "65s",
+    ]
+    local = {"metadata": meta("v1.apps"), "spec": {}}
+    assert cells("apiregistration.k8s.io", "APIService", local)[1:3] == ["Local", "Unknown"]
+    csr = {
+        "metadata": meta("alice"),
+        "spec": {"signerName": "kubernetes.io/kube-apiserver-client", "expirationSeconds": 86400},
+        "status": {"conditions": [{"type": "Approved", "status": "True"}], "certificate": "Yw=="},
+    }
+    assert cells("certificates.k8s.io", "CertificateSigningRequest", csr) == [
+        "alice",
+        "65s",
+        "kubernetes.io/kube-apiserver-client",
+        "",
+        "24h",
+        "Approved,Issued",
+    ]
+    fs = {"metadata": meta("fs"), "spec": {"priorityLevelConfiguration": {"name": "pl"}}}
+    assert cells("flowcontrol.apiserver.k8s.io", "FlowSchema", fs) == [
+        "fs",
+        "pl",
+        1000,
+        "<none>",
+        "65s",
+        "?",
+    ]
+    pl = {
+        "metadata": meta("pl"),
+        "spec": {
+            "type": "Limited",
+            "limited": {
+                "nominalConcurrencyShares": 10,
+                "limitResponse": {"type": "Queue", "queuing": {"queues": 16}},
+            },
+        },
+    }
+    assert cells("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration", pl) == [
+        "pl",
+        "Limited",
+        10,
+        16,
+        8,
+        50,
+        "65s",
+    ]
+    rc = {"metadata": meta("gvisor"), "handler": "runsc"}
+    assert cells("node.k8s.io", "RuntimeClass", rc) == ["gvisor", "runsc", "65s"]
