@@ -3,11 +3,14 @@
 A Service's allocated clusterIP(s), node ports, health-check node port and IP families
 are assigned by the server; `kubectl apply` and Git manifests never carry them, so an
 update without them keeps the stored ones (the service REST storage's
-patchAllocatedValues), instead of failing the immutability check.
+patchAllocatedValues), instead of failing the immutability check. A
+CertificateSigningRequest's spec is kept whole: requests are immutable after creation (its
+registry strategy's PrepareForUpdate), and an update that changes it changes nothing there.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 
 from gitkrm.krm.types import Obj
@@ -58,7 +61,15 @@ def _node_ports(spec: Mapping[str, object], old_spec: Mapping[str, object]) -> N
                 port["nodePort"] = previous
 
 
-CARRY: dict[tuple[str, str], Carry] = {("", "Service"): _service}
+def _csr(new: Obj, old: Obj) -> None:
+    if isinstance(old.get("spec"), dict):
+        new["spec"] = copy.deepcopy(old["spec"])
+
+
+CARRY: dict[tuple[str, str], Carry] = {
+    ("", "Service"): _service,
+    ("certificates.k8s.io", "CertificateSigningRequest"): _csr,
+}
 
 
 def carry_over(new: Obj, old: Obj, *, group: str, kind: str) -> None:

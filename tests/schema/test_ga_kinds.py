@@ -163,3 +163,18 @@ def test_runtime_class_handler_is_a_dns_label(registry: Registry) -> None:
     with pytest.raises(Invalid) as e:
         registry.admit(obj)
     assert [c.field for c in e.value.causes] == ["handler"]
+
+
+def test_a_csrs_spec_is_kept_on_update(registry: Registry) -> None:
+    """Requests are immutable after creation: an update keeps the stored spec (as the
+    registry strategy's PrepareForUpdate does), whatever the new one says."""
+    old = copy.deepcopy(
+        next(o for o in cluster_kinds() if o["kind"] == "CertificateSigningRequest")
+    )
+    registry.admit(old)
+    new = copy.deepcopy(old)
+    new["spec"]["signerName"] = "example.com/other"
+    new["metadata"]["labels"] = {"team": "a"}
+    registry.admit(new, old=old)
+    assert new["spec"] == old["spec"]
+    assert new["metadata"]["labels"] == {"team": "a"}
