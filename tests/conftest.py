@@ -73,3 +73,13 @@ def pytest_runtest_makereport(
             "(install the tool in the CI image; locally such tests skip)"
         )
     return report
+
+
+@pytest.fixture(autouse=True)
+def _forget_masked_values() -> Generator[None, None, None]:
+    """Values a test registered as secret (`krm.masking`, process-wide) don't mask the
+    output of the tests after it."""
+    yield
+    from gitkrm.krm import masking
+
+    masking.forget_all()

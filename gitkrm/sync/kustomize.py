@@ -26,6 +26,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -346,17 +347,26 @@ def error_text(err: bytes, *, tmp: str, returncode: int | None) -> str:
     return "\n  ".join(lines)
 
 
-async def build(root: str, contents: Mapping[str, bytes], *, limit: float = TIMEOUT) -> bytes:
+async def build(
+    root: str,
+    contents: Mapping[str, bytes],
+    *,
+    limit: float = TIMEOUT,
+    fifos: Callable[[Path], AbstractContextManager[None]] | None = None,
+) -> bytes:
     """Materialize `contents` (path -> bytes) and run kustomize on `root`; BadRequest with
-    kustomize's own message on failure."""
+    kustomize's own message on failure. `fifos`: files served through FIFOs in the build
+    directory while kustomize runs (decrypted inputs, see `kustomize_sops`)."""
     cmd = command()
-    with tempfile.TemporaryDirectory(prefix="gitkrm-kustomize-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="gitkrm-kustomize-") as tmp, ExitStack() as stack:
         base = Path(tmp)
         for path, data in contents.items():
             target = base / path
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
         (base / root).mkdir(parents=True, exist_ok=True)
+        if fifos is not None:
+            stack.enter_context(fifos(base))
         proc = await asyncio.create_subprocess_exec(
             *cmd,
             str(base / root),

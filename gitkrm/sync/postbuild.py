@@ -21,6 +21,8 @@ are registered with `krm.masking` before they reach an object.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import hmac
 import os
@@ -128,6 +130,55 @@ def segments(text: str) -> list[_Segment]:
     return out
 
 
+def _has_secret(pf: ParsedFile) -> bool:
+    return any(po.kind == "Secret" for po in pf.objects)
+
+
+def _undecrypted(
+    outputs: Sequence[tuple[str, str, ParsedFile]], problems: list[Problem]
+) -> list[tuple[str, str, ParsedFile]]:
+    """A source that does not decrypt: its SOPS-encrypted manifests are problems named by
+    file and object (and left out, so their `ENC[...]` fields add no noise)."""
+    out: list[tuple[str, str, ParsedFile]] = []
+    for path, key, pf in outputs:
+        text = pf.text
+        if text is None or not ("mac: ENC[" in text or '"mac": "ENC[' in text):
+            out.append((path, key, pf))
+            continue
+        try:
+            docs = segments(text) if not path.endswith(".json") else [_Segment(0, len(text), 0)]
+        except yaml.YAMLError:
+            out.append((path, key, pf))
+            continue
+        encrypted = {
+            i
+            for i, seg in enumerate(docs)
+            if "mac: ENC[" in text[seg.start : seg.end]
+            or '"mac": "ENC[' in text[seg.start : seg.end]
+        }
+        kept: list[ParsedObject] = []
+        for po in pf.objects:
+            if po.document not in encrypted or _flag(po, DECRYPT_ANNOTATION):
+                kept.append(po)
+                continue
+            encrypted.discard(po.document)  # one line per document
+            problems.append(
+                Problem(
+                    path,
+                    docs[po.document].line + 1 if po.line else None,
+                    None,
+                    "encrypted with SOPS, and the source does not decrypt: set "
+                    "spec.decryption (provider: sops) or give --sops-age-key-file",
+                )
+            )
+        if len(kept) == len(pf.objects):
+            out.append((path, key, pf))
+        else:
+            new = ParsedFile(tuple(kept), None, any(not po.resolved for po in kept), text)
+            out.append((path, f"{key}:undecrypted", new))
+    return out
+
+
 def _flag(po: ParsedObject, key: str) -> bool:
     """A label or annotation `key: disabled` on the object (Flux checks both)."""
     if key.encode() not in po.doc:
@@ -139,9 +190,31 @@ def _flag(po: ParsedObject, key: str) -> bool:
     )
 
 
-Decrypt = Callable[[str, str, PostBuild], str | None]
-"""(document text, path, inputs) -> the decrypted document as YAML text, or None when it
-is not encrypted; raises ValueError naming what failed."""
+Decrypt = Callable[[str, str, PostBuild, bool], str | None]
+"""(document text, path, inputs, verify the MAC) -> the decrypted document as YAML text,
+or None when it is not encrypted; raises ValueError naming what failed."""
+
+
+def sops_document(doc: str, path: str, inputs: PostBuild, verify: bool) -> str | None:
+    """A SOPS-encrypted manifest decrypted (as JSON text, which YAML reads as is); None
+    when it is not encrypted. ValueError (SopsError) names what failed. `verify` False for
+    kustomize output (its source file's MAC was checked before the build)."""
+    if "mac" not in doc:
+        return None
+    from gitkrm.sync import sops  # only sources that decrypt load it
+
+    obj = sops.decrypt_document(
+        doc, json_text=path.endswith(".json"), keys=inputs.identities, verify=verify
+    )
+    if obj is None:
+        return None
+    return orjson.dumps(obj, default=_bytes_text).decode()
+
+
+def _bytes_text(v: Any) -> str:
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "replace")
+    raise TypeError(type(v).__name__)
 
 
 class Transformer:
@@ -149,7 +222,7 @@ class Transformer:
 
     def __init__(self, *, context: ParseContext, decrypt: Decrypt | None = None) -> None:
         self.context = context
-        self._decrypt = decrypt
+        self._decrypt = decrypt or sops_document
         self._done: GenerationCache[tuple[str, str, str], tuple[ParsedFile, tuple[Problem, ...]]]
         self._done = GenerationCache()
 
@@ -163,12 +236,16 @@ class Transformer:
         a rewritten file gets a content key of its own. Problems are added to `problems`."""
         self._done.rotate()
         problems.extend(Problem("", None, None, p) for p in inputs.problems)
+        if not inputs.decrypt:
+            outputs = _undecrypted(outputs, problems)
         if not inputs.active or inputs.problems:
             return list(outputs)
         digest = inputs.digest
         out: list[tuple[str, str, ParsedFile]] = []
         for path, key, pf in outputs:
-            if pf.text is None or pf.error is not None:
+            if pf.error is not None or (
+                pf.text is None and not (inputs.decrypt and _has_secret(pf))
+            ):
                 out.append((path, key, pf))
                 continue
             ckey = (path, key, digest)
@@ -184,12 +261,34 @@ class Transformer:
     def _file(
         self, path: str, pf: ParsedFile, inputs: PostBuild
     ) -> tuple[ParsedFile, tuple[Problem, ...]]:
-        text = pf.text
-        assert text is not None
+        objects, changed = list(pf.objects), False
+        problems: list[Problem] = []
+        if pf.text is not None:
+            objects, problems, changed = self._documents(path, pf, pf.text, inputs)
+        if inputs.decrypt:
+            kept: list[ParsedObject] = []
+            for po in objects:
+                new = self._secret_fields(path, po, inputs) if po.kind == "Secret" else None
+                if isinstance(new, Problem):
+                    problems.append(new)
+                elif new is not None:
+                    kept.append(new)
+                else:
+                    kept.append(po)
+                changed = changed or new is not None
+            objects = kept
+        if not changed:
+            return pf, ()
+        deferred = any(not po.resolved for po in objects)
+        return ParsedFile(tuple(objects), None, deferred, None), tuple(problems)
+
+    def _documents(
+        self, path: str, pf: ParsedFile, text: str, inputs: PostBuild
+    ) -> tuple[list[ParsedObject], list[Problem], bool]:
         try:
             docs = segments(text) if not path.endswith(".json") else [_Segment(0, len(text), 0)]
         except yaml.YAMLError:
-            return pf, ()  # the loader read it; nothing to do with what it could not
+            return list(pf.objects), [], False  # the loader read it: nothing to do
         by_doc: dict[int, list[ParsedObject]] = {}
         for po in pf.objects:
             by_doc.setdefault(po.document, []).append(po)
@@ -211,10 +310,46 @@ class Transformer:
                 if not keep_lines:
                     new = [po._replace(line=0) for po in new]
             objects.extend(new)
+        return objects, problems, changed
+
+    def _secret_fields(
+        self, path: str, po: ParsedObject, inputs: PostBuild
+    ) -> ParsedObject | Problem | None:
+        """A Secret whose data values are SOPS-encrypted files (Flux decrypts each into
+        the format its key names); None when none is."""
+        if b'"data"' not in po.doc or not po.resolved or _flag(po, DECRYPT_ANNOTATION):
+            return None
+        obj = orjson.loads(po.doc)
+        data = obj.get("data")
+        if not isinstance(data, dict):
+            return None
+        from gitkrm.sync import sops
+
+        changed = False
+        for k, v in data.items():
+            try:
+                raw = base64.b64decode(str(v), validate=True)
+            except (binascii.Error, ValueError):
+                continue
+            fmt = sops.encrypted_format(raw)
+            if fmt is None:
+                continue
+            try:
+                plain = sops.decrypt_file(
+                    raw, fmt=fmt, out=sops.format_for_path(k), keys=inputs.identities
+                )
+            except sops.SopsError as e:
+                return Problem(
+                    path, po.line or None, po.describe(), f"SOPS decryption of data.{k}: {e}"
+                )
+            data[k] = base64.b64encode(plain).decode()
+            changed = True
         if not changed:
-            return pf, ()
-        deferred = any(not po.resolved for po in objects)
-        return ParsedFile(tuple(objects), None, deferred, None), tuple(problems)
+            return None
+        registry = builtin_registry()
+        return parse_object(
+            obj, line=po.line, index=po.document, ctx=self.context, registry=registry
+        )
 
     def _document(
         self,
@@ -233,7 +368,7 @@ class Transformer:
         if decrypt and not any(_flag(po, DECRYPT_ANNOTATION) for po in originals):
             assert self._decrypt is not None
             try:
-                plain = self._decrypt(doc, path, inputs)
+                plain = self._decrypt(doc, path, inputs, bool(first.line))
             except ValueError as e:
                 return Problem(path, where, what, f"SOPS decryption failed: {e}")
             if plain is not None:

@@ -34,7 +34,7 @@ from gitkrm.krm.names import TOTAL_ANNOTATION_SIZE_LIMIT
 from gitkrm.schema import Registry
 from gitkrm.source.snapshot import MODE_SYMLINK, FileEntry, Snapshot
 from gitkrm.source.tree import DEFAULT_MAX_FILE_SIZE
-from gitkrm.sync import keys, kustomize
+from gitkrm.sync import keys, kustomize, kustomize_sops
 from gitkrm.sync.cache import GenerationCache
 from gitkrm.sync.desired import Desired, make_desired
 from gitkrm.sync.order import Ordered, order
@@ -281,11 +281,10 @@ class Renderer:
             if kpath in layout.problems:
                 continue
             shown = _shown(kpath, prefix)
-            pf, key, ms = await self._kustomize(snapshot, root, shown, layout)
+            pf, key, ms = await self._kustomize(snapshot, root, shown, layout, postbuild)
             read_ms += ms
             outputs.append((shown, key, pf))
-        if postbuild is not None:
-            outputs = self._postbuild.apply(outputs, postbuild, problems)
+        outputs = self._postbuild.apply(outputs, postbuild or PostBuild(), problems)
         releases: tuple[Release, ...] = ()
         self._namespaces = {}
         if charts.roots:
@@ -462,11 +461,18 @@ class Renderer:
         return rest
 
     async def _kustomize(
-        self, snapshot: Snapshot, root: str, kpath: str, layout: kustomize.Layout
+        self,
+        snapshot: Snapshot,
+        root: str,
+        kpath: str,
+        layout: kustomize.Layout,
+        postbuild: PostBuild | None = None,
     ) -> tuple[ParsedFile, str, float]:
         files = snapshot.tree.files if snapshot.tree is not None else snapshot.files
         needed = sorted(layout.needs[root])
         key = kustomize.tree_key(root, ((p, files[p].blob) for p in needed))
+        if postbuild is not None and postbuild.decrypt:  # inputs may decrypt (kustomize_sops)
+            key += ":" + postbuild.digest
         hit = self._kustomized.get(key)
         if hit is not None:
             return hit, key, 0.0
@@ -474,7 +480,7 @@ class Renderer:
         contents = snapshot.read_tree(needed)
         read_ms = (time.perf_counter() - t) * 1000
         try:
-            out = await kustomize.build(root, contents)
+            out = await kustomize_sops.build(root, contents, postbuild)
         except BadRequest as e:
             pf = ParsedFile(error=FileError(None, None, e.message))
         else:
