@@ -13,11 +13,10 @@ import logging
 from pathlib import Path
 
 import pytest
-import yaml
 
 from gitkrm.krm import GVK, masking
 from gitkrm.store import open_store
-from tests.cli.test_substitute import _create, _var_source, cli, read, repo_with
+from tests.cli.test_substitute import _config, _create, _var_source, cli, read, repo_with
 from tests.support.sops import AgeKey, encrypt
 
 PASSWORD = "pw-Decrypted-91xQ"
@@ -215,19 +214,10 @@ def test_keys_from_a_secret_in_the_store(
 ) -> None:
     repo = repo_with(tmp_path, {"db.yaml": enc(SECRET, key, tmp_path, "yaml")})
     state = tmp_path / "state"
-    config = tmp_path / "sources.yaml"
-    config.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "gitkrm.io/v1alpha1",
-                "kind": "GitSource",
-                "metadata": {"name": "apps"},
-                "spec": {
-                    "url": repo.url,
-                    "decryption": {"provider": "sops", "secretRef": {"name": "sops-age"}},
-                },
-            }
-        )
+    config = _config(
+        tmp_path,
+        repo,
+        {"decryption": {"provider": "sops", "secretRef": {"name": "sops-age"}}},
     )
     code, _, err = cli(capsys, "run", "--config", str(config), "--once", "--state", str(state))
     assert code == 1

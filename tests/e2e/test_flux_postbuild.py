@@ -11,11 +11,18 @@ import base64
 from pathlib import Path
 
 import pytest
-import yaml
 
 from gitkrm.krm import GVK, masking
 from gitkrm.store import open_store
-from tests.cli.test_substitute import _create, _update_secret, _var_source, cli, read, repo_with
+from tests.cli.test_substitute import (
+    _config,
+    _create,
+    _update_secret,
+    _var_source,
+    cli,
+    read,
+    repo_with,
+)
 from tests.support.sops import AgeKey, encrypt
 
 TOKEN = "api-Token-Flux-4471"
@@ -91,25 +98,18 @@ def test_a_flux_repository_with_variables_and_encrypted_secrets(
     key = AgeKey(tmp_path / "keys")
     repo = repo_with(tmp_path, _flux_repo(tmp_path, key))
     state = tmp_path / "state"
-    config = tmp_path / "sources.yaml"
-    config.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "gitkrm.io/v1alpha1",
-                "kind": "GitSource",
-                "metadata": {"name": "prod"},
-                "spec": {
-                    "url": repo.url,
-                    "substitute": {"cluster_name": "prod-eu"},
-                    "substituteFrom": [
-                        {"kind": "ConfigMap", "name": "cluster-vars"},
-                        {"kind": "Secret", "name": "cluster-secrets"},
-                    ],
-                    "substituteStrict": True,
-                    "decryption": {"provider": "sops", "secretRef": {"name": "sops-age"}},
-                },
-            }
-        )
+    config = _config(
+        tmp_path,
+        repo,
+        {
+            "substitute": {"cluster_name": "prod-eu"},
+            "substituteFrom": [
+                {"kind": "ConfigMap", "name": "cluster-vars"},
+                {"kind": "Secret", "name": "cluster-secrets"},
+            ],
+            "substituteStrict": True,
+            "decryption": {"provider": "sops", "secretRef": {"name": "sops-age"}},
+        },
     )
     (state).mkdir()
     asyncio.run(
@@ -117,7 +117,9 @@ def test_a_flux_repository_with_variables_and_encrypted_secrets(
             state,
             [
                 {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "gitkrm-system"}},
-                _var_source("cluster-vars", "ConfigMap", {"replicas": "2", "app_namespace": "shop"}),
+                _var_source(
+                    "cluster-vars", "ConfigMap", {"replicas": "2", "app_namespace": "shop"}
+                ),
                 _var_source("cluster-secrets", "Secret", {"api_token": TOKEN}),
                 _var_source("sops-age", "Secret", {"age.agekey": key.file.read_text()}),
             ],

@@ -126,3 +126,113 @@ async def test_no_secret_value_or_credential_reaches_git_or_logs(
     logged = "\n".join(r.getMessage() for r in caplog.records)
     for value in [TOKEN, *SECRETS]:
         assert value not in logged, value
+
+
+# -- values that came from Secrets through Flux's post-build steps --------------------
+
+SUBST_VALUE = "subst-Marker-5QW2x"
+SOPS_VALUE = "sops-Marker-8ZK4y"
+SOPS_CM_VALUE = "sops-cm-Marker-3HJ7z"
+POSTBUILD_MARKERS = [
+    SUBST_VALUE,
+    SOPS_VALUE,
+    SOPS_CM_VALUE,
+    *(base64.b64encode(v.encode()).decode() for v in (SUBST_VALUE, SOPS_VALUE, SOPS_CM_VALUE)),
+]
+SUBSTITUTED = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: uses-token, namespace: default}
+data: {token: "${token}"}
+"""
+# The API rules refuse these, quoting the value: a substituted one and a decrypted one.
+BAD_SUBSTITUTED = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: bad-token, namespace: default}
+data: {token: {nested: "${token}"}}
+"""
+
+
+async def test_values_from_secrets_never_reach_git_or_logs(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A variable from a Secret substituted into a ConfigMap, a SOPS-encrypted Secret and a
+    SOPS-encrypted ConfigMap, then values the API rules refuse (errors quote them): no
+    marker in any Git object gitkrm wrote, nor in the logs; the errors show `***`."""
+    from gitkrm.krm import ObjectRef
+    from gitkrm.sync.postbuild_spec import DecryptionSpec, PostBuildSpec, RefKind, SubstituteRef
+    from tests.support.sops import AgeKey, encrypt
+
+    key = AgeKey(tmp_path / "keys")
+    work = tmp_path / "enc"
+    secret = (
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: db, namespace: default}\n"
+        f"stringData: {{password: {SOPS_VALUE}}}\n"
+    )
+    cm = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: enc-cm, namespace: default}\n"
+        f"data: {{key: {SOPS_CM_VALUE}}}\n"
+    )
+    bad_cm = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: enc-bad, namespace: default}\n"
+        f"data: {{key: {{nested: {SOPS_CM_VALUE}}}}}\n"
+    )
+    repo = RemoteRepo(tmp_path / "srv" / "repo")
+    repo.write("cm.yaml", SUBSTITUTED)
+    repo.write("db.enc.yaml", encrypt(secret.encode(), key=key, input_type="yaml", work=work))
+    repo.write("cm.enc.yaml", encrypt(cm.encode(), key=key, input_type="yaml", work=work))
+    good = repo.commit("post-build")
+    repo.push()
+    postbuild = PostBuildSpec(
+        substitute_from=(SubstituteRef(RefKind.SECRET, "vars", "gitkrm-system"),),
+        decryption=DecryptionSpec(key_files=(str(key.file),)),
+    )
+    with caplog.at_level(logging.DEBUG):
+        async with Pipeline(state=tmp_path / "state", url=repo.url, postbuild=postbuild) as p:
+            assert p.store is not None
+            await p.store.create(
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "gitkrm-system"}}
+            )
+            await p.store.create(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Secret",
+                    "metadata": {"name": "vars", "namespace": "gitkrm-system"},
+                    "data": {"token": base64.b64encode(SUBST_VALUE.encode()).decode()},
+                }
+            )
+            synced = await p.sync()
+            assert synced.ok, synced.problems()
+            live = await p.store.get(
+                ObjectRef(group="", kind="ConfigMap", name="uses-token", namespace="default")
+            )
+            assert live["data"] == {"token": SUBST_VALUE}
+            assert await p.reporter.flush(timeout=20)
+            repo.write("bad.yaml", BAD_SUBSTITUTED)
+            repo.write(
+                "bad.enc.yaml", encrypt(bad_cm.encode(), key=key, input_type="yaml", work=work)
+            )
+            bad = repo.commit("values the API refuses")
+            repo.push()
+            failed = await p.sync()
+            assert not failed.ok
+            assert await p.reporter.flush(timeout=20)
+            cache = p.source.cache_dir
+    note = read_note(repo.bare, "edge-1", bad)
+    assert note is not None
+    errors = note["sources"]["default"]["errors"]
+    assert any("bad-token" in e and "***" in e for e in errors), errors
+    assert any("enc-bad" in e and "***" in e for e in errors), errors
+    assert read_note(repo.bare, "edge-1", good) is not None
+    assert read_status(repo.bare, "edge-1") is not None
+    content = _content_oids(repo.work)
+    for git_dir in (repo.bare, cache):
+        ours = _objects(git_dir, _all_oids(git_dir) - content)
+        assert b"SyncNote" in ours
+        for value in POSTBUILD_MARKERS:
+            assert value.encode() not in ours, (git_dir, value)
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert "bad-token" in logged or caplog.records
+    for value in POSTBUILD_MARKERS:
+        assert value not in logged, value

@@ -23,6 +23,7 @@ from gitkrm.source import GitSource, GitSourceSpec
 from gitkrm.store import Store, open_store
 from gitkrm.sync.engine import SyncEngine
 from gitkrm.sync.options import SyncOptions
+from gitkrm.sync.postbuild_spec import PostBuildSpec
 from gitkrm.sync.results import Action, SyncResult
 
 FAST_CONTROLLERS = ControllerOptions(
@@ -50,8 +51,10 @@ class Pipeline:
         throttle_s: float = 0.2,
         backoff: Backoff = FAST_BACKOFF,
         spec: dict[str, Any] | None = None,
+        postbuild: PostBuildSpec | None = None,
     ) -> None:
         self.state = state
+        self.postbuild = postbuild
         self.agent = agent
         self.source_name = source
         self.push_states: list[PushState] = []
@@ -80,7 +83,9 @@ class Pipeline:
         await self.manager.start()
         self.engine = SyncEngine(
             store=self.store,
-            options=SyncOptions(source_name=self.source_name, agent_name=self.agent),
+            options=SyncOptions(
+                source_name=self.source_name, agent_name=self.agent, postbuild=self.postbuild
+            ),
         )
         self.reporter.register(self.source_name, self.source)
         original = self.reporter.record_health
