@@ -277,7 +277,7 @@ def from_object(obj: Obj, *, base: Path, registry: Registry | None = None) -> So
         if spec.get("verify")
         else None,
         postbuild=postbuild_from_spec(spec, base=base),
-        helm=HelmSpec.from_spec(spec["helm"]) if spec.get("helm") else None,
+        helm=HelmSpec.from_spec(spec["helm"], base=base) if spec.get("helm") else None,
     )
 
 

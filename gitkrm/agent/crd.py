@@ -100,6 +100,19 @@ SPEC_SCHEMA: dict[str, Any] = {
                 "skipCRDs": _BOOL,
                 "kubeVersion": _STR,
                 "apiVersions": {"type": "array", "items": _STR},
+                "repositories": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["url"],
+                        "properties": {
+                            "url": _STR,
+                            "username": _STR,
+                            "passwordFile": _STR,
+                            "caFile": _STR,
+                        },
+                    },
+                },
             },
         },
     },

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 CHART_FILE = "Chart.yaml"
+LOCK_FILE = "Chart.lock"
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ import yaml
 from gitkrm.charts import archive, library
 from gitkrm.charts.hooks import translate_hooks
 from gitkrm.charts.library import ChartError, RenderOptions
+from gitkrm.charts.repository import ChartFetcher, yaml_mapping
 from gitkrm.charts.spec import EMBEDDED_KUBE_VERSION, HelmSpec, merge_values
 
 PRUNE_ANNOTATION: Final = "gitkrm.io/prune"
@@ -90,6 +91,7 @@ class ChartRenderer:
         default_namespace: str | None = None,
         state_file: Path | None = None,
         persist: bool = True,
+        cache_dir: Path | None = None,
     ) -> None:
         """`state_file` records the installed releases across restarts (written unless
         `persist` is False: `gitkrm diff` only reads it)."""
@@ -98,6 +100,7 @@ class ChartRenderer:
         self._cache: dict[tuple[Any, ...], RenderedRelease] = {}
         self._used: dict[tuple[Any, ...], RenderedRelease] = {}
         self._state_file = state_file
+        self.fetcher = ChartFetcher(cache_dir=cache_dir, auth=self.spec.repositories)
         self._persist = persist
         self._installed: set[str] = self._load_installed()
 
@@ -213,12 +216,7 @@ class ChartRenderer:
             data = files.get(posixpath.normpath(f))
             if data is None:
                 raise ChartError(where, f"value file {f!r} is not in the chart's directory")
-            try:
-                loaded = yaml.load(data, Loader=_Loader) or {}
-            except yaml.YAMLError as e:
-                raise ChartError(where, f"value file {f!r}: {e}") from None
-            if not isinstance(loaded, dict):
-                raise ChartError(where, f"value file {f!r} is not a mapping")
+            loaded = yaml_mapping(data, f"value file {f!r}", where)
             values = merge_values(values, loaded)
         values = merge_values(values, spec.values)
         for parsed in library.parse_sets(spec.set, chart=where):
@@ -227,13 +225,7 @@ class ChartRenderer:
 
 
 def _chart_yaml(files: Mapping[str, bytes], where: str) -> dict[str, Any]:
-    try:
-        meta = yaml.load(files.get("Chart.yaml", b""), Loader=_Loader) or {}
-    except yaml.YAMLError as e:
-        raise ChartError(where, f"Chart.yaml: {e}") from None
-    if not isinstance(meta, dict):
-        raise ChartError(where, "Chart.yaml is not a mapping")
-    return meta
+    return yaml_mapping(files.get("Chart.yaml", b""), "Chart.yaml", where)
 
 
 def _keep_crds(text: str, path: str) -> bytes:

@@ -4,11 +4,33 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import orjson
 
 from gitkrm.errors import BadRequest
+
+
+@dataclass(frozen=True, slots=True)
+class RepositoryAuth:
+    """Credentials and CA of the repositories whose URL starts with `url`."""
+
+    url: str
+    username: str | None = None
+    password_file: Path | None = None
+    ca_file: Path | None = None
+
+    def to_spec(self) -> dict[str, str]:
+        out = {"url": self.url}
+        if self.username:
+            out["username"] = self.username
+        if self.password_file is not None:
+            out["passwordFile"] = str(self.password_file)
+        if self.ca_file is not None:
+            out["caFile"] = str(self.ca_file)
+        return out
+
 
 # The target's version when the source says none (the embedded target's Kubernetes).
 EMBEDDED_KUBE_VERSION = "v1.33.0"
@@ -30,6 +52,7 @@ class HelmSpec:
     skip_crds: bool = False
     kube_version: str | None = None
     api_versions: tuple[str, ...] = ()
+    repositories: tuple[RepositoryAuth, ...] = ()
 
     @property
     def values(self) -> dict[str, Any]:
@@ -55,11 +78,14 @@ class HelmSpec:
             out["kubeVersion"] = self.kube_version
         if self.api_versions:
             out["apiVersions"] = list(self.api_versions)
+        if self.repositories:
+            out["repositories"] = [r.to_spec() for r in self.repositories]
         return out
 
     @classmethod
-    def from_spec(cls, spec: Mapping[str, Any] | None) -> HelmSpec:
-        """Read `spec.helm` (already checked against the CRD's schema)."""
+    def from_spec(cls, spec: Mapping[str, Any] | None, *, base: Path | None = None) -> HelmSpec:
+        """Read `spec.helm` (already checked against the CRD's schema); files of
+        `repositories` are relative to `base` (the config file's directory)."""
         if not spec:
             return cls()
         values = spec.get("values") or {}
@@ -83,6 +109,7 @@ class HelmSpec:
             skip_crds=bool(spec.get("skipCRDs", False)),
             kube_version=spec.get("kubeVersion") or None,
             api_versions=tuple(str(v) for v in spec.get("apiVersions") or ()),
+            repositories=tuple(_repository(r, base) for r in spec.get("repositories") or ()),
         )
 
     def with_overrides(self, *, values: Mapping[str, Any], sets: tuple[str, ...]) -> HelmSpec:
@@ -98,6 +125,7 @@ class HelmSpec:
             skip_crds=self.skip_crds,
             kube_version=self.kube_version,
             api_versions=self.api_versions,
+            repositories=self.repositories,
         )
 
 
@@ -109,3 +137,22 @@ def merge_values(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
         old = out.get(k)
         out[k] = merge_values(old, v) if isinstance(v, dict) and isinstance(old, dict) else v
     return out
+
+
+def _repository(spec: Mapping[str, Any], base: Path | None) -> RepositoryAuth:
+    def path(key: str) -> Path | None:
+        value = spec.get(key)
+        if not value:
+            return None
+        p = Path(str(value))
+        return p if p.is_absolute() or base is None else base / p
+
+    url = str(spec.get("url") or "")
+    if not url.startswith(("http://", "https://", "oci://")):
+        raise BadRequest(f"spec.helm.repositories: {url!r} is not an http(s):// or oci:// URL")
+    return RepositoryAuth(
+        url=url,
+        username=spec.get("username") or None,
+        password_file=path("passwordFile"),
+        ca_file=path("caFile"),
+    )

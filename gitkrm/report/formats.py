@@ -135,6 +135,8 @@ class SourceReport:
     applied: bool = True
     """False for a revision refused outright (invalid manifests, an untrusted commit, a
     missing path): nothing of it was applied, so its health is `Unknown`."""
+    releases: tuple[Mapping[str, str], ...] = ()
+    """The Helm releases the revision rendered: release, namespace, chart, version, digest."""
 
     @classmethod
     def of_sync(
@@ -177,6 +179,7 @@ class SourceReport:
             aggregate=aggregate_of(objects, applied=applied),
             pinned=frozenset(pinned),
             applied=applied,
+            releases=result.releases,
         )
 
     def verdict(self, ref: ObjectRef) -> HealthResult | None:
@@ -213,6 +216,7 @@ class SourceReport:
             aggregate=aggregate_of(merged, applied=self.applied),
             pinned=self.pinned,
             applied=self.applied,
+            releases=self.releases,
         )
 
 
@@ -250,7 +254,7 @@ def _objects(
 
 
 def _common(report: SourceReport) -> dict[str, Any]:
-    return {
+    out: dict[str, Any] = {
         "revision": report.revision,
         "time": rfc3339(report.synced_at),
         "updated": rfc3339(report.updated_at),
@@ -259,6 +263,9 @@ def _common(report: SourceReport) -> dict[str, Any]:
         "counts": report.counts.shown(),
         "errors": list(report.errors),
     }
+    if report.releases:
+        out["releases"] = [dict(r) for r in report.releases]
+    return out
 
 
 def note_entry(report: SourceReport, *, redact: Redact = _no_redact) -> dict[str, Any]:

@@ -14,9 +14,10 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from gitkrm.charts.layout import CHART_FILE, ChartLayout
+from gitkrm.charts.layout import CHART_FILE, LOCK_FILE, ChartLayout
 from gitkrm.charts.library import ChartError
 from gitkrm.charts.release import Capabilities, ChartRenderer, Release, chart_digest
+from gitkrm.charts.repository import Dependency, Resolved, missing_dependencies
 from gitkrm.charts.spec import EMBEDDED_KUBE_VERSION
 from gitkrm.schema import Registry
 from gitkrm.source.snapshot import MODE_SYMLINK, Snapshot
@@ -33,6 +34,7 @@ class Charted:
     problems: list[Problem] = field(default_factory=list)
     releases: list[Release] = field(default_factory=list)
     namespaces: dict[str, str] = field(default_factory=dict)  # output path -> release's
+    remote: bool = False  # a chart has dependencies from a repository (fetched each render)
 
 
 def api_versions(registry: Registry) -> tuple[str, ...]:
@@ -53,8 +55,9 @@ class ChartStage:
         self.context = context
         self.max_file_size = max_file_size
         self._parsed: GenerationCache[str, ParsedFile] = GenerationCache()
+        self._deps: dict[tuple[str, str, tuple[str, ...]], list[Dependency]] = {}
 
-    def render(
+    async def render(
         self,
         snapshot: Snapshot,
         layout: ChartLayout,
@@ -75,11 +78,25 @@ class ChartStage:
                 out.problems.append(problem)
                 continue
 
-            def read(rel: Sequence[str] = rel, base: str = base) -> dict[str, bytes]:
-                contents = snapshot.read_many(base + p for p in rel)
-                return {p: contents[base + p] for p in rel}
+            try:
+                fetched = await self._dependencies(snapshot, base, rel, root or ".")
+            except ChartError as e:
+                out.problems.append(Problem(base + CHART_FILE, None, None, e.message))
+                continue
+            out.remote = out.remote or bool(fetched)
 
-            digest = chart_digest((p, files[base + p].blob) for p in rel)
+            def read(
+                rel: Sequence[str] = rel, base: str = base, fetched: list[Resolved] = fetched
+            ) -> dict[str, bytes]:
+                contents = snapshot.read_many(base + p for p in rel)
+                return {p: contents[base + p] for p in rel} | {r.filename: r.data for r in fetched}
+
+            digest = chart_digest(
+                [
+                    *((p, files[base + p].blob) for p in rel),
+                    *((r.filename, r.digest) for r in fetched),
+                ]
+            )
             try:
                 rendered = self.charts.render(
                     directory=root, digest=digest, read=read, capabilities=capabilities
@@ -104,6 +121,31 @@ class ChartStage:
         self._parsed.rotate()
         self.charts.rotate()
         return out
+
+    async def _dependencies(
+        self, snapshot: Snapshot, base: str, rel: Sequence[str], where: str
+    ) -> list[Resolved]:
+        """The chart's dependencies that are not in `charts/`, fetched (versions picked
+        again at every render: a range follows its repository)."""
+        files = snapshot.files
+        meta = files.get(base + CHART_FILE)
+        lock = files.get(base + LOCK_FILE)
+        if meta is None:
+            return []
+        heads = tuple(sorted({p.split("/")[1] for p in rel if p.startswith("charts/")}))
+        key = (meta.blob, lock.blob if lock is not None else "", heads)
+        deps = self._deps.get(key)
+        if deps is None:
+            paths = [base + CHART_FILE] + ([base + LOCK_FILE] if lock is not None else [])
+            contents = snapshot.read_many(paths)
+            deps = missing_dependencies(
+                contents[base + CHART_FILE],
+                contents.get(base + LOCK_FILE),
+                rel,
+                chart=where,
+            )
+            self._deps[key] = deps
+        return [await self.charts.fetcher.fetch(d, chart=where) for d in deps]
 
     def _check(
         self, root: str, base: str, rel: Sequence[str], snapshot: Snapshot

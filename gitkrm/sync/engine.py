@@ -88,6 +88,7 @@ def _charts(options: SyncOptions, parse_cache: ParseCache | None) -> ChartRender
         default_namespace=options.namespace,
         state_file=None if parse_cache is None else parse_cache.path.with_suffix(".helm.json"),
         persist=parse_cache is not None and not parse_cache.read_only,
+        cache_dir=None if parse_cache is None else parse_cache.path.parent.parent / "charts",
     )
 
 
@@ -207,8 +208,9 @@ class SyncEngine:
 
             postbuild = await resolve(self.store, spec)
         key = (snapshot.revision, crd_key, postbuild.digest if postbuild is not None else "")
-        if self._memo.rendered is not None and self._memo.rendered_key == key:
-            return self._memo.rendered, {"git": 0.0, "render": _ms(start)}
+        memo = self._memo.rendered
+        if memo is not None and self._memo.rendered_key == key and not memo.remote:
+            return memo, {"git": 0.0, "render": _ms(start)}
         listed = await live.list_all(self.store, live.NAMESPACE)
         namespaces = {str(keys.metadata(ns).get("name")) for ns in listed}
         rendered = await self._renderer.render(
@@ -368,7 +370,10 @@ class SyncEngine:
                 self._memo.unchanged = tuple(self._unchanged_result(d) for d in rendered.objects)
             timings.update(diff=_ms(start), apply=0.0)
             return make_result(
-                revision=rendered.revision, objects=self._memo.unchanged, timings_ms=timings
+                revision=rendered.revision,
+                objects=self._memo.unchanged,
+                timings_ms=timings,
+                releases=[r.to_report() for r in rendered.releases],
             )
         progress("planning", None, None)
         plan, since = await self._plan(rendered, inv)
@@ -411,7 +416,11 @@ class SyncEngine:
         timings["apply"] = _ms(start)
         await self._remember(rendered, plan, applied, inv, since, ours)
         return make_result(
-            revision=rendered.revision, objects=applied.results, errors=errors, timings_ms=timings
+            revision=rendered.revision,
+            objects=applied.results,
+            errors=errors,
+            timings_ms=timings,
+            releases=[r.to_report() for r in rendered.releases],
         )
 
     def _unchanged_result(self, d: Desired) -> ObjectResult:

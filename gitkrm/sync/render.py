@@ -79,6 +79,7 @@ class RenderResult:
     render_ms: float = 0.0
     files_parsed: int = 0  # files parsed by this render (found in no cache)
     releases: tuple[Release, ...] = ()  # the Helm charts rendered (see gitkrm.charts)
+    remote: bool = False  # it fetched chart dependencies: the same revision may render anew
 
     @property
     def ok(self) -> bool:
@@ -177,6 +178,7 @@ class Renderer:
         self._charts = charts
         self._chart_stage: ChartStage | None = None
         self._namespaces: dict[str, str] = {}  # a chart's output -> its release namespace
+        self._remote = False  # the last render fetched chart dependencies
         self.kube_version = kube_version
         self.max_file_size = max_file_size
         self._files: GenerationCache[str, ParsedFile] = GenerationCache()
@@ -287,8 +289,9 @@ class Renderer:
         outputs = self._postbuild.apply(outputs, postbuild or PostBuild(), problems)
         releases: tuple[Release, ...] = ()
         self._namespaces = {}
+        self._remote = False
         if charts.roots:
-            releases = self._render_charts(snapshot, charts, outputs, store_crds, problems)
+            releases = await self._render_charts(snapshot, charts, outputs, store_crds, problems)
         registry, fingerprint = self._registry(outputs, store_crds, problems)
         desired: list[Desired] = []
         count = 0
@@ -333,9 +336,10 @@ class Renderer:
             render_ms=(time.perf_counter() - start) * 1000 - read_ms,
             files_parsed=self._files_parsed,
             releases=releases,
+            remote=self._remote,
         )
 
-    def _render_charts(
+    async def _render_charts(
         self,
         snapshot: Snapshot,
         charts: ChartLayout,
@@ -356,12 +360,13 @@ class Renderer:
                 self._charts, context=self.context, max_file_size=self.max_file_size
             )
         registry, _ = self._registry(outputs, store_crds, [])
-        done = self._chart_stage.render(
+        done = await self._chart_stage.render(
             snapshot, charts, registry=registry, kube_version=self.kube_version
         )
         outputs.extend(done.outputs)
         problems.extend(done.problems)
         self._namespaces = done.namespaces
+        self._remote = done.remote
         return tuple(done.releases)
 
     def mark_installed(self, releases: Sequence[Release]) -> None:

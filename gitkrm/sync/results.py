@@ -159,6 +159,7 @@ class SyncResult:
     errors: tuple[str, ...]
     counts: Counts = Counts()
     timings_ms: Timings = Timings()
+    releases: tuple[Mapping[str, str], ...] = ()  # the Helm releases rendered (Release.to_report)
 
     @property
     def ok(self) -> bool:
@@ -186,6 +187,7 @@ def make_result(
     objects: Iterable[ObjectResult] = (),
     errors: Iterable[str] = (),
     timings_ms: Mapping[str, float] | None = None,
+    releases: Iterable[Mapping[str, str]] = (),
 ) -> SyncResult:
     """A result whose status and counts follow from its objects and errors."""
     objs = tuple(objects)
@@ -198,4 +200,5 @@ def make_result(
         errors=errs,
         counts=counts,
         timings_ms=Timings.of(timings_ms),
+        releases=tuple(releases),
     )

@@ -542,3 +542,31 @@ def test_the_chart_packages_pushes_to_a_registry_and_pulls_back(
         assert back.version == meta["version"]
         again = back.render(r.overrides(), name=r.release, namespace=r.namespace)
     assert again == chart().render(r.overrides(), name=r.release, namespace=r.namespace)
+
+
+def test_the_pushed_chart_is_a_dependency_of_a_source(
+    oci_registry: Registry, tmp_path: Path
+) -> None:
+    """A repository whose chart depends on the pushed chart (`oci://`): `gitkrm validate`
+    pulls it through Helm's registry client and renders it like the reviewed rendering."""
+    meta = load_yaml(CHART / "Chart.yaml")
+    archive = Path(helm_python.package(CHART, destination=tmp_path / "dist"))
+    helm_python.push(archive, f"{oci_registry.url}/platform", plain_http=True)
+    wrapper = tmp_path / "repo" / "gitkrm-release"
+    wrapper.mkdir(parents=True)
+    (wrapper / "Chart.yaml").write_text(
+        "apiVersion: v2\nname: gitkrm-release\nversion: 1.0.0\ndependencies:\n"
+        f"- name: gitkrm\n  version: '~{meta['version']}'\n"
+        f"  repository: {oci_registry.url}/platform\n"
+    )
+    done = subprocess.run(
+        [str(GITKRM), "validate", str(tmp_path / "repo")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    # The default rendering's objects, and the Namespace gitkrm-system: the release lives in
+    # the source's default namespace (`default`), so the chart creates it.
+    total = sum(EXPECTED_KINDS["default.yaml"].values()) + 1
+    assert f"{total} object(s)" in done.stdout

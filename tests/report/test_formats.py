@@ -263,3 +263,34 @@ def test_a_revision_refused_outright_is_unknown_not_current() -> None:
 )
 def test_entry_health_reads_old_entries_truthfully(entry: dict[str, object], health: str) -> None:
     assert entry_health(entry) == health
+
+
+def test_the_helm_releases_of_a_sync_are_in_the_note_and_the_status_file() -> None:
+    release = {
+        "release": "web",
+        "namespace": "shop",
+        "chart": "shop",
+        "version": "1.1.0",
+        "digest": "sha256:" + "c" * 64,
+        "path": "apps/shop",
+    }
+    web = deployment("web")
+    res = make_result(revision=SHA, objects=[ObjectResult(web, Action.CREATED)], releases=[release])
+    rep = SourceReport.of_sync(source=INFO, result=res, health={web: PROGRESSING}, now=T0)
+    note = note_document("agent", {"default": note_entry(rep)})
+    status = status_document("agent", {"default": status_entry(rep)}, updated=T0)
+    validate_note(note)
+    validate_status(status)
+    assert note["sources"]["default"]["releases"] == [release]
+    assert status["sources"]["default"]["releases"] == [release]
+    # Read back as written; a later change of health keeps them.
+    assert parse(render(note), kind=NOTE_KIND, what="note")["sources"]["default"]["releases"] == [
+        release
+    ]
+    later = rep.with_health({web: CURRENT}, now=T1)
+    assert later is not None
+    assert status_entry(later)["releases"] == [release]
+    # Without charts the key is absent (documents of earlier versions stay the same).
+    assert "releases" not in note_entry(_report(web=CURRENT))
+    with pytest.raises(Invalid):
+        validate_note(note | {"sources": {"default": note_entry(rep) | {"releases": [{}]}}})

@@ -11,12 +11,15 @@ from gitkrm.errors import NotFound
 from gitkrm.krm import GVK, ObjectRef
 from gitkrm.store import Store
 from gitkrm.sync.results import SyncStatus
-from tests.charts.chart_files import bump, shop_files
+from tests.charts.chart_files import SHOP, bump, shop_files
+from tests.support.chartrepo import ChartRepo, chart_repo
 from tests.sync.conftest import EngineFactory, SourceFactory
 from tests.sync.sync_helpers import Remote, namespace
 from tests.sync.test_engine import sync
 
 SPEC = HelmSpec.from_spec({"releaseName": "web", "namespace": "shop"})
+CACHE = SHOP / "charts" / "cache"
+__all__ = ["chart_repo"]  # the fixture
 
 
 def ref(kind: str, name: str, *, group: str = "", ns: str | None = "shop") -> ObjectRef:
@@ -44,6 +47,15 @@ async def test_a_chart_installs_then_upgrades_and_rolls_back(
     engine, source = make_engine(helm=SPEC), make_source(remote.url)
     result = await sync(engine, source)
     assert result.status is SyncStatus.SUCCEEDED, result.problems()
+    [release] = result.releases  # what the note and the status file record
+    assert {k: v for k, v in release.items() if k != "digest"} == {
+        "release": "web",
+        "namespace": "shop",
+        "chart": "shop",
+        "version": "1.0.0",
+        "path": "apps/shop",
+    }
+    assert release["digest"].startswith("sha256:")
     deploy = await store.get(ref("Deployment", "web", group="apps"))
     assert deploy["metadata"]["labels"]["helm.sh/chart"] == "shop-1.0.0"
     assert deploy["metadata"]["labels"]["gitkrm.io/source"] == "src"  # owned like any object
@@ -129,3 +141,31 @@ async def test_crds_of_a_chart_are_not_pruned(
     assert result.ok, result.problems()
     assert await get(store, ref("Deployment", "web", group="apps")) is None  # pruned
     assert await get(store, crd)  # kept
+
+
+async def test_a_dependency_range_follows_the_chart_repository_at_every_sync(
+    store: Store,
+    remote: Remote,
+    make_source: SourceFactory,
+    make_engine: EngineFactory,
+    chart_repo: ChartRepo,
+) -> None:
+    for v in ("0.1.0", "0.2.0", "1.0.0"):
+        chart_repo.publish(CACHE, v)
+    remote.write("namespaces.yaml", namespace("shop"))
+    remote.write(
+        "front/Chart.yaml",
+        "apiVersion: v2\nname: front\nversion: 1.0.0\ndependencies:\n"
+        f"- name: cache\n  version: '>=0.1.0 <1.0.0'\n  repository: {chart_repo.url}\n",
+    )
+    remote.commit("front")
+    engine, source = make_engine(helm=SPEC), make_source(remote.url)
+    result = await sync(engine, source)
+    assert result.ok, result.problems()
+    cache = await store.get(ref("ConfigMap", "web-cache"))
+    assert cache["data"]["version"] == "0.2.0"  # the newest in range, not 1.0.0
+    chart_repo.publish(CACHE, "0.3.0")
+    result = await sync(engine, source)  # the same revision of the source
+    assert result.ok, result.problems()
+    cache = await store.get(ref("ConfigMap", "web-cache"))
+    assert cache["data"]["version"] == "0.3.0"
