@@ -6,6 +6,12 @@ merge item by item in SMD's order (the configuration's order for the items both 
 the live object's other items kept where they stood). `prune` then drops what the
 applier set last time and no longer sets, unless another manager owns it. Results share
 unchanged subtrees with the inputs; inputs are never changed.
+
+An explicit null in the configuration leaves no null behind where the live object has
+none (the API server decodes the merged object into its types, where null is "unset",
+and a custom resource's non-nullable nulls are pruned), and keeps a null the live object
+holds (a pod template's `creationTimestamp: null` as Go serializes it): applying
+`creationTimestamp: null` twice, or onto an object created with it, changes nothing.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ def merge(t: SchemaType, live: object, config: object) -> object:
     if config is live:
         return config
     if is_leaf_value(t, live) or is_leaf_value(t, config):
-        return config
+        return without_nulls(config)
     if type(live) is dict and type(config) is dict:
         if not live and not config:
             return config
@@ -39,7 +45,33 @@ def merge(t: SchemaType, live: object, config: object) -> object:
         if not live and not config:
             return config
         return _merge_list(t, live, config)
-    return config
+    return without_nulls(config)
+
+
+def without_nulls(v: object) -> object:
+    """`v` without the nulls inside its maps (`v` itself when it holds none)."""
+    if type(v) is dict:
+        out: dict[str, object] | None = None
+        for k, cv in v.items():
+            nv = MISSING if cv is None else without_nulls(cv)
+            if nv is not cv:
+                if out is None:
+                    out = dict(v)
+                if nv is MISSING:
+                    del out[k]
+                else:
+                    out[k] = nv
+        return v if out is None else out
+    if type(v) is list:
+        items: list[object] | None = None
+        for i, item in enumerate(v):
+            ni = without_nulls(item)
+            if ni is not item:
+                if items is None:
+                    items = list(v)
+                items[i] = ni
+        return v if items is None else items
+    return v
 
 
 def _merge_map(
@@ -48,11 +80,12 @@ def _merge_map(
     out = dict(live)
     field = t.field
     for k, cv in config.items():
-        if cv is None:  # an explicit null: the field is cleared
-            out.pop(k, None)
-            continue
         lv = live.get(k, MISSING)
-        out[k] = cv if lv is MISSING or lv is None else merge(field(k)[0], lv, cv)
+        if cv is None:  # an explicit null: the field is cleared (a live null stays)
+            if lv is not None:
+                out.pop(k, None)
+            continue
+        out[k] = without_nulls(cv) if lv is MISSING or lv is None else merge(field(k)[0], lv, cv)
     return out
 
 
@@ -97,7 +130,7 @@ def _merge_list(t: SchemaType, live: list[object], config: list[object]) -> list
             pe, rv = rp[ri]
             merged_r.add(pe)
             lv = lmap.get(pe, MISSING)
-            out.append(rv if lv is MISSING else merge(elem, lv, rv))
+            out.append(without_nulls(rv) if lv is MISSING else merge(elem, lv, rv))
             ri += 1
             if nxt is not None and nxt == pe:
                 nxt = shared[si] if si < len(shared) else None

@@ -327,6 +327,8 @@ def replace(
         )
     new["apiVersion"] = kind.storage_api_version
     new = ordered(new)
+    if new != stored.obj:
+        keep_managed_times(new, stored.obj)
     if new == stored.obj:
         # A no-op (keys in another order count as the same: Go serializes structs in one
         # order and sorts maps): no new revision, no event. Dict equality, not bytes: it
@@ -339,6 +341,35 @@ def replace(
         txn.core.register_crd(txn, new)
     txn.put(kind, ns, name, new, old=stored)
     return at_version(new, served)
+
+
+def keep_managed_times(new: Obj, old: Obj) -> None:
+    """The API server's IgnoreManagedFieldsTimestampsTransformer: a write that changes
+    nothing but the times of managedFields entries keeps the old entries, so it is a no-op
+    (an apply of a list that defaulting completes, as a StatefulSet's volumeClaimTemplates,
+    moves its applier's time before defaulting makes the object the live one again)."""
+    nmd, omd = new["metadata"], old.get("metadata") or {}
+    ne, oe = nmd.get("managedFields"), omd.get("managedFields")
+    if not isinstance(ne, list) or not isinstance(oe, list) or len(ne) != len(oe) or ne == oe:
+        return
+    if len(nmd) != len(omd) or len(new) != len(old):
+        return
+    if any(k != "managedFields" and omd.get(k, _ABSENT) != v for k, v in nmd.items()):
+        return
+    if any(k != "metadata" and old.get(k, _ABSENT) != v for k, v in new.items()):
+        return
+    for n, o in zip(ne, oe, strict=True):
+        if n != o and (
+            not isinstance(n, dict)
+            or not isinstance(o, dict)
+            or {k: v for k, v in n.items() if k != "time"}
+            != {k: v for k, v in o.items() if k != "time"}
+        ):
+            return
+    nmd["managedFields"] = oe
+
+
+_ABSENT = object()
 
 
 def _check_new_finalizers(kind: Kind, old: Obj, new: Obj) -> None:

@@ -1,0 +1,183 @@
+"""kubectl as the judge of server-side apply without churn: re-applying an unchanged
+manifest that leaves out what the server defaults (`strategy: {}`, a pod template's
+`creationTimestamp: null`, an env `fieldRef` without `apiVersion`, `volumeClaimTemplates`)
+keeps the resourceVersion and the generation, and the Deployment keeps its one ReplicaSet,
+with kubectl 1.32 and 1.28, against `gitkrm serve` with its controllers; a
+client-side-applied object keeps its last-applied annotation through another manager's
+server-side apply."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from gitkrm.controllers import ControllerOptions
+from gitkrm.server import ServeOptions, ServerThread
+from gitkrm.server.context import Limits
+from tests.server.conftest import Kubectl, kubectl_path
+from tests.support.wait import eventually
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: {name}, namespace: default}}
+spec:
+  replicas: 2
+  selector: {{matchLabels: {{app: {name}}}}}
+  strategy: {{}}
+  template:
+    metadata:
+      creationTimestamp: null
+      labels: {{app: {name}}}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.25
+        env:
+        - name: POD
+          valueFrom: {{fieldRef: {{fieldPath: metadata.name}}}}
+        resources: {{}}
+status: {{}}
+"""
+
+STATEFULSET = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {{name: {name}, namespace: default}}
+spec:
+  serviceName: {name}
+  replicas: 1
+  selector: {{matchLabels: {{app: {name}}}}}
+  template:
+    metadata: {{labels: {{app: {name}}}}}
+    spec:
+      containers: [{{name: db, image: "postgres:16"}}]
+  volumeClaimTemplates:
+  - metadata: {{name: data}}
+    spec:
+      accessModes: [ReadWriteOnce]
+      resources: {{requests: {{storage: 1Gi}}}}
+"""
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerThread]:
+    state = tmp_path_factory.mktemp("state")
+    with ServerThread(
+        store_path=str(state / "store.db"),
+        options=ServeOptions(port=0, state_dir=state, limits=Limits(stuck_watch_timeout=2.0)),
+        controllers=ControllerOptions(pod_start_delay=0.05, pod_run_duration=0.05),
+    ) as s:
+        yield s
+
+
+def kubectl_for(server: ServerThread, version: str | None, home: Any) -> Kubectl:
+    assert server.bound is not None
+    assert server.bound.kubeconfig is not None
+    return Kubectl(binary=kubectl_path(version), kubeconfig=server.bound.kubeconfig, home=home)
+
+
+def get(k: Kubectl, kind: str, name: str) -> dict[str, Any]:
+    out: dict[str, Any] = json.loads(
+        k("get", kind, name, "-n", "default", "-o", "json", "--show-managed-fields")
+    )
+    return out
+
+
+def replicasets(k: Kubectl, app: str) -> list[str]:
+    out = json.loads(k("get", "replicasets", "-n", "default", "-l", f"app={app}", "-o", "json"))
+    return sorted(i["metadata"]["name"] for i in out["items"])
+
+
+def settled(k: Kubectl, kind: str, name: str) -> dict[str, Any]:
+    """The object once its controller has observed it and stopped writing its status."""
+
+    def check() -> dict[str, Any] | None:
+        first = get(k, kind, name)
+        status = first.get("status") or {}
+        if status.get("observedGeneration") != first["metadata"]["generation"]:
+            return None
+        if status.get("readyReplicas") != first["spec"]["replicas"]:
+            return None
+        again = get(k, kind, name)
+        same = again["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"]
+        return again if same else None
+
+    out: dict[str, Any] = eventually(check, timeout=30.0, interval=0.1, message=f"{kind} settled")
+    return out
+
+
+@pytest.mark.parametrize("version", [None, "1.28"], ids=["kubectl-1.32", "kubectl-1.28"])
+def test_reapplying_a_deployment_is_a_no_op(
+    server: ServerThread, version: str | None, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    k = kubectl_for(server, version, tmp_path_factory.mktemp("home"))
+    name = f"web-{(version or '132').replace('.', '')}"
+    manifest = DEPLOYMENT.format(name=name)
+    ssa = ("apply", "--server-side", "-f", "-")
+    assert k(*ssa, input=manifest) == f"deployment.apps/{name} serverside-applied\n"
+    first = settled(k, "deployment", name)
+    assert len(replicasets(k, name)) == 1
+    assert k(*ssa, input=manifest) == f"deployment.apps/{name} serverside-applied\n"
+    again = get(k, "deployment", name)
+    assert again["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"]
+    assert again["metadata"]["generation"] == 1
+    assert again["metadata"]["managedFields"] == first["metadata"]["managedFields"]
+    assert len(replicasets(k, name)) == 1
+    same = k.run("diff", "--server-side", "-f", "-", input=manifest, check=False)
+    assert same.returncode == 0, same.stdout + same.stderr
+
+
+def test_reapplying_a_statefulset_is_a_no_op(
+    server: ServerThread, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    k = kubectl_for(server, None, tmp_path_factory.mktemp("home"))
+    manifest = STATEFULSET.format(name="db")
+    k("apply", "--server-side", "-f", "-", input=manifest)
+    first = settled(k, "statefulset", "db")
+    k("apply", "--server-side", "-f", "-", input=manifest)
+    again = get(k, "statefulset", "db")
+    assert again["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"]
+    assert again["metadata"]["generation"] == 1
+    same = k.run("diff", "--server-side", "-f", "-", input=manifest, check=False)
+    assert same.returncode == 0, same.stdout + same.stderr
+
+
+def test_kubectl_server_side_apply_keeps_the_client_side_annotation(
+    server: ServerThread, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """kubectl's move from client-side to server-side apply (its default manager): the
+    last-applied annotation stays, owned by kubectl-last-applied, and the server keeps
+    it up to date on kubectl's applies (lastappliedupdater), as kube-apiserver does."""
+    k = kubectl_for(server, None, tmp_path_factory.mktemp("home"))
+    # Without the env fieldRef: an atomic struct the server completed (apiVersion) is a
+    # changed value to structured-merge-diff, so kubectl-client-side-apply's ownership of
+    # it conflicts, on kube-apiserver too.
+    manifest = "\n".join(
+        line for line in DEPLOYMENT.format(name="csa").splitlines() if "POD" not in line
+        and "fieldRef" not in line and "env:" not in line
+    ) + "\n"
+    assert k("apply", "-f", "-", input=manifest) == "deployment.apps/csa created\n"
+    settled(k, "deployment", "csa")
+    changed = manifest.replace("replicas: 2", "replicas: 3")
+    k("apply", "--server-side", "-f", "-", input=changed)
+    after = get(k, "deployment", "csa")
+    note = after["metadata"]["annotations"][LAST_APPLIED]
+    assert json.loads(note)["spec"]["replicas"] == 3
+    owners = {
+        e["manager"]
+        for e in after["metadata"]["managedFields"]
+        if LAST_APPLIED_FIELD in e["fieldsV1"].get("f:metadata", {}).get("f:annotations", {})
+    }
+    assert owners == {"kubectl-last-applied"}
+    assert after["spec"]["replicas"] == 3
+    # The next client-side apply still works from that annotation.
+    k("apply", "-f", "-", input=manifest)
+    assert get(k, "deployment", "csa")["spec"]["replicas"] == 2
+
+
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+LAST_APPLIED_FIELD = "f:" + LAST_APPLIED
