@@ -106,7 +106,8 @@ def settled(k: Kubectl, kind: str, name: str) -> dict[str, Any]:
         same = again["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"]
         return again if same else None
 
-    out: dict[str, Any] = eventually(check, timeout=30.0, interval=0.1, message=f"{kind} settled")
+    out = eventually(check, timeout=30.0, interval=0.1, message=f"{kind} settled")
+    assert out is not None
     return out
 
 
@@ -156,10 +157,14 @@ def test_kubectl_server_side_apply_keeps_the_client_side_annotation(
     # Without the env fieldRef: an atomic struct the server completed (apiVersion) is a
     # changed value to structured-merge-diff, so kubectl-client-side-apply's ownership of
     # it conflicts, on kube-apiserver too.
-    manifest = "\n".join(
-        line for line in DEPLOYMENT.format(name="csa").splitlines() if "POD" not in line
-        and "fieldRef" not in line and "env:" not in line
-    ) + "\n"
+    manifest = (
+        "\n".join(
+            line
+            for line in DEPLOYMENT.format(name="csa").splitlines()
+            if "POD" not in line and "fieldRef" not in line and "env:" not in line
+        )
+        + "\n"
+    )
     assert k("apply", "-f", "-", input=manifest) == "deployment.apps/csa created\n"
     settled(k, "deployment", "csa")
     changed = manifest.replace("replicas: 2", "replicas: 3")

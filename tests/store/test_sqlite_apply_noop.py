@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import itertools
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -23,14 +22,14 @@ Obj = dict[str, Any]
 
 
 @pytest.fixture(autouse=True)
-def ticking_clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def ticking_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every managedFields time a new second, so an entry whose time moves is seen."""
     seconds = itertools.count()
     monkeypatch.setattr(
-        managed, "now_rfc3339", lambda: f"2030-01-01T00:{next(seconds) // 60 % 60:02d}:"
-        f"{next(seconds) % 60:02d}Z"
+        managed,
+        "now_rfc3339",
+        lambda: f"2030-01-01T00:{next(seconds) // 60 % 60:02d}:{next(seconds) % 60:02d}Z",
     )
-    yield
 
 
 def deployment(**template_md: Any) -> Obj:
@@ -155,7 +154,8 @@ async def test_the_defaults_are_the_servers(mem: SqliteStore) -> None:
     spec = first["spec"]
     assert spec["strategy"]["type"] == "RollingUpdate"
     [c] = spec["template"]["spec"]["containers"]
-    assert c["env"][0]["valueFrom"]["fieldRef"] == {"apiVersion": "v1", "fieldPath": "metadata.name"}
+    ref = c["env"][0]["valueFrom"]["fieldRef"]
+    assert ref == {"apiVersion": "v1", "fieldPath": "metadata.name"}
     sts, _ = await reapplied(mem, STS, statefulset())
     [vct] = sts["spec"]["volumeClaimTemplates"]
     assert vct["spec"]["volumeMode"] == "Filesystem"
@@ -186,7 +186,7 @@ async def test_an_object_created_with_a_null_keeps_it(mem: SqliteStore) -> None:
 
 
 async def test_a_real_change_still_writes_and_moves_the_time(mem: SqliteStore) -> None:
-    first, _ = await reapplied(mem, STS, statefulset())
+    await reapplied(mem, STS, statefulset())
     bigger = statefulset()
     bigger["spec"]["volumeClaimTemplates"][0]["spec"]["resources"]["requests"]["storage"] = "2Gi"
     with pytest.raises(Exception, match="Forbidden"):  # volumeClaimTemplates are immutable
