@@ -8,8 +8,9 @@ case, whole `gitkrm` processes (process start and imports included), medians of 
   three-way patches);
 - start: `gitkrm --help`, the floor of every command, measured in the same run.
 
-A case the corpus test marks as failing today (its xfail) is measured all the same: its
-first sync is a refused revision (exit 1), and no re-sync is measured.
+An invalid case (it needs objects from elsewhere) is measured as the refused revision its
+first sync is (exit 1), without re-syncs; a case the corpus test marks as failing today (an
+xfail) is left out.
 """
 
 from __future__ import annotations
@@ -58,13 +59,13 @@ async def _engine_cold(case: Case, bare: Path, root: Path) -> float:
         await engine.close()
         await store.close()
         await source.close()
-    if result.ok == case.refused:
+    if result.ok == case.invalid:
         raise SystemExit(f"{case.id}: in-process sync ok={result.ok}: {result.problems()[:3]}")
     return seconds
 
 
 def _measure(case: Case, root: Path) -> dict[str, list[float]]:
-    fails = case.refused
+    fails = case.invalid
     figures: dict[str, list[float]] = {}
     for run in range(RUNS):
         here = root / f"run-{run}"
@@ -95,6 +96,9 @@ def main() -> None:
     )
     with tempfile.TemporaryDirectory(prefix="gitkrm-bench-corpus-") as tmp:
         for case in CASES:
+            if case.xfail is not None:
+                print(f"{case.id:<32}left out: fails today ({case.xfail})", flush=True)
+                continue
             figures = _measure(case, Path(tmp) / case.id)
             med = {k: statistics.median(v) for k, v in figures.items()}
 
@@ -104,8 +108,6 @@ def main() -> None:
             note = f"{med['first'] / med['start']:.1f}x start"
             if case.invalid:
                 note += "; refused (needs cert-manager's CRDs)"
-            elif case.refused:
-                note += "; refused today (xfail)"
             print(
                 f"{case.id:<32}{cell('first', 8)}{cell('engine', 8)}{cell('unchanged', 11)}"
                 f"{cell('edited', 8)}{cell('start', 8)}  {note}",

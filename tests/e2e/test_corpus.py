@@ -2,20 +2,20 @@
 
 Each corpus case (tests/corpus/cases.py) is copied into a Git repository (a bare remote on
 disk and a work clone) and taken through what a new user does, every step a `gitkrm`
-process: `validate` and the first `run --once --wait` agree (tests/support/validate_run.py:
-the same verdict, as many objects), that run reaches Current on the embedded target (the
+process: `validate` and the first `run --once --wait` agree (tests/support/verdicts.py: the
+same verdict and the same objects; for a refused revision the same problems,
+tests/support/validate_run.py), that run reaches Current on the embedded target (the
 bundled controllers run), `diff` finds nothing, an edit is
 committed and synced, `git revert` of it is synced and brings back the objects of the first
 sync, and `history` lists the three revisions as synced.
 
-A case that fails today for a reason another part of issue #16 fixes is a strict xfail
-(the reason is in the case table): it turns red once fixed, until the entry is removed.
-Where only `validate` and `run` disagree, every other step runs first and the xfail accepts
-only a `Disagreement`, so another failure still fails.
+A case that fails today for a reason another piece of work fixes is a strict xfail (the
+reason is in the case table): it turns red once fixed, until the entry is removed.
 """
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any, Final
 
@@ -29,7 +29,8 @@ from gitkrm.sync.keys import LAST_APPLIED, REVISION
 from tests.corpus.cases import CASES, Case
 from tests.e2e.e2e_support import gitkrm, reader
 from tests.source.source_gitrepo import RemoteRepo, git
-from tests.support.validate_run import Disagreement, Verdict, assert_agree, ran, validate
+from tests.support.validate_run import assert_same_problems, run_problems, validate_problems
+from tests.support.verdicts import inventory_keys, validate_outcome
 
 AGENT: Final = "corpus"
 SOURCE: Final = "default"
@@ -38,22 +39,8 @@ SOURCE: Final = "default"
 def _param(case: Case) -> Any:
     if case.xfail is None:
         return pytest.param(case, id=case.id)
-    mark = pytest.mark.xfail(
-        strict=True,
-        reason=case.xfail.reason,
-        raises=Disagreement if case.xfail.disagreement else AssertionError,
-    )
+    mark = pytest.mark.xfail(strict=True, reason=case.xfail, raises=AssertionError)
     return pytest.param(case, id=case.id, marks=mark)
-
-
-async def _applied(state: Path) -> list[str]:
-    """The source's inventory: what the sync applied (keys in cli-utils' format)."""
-    store = await reader(state)
-    try:
-        inv = await inventory.read(store, source=SOURCE, inventory_id=f"{AGENT}.{SOURCE}")
-    finally:
-        await store.close()
-    return sorted(inv.entries)
 
 
 def _desired(obj: Obj) -> dict[str, Any]:
@@ -102,17 +89,25 @@ async def test_corpus_repository(case: Case, repo: RemoteRepo, state: Path, tmp_
     repo.push()
     flags = ("--repo", repo.url, "--path", case.path, "--state", str(state), "--agent-name", AGENT)
 
-    validated = validate(gitkrm, repo.work, path=case.path)
+    # validate_outcome renders in-process with asyncio.run: off this test's event loop.
+    checked = await asyncio.to_thread(validate_outcome, repo.work / case.path)
     wait = ("--wait", "--timeout", "60s")
     synced = gitkrm("run", *flags, "--once", *wait, "--log-format", "json", cwd=tmp_path)
-    verdict: Verdict = ran(synced, applied=len(await _applied(state)))
+    applied = await inventory_keys(state)
     if case.invalid:
-        assert not verdict.ok, f"{case.id} is expected to be refused:\n{verdict.output}"
-        assert verdict.objects == 0, "a refused revision applies nothing"
-        assert_agree(validated, verdict)
+        assert (checked.ok, synced.returncode, applied) == (False, 1, frozenset()), (
+            f"{case.id} must be refused by both, nothing applied:\n{checked.output}\n---\n"
+            f"{synced.stdout}{synced.stderr}"
+        )
+        assert_same_problems(
+            validate_problems(checked.output, relative_to=str(repo.work / case.path)),
+            run_problems(synced.stderr),
+        )
         return
+    assert checked.ok, f"validate refuses what run synced:\n{checked.output}"
     _synced_ok(synced, "the first run --once --wait")
     assert "are Current" in synced.stdout, synced.stdout
+    assert checked.keys == applied, ("validate and run differ", checked.keys ^ applied)
     before = await _objects(state)
     assert before, "the first sync applied nothing"
 
@@ -145,5 +140,3 @@ async def test_corpus_repository(case: Case, repo: RemoteRepo, state: Path, tmp_
     }
     for commit in (first, edited, reverted):
         assert results.get(commit) == [(AGENT, SOURCE, "Succeeded")], (commit, results)
-
-    assert_agree(validated, verdict)
