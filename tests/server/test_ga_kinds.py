@@ -64,6 +64,8 @@ def test_new_kinds_apply_get_and_delete(kubectl: Kubectl) -> None:
         "24h",
         "Pending",
     ]
+    assert "priorityLevelConfiguration" in kubectl("explain", "flowschema.spec")
+    assert "handler" in kubectl("explain", "runtimeclass")
     kubectl("delete", "-f", "-", input=bundle)
     assert kubectl("get", "runtimeclasses", "-o", "name") == ""
 
