@@ -100,8 +100,9 @@ class LocalSource:
     async def changes(self) -> AsyncIterator[None]:
         """Yield after each debounced burst of edits that moved the revision (or broke it)."""
         seen = self._last.revision if self._last else None
+        # A kustomization may read anywhere in the directory: then watch all of it.
         async for _ in watchfiles.awatch(
-            self.root,
+            self.repo_root if self._tree is not None else self.root,
             debounce=self.debounce_ms,
             step=50,
             stop_event=self._stop,

@@ -24,6 +24,8 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
         (["--once"], "nothing to sync: give --repo URL|PATH or --config FILE"),
         (["--repo", "x", "--config", "y", "--once"], "give --repo or --config, not both"),
         (["--config", "y", "--branch", "b"], "--branch: describe the sources in --config instead"),
+        (["--config", "y", "--namespace", "n"], "--namespace: describe the sources in --config"),
+        (["--repo", "x", "--namespace", "Bad_NS"], "--namespace 'Bad_NS' is not a valid name"),
         (["--repo", "x", "--wait"], "--wait needs --once"),
         (["--repo", "x", "--once", "--timeout", "5m"], "--timeout needs --wait"),
         (["--repo", "x", "--once", "--wait", "--timeout", "0s"], "--timeout must be more"),

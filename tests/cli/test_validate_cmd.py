@@ -44,3 +44,34 @@ def test_missing_path_is_a_usage_error() -> None:
     res = gitkrm("validate", "/nonexistent/manifests")
     assert res.returncode == 2
     assert res.stderr.strip() == "gitkrm: error: /nonexistent/manifests: no such file or directory"
+
+
+def test_the_default_namespace_is_runs_and_the_store_crds_count(tmp_path: Path) -> None:
+    import yaml
+
+    from tests.support.builders import crd, custom_resource
+
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+    res = gitkrm("validate", str(tree))  # `default`, as run
+    assert res.returncode == 0, res.stderr
+    bad = gitkrm("validate", str(tree), "--namespace", "Not_A_Namespace")
+    assert bad.returncode == 2
+    assert "--namespace 'Not_A_Namespace' is not a valid name" in bad.stderr
+    # A custom resource whose CRD only the store knows: valid with --state, as run.
+    crds = tmp_path / "crds"
+    crds.mkdir()
+    (crds / "crd.yaml").write_text(yaml.safe_dump(crd("Widget", "example.com")))
+    state = tmp_path / "state"
+    synced = gitkrm("run", "--once", "--repo", str(crds), "--state", str(state))
+    assert synced.returncode == 0, synced.stderr
+    (tree / "w.yaml").write_text(yaml.safe_dump(custom_resource("Widget", "w", None)))
+    unknown = gitkrm("validate", str(tree))
+    assert unknown.returncode == 1
+    assert 'unknown kind "Widget"' in unknown.stderr
+    known = gitkrm("validate", str(tree), "--state", str(state))
+    assert known.returncode == 0, known.stderr
+    missing = gitkrm("validate", str(tree), "--state", str(tmp_path / "nowhere"))
+    assert missing.returncode == 2
+    assert "no store.db there" in missing.stderr

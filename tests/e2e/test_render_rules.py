@@ -256,6 +256,13 @@ def test_ignore_files_hidden_files_and_the_default_namespace_as_run(tmp_path: Pa
         repo.work, repo.url, state=tmp_path / "s2", namespace="team"
     )
     assert synced.keys == {"_team__Namespace", "team_no-namespace__ConfigMap"}
+    # `diff` takes the same flag: in sync with it, differences without it.
+    flags = ["--repo", repo.url, "--state", str(tmp_path / "s2")]
+    same = gitkrm_cli("diff", *flags, "--namespace", "team", cwd=tmp_path)
+    assert same.returncode == 0, same.stdout + same.stderr
+    moved = gitkrm_cli("diff", *flags, cwd=tmp_path)
+    assert moved.returncode == 1, moved.stdout + moved.stderr
+    assert "no-namespace" in moved.stdout
 
 
 def big_crd() -> Obj:

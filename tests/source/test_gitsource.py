@@ -55,6 +55,42 @@ async def test_branch_snapshot_lists_manifests_and_reads_blobs(
     assert src.last is snap
 
 
+async def test_a_kustomization_under_the_path_brings_the_whole_repository_tree(
+    remote: RemoteRepo, make_source: SourceFactory
+) -> None:
+    remote.write("overlays/dev/kustomization.yaml", "resources: [../../bases/app]\n")
+    remote.write("bases/app/kustomization.yaml", "resources: [cm.yaml]\n")
+    remote.write("bases/app/cm.yaml", "kind: ConfigMap\n")
+    remote.write("shared/app.properties", "color=blue\n")
+    remote.write(".sourceignore", "drafts/\n")
+    remote.write("drafts/x.yaml", "kind: X\n")
+    remote.write("overlays/.gitkrmignore", "*.tmp.yaml\n")
+    remote.write("overlays/dev/a.tmp.yaml", "kind: Tmp\n")
+    remote.commit("tree")
+    remote.push()
+    # The whole repository as the path: ignore files apply the same way.
+    top = await make_source(remote.url, cache="top").snapshot()
+    assert "drafts/x.yaml" not in top.files
+    assert top.tree is not None and "shared/app.properties" in top.tree.files
+    # A link out of the repository outside the path is named only if a build reaches it.
+    remote.symlink("escape", "/etc")
+    sha = remote.commit("escape")
+    remote.push()
+    snap = await make_source(remote.url, path="overlays/dev").snapshot()
+    assert snap.revision == sha
+    assert sorted(snap.files) == ["kustomization.yaml"]
+    assert snap.tree is not None and snap.tree.root == "overlays/dev"
+    assert {"bases/app/cm.yaml", "shared/app.properties"} <= set(snap.tree.files)
+    assert not any(p.startswith("drafts/") or p.endswith(".tmp.yaml") for p in snap.tree.files)
+    assert "leaves the repository" in snap.tree.refused["escape"]
+    assert snap.read_tree(["shared/app.properties"]) == {"shared/app.properties": b"color=blue\n"}
+    # No kustomization under the path: no tree.
+    remote.write("apps/a.yaml", "kind: A\n")
+    remote.commit("apps")
+    remote.push()
+    assert (await make_source(remote.url, cache="apps", path="apps").snapshot()).tree is None
+
+
 async def test_a_new_cache_is_a_bare_repository_made_by_the_git_cli(
     remote: RemoteRepo, make_source: SourceFactory, tmp_path: Path
 ) -> None:

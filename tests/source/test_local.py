@@ -112,3 +112,34 @@ async def test_changes_yield_after_debounced_edits(tree: Path) -> None:
     await src.close()
     with pytest.raises(StopAsyncIteration):
         await asyncio.wait_for(anext(changes), 10)
+
+
+async def test_a_kustomization_brings_the_repository_tree_read_when_a_build_needs_it(
+    tree: Path, tmp_path: Path
+) -> None:
+    write(tree, "overlays/dev/kustomization.yaml", "resources: [../../bases/app]\n")
+    write(tree, "bases/app/kustomization.yaml", "resources: [cm.yaml]\n")
+    write(tree, "bases/app/cm.yaml", "kind: ConfigMap\n")
+    write(tree, "shared/app.properties", "color=blue\n")  # no manifest name: still in the tree
+    write(tree, "shared/.sourceignore", "secret.txt\n")  # Flux's ignore file
+    write(tree, "shared/secret.txt", "x\n")
+    os.symlink(tmp_path, tree / "out")
+    src = LocalSource(name="dev", root=tree, path="overlays/dev")
+    snap = await src.snapshot()
+    assert sorted(snap.files) == ["kustomization.yaml"]
+    assert snap.tree is not None
+    assert snap.tree.root == "overlays/dev"
+    assert "shared/app.properties" in snap.tree.files
+    assert "shared/secret.txt" not in snap.tree.files
+    assert not any(p.startswith(".git/") for p in snap.tree.files)
+    assert "leaves the repository" in snap.tree.refused["out"]
+    assert snap.read_tree(["bases/app/cm.yaml", "shared/app.properties"]) == {
+        "bases/app/cm.yaml": b"kind: ConfigMap\n",
+        "shared/app.properties": b"color=blue\n",
+    }
+    # An edit of a base outside the path moves the revision.
+    write(tree, "bases/app/cm.yaml", "kind: ConfigMap2\n")
+    assert (await src.snapshot()).revision != snap.revision
+    # Without a kustomization under the path, no tree is listed.
+    plain = await LocalSource(name="dev", root=tree, path="apps").snapshot()
+    assert plain.tree is None
