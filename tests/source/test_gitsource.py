@@ -71,7 +71,8 @@ async def test_a_kustomization_under_the_path_brings_the_whole_repository_tree(
     # The whole repository as the path: ignore files apply the same way.
     top = await make_source(remote.url, cache="top").snapshot()
     assert "drafts/x.yaml" not in top.files
-    assert top.tree is not None and "shared/app.properties" in top.tree.files
+    assert top.tree is not None
+    assert "shared/app.properties" in top.tree.files
     # A link out of the repository outside the path is named only if a build reaches it.
     remote.symlink("escape", "/etc")
     sha = remote.commit("escape")
@@ -79,7 +80,8 @@ async def test_a_kustomization_under_the_path_brings_the_whole_repository_tree(
     snap = await make_source(remote.url, path="overlays/dev").snapshot()
     assert snap.revision == sha
     assert sorted(snap.files) == ["kustomization.yaml"]
-    assert snap.tree is not None and snap.tree.root == "overlays/dev"
+    assert snap.tree is not None
+    assert snap.tree.root == "overlays/dev"
     assert {"bases/app/cm.yaml", "shared/app.properties"} <= set(snap.tree.files)
     assert not any(p.startswith("drafts/") or p.endswith(".tmp.yaml") for p in snap.tree.files)
     assert "leaves the repository" in snap.tree.refused["escape"]
