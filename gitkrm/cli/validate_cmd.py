@@ -75,10 +75,12 @@ def run(args: argparse.Namespace) -> int:
         server_side=args.apply_mode == "server-side",
         postbuild=postbuild(args),
     )
+    from gitkrm.krm import masking  # values decrypted from SOPS files never shown
+
     for w in report.warnings:
-        print(f"warning: {w}", file=sys.stderr)
+        print(masking.mask(f"warning: {w}"), file=sys.stderr)
     for p in report.problems:
-        print(str(p), file=sys.stderr)
+        print(masking.mask(str(p)), file=sys.stderr)
     if not args.quiet:
         verdict = "valid" if report.ok else f"{len(report.problems)} problem(s)"
         print(f"{report.objects} object(s) in {report.files} file(s): {verdict}")

@@ -227,3 +227,27 @@ def test_keys_from_a_secret_in_the_store(
     code, _, err = cli(capsys, "run", "--config", str(config), "--once", "--state", str(state))
     assert code == 0, err
     assert secret_data(state, "db")["password"] == PASSWORD
+
+
+def test_validate_decrypts_and_masks_what_it_decrypted(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, key: AgeKey
+) -> None:
+    """An encrypted ConfigMap the API rules refuse: the error quotes the value, masked."""
+    bad = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: enc-bad, namespace: default}\n"
+        "data: {key: {nested: validate-Secret-4417}}\n"
+    )
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "bad.enc.yaml").write_text(enc(bad, key, tmp_path, "yaml"))
+    (tree / "db.enc.yaml").write_text(enc(SECRET, key, tmp_path, "yaml"))
+    code, out, err = cli(capsys, "validate", str(tree), "--sops-age-key-file", str(key.file))
+    assert code == 1
+    assert "bad.enc.yaml" in err
+    assert "ConfigMap default/enc-bad" in err
+    assert "***" in err
+    assert "validate-Secret-4417" not in out + err
+    assert "db.enc.yaml" not in err  # the Secret decrypted and is valid
+    code, out, err = cli(capsys, "validate", str(tree))
+    assert code == 1
+    assert "encrypted with SOPS, and the source does not decrypt" in err
