@@ -304,6 +304,7 @@ class SourceRunner:
             snap.revision != self.synced_revision
             or not self.last_ok
             or bool(triggers & {Trigger.REQUEST, Trigger.SPEC, Trigger.START})
+            or await self.engine.inputs_changed()  # substituteFrom values, decryption keys
         )
         try:
             if full:

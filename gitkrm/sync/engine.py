@@ -167,6 +167,17 @@ class SyncEngine:
                 result = await self._apply(synced, {"git": 0.0, "render": 0.0}, progress=progress)
             return result.result(synced.revision) if isinstance(result, Refusal) else result
 
+    async def inputs_changed(self) -> bool:
+        """Whether the post-build inputs the store holds (`substituteFrom` values, the
+        decryption Secret's keys) differ from those of the last render: then the same
+        revision needs a full sync, not only a drift check (Flux reads them every time)."""
+        spec = self.options.postbuild
+        if spec is None or spec.empty or self._memo.rendered_key is None:
+            return False
+        from gitkrm.sync.postbuild_inputs import resolve
+
+        return (await resolve(self.store, spec)).digest != self._memo.rendered_key[2]
+
     async def plan(self, snapshot: Snapshot) -> Plan:
         """What `sync` would do, without writing anything (errors: why it can't)."""
         async with self._lock:
