@@ -25,11 +25,17 @@ def git(*args: str, cwd: Path) -> None:
 
 def make_repo(root: Path) -> tuple[Path, Path]:
     """W10k committed in `root/work` and pushed to the bare `root/remote.git`."""
-    work, bare = root / "work", root / "remote.git"
+    work = root / "work"
     write_tree(work)
+    return work, publish(work, root, "W10k")
+
+
+def publish(work: Path, root: Path, message: str) -> Path:
+    """Commit the tree in `work` and push it to a new bare `root/remote.git`."""
+    bare = root / "remote.git"
     git("init", "-q", "--initial-branch=main", cwd=work)
     git("add", "-A", cwd=work)
-    git("commit", "-q", "-m", "W10k", cwd=work)
+    git("commit", "-q", "-m", message, cwd=work)
     git("init", "-q", "--bare", str(bare), cwd=root)
     git("push", "-q", str(bare), "HEAD:refs/heads/main", cwd=work)
-    return work, bare
+    return bare

@@ -15,24 +15,20 @@ from gitkrm.lazy import exports
 if TYPE_CHECKING:
     from gitkrm.charts.hooks import HookPhase, translate_hooks
     from gitkrm.charts.layout import ChartLayout, chart_layout
-    from gitkrm.charts.release import (
-        Capabilities,
-        ChartRenderer,
-        Release,
-        RenderedRelease,
-    )
+    from gitkrm.charts.model import Capabilities, Release, RenderedRelease
+    from gitkrm.charts.release import ChartRenderer
     from gitkrm.charts.spec import HelmSpec
 
 __getattr__ = exports(
     __name__,
     {
-        "Capabilities": ".release",
+        "Capabilities": ".model",
         "ChartLayout": ".layout",
         "ChartRenderer": ".release",
         "HelmSpec": ".spec",
         "HookPhase": ".hooks",
-        "Release": ".release",
-        "RenderedRelease": ".release",
+        "Release": ".model",
+        "RenderedRelease": ".model",
         "chart_layout": ".layout",
         "translate_hooks": ".hooks",
     },

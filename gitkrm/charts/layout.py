@@ -37,6 +37,23 @@ class ChartLayout:
                 return True
         return False
 
+    def grouped(self, paths: Iterable[str]) -> dict[str, list[str]]:
+        """Each chart's paths, relative to its directory, in one pass over `paths`."""
+        out: dict[str, list[str]] = {r: [] for r in self.roots}
+        if "" in out:
+            out[""] = sorted(paths)
+            return out
+        for p in paths:
+            d = p
+            while "/" in d:
+                d = d.rpartition("/")[0]
+                if d in self._set:
+                    out[d].append(p[len(d) + 1 :])
+                    break
+        for files in out.values():
+            files.sort()
+        return out
+
     def files_of(self, root: str, paths: Iterable[str]) -> list[str]:
         """The paths under `root`, relative to it."""
         if not root:

@@ -1,9 +1,15 @@
 """One chart of a revision rendered as one release: values, capabilities, install or
-upgrade, hooks; cached by everything a render depends on.
+upgrade, hooks; cached by everything a render depends on (`rendercache`).
 
 Release semantics are Flux's: `.Release.IsInstall` until a sync of the release succeeded
-(`mark_installed`, which the engine calls after applying), `.Release.IsUpgrade` after. No
-release Secret is written anywhere: gitkrm's inventory owns the objects (Argo CD's model).
+(`mark_installed`, which the engine calls after applying), `.Release.IsUpgrade` after; a
+release whose inputs did not change since it was applied keeps the render that was applied.
+No release Secret is written anywhere: gitkrm's inventory owns the objects (Argo CD's model).
+
+A chart whose templates call a function that differs from call to call (`randAlphaNum`,
+`genCA`, `now`, ...), or that has packed subcharts, is rendered twice on a miss: the
+templates that came out differently are reported as warnings, and the first render is the
+one kept.
 """
 
 from __future__ import annotations
@@ -11,8 +17,8 @@ from __future__ import annotations
 import hashlib
 import json
 import posixpath
+import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -21,64 +27,19 @@ import yaml
 from gitkrm.charts import archive, library
 from gitkrm.charts.hooks import translate_hooks
 from gitkrm.charts.library import ChartError, RenderOptions
+from gitkrm.charts.model import Capabilities, Release, RenderedRelease
+from gitkrm.charts.rendercache import RenderStore
 from gitkrm.charts.repository import ChartFetcher, yaml_mapping
-from gitkrm.charts.spec import EMBEDDED_KUBE_VERSION, HelmSpec, merge_values
+from gitkrm.charts.spec import HelmSpec, merge_values
 
 PRUNE_ANNOTATION: Final = "gitkrm.io/prune"
+_VOLATILE: Final = re.compile(
+    rb"\b(rand(Alpha|Numeric|AlphaNum|Ascii|Int|Bytes)?|genCA|genCAWithKey|genPrivateKey|"
+    rb"genSelfSignedCert|genSelfSignedCertWithKey|genSignedCert|genSignedCertWithKey|uuidv4|"
+    rb"now|htpasswd|bcrypt|shuffle|encryptAES)\b"
+)
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-
-
-@dataclass(frozen=True, slots=True)
-class Capabilities:
-    """`.Capabilities` of a render: the target's Kubernetes version and API versions
-    (`group/version` and `group/version/Kind`, sorted)."""
-
-    kube_version: str = EMBEDDED_KUBE_VERSION
-    api_versions: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Release:
-    """What the note and the status file say about a release."""
-
-    name: str
-    namespace: str
-    chart: str
-    version: str
-    digest: str
-    directory: str
-    install: bool
-
-    @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
-
-    def to_report(self) -> dict[str, Any]:
-        return {
-            "release": self.name,
-            "namespace": self.namespace,
-            "chart": self.chart,
-            "version": self.version,
-            "digest": self.digest,
-            "path": self.directory or ".",
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class RenderedRelease:
-    """The manifests of one release: (repository path of the template, YAML text)."""
-
-    release: Release
-    manifests: tuple[tuple[str, bytes], ...]
-
-
-def chart_digest(entries: Iterable[tuple[str, str]]) -> str:
-    """A chart's identity from its (relative path, blob id) pairs: no file is read."""
-    h = hashlib.sha256()
-    for path, blob in sorted(entries):
-        h.update(f"{path}\0{blob}\n".encode())
-    return "sha256:" + h.hexdigest()
 
 
 class ChartRenderer:
@@ -93,44 +54,21 @@ class ChartRenderer:
         persist: bool = True,
         cache_dir: Path | None = None,
     ) -> None:
-        """`state_file` records the installed releases across restarts (written unless
-        `persist` is False: `gitkrm diff` only reads it)."""
+        """`state_file` keeps the renders and the applied releases across restarts
+        (written unless `persist` is False: `gitkrm diff` only reads it); `cache_dir`
+        keeps fetched dependencies."""
         self.spec = spec or HelmSpec()
         self.default_namespace = default_namespace or "default"
-        self._cache: dict[tuple[Any, ...], RenderedRelease] = {}
-        self._used: dict[tuple[Any, ...], RenderedRelease] = {}
-        self._state_file = state_file
         self.fetcher = ChartFetcher(cache_dir=cache_dir, auth=self.spec.repositories)
-        self._persist = persist
-        self._installed: set[str] = self._load_installed()
-
-    # -- install or upgrade ------------------------------------------------------------
-
-    def _load_installed(self) -> set[str]:
-        if self._state_file is None:
-            return set()
-        try:
-            data = json.loads(self._state_file.read_text())
-        except (OSError, ValueError):
-            return set()
-        return {str(k) for k in data.get("installed", ())}
+        self.store = RenderStore(state_file, persist=persist)
+        self._spec_json = json.dumps(self.spec.to_spec(), sort_keys=True)
 
     def is_installed(self, key: str) -> bool:
-        return key in self._installed
+        return key in self.store.applied
 
     def mark_installed(self, releases: Iterable[Release]) -> None:
-        """The releases were applied: their next render is an upgrade."""
-        new = {r.key for r in releases} - self._installed
-        if not new:
-            return
-        self._installed |= new
-        if self._state_file is not None and self._persist:
-            self._state_file.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self._state_file.with_suffix(".tmp")
-            tmp.write_text(json.dumps({"installed": sorted(self._installed)}))
-            tmp.replace(self._state_file)
-
-    # -- rendering ---------------------------------------------------------------------
+        """The releases were applied: their next render with other inputs is an upgrade."""
+        self.store.mark_applied(releases)
 
     def release_name(self, directory: str) -> str:
         return self.spec.release_name or posixpath.basename(directory) or "release"
@@ -144,49 +82,72 @@ class ChartRenderer:
         capabilities: Capabilities,
     ) -> RenderedRelease:
         """The chart in `directory` (its files, relative, from `read`, called on a miss)."""
+        key, options = self._key(directory, digest, capabilities)
+        hit = self.store.get(key)
+        if hit is None:
+            inputs = key.partition(":")[0]
+            hit = self._render(directory, digest, inputs, read(), options)
+            self.store.put(key, hit)
+        return hit
+
+    def cached(self, *, directory: str, digest: str, capabilities: Capabilities) -> bool:
+        """Whether `render` would find the render without reading the chart."""
+        return self.store.get(self._key(directory, digest, capabilities)[0]) is not None
+
+    def _key(
+        self, directory: str, digest: str, capabilities: Capabilities
+    ) -> tuple[str, RenderOptions]:
+        """The render's cache key (its inputs' digest and install/upgrade) and options."""
         spec = self.spec
         name = self.release_name(directory)
         namespace = spec.namespace or self.default_namespace
-        install = not self.is_installed(f"{namespace}/{name}")
         kube = spec.kube_version or capabilities.kube_version
         apis = tuple(sorted({*capabilities.api_versions, *spec.api_versions}))
-        key = (directory, digest, spec, name, namespace, install, kube, apis)
-        hit = self._cache.get(key)
-        if hit is None:
-            options = RenderOptions(
-                name=name,
-                namespace=namespace,
-                is_install=install,
-                kube_version=kube,
-                api_versions=apis,
-            )
-            hit = self._render(directory, digest, read(), options)
-            self._cache[key] = hit
-        self._used[key] = hit
-        return hit
+        inputs = hashlib.sha256(
+            json.dumps([directory, digest, self._spec_json, name, namespace, kube, apis]).encode()
+        ).hexdigest()
+        applied = self.store.applied.get(f"{namespace}/{name}")
+        if applied is not None and applied[0] == inputs:
+            install = applied[1]  # nothing changed since it was applied: the same render
+        else:
+            install = applied is None
+        options = RenderOptions(
+            name=name,
+            namespace=namespace,
+            is_install=install,
+            kube_version=kube,
+            api_versions=apis,
+        )
+        return f"{inputs}:{'install' if install else 'upgrade'}", options
 
     def rotate(self) -> None:
         """After a render of the whole revision: keep what it used (and the generation
-        before, for a `git revert`)."""
-        self._cache = {**self._used}
-        self._used = {}
+        before, for a `git revert`), on disk too."""
+        self.store.rotate()
 
     def _render(
-        self, directory: str, digest: str, files: Mapping[str, bytes], options: RenderOptions
+        self,
+        directory: str,
+        digest: str,
+        inputs: str,
+        files: Mapping[str, bytes],
+        options: RenderOptions,
     ) -> RenderedRelease:
         where = directory or "."
         files = archive.kept(files)
-        meta = _chart_yaml(files, where)
+        meta = yaml_mapping(files.get("Chart.yaml", b""), "Chart.yaml", where)
         chart_name = str(meta.get("name") or posixpath.basename(directory) or "chart")
         values = self._values(files, where)
         loaded = library.load_archive(archive.pack(chart_name, files), chart=where)
         try:
             templates = library.render(loaded, values, options, chart=where)
+            again = library.render(loaded, values, options, chart=where) if _volatile(files) else {}
             crds = [] if self.spec.skip_crds else library.crds(loaded)
         finally:
             loaded.close()
         base = f"{directory}/" if directory else ""
         manifests: list[tuple[str, bytes]] = []
+        warnings: list[tuple[str, str]] = []
         for crd in crds:
             path = base + str(crd.get("filename") or crd.get("name")).partition("/")[2]
             manifests.append((path, _keep_crds(crd.get("data", ""), path)))
@@ -194,6 +155,15 @@ class ChartRenderer:
             if template.endswith("NOTES.txt") or not text.strip():
                 continue
             path = base + template.partition("/")[2]  # <chart name>/templates/x.yaml
+            if again and again.get(template) != text:
+                warnings.append(
+                    (
+                        path,
+                        "renders differently each time (a random, key or time function): "
+                        "the first rendering is kept until the chart, its values or the "
+                        "target change",
+                    )
+                )
             text = translate_hooks(text, is_install=options.is_install)
             if text.strip():
                 manifests.append((path, text.encode()))
@@ -205,8 +175,9 @@ class ChartRenderer:
             digest=digest,
             directory=directory,
             install=options.is_install,
+            inputs=inputs,
         )
-        return RenderedRelease(release, tuple(manifests))
+        return RenderedRelease(release, tuple(manifests), tuple(warnings))
 
     def _values(self, files: Mapping[str, bytes], where: str) -> dict[str, Any]:
         """User values: the value files, then the inline values, then `--set`."""
@@ -224,8 +195,15 @@ class ChartRenderer:
         return values
 
 
-def _chart_yaml(files: Mapping[str, bytes], where: str) -> dict[str, Any]:
-    return yaml_mapping(files.get("Chart.yaml", b""), "Chart.yaml", where)
+def _volatile(files: Mapping[str, bytes]) -> bool:
+    """Whether a render may differ from the next: a template calls a function that does,
+    or a packed subchart (not scanned) might."""
+    for path, data in files.items():
+        if path.endswith(".tgz") or (
+            (path.startswith("templates/") or "/templates/" in path) and _VOLATILE.search(data)
+        ):
+            return True
+    return False
 
 
 def _keep_crds(text: str, path: str) -> bytes:

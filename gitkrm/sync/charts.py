@@ -14,16 +14,22 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import yaml
+
 from gitkrm.charts.layout import CHART_FILE, LOCK_FILE, ChartLayout
 from gitkrm.charts.library import ChartError
-from gitkrm.charts.release import Capabilities, ChartRenderer, Release, chart_digest
+from gitkrm.charts.model import Capabilities, Release, chart_digest
+from gitkrm.charts.release import ChartRenderer
 from gitkrm.charts.repository import Dependency, Resolved, missing_dependencies
 from gitkrm.charts.spec import EMBEDDED_KUBE_VERSION
 from gitkrm.schema import Registry
 from gitkrm.source.snapshot import MODE_SYMLINK, Snapshot
 from gitkrm.sync.cache import GenerationCache
-from gitkrm.sync.parse import FileError, ParseContext, ParsedFile, builtin_registry, parse_file
+from gitkrm.sync.parse import FileError, ParseContext, ParsedFile
+from gitkrm.sync.pool import parse_many
 from gitkrm.sync.problems import Problem
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(slots=True)
@@ -35,6 +41,7 @@ class Charted:
     releases: list[Release] = field(default_factory=list)
     namespaces: dict[str, str] = field(default_factory=dict)  # output path -> release's
     remote: bool = False  # a chart has dependencies from a repository (fetched each render)
+    warnings: list[Problem] = field(default_factory=list)
 
 
 def api_versions(registry: Registry) -> tuple[str, ...]:
@@ -56,6 +63,7 @@ class ChartStage:
         self.max_file_size = max_file_size
         self._parsed: GenerationCache[str, ParsedFile] = GenerationCache()
         self._deps: dict[tuple[str, str, tuple[str, ...]], list[Dependency]] = {}
+        self._crd_apis: dict[str, tuple[str, ...]] = {}  # a crds/ file's blob -> API versions
 
     async def render(
         self,
@@ -70,57 +78,102 @@ class ChartStage:
         capabilities = Capabilities(
             kube_version=kube_version or EMBEDDED_KUBE_VERSION, api_versions=api_versions(registry)
         )
+        charts: list[tuple[str, str, list[str], list[Resolved], str]] = []
+        grouped = layout.grouped(files)
         for root in layout.roots:
             base = f"{root}/" if root else ""
-            rel = layout.files_of(root, files)
+            rel = grouped[root]
             problem = self._check(root, base, rel, snapshot)
             if problem is not None:
                 out.problems.append(problem)
                 continue
-
             try:
                 fetched = await self._dependencies(snapshot, base, rel, root or ".")
             except ChartError as e:
                 out.problems.append(Problem(base + CHART_FILE, None, None, e.message))
                 continue
             out.remote = out.remote or bool(fetched)
-
-            def read(
-                rel: Sequence[str] = rel, base: str = base, fetched: list[Resolved] = fetched
-            ) -> dict[str, bytes]:
-                contents = snapshot.read_many(base + p for p in rel)
-                return {p: contents[base + p] for p in rel} | {r.filename: r.data for r in fetched}
-
             digest = chart_digest(
                 [
                     *((p, files[base + p].blob) for p in rel),
                     *((r.filename, r.digest) for r in fetched),
                 ]
             )
+            charts.append((root, base, rel, fetched, digest))
+        # Helm installs a chart's crds/ before rendering it: its templates see their kinds.
+        caps = {
+            root: self._with_own_crds(capabilities, snapshot, base, rel)
+            for root, base, rel, _, _ in charts
+        }
+        # The charts rendered before need no file; the others are read in one go.
+        wanted = [
+            base + p
+            for root, base, rel, _, digest in charts
+            if not self.charts.cached(directory=root, digest=digest, capabilities=caps[root])
+            for p in rel
+        ]
+        contents = snapshot.read_many(wanted) if wanted else {}
+        todo: dict[str, list[tuple[str, bytes, str]]] = {}  # namespace -> (path, text, key)
+        for root, base, rel, fetched, digest in charts:
+
+            def read(
+                rel: Sequence[str] = rel, base: str = base, fetched: list[Resolved] = fetched
+            ) -> dict[str, bytes]:
+                missing = [base + p for p in rel if base + p not in contents]
+                got = {**contents, **(snapshot.read_many(missing) if missing else {})}
+                return {p: got[base + p] for p in rel} | {r.filename: r.data for r in fetched}
+
             try:
                 rendered = self.charts.render(
-                    directory=root, digest=digest, read=read, capabilities=capabilities
+                    directory=root, digest=digest, read=read, capabilities=caps[root]
                 )
             except ChartError as e:
                 out.problems.append(Problem(base + CHART_FILE, None, None, e.message))
                 continue
             out.releases.append(rendered.release)
+            out.warnings.extend(Problem(p, None, None, m) for p, m in rendered.warnings)
             # Objects without a namespace land in the release's, as with `helm install`.
             ns = rendered.release.namespace
-            ctx = dataclasses.replace(self.context, default_namespace=ns)
             for path, text in rendered.manifests:
                 key = f"helm:{ns}:" + hashlib.sha256(text).hexdigest()
-                pf = self._parsed.get(key)
-                if pf is None:
-                    pf = _without_lines(
-                        parse_file(path, text, ctx=ctx, registry=builtin_registry())
-                    )
-                    self._parsed.put(key, pf)
-                out.outputs.append((path, key, pf))
+                out.outputs.append((path, key, _PENDING))
                 out.namespaces[path] = ns
+                if self._parsed.get(key) is None:
+                    todo.setdefault(ns, []).append((path, text, key))
+        for ns, items in todo.items():
+            ctx = dataclasses.replace(self.context, default_namespace=ns)
+            parsed = await parse_many([(p, t) for p, t, _ in items], ctx)
+            for (_, _, key), pf in zip(items, parsed, strict=True):
+                self._parsed.put(key, _without_lines(pf))
+        out.outputs = [(p, k, self._parsed.get(k) or pf) for p, k, pf in out.outputs]
         self._parsed.rotate()
         self.charts.rotate()
         return out
+
+    def _with_own_crds(
+        self, capabilities: Capabilities, snapshot: Snapshot, base: str, rel: Sequence[str]
+    ) -> Capabilities:
+        """`capabilities` with the API versions of the chart's own `crds/` (and its
+        subcharts'), read from the repository (cached by blob)."""
+        paths = [
+            base + p
+            for p in rel
+            if (p.startswith("crds/") or "/crds/" in p) and p.endswith((".yaml", ".yml", ".json"))
+        ]
+        if not paths:
+            return capabilities
+        files = snapshot.files
+        todo = [p for p in paths if files[p].blob not in self._crd_apis]
+        if todo:
+            for p, data in snapshot.read_many(todo).items():
+                self._crd_apis[files[p].blob] = crd_api_versions(data)
+        own = {a for p in paths for a in self._crd_apis[files[p].blob]}
+        if own <= set(capabilities.api_versions):
+            return capabilities
+        return Capabilities(
+            kube_version=capabilities.kube_version,
+            api_versions=tuple(sorted({*capabilities.api_versions, *own})),
+        )
 
     async def _dependencies(
         self, snapshot: Snapshot, base: str, rel: Sequence[str], where: str
@@ -164,6 +217,29 @@ class ChartStage:
                     f"file is {entry.size:,} bytes, over the limit of {self.max_file_size:,}",
                 )
         return None
+
+
+def crd_api_versions(data: bytes) -> tuple[str, ...]:
+    """`group/version` and `group/version/Kind` of the served versions of the CRDs in a
+    file (unreadable documents are left to the render to report)."""
+    out: list[str] = []
+    try:
+        docs = list(yaml.load_all(data, Loader=_Loader))
+    except yaml.YAMLError:
+        return ()
+    for d in docs:
+        spec = d.get("spec") if isinstance(d, dict) else None
+        if not isinstance(spec, dict) or d.get("kind") != "CustomResourceDefinition":
+            continue
+        group = str(spec.get("group") or "")
+        kind = str((spec.get("names") or {}).get("kind") or "")
+        for v in spec.get("versions") or ():
+            if isinstance(v, dict) and v.get("served", True) and v.get("name"):
+                out += [f"{group}/{v['name']}", f"{group}/{v['name']}/{kind}"]
+    return tuple(out)
+
+
+_PENDING = ParsedFile(error=FileError(None, None, "not parsed"))  # replaced before returning
 
 
 def _without_lines(pf: ParsedFile) -> ParsedFile:

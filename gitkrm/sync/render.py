@@ -291,7 +291,9 @@ class Renderer:
         self._namespaces = {}
         self._remote = False
         if charts.roots:
-            releases = await self._render_charts(snapshot, charts, outputs, store_crds, problems)
+            releases = await self._render_charts(
+                snapshot, charts, outputs, store_crds, problems, warnings
+            )
         registry, fingerprint = self._registry(outputs, store_crds, problems)
         desired: list[Desired] = []
         count = 0
@@ -346,6 +348,7 @@ class Renderer:
         outputs: list[tuple[str, str, ParsedFile]],
         store_crds: Sequence[Obj],
         problems: list[Problem],
+        warnings: list[Problem],
     ) -> tuple[Release, ...]:
         """Render the charts (`gitkrm.sync.charts`), their API versions being those of the
         built-in kinds, the store's CRDs and the revision's other CRDs."""
@@ -365,6 +368,7 @@ class Renderer:
         )
         outputs.extend(done.outputs)
         problems.extend(done.problems)
+        warnings.extend(done.warnings)
         self._namespaces = done.namespaces
         self._remote = done.remote
         return tuple(done.releases)

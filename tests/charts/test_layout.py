@@ -36,3 +36,13 @@ def test_no_chart() -> None:
     layout = chart_layout(["a.yaml", "b/Chart.yml"])
     assert layout.roots == ()
     assert not layout.owned("a.yaml")
+
+
+def test_grouped_is_files_of_for_every_chart() -> None:
+    paths = ["a/Chart.yaml", "a/t/x.yaml", "b/c/Chart.yaml", "b/c/v.yaml", "b/d.yaml", "e.yaml"]
+    layout = chart_layout(paths)
+    assert layout.grouped(paths) == {r: layout.files_of(r, paths) for r in layout.roots}
+    assert layout.grouped(paths) == {
+        "a": ["Chart.yaml", "t/x.yaml"],
+        "b/c": ["Chart.yaml", "v.yaml"],
+    }

@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 from gitkrm.charts.library import ChartError
-from gitkrm.charts.release import Capabilities, ChartRenderer, RenderedRelease
+from gitkrm.charts.model import Capabilities, RenderedRelease
+from gitkrm.charts.release import ChartRenderer
 from gitkrm.charts.spec import HelmSpec
 from tests.charts.chart_files import relative, shop_files
 
@@ -118,15 +119,50 @@ def test_install_first_then_upgrade_with_the_hooks_of_each(tmp_path: Any) -> Non
     ann = hooks["ConfigMap/shop-migrate-install"]["metadata"]["annotations"]
     assert ann["argocd.argoproj.io/hook"] == "PreSync"
     charts.mark_installed([first.release])
-    second = render(charts)
+    charts.rotate()
+    # Nothing changed since it was applied: the applied render stays (no flip, no new hooks).
+    assert render(charts) is first
+    second = render(charts, digest="d2")  # a new revision of the chart: an upgrade
     assert (settings(second)["installing"], settings(second)["upgrading"]) == ("false", "true")
     assert {k for k in objects(second) if "migrate" in k or "announce" in k} == {
         "ConfigMap/shop-migrate-upgrade",
         "ConfigMap/shop-announce",
     }
     # A new process (a restart) reads the record: still an upgrade.
-    again = render(ChartRenderer(state_file=state))
+    again = render(ChartRenderer(state_file=state), digest="d3")
     assert settings(again)["upgrading"] == "true"
+
+
+def test_a_restart_renders_nothing_rendered_before_and_random_values_stay(
+    tmp_path: Any,
+) -> None:
+    files = shop_files()
+    files["shop/templates/secret.yaml"] = (
+        b"apiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ .Release.Name }}-db\n"
+        b"stringData:\n  password: {{ randAlphaNum 24 | quote }}\n"
+    )
+    state = tmp_path / "helm.json"
+    charts = ChartRenderer(state_file=state)
+    first = render(charts, files)
+    # Rendered twice: the template that differs is named in a warning.
+    assert [p for p, _ in first.warnings] == ["shop/templates/secret.yaml"]
+    assert "renders differently each time" in first.warnings[0][1]
+    password = objects(first)["Secret/shop-db"]["stringData"]["password"]
+    charts.mark_installed([first.release])
+    charts.rotate()
+    assert state.stat().st_mode & 0o777 == 0o600  # rendered Secrets hold their data
+
+    def never() -> dict[str, bytes]:
+        raise AssertionError("read: the render was not found in the state dir")
+
+    restarted = ChartRenderer(state_file=state)
+    again = restarted.render(directory="shop", digest="d1", read=never, capabilities=CAPS)
+    assert objects(again)["Secret/shop-db"]["stringData"]["password"] == password
+    assert again.warnings == first.warnings
+
+
+def test_a_deterministic_chart_is_rendered_once() -> None:
+    assert render(ChartRenderer()).warnings == ()
 
 
 def test_renders_are_cached_by_everything_they_depend_on() -> None:

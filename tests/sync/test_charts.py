@@ -4,6 +4,7 @@ the first sync and on upgrades, and crds/ that are never pruned."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from gitkrm.charts.spec import HelmSpec
@@ -62,6 +63,8 @@ async def test_a_chart_installs_then_upgrades_and_rolls_back(
     settings = await store.get(ref("ConfigMap", "web-settings"))
     assert settings["data"]["installing"] == "true"
     assert settings["data"]["kubeVersion"] == "v1.33.0"  # the embedded target's
+    assert settings["data"]["widgets"] == "true"  # its own crds/, as Helm installs them first
+    assert settings["data"]["monitoring"] == "false"  # nothing serves ServiceMonitors here
     assert await get(store, ref("ConfigMap", "web-cache"))  # the subchart
     assert await get(store, ref("Widget", "web-front", group="shop.example.com"))  # crds/ first
     # The pre-install hook ran as a PreSync hook; the pre-upgrade one did not.
@@ -169,3 +172,41 @@ async def test_a_dependency_range_follows_the_chart_repository_at_every_sync(
     assert result.ok, result.problems()
     cache = await store.get(ref("ConfigMap", "web-cache"))
     assert cache["data"]["version"] == "0.3.0"
+
+
+async def test_a_restart_keeps_random_values_and_warns_once(
+    store: Store, remote: Remote, make_source: SourceFactory, tmp_path: Path
+) -> None:
+    from gitkrm.sync.engine import SyncEngine
+    from gitkrm.sync.options import SyncOptions
+    from gitkrm.sync.parsecache import ParseCache
+
+    seed(remote)
+    remote.write(
+        "apps/shop/templates/secret.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ .Release.Name }}-db\n"
+        "stringData:\n  password: {{ randAlphaNum 24 | quote }}\n",
+    )
+    remote.commit("a generated password")
+    source = make_source(remote.url)
+    snap = await source.snapshot()
+
+    def engine() -> SyncEngine:
+        cache = ParseCache(tmp_path / "state" / "cache" / "parsed" / "src.bin")
+        options = SyncOptions(source_name="src", agent_name="agent", helm=SPEC)
+        return SyncEngine(store=store, options=options, parse_cache=cache)
+
+    first = engine()
+    rendered = await first._renderer.render(snap)  # the warning of the double render
+    assert [(w.path, "renders differently" in w.message) for w in rendered.warnings] == [
+        ("apps/shop/templates/secret.yaml", True)
+    ]
+    assert (await first.sync(snap)).ok
+    await first.close()
+    password = (await store.get(ref("Secret", "web-db")))["data"]["password"]
+    second = engine()  # a restart
+    result = await second.sync(snap)
+    await second.close()
+    assert result.ok, result.problems()
+    assert result.counts.configured == 0  # nothing rendered anew: nothing rotated
+    assert (await store.get(ref("Secret", "web-db")))["data"]["password"] == password
