@@ -212,6 +212,28 @@ class Registry:
             raise _invalid(obj, gvk, causes)
         return warnings
 
+    def update_defaulter(self, gvk: GVK) -> Callable[[Obj], None] | None:
+        """What admission does to an update's object of `gvk` before storing it that can
+        change its value: a custom resource pruned and defaulted by its schema, a built-in
+        kind's defaults (None: nothing, or an unknown kind). Lets a planner see an apply
+        whose result the server turns back into the live object."""
+        try:
+            resolved = self._resolve(gvk)
+        except NotFound:
+            return None
+        custom = resolved.custom
+        if custom is not None:
+
+            def default_custom(obj: Obj) -> None:
+                custom.prune(obj)
+                custom.default(obj)
+
+            return default_custom
+        builtin = resolved.defaulter
+        if builtin is None:
+            return None
+        return lambda obj: builtin(obj, False)
+
     def _resolve(self, gvk: GVK) -> _Kind:
         info = self.info(gvk)
         custom = self._custom.get(gvk)

@@ -29,13 +29,14 @@ from gitkrm.krm import Obj, ObjectRef
 from gitkrm.store import BatchOp, BatchOpKind, Preconditions, Propagation, Store
 from gitkrm.sync import keys
 from gitkrm.sync.desired import Desired
-from gitkrm.sync.modes import planner_for
+from gitkrm.sync.modes import builtin_defaults, planner_for
 from gitkrm.sync.options import SyncOptions
 from gitkrm.sync.plan import MetaLookup, Op, Plan, Step, builtin_type, plan_object
 from gitkrm.sync.progress import CHUNK, ProgressFn, no_progress
 from gitkrm.sync.results import Action, ObjectResult
 from gitkrm.sync.serverside import (
     FIELD_MANAGER,
+    DefaultsLookup,
     TypeLookup,
     with_resource_version,
 )
@@ -76,6 +77,7 @@ class Applier:
         revision: str,
         meta: MetaLookup,
         typ: TypeLookup = builtin_type,
+        defaults: DefaultsLookup = builtin_defaults,
         wait_limit: float = WAIT_LIMIT,
         reuse: Mapping[str, tuple[Desired, ObjectResult]] | None = None,
         progress: ProgressFn = no_progress,
@@ -89,7 +91,9 @@ class Applier:
         self.meta = meta
         self.typ = typ
         self.server_side = options.server_side
-        self.planner = planner_for(options=options, revision=revision, meta=meta, typ=typ)
+        self.planner = planner_for(
+            options=options, revision=revision, meta=meta, typ=typ, defaults=defaults
+        )
         self.wait_limit = wait_limit
         self.reuse = reuse or {}
         self.progress = progress

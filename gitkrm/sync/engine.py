@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -27,7 +28,7 @@ from gitkrm.cache import WatchCache
 from gitkrm.charts.release import ChartRenderer
 from gitkrm.errors import GitkrmError, NotFound
 from gitkrm.health.kinds import deletes_itself
-from gitkrm.krm import GVK, GroupKind, ObjectRef, ResourceKey, masking
+from gitkrm.krm import GVK, GroupKind, Obj, ObjectRef, ResourceKey, masking
 from gitkrm.patch import PatchMeta
 from gitkrm.patch.fieldmanager import SchemaType
 from gitkrm.schema import patch_meta_for, ssa_type_for
@@ -40,6 +41,7 @@ from gitkrm.sync.diff import diff_text
 from gitkrm.sync.drift import DriftTracker
 from gitkrm.sync.inventory import Inventory
 from gitkrm.sync.memo import EngineMemo
+from gitkrm.sync.modes import builtin_defaults
 from gitkrm.sync.options import SyncOptions
 from gitkrm.sync.parse import ParseContext
 from gitkrm.sync.parsecache import ParseCache
@@ -269,6 +271,13 @@ class SyncEngine:
         """The server-side apply type of a kind (a CRD's schema for custom resources)."""
         return ssa_type_for(gvk, registry=self._memo.registry)
 
+    def _defaults(self, gvk: GVK) -> Callable[[Obj], None] | None:
+        """What the store's admission does to an update of the kind (a CRD's defaults)."""
+        reg = self._memo.registry
+        if reg is None:
+            return builtin_defaults(gvk)
+        return reg.update_defaulter(gvk)
+
     def jobs_with_ttl(self) -> frozenset[ResourceKey]:
         """The Jobs of the synced revision whose manifest sets ttlSecondsAfterFinished: once
         gone they are done, for health and `--wait` (decoded once per revision)."""
@@ -344,6 +353,7 @@ class SyncEngine:
             options=self.options,
             meta=self._meta,
             typ=self._typ,
+            defaults=self._defaults,
             in_sync=in_sync,
             reuse=None if dry_run else self._memo.reuse_steps,
         )
@@ -409,6 +419,7 @@ class SyncEngine:
             revision=rendered.revision,
             meta=self._meta,
             typ=self._typ,
+            defaults=self._defaults,
             reuse=self._memo.reuse_results,
             progress=progress,
         )

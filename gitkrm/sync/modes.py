@@ -9,6 +9,7 @@ running it locally (see `serverside`). `planner_for` picks one per plan; `plan_o
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -16,16 +17,25 @@ from gitkrm.errors import GitkrmError
 from gitkrm.krm import GVK, Obj, ObjectRef
 from gitkrm.patch.fieldmanager import SchemaType
 from gitkrm.schema import ssa_type_for
+from gitkrm.schema.defaults import defaulter_for
 from gitkrm.sync.desired import Desired
 from gitkrm.sync.options import SyncOptions
 from gitkrm.sync.patching import create_body, three_way
-from gitkrm.sync.serverside import TypeLookup, apply_config, predict
+from gitkrm.sync.serverside import DefaultsLookup, TypeLookup, apply_config, predict
 from gitkrm.sync.steps import MetaLookup, Op, Step
 
 
 def builtin_type(gvk: GVK) -> SchemaType:
     """The server-side apply type of a kind without a registry of custom kinds."""
     return ssa_type_for(gvk)
+
+
+def builtin_defaults(gvk: GVK) -> Callable[[Obj], None] | None:
+    """The defaulting of a built-in kind on update (without a registry of custom kinds)."""
+    builtin = defaulter_for(gvk.group, gvk.kind)
+    if builtin is None:
+        return None
+    return lambda obj: builtin(obj, False)
 
 
 def ignored_pointers(ref: ObjectRef, options: SyncOptions) -> tuple[str, ...]:
@@ -90,6 +100,7 @@ class ServerSide:
     revision: str
     meta: MetaLookup
     typ: TypeLookup
+    defaults: DefaultsLookup = builtin_defaults
 
     def create_body(self, d: Desired) -> Obj:
         return apply_config(d, revision=self.revision)
@@ -103,6 +114,7 @@ class ServerSide:
                 revision=self.revision,
                 ignore=ignored_pointers(d.ref, self.options),
                 meta=self.meta(d.gvk),
+                defaults=self.defaults,
             )
         except GitkrmError as e:
             return Step(Op.FAIL, d.ref, d.key, desired=d, live=live, message=e.message)
@@ -126,9 +138,14 @@ class ServerSide:
 
 
 def planner_for(
-    *, options: SyncOptions, revision: str, meta: MetaLookup, typ: TypeLookup = builtin_type
+    *,
+    options: SyncOptions,
+    revision: str,
+    meta: MetaLookup,
+    typ: TypeLookup = builtin_type,
+    defaults: DefaultsLookup = builtin_defaults,
 ) -> ObjectPlanner:
     """The planner of the source's apply mode."""
     if options.server_side:
-        return ServerSide(options, revision, meta, typ)
+        return ServerSide(options, revision, meta, typ, defaults)
     return ClientSide(options, revision, meta)

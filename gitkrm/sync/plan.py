@@ -19,13 +19,19 @@ from gitkrm.errors import BadRequest
 from gitkrm.krm import Obj, ObjectRef
 from gitkrm.sync import keys
 from gitkrm.sync.desired import Desired
-from gitkrm.sync.modes import ObjectPlanner, builtin_type, ignored_pointers, planner_for
+from gitkrm.sync.modes import (
+    ObjectPlanner,
+    builtin_defaults,
+    builtin_type,
+    ignored_pointers,
+    planner_for,
+)
 from gitkrm.sync.objkey import parse_key
 from gitkrm.sync.options import SyncOptions
 from gitkrm.sync.order import prune_order
 from gitkrm.sync.ownership import decide
 from gitkrm.sync.results import Action
-from gitkrm.sync.serverside import TypeLookup
+from gitkrm.sync.serverside import DefaultsLookup, TypeLookup
 from gitkrm.sync.steps import OWNED, WRITES, MetaLookup, Op, Step
 
 __all__ = [
@@ -156,6 +162,7 @@ def make_plan(
     typ: TypeLookup = builtin_type,
     in_sync: Collection[str] = (),
     reuse: Mapping[str, Step] | None = None,
+    defaults: DefaultsLookup = builtin_defaults,
 ) -> Plan:
     """Plan a revision. `desired` is in apply order; `inventory` holds the inventory's
     keys; `live` the live state of every object read (None: absent); `in_sync` the keys
@@ -165,7 +172,7 @@ def make_plan(
     nothing)."""
     steps: list[Step] = []
     wanted: set[str] = set()
-    planner = planner_for(options=options, revision=revision, meta=meta, typ=typ)
+    planner = planner_for(options=options, revision=revision, meta=meta, typ=typ, defaults=defaults)
     for d in desired:
         wanted.add(d.key)
         if d.key in in_sync:

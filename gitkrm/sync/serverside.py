@@ -43,6 +43,8 @@ APPLY: Final = "Apply"
 UPDATE: Final = "Update"
 
 TypeLookup = Callable[[GVK], SchemaType]
+# What admission does to an update of a kind that can change the object (None: nothing).
+DefaultsLookup = Callable[[GVK], Callable[[Obj], None] | None]
 
 _LAST_APPLIED_PATH: Final = from_paths(("f:metadata", "f:annotations", f"f:{keys.LAST_APPLIED}"))
 _REVISION_PATH: Final = from_paths(("f:metadata", "f:annotations", f"f:{keys.REVISION}"))
@@ -156,7 +158,8 @@ def migration(live: Obj, *, typ: SchemaType, api_version: str) -> Migration | No
     annotation, become gitkrm's Apply entry (the existing one, or the first Update entry
     turned into one, or a new one); gitkrm's Update entries (main resource) and the
     annotation go. A field removed from Git later is then removed by the apply, as if
-    gitkrm had always applied. Unlike csaupgrade, fields the server defaulted when gitkrm
+    gitkrm had always applied. An annotation another manager owns is left alone. Unlike
+    csaupgrade, fields the server defaulted when gitkrm
     created the object (in its Update entry, not in the annotation) are left to nobody,
     as after a create by apply; without a readable annotation, the Update entries'
     fields are taken, as csaupgrade does."""
@@ -164,7 +167,11 @@ def migration(live: Obj, *, typ: SchemaType, api_version: str) -> Migration | No
     raw = md.get("managedFields")
     entries: list[Any] = raw if isinstance(raw, list) else []
     text = keys.annotations_of(live).get(keys.LAST_APPLIED)
-    has_annotation = isinstance(text, str)
+    # An annotation another manager owns (someone's `kubectl apply`) is theirs: neither
+    # read as what gitkrm applied nor removed.
+    has_annotation = isinstance(text, str) and not _owned_by_others(entries)
+    if not has_annotation:
+        text = None
     csa = [e for e in entries if _is_csa_entry(e)]
     if not csa and not has_annotation:
         return None
@@ -221,6 +228,16 @@ def migration(live: Obj, *, typ: SchemaType, api_version: str) -> Migration | No
     return Migration(patch, after)
 
 
+def _owned_by_others(entries: list[Any]) -> bool:
+    """Whether a manager other than gitkrm owns the last-applied annotation."""
+    for e in entries:
+        if isinstance(e, dict) and e.get("manager") != FIELD_MANAGER:
+            ann = _fields(e).get("f:metadata", {}).get("f:annotations", {})
+            if f"f:{keys.LAST_APPLIED}" in ann:
+                return True
+    return False
+
+
 def _apply_entry(base: dict[str, Any], fields: Tree, *, api_version: str) -> dict[str, Any]:
     return {
         "manager": FIELD_MANAGER,
@@ -257,6 +274,7 @@ def predict(
     revision: str,
     ignore: Sequence[str] = (),
     meta: PatchMeta | None = None,
+    defaults: DefaultsLookup | None = None,
 ) -> Applied | None:
     """Apply `d` to `live` locally (None: nothing would change). Raises BadRequest when
     the configuration can't be typed against the kind's schema.
@@ -267,7 +285,10 @@ def predict(
 
     With `meta` (built-in kinds), a result that differs from the live object only in the
     spelling of values the server normalises (`1000m` and `1`) is no change either: the
-    apply would be a no-op on a real API server."""
+    apply would be a no-op on a real API server. With `defaults`, so is a result that the
+    kind's defaulting turns back into the live object, its managedFields differing only in
+    times (kube-apiserver keeps the live object then: IgnoreManagedFieldsTimestamps), as
+    `volumeClaimTemplates` applied without the `volumeMode` the server filled in."""
     md = keys.metadata(live)
     mig = migration(live, typ=typ, api_version=d.api_version)
     base = mig.live if mig is not None else live
@@ -286,7 +307,11 @@ def predict(
             after, forced = _apply(base, check, d.api_version, typ, stamp, force=False), False
         except Conflict:
             after, forced = _apply(base, check, d.api_version, typ, stamp, force=True), True
-        if after == base or (meta is not None and semantically_equal(after, base, meta)):
+        if (
+            after == base
+            or (meta is not None and semantically_equal(after, base, meta))
+            or (defaults is not None and _defaults_undo(after, base, defaults(d.gvk)))
+        ):
             return None if mig is None else Applied(None, base, mig.patch)
         if chosen is None or _body(after) == _body(chosen[1]):
             chosen = (keep, after, forced)
@@ -304,6 +329,37 @@ def predict(
     if keys.annotations_of(after).get(keys.REVISION) != revision:
         after = _apply(base, config, d.api_version, typ, stamp, force=True)
     return Applied(config, after, mig.patch if mig is not None else None, forced)
+
+
+def _defaults_undo(after: Obj, base: Obj, default: Callable[[Obj], None] | None) -> bool:
+    """Whether `default` turns `after` back into `base`, managedFields times aside."""
+    if default is None:
+        return False
+    body = _body(after)
+    if body == _body(base):
+        defaulted = body
+    else:
+        defaulted = orjson.loads(orjson.dumps(body))  # a private copy: defaulting writes
+        default(defaulted)
+        if defaulted != _body(base):
+            return False
+    return _same_but_times(
+        keys.metadata(after).get("managedFields"), keys.metadata(base).get("managedFields")
+    )
+
+
+def _same_but_times(new: Any, old: Any) -> bool:
+    if new == old:
+        return True
+    if not isinstance(new, list) or not isinstance(old, list) or len(new) != len(old):
+        return False
+    return all(
+        isinstance(n, dict)
+        and isinstance(o, dict)
+        and {k: v for k, v in n.items() if k != "time"}
+        == {k: v for k, v in o.items() if k != "time"}
+        for n, o in zip(new, old, strict=True)
+    )
 
 
 def _body(obj: Obj) -> Obj:
