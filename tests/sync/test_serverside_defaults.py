@@ -14,8 +14,8 @@ from gitkrm.schema import ssa_type_for
 from gitkrm.schema.registry import Registry
 from gitkrm.sync.modes import builtin_defaults
 from gitkrm.sync.serverside import migration, predict
-from tests.sync.sync_helpers import desired
 from tests.store.store_objects import crd
+from tests.sync.sync_helpers import desired
 from tests.sync.test_engine import LA
 from tests.sync.test_patching import STATEFULSET
 
