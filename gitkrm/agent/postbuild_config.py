@@ -34,6 +34,7 @@ SCHEMA: dict[str, Any] = {
         },
     },
     "substituteStrict": {"type": "boolean"},
+    "substituteStrategy": {"type": "string", "enum": ["WithVariables", "Always"]},
     "decryption": {
         "type": "object",
         "required": ["provider"],
@@ -76,6 +77,7 @@ def from_spec(spec: Mapping[str, Any], *, base: Path) -> PostBuildSpec | None:
         substitute_from=refs,
         strict=bool(spec.get("substituteStrict")),
         decryption=decryption,
+        always=spec.get("substituteStrategy") == "Always",
     )
     return None if out.empty and not out.strict else out
 
@@ -94,6 +96,8 @@ def to_spec(pb: PostBuildSpec | None) -> dict[str, Any]:
         ]
     if pb.strict:
         out["substituteStrict"] = True
+    if pb.always:
+        out["substituteStrategy"] = "Always"
     dec = pb.decryption
     if dec is not None:
         d: dict[str, Any] = {"provider": "sops"}

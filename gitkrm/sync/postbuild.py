@@ -10,8 +10,9 @@ metadata, then substituted unless the object says
 `kustomize.toolkit.fluxcd.io/substitute: disabled`, then parsed and admitted again.
 
 Substitution runs only when at least one variable is defined (Flux's `WithVariables`
-strategy); strict mode makes an unset variable an error. A bad expression is a problem
-naming the file, the line and the object. Results are cached by file content and the
+strategy), or always with `spec.substituteStrategy: Always`; strict mode makes an unset
+variable an error. A bad expression is a problem naming the file, the line and the
+object. Results are cached by file content and the
 digest, so a changed variable re-renders only the files that use variables, and a file
 without `$` or `sops` is never looked at.
 
@@ -70,6 +71,7 @@ class PostBuild:
 
     variables: Mapping[str, str] = field(default_factory=dict)
     strict: bool = False
+    always: bool = False
     identities: tuple[str, ...] = ()
     decrypt: bool = False
     problems: tuple[str, ...] = ()
@@ -79,14 +81,14 @@ class PostBuild:
         h = hmac.new(_KEY, digestmod=hashlib.sha256)
         for k in sorted(self.variables):
             h.update(f"{k}\0{self.variables[k]}\0".encode())
-        h.update(f"\1{self.strict}\1{self.decrypt}\1".encode())
+        h.update(f"\1{self.strict}\1{self.decrypt}\1{self.always}\1".encode())
         for ident in self.identities:
             h.update(ident.encode() + b"\0")
         return h.hexdigest()[:32]
 
     @property
     def substitutes(self) -> bool:
-        return bool(self.variables)
+        return self.always or bool(self.variables)
 
     @property
     def active(self) -> bool:

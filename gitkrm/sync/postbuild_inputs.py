@@ -106,6 +106,7 @@ async def resolve(store: Store | None, spec: PostBuildSpec) -> PostBuild:
     return PostBuild(
         variables=variables,
         strict=spec.strict,
+        always=spec.always,
         identities=tuple(identities),
         decrypt=dec is not None,
         problems=tuple(problems),

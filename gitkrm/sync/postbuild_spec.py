@@ -45,7 +45,8 @@ class PostBuildSpec:
     substitute_from: tuple[SubstituteRef, ...] = ()
     strict: bool = False
     decryption: DecryptionSpec | None = None
+    always: bool = False  # Flux's substituteStrategy Always: substitute even without variables
 
     @property
     def empty(self) -> bool:
-        return not (self.substitute or self.substitute_from or self.decryption)
+        return not (self.substitute or self.substitute_from or self.decryption or self.always)

@@ -163,6 +163,21 @@ def test_without_variables_nothing_is_substituted(
     assert cm["data"] == {"a": "${x:=d}", "b": "$$y"}
 
 
+def test_the_always_strategy_substitutes_without_variables(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: default}\n"
+    text += "data: {a: '${x:=d}', b: $$y}\n"
+    repo = repo_with(tmp_path, {"c.yaml": text})
+    state = tmp_path / "state"
+    config = _config(tmp_path, repo, {"substituteStrategy": "Always"})
+    code, _, err = cli(capsys, "run", "--config", str(config), "--once", "--state", str(state))
+    assert code == 0, err
+    cm = read(state, "ConfigMap", "c")
+    assert cm is not None
+    assert cm["data"] == {"a": "d", "b": "$y"}
+
+
 def test_strict_mode_refuses_an_unset_variable_naming_file_line_and_object(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
