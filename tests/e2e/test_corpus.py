@@ -5,9 +5,9 @@ disk and a work clone) and taken through what a new user does, every step a `git
 process: `validate` and the first `run --once --wait` agree (tests/support/verdicts.py: the
 same verdict and the same objects; for a refused revision the same problems,
 tests/support/validate_run.py), that run reaches Current on the embedded target (the
-bundled controllers run), `diff` finds nothing, an edit is
-committed and synced, `git revert` of it is synced and brings back the objects of the first
-sync, and `history` lists the three revisions as synced.
+bundled controllers run), `diff` finds nothing, an edit is committed and synced, `git
+revert` of it is synced and brings back the objects of the first sync, and `history` lists
+the three revisions as synced.
 
 A case that fails today for a reason another piece of work fixes is a strict xfail (the
 reason is in the case table): it turns red once fixed, until the entry is removed.
