@@ -5,9 +5,9 @@ disk and a work clone) and taken through what a new user does, every step a `git
 process: `validate` and the first `run --once --wait` agree (tests/support/verdicts.py: the
 same verdict and the same objects; for a refused revision the same problems,
 tests/support/validate_run.py), that run reaches Current on the embedded target (the
-bundled controllers run), `diff` finds nothing, an edit is committed and synced, `git
-revert` of it is synced and brings back the objects of the first sync, and `history` lists
-the three revisions as synced.
+bundled controllers run), `diff` finds nothing, an edit is committed (`diff` shows exactly
+the objects its sync then changes) and synced, `git revert` of it is synced and brings back
+the objects of the first sync, and `history` lists the three revisions as synced.
 
 A case that fails today for a reason another piece of work fixes is a strict xfail (the
 reason is in the case table): it turns red once fixed, until the entry is removed.
@@ -26,6 +26,7 @@ from gitkrm.errors import NotFound
 from gitkrm.krm import Obj
 from gitkrm.sync import inventory
 from gitkrm.sync.keys import LAST_APPLIED, REVISION
+from gitkrm.sync.objkey import parse_key
 from tests.corpus.cases import CASES, Case
 from tests.e2e.e2e_support import gitkrm, reader
 from tests.source.source_gitrepo import RemoteRepo, git
@@ -78,6 +79,25 @@ def _changed(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
 
 
+def _diff_name(key: str) -> str:
+    """How `diff` names the object of an inventory key, version left out: `<group>.<Kind>.
+    <namespace>.<name>`, empty parts dropped."""
+    ref = parse_key(key)
+    return ".".join(p for p in (ref.group, ref.kind, ref.namespace, ref.name) if p)
+
+
+def _diffed(text: str) -> set[str]:
+    """The objects a `diff` output shows (its `diff -u -N live/<name> merged/<name>` lines),
+    named as `_diff_name` does: the version (the part before the kind) left out."""
+    out = set()
+    for line in text.splitlines():
+        if line.startswith("diff -u -N live/"):
+            parts = line.split()[3].removeprefix("live/").split(".")
+            kind = next(i for i, p in enumerate(parts) if p[:1].isupper())
+            out.add(".".join(parts[: kind - 1] + parts[kind:]))
+    return out
+
+
 def _synced_ok(res: Any, what: str) -> None:
     assert res.returncode == 0, f"{what} exited {res.returncode}:\n{res.stdout}{res.stderr}"
 
@@ -118,9 +138,13 @@ async def test_corpus_repository(case: Case, repo: RemoteRepo, state: Path, tmp_
     case.edit.apply(repo.work)
     edited = repo.commit(f"{case.id}: {case.edit.new.strip()}")
     repo.push()
+    foreseen = gitkrm("diff", *flags, cwd=tmp_path)
+    assert foreseen.returncode == 1, f"diff of the edit:\n{foreseen.stdout}{foreseen.stderr}"
     _synced_ok(gitkrm("run", *flags, "--once", cwd=tmp_path), "the sync of the edit")
     after_edit = await _objects(state)
-    assert _changed(before, after_edit), f"the edit of {case.edit.file} changed no object"
+    changed = _changed(before, after_edit)
+    assert changed, f"the edit of {case.edit.file} changed no object"
+    assert _diffed(foreseen.stdout) == {_diff_name(k) for k in changed}, foreseen.stdout
 
     git("revert", "--no-edit", "HEAD", cwd=repo.work)
     reverted = repo.head()
