@@ -105,8 +105,15 @@ def units(kfiles: Mapping[str, str]) -> Units:
     dirs = {d for d in kfiles if not hidden(d)}
     if "" in dirs:
         return Units(("",), frozenset({""}))
-    top = sorted(d for d in dirs if not any(under(d, o) and d != o for o in dirs))
-    return Units(tuple(top), frozenset(dirs))
+
+    def nested(d: str) -> bool:
+        while d:
+            d = directory_of(d)
+            if d in dirs:
+                return True
+        return False
+
+    return Units(tuple(sorted(d for d in dirs if not nested(d))), frozenset(dirs))
 
 
 @dataclass(slots=True)
