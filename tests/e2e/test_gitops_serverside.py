@@ -52,9 +52,10 @@ async def test_switching_apply_modes_and_a_large_object(
     repo.write("big.yaml", big)
     repo.commit("big")
     repo.push()
-    res = gitkrm("run", "--once", *flags, cwd=tmp_path)  # client-side: refused by the store
+    res = gitkrm("run", "--once", *flags, cwd=tmp_path)  # client-side: refused before writing
     assert res.returncode == 1
-    assert "Too long: must have at most 262144 bytes" in res.stderr
+    assert "big.yaml:1: ConfigMap default/big: too big for client-side apply" in res.stderr
+    assert "sync with --apply-mode server-side" in res.stderr
     res = gitkrm("run", "--once", *ss, cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert len((await read_cm(state, "big"))["data"]["blob"]) == 600 * 1024
