@@ -16,6 +16,7 @@ from gitkrm.errors import Cause
 from gitkrm.krm.names import is_dns1035_label, is_dns1123_subdomain
 from gitkrm.krm.types import Obj
 from gitkrm.schema import fielderrors as fe
+from gitkrm.schema.cel.rules import rule_errors
 from gitkrm.schema.custom import compile_schema
 
 _APPROVAL = "api-approved.kubernetes.io"
@@ -139,6 +140,8 @@ def _versions(versions: object) -> list[Cause]:
         else:
             errors = structural_errors(schema, path + ".schema.openAPIV3Schema")
             out.extend(errors or _compile_errors(schema, path + ".schema.openAPIV3Schema"))
+            if not errors:
+                out.extend(rule_errors(schema, path + ".schema.openAPIV3Schema"))
         out.extend(_selectable_fields(version.get("selectableFields"), path + ".selectableFields"))
     if storage != 1:
         out.append(

@@ -15,6 +15,7 @@ import orjson
 from gitkrm.errors import Cause
 from gitkrm.krm.types import Obj
 from gitkrm.schema import fielderrors as fe
+from gitkrm.schema.cel.rules import CrdRules
 from gitkrm.schema.formats import FORMATS
 from gitkrm.schema.listtypes import list_type_errors
 from gitkrm.schema.resources import ResourceInfo
@@ -54,6 +55,7 @@ class CustomVersion:
     crd_name: str
     defaults: bool = False
     _validator: jsonschema_rs.Validator | None = field(default=None, repr=False)
+    _rules: CrdRules | bool | None = field(default=False, repr=False)  # False: not compiled yet
 
     @classmethod
     def of(cls, info: ResourceInfo, schema: Schema, crd_name: str) -> CustomVersion:
@@ -73,13 +75,24 @@ class CustomVersion:
         if self.defaults:
             apply_defaults(obj, self.schema)
 
-    def validate(self, obj: Obj) -> list[Cause]:
+    @property
+    def rules(self) -> CrdRules | None:
+        """The schema's compiled x-kubernetes-validations (None when it has none)."""
+        if self._rules is False:
+            self._rules = CrdRules.of(self.schema)
+        assert not isinstance(self._rules, bool)
+        return self._rules
+
+    def validate(self, obj: Obj, old: Obj | None = None) -> list[Cause]:
         causes: list[Cause] = []
         v = self.validator
         if not v.is_valid(obj):
             causes.extend(cause_for(e) for e in v.iter_errors(obj))
         causes.extend(list_type_errors(obj, self.schema))
         causes.extend(_embedded_errors(obj, self.schema, ()))
+        # As apiextensions-apiserver: CEL rules run only over a schema-valid object.
+        if not causes and (rules := self.rules) is not None:
+            causes.extend(rules.validate(obj, old))
         return causes
 
 

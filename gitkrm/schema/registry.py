@@ -282,7 +282,7 @@ class Registry:
         causes = validate_object_meta(
             obj, namespaced=info.namespaced, name_rule=NameRule.DNS1123_SUBDOMAIN
         )
-        causes.extend(custom.validate(obj))
+        causes.extend(custom.validate(obj, old))
         if old is not None:
             causes.extend(metadata_update(obj, old))
         if causes:

@@ -1,0 +1,96 @@
+"""Compile and evaluate CEL expressions with cel-expr-python, programs cached by source.
+
+One environment per set of variable names (every variable `dyn`, as Kubernetes' rules see
+schemaless JSON), with the Kubernetes libraries of `library` and CEL's optional and bindings
+extensions. A program is compiled once per (variables, source) in a process and reused by
+every CRD version and policy holding the same text. Evaluation is bounded by cel-cpp's
+comprehension iteration budget (there is no static cost estimate as kube-apiserver has).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from cel_expr_python import cel
+from cel_expr_python.ext import ext_bindings, ext_optional
+
+from gitkrm.schema.cel.library import kubernetes_functions
+
+_LOCK = threading.Lock()
+_ENVS: dict[frozenset[str], Any] = {}
+_PROGRAMS: dict[tuple[frozenset[str], str], Program] = {}
+_PROGRAMS_MAX = 4096
+
+
+class CelError(Exception):
+    """A compile or evaluation error, worded as the runtime gave it (first line)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    """A compiled expression and the names of the variables it may read."""
+
+    source: str
+    variables: frozenset[str]
+    compiled: Any
+
+    def evaluate(self, data: Mapping[str, Any]) -> Any:
+        """The value of the expression as plain Python data; CelError on an error value."""
+        try:
+            result = self.compiled.eval(data=data)
+        except (RuntimeError, ValueError) as e:
+            raise CelError(_first_line(str(e))) from e
+        if result.type() == cel.Type.ERROR:
+            raise CelError(_first_line(str(result.value())))
+        return result.plain_value()
+
+
+def _env(variables: frozenset[str]) -> Any:
+    env = _ENVS.get(variables)
+    if env is None:
+        env = cel.NewEnv(
+            variables={name: cel.Type.DYN for name in variables},
+            extensions=[ext_optional.ExtOptional(), ext_bindings.ExtBindings()],
+            functions=kubernetes_functions(),
+        )
+        _ENVS[variables] = env
+    return env
+
+
+def compile_expression(source: str, variables: frozenset[str]) -> Program:
+    """The (cached) program of `source`; CelError with the compiler's message."""
+    key = (variables, source)
+    with _LOCK:
+        hit = _PROGRAMS.get(key)
+        if hit is not None:
+            return hit
+        try:
+            compiled = _env(variables).compile(source)
+        except (RuntimeError, ValueError) as e:
+            raise CelError(_compile_message(str(e))) from e
+        program = Program(source=source, variables=variables, compiled=compiled)
+        if len(_PROGRAMS) >= _PROGRAMS_MAX:
+            _PROGRAMS.pop(next(iter(_PROGRAMS)))
+        _PROGRAMS[key] = program
+        return program
+
+
+def _first_line(message: str) -> str:
+    text = message.strip().splitlines()[0] if message.strip() else message
+    for suffix in (" [INVALID_ARGUMENT]", " [INTERNAL]", " [UNKNOWN]", " [UNIMPLEMENTED]"):
+        text = text.removesuffix(suffix)
+    for prefix in ("INVALID_ARGUMENT: ", "INTERNAL: ", "UNKNOWN: ", "UNIMPLEMENTED: "):
+        text = text.removeprefix(prefix)
+    return text
+
+
+def _compile_message(message: str) -> str:
+    """cel-cpp's `ERROR: <input>:1:5: msg` block, as one line like cel-go's."""
+    lines = [ln for ln in message.strip().splitlines() if ln.strip()]
+    if lines:
+        lines[0] = lines[0].removeprefix("INVALID_ARGUMENT: ")
+    lines = [ln.removesuffix(" [INVALID_ARGUMENT]") for ln in lines]
+    return "\n".join(lines)
