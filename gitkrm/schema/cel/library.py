@@ -256,18 +256,23 @@ def _is_integer(q: Mapping[str, Any]) -> bool:
     return value == value.to_integral_value() and abs(value) < 2**63
 
 
-def _is_quantity(s: str) -> bool:
-    try:
-        v.quantity_of(s)
-    except v.CelFunctionError:
-        return False
-    return True
+def _parses(parse: Callable[[str], object]) -> Callable[[str], bool]:
+    """isQuantity, isSemver: does the conversion function accept the string?"""
+
+    def check(s: str) -> bool:
+        try:
+            parse(s)
+        except v.CelFunctionError:
+            return False
+        return True
+
+    return check
 
 
 def _quantities(d: _Decls) -> None:
     M, B = DYN_MAP, T.BOOL
     d.add("quantity", "string_to_quantity", M, [T.STRING], v.quantity_of)
-    d.add("isQuantity", "is_quantity_string", B, [T.STRING], _is_quantity)
+    d.add("isQuantity", "is_quantity_string", B, [T.STRING], _parses(v.quantity_of))
     d.add(
         "sign",
         "quantity_sign",
@@ -354,18 +359,10 @@ def _ips(d: _Decls) -> None:
     d.add("masked", "cidr_masked", M, [M], _masked, member=True)
 
 
-def _is_semver(s: str) -> bool:
-    try:
-        v.semver_of(s)
-    except v.CelFunctionError:
-        return False
-    return True
-
-
 def _semvers(d: _Decls) -> None:
     M, N = DYN_MAP, T.INT
     d.add("semver", "string_to_semver", M, [T.STRING], v.semver_of)
-    d.add("isSemver", "is_semver", T.BOOL, [T.STRING], _is_semver)
+    d.add("isSemver", "is_semver", T.BOOL, [T.STRING], _parses(v.semver_of))
     d.add("major", "semver_major", N, [M], lambda s: v.semver_parts(s)[0], member=True)
     d.add("minor", "semver_minor", N, [M], lambda s: v.semver_parts(s)[1], member=True)
     d.add("patch", "semver_patch", N, [M], lambda s: v.semver_parts(s)[2], member=True)
