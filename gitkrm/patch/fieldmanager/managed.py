@@ -201,14 +201,15 @@ def apply(
     obj_changed = not c.empty or merged != live_body
     # managedfieldsupdater: the applier's time moves only when the object changed
     time = now if obj_changed else (last.time if last is not None else None)
-    managers[key] = Entry(
-        manager=manager,
-        operation=APPLY,
-        api_version=api_version,
-        subresource=subresource or "",
-        time=time,
-        fields=config_set,
-    )
+    if config_set:  # SMD drops a manager whose set is empty (an apply owning nothing)
+        managers[key] = Entry(
+            manager=manager,
+            operation=APPLY,
+            api_version=api_version,
+            subresource=subresource or "",
+            time=time,
+            fields=config_set,
+        )
     en.cap_updates(managers)
     result = dict(merged)
     rmd = dict(result.get("metadata") or {})
