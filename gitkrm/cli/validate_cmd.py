@@ -57,7 +57,6 @@ async def _store_crds(state: Path) -> list[Obj]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gitkrm.agent.config import check_name
     from gitkrm.sync.validate import validate_paths
 
     for path in args.paths:
@@ -66,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
     from gitkrm.cli.source_flags import postbuild
 
     if args.namespace is not None:
+        from gitkrm.agent.config import check_name
+
         check_name(args.namespace, what="--namespace")
     crds = asyncio.run(_store_crds(args.state)) if args.state is not None else []
     report = validate_paths(

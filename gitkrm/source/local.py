@@ -15,8 +15,7 @@ import stat
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-
-import watchfiles
+from typing import TYPE_CHECKING
 
 from gitkrm.errors import BadRequest, GitkrmError, NotFound
 
@@ -40,6 +39,9 @@ from .snapshot import (
     listing_revision,
 )
 from .tree import DEFAULT_MAX_FILE_SIZE, RawEntry, list_repository, list_tree
+
+if TYPE_CHECKING:
+    import watchfiles
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +103,8 @@ class LocalSource:
         """Yield after each debounced burst of edits that moved the revision (or broke it)."""
         seen = self._last.revision if self._last else None
         # A kustomization may read anywhere in the directory: then watch all of it.
+        import watchfiles  # only a long-lived agent watches (not `validate`, `run --once`)
+
         async for _ in watchfiles.awatch(
             self.repo_root if self._tree is not None else self.root,
             debounce=self.debounce_ms,
