@@ -23,7 +23,12 @@ from gitkrm.krm.names import is_dns1123_label
 from gitkrm.schema import Registry
 from gitkrm.source import Auth, GitRef, HttpsAuth, RefKind, SecretRef, SshAuth, VerifySpec
 from gitkrm.source.redact import split_userinfo
-from gitkrm.sync.options import AdoptionPolicy, IgnoreDifference, SyncOptions
+from gitkrm.sync.options import (
+    DEFAULT_HEALTH_TIMEOUT,
+    AdoptionPolicy,
+    IgnoreDifference,
+    SyncOptions,
+)
 from gitkrm.sync.postbuild_spec import PostBuildSpec
 
 from .crd import API_VERSION, KIND, NAMESPACE, gitsource_crd
@@ -70,6 +75,7 @@ class SourceConfig:
     path: str = ""
     interval: float = DEFAULT_INTERVAL
     timeout: float | None = None
+    health_timeout: float = DEFAULT_HEALTH_TIMEOUT  # waves, hooks and prune waves
     default_namespace: str | None = None
     prune: bool = True
     allow_empty: bool = False
@@ -100,6 +106,8 @@ class SourceConfig:
         spec["interval"] = format_duration(self.interval)
         if self.timeout is not None:
             spec["timeout"] = format_duration(self.timeout)
+        if self.health_timeout != DEFAULT_HEALTH_TIMEOUT:
+            spec["healthTimeout"] = format_duration(self.health_timeout)
         if self.default_namespace:
             spec["defaultNamespace"] = self.default_namespace
         spec |= {
@@ -142,6 +150,7 @@ def sync_options(config: SourceConfig, *, agent_name: str, apply_mode: ApplyMode
         adoption=config.adoption,
         ignore_differences=config.ignore_differences,
         apply_mode=apply_mode,
+        health_timeout=config.health_timeout,
         postbuild=config.postbuild,
         helm=config.helm,
     )
@@ -265,6 +274,7 @@ def from_object(obj: Obj, *, base: Path, registry: Registry | None = None) -> So
         path=spec.get("path") or "",
         interval=interval,
         timeout=parse_duration(timeout, what="spec.timeout") if timeout else None,
+        health_timeout=_health_timeout(spec),
         default_namespace=spec.get("defaultNamespace") or None,
         prune=spec["prune"],
         allow_empty=spec["allowEmpty"],
@@ -279,6 +289,16 @@ def from_object(obj: Obj, *, base: Path, registry: Registry | None = None) -> So
         postbuild=postbuild_from_spec(spec, base=base),
         helm=HelmSpec.from_spec(spec["helm"], base=base) if spec.get("helm") else None,
     )
+
+
+def _health_timeout(spec: Mapping[str, Any]) -> float:
+    raw = spec.get("healthTimeout")
+    if not raw:
+        return DEFAULT_HEALTH_TIMEOUT
+    value = parse_duration(raw, what="spec.healthTimeout")
+    if value <= 0:
+        raise BadRequest("spec.healthTimeout must be more than 0s")
+    return value
 
 
 def load_config_file(path: Path, *, default_interval: float | None = None) -> list[SourceConfig]:

@@ -51,6 +51,7 @@ SPEC_SCHEMA: dict[str, Any] = {
         "path": _STR,
         "interval": _DURATION,
         "timeout": _DURATION,
+        "healthTimeout": _DURATION,
         "defaultNamespace": {"type": "string", "maxLength": 63},
         "prune": {"type": "boolean", "default": True},
         "allowEmpty": {"type": "boolean", "default": False},
@@ -166,6 +167,30 @@ STATUS_SCHEMA: dict[str, Any] = {
                 "lastPushError": _STR,
             },
         },
+        # The hooks run for a revision (once per revision: see gitkrm.sync.phases).
+        "hooks": {
+            "type": "object",
+            "properties": {
+                "revision": _STR,
+                "runs": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "phase": _STR,
+                            "kind": _STR,
+                            "name": _STR,
+                            "namespace": _STR,
+                            "result": _STR,
+                            "message": _STR,
+                            "deleted": _BOOL,
+                        },
+                    },
+                },
+            },
+        },
+        # Annotations of Flux and Argo CD that gitkrm does not honour (once per sync).
+        "warnings": {"type": "array", "items": _STR},
         "conditions": {
             "type": "array",
             "x-kubernetes-list-type": "map",

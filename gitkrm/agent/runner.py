@@ -11,6 +11,7 @@ did not change since its last settled sync is not synced again (see `lastsync`).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -23,6 +24,7 @@ from gitkrm.errors import GitkrmError
 from gitkrm.health import Health, HealthResult, aggregate, health_of
 from gitkrm.krm import GVK, Obj, ObjectRef, ResourceKey
 from gitkrm.source import InvalidRevision, PathNotFound, Source, UntrustedRevision
+from gitkrm.source.snapshot import Snapshot
 from gitkrm.store import Store
 from gitkrm.store.protocol import meta
 from gitkrm.sync import live
@@ -48,6 +50,9 @@ log = logging.getLogger("gitkrm.agent")
 
 _REVISION_ERRORS = (InvalidRevision, UntrustedRevision, PathNotFound)
 _NOT_FOLLOWED = frozenset({Action.PRUNED, Action.SKIPPED})
+CANCEL_POLL = 10.0
+"""At most this many seconds between polls of the source while a sync runs (half the
+interval when that is shorter): a new revision cancels a wait on health."""
 
 
 def outcome_of(result: SyncResult) -> st.Outcome:
@@ -60,6 +65,9 @@ def outcome_of(result: SyncResult) -> st.Outcome:
     reason = st.Reason.SUCCEEDED if ok else st.Reason.SYNC_FAILED
     if stalled:
         reason = st.Reason.INVALID_REVISION
+    hooks = None
+    if result.hooks:
+        hooks = {"revision": result.revision, "runs": [h.to_dict() for h in result.hooks]}
     return st.Outcome(
         revision=result.revision,
         succeeded=ok,
@@ -68,6 +76,8 @@ def outcome_of(result: SyncResult) -> st.Outcome:
         timings_ms=result.timings_ms,
         errors=tuple(errors),
         stalled=stalled,
+        hooks=hooks,
+        warnings=result.warnings,
     )
 
 
@@ -155,6 +165,9 @@ class SourceRunner:
         (`skip_unchanged`) imports and builds none."""
         if self._sync_engine is None:
             self._sync_engine = self._engine(self.config)
+            hooks = self.status.get("hooks")
+            if isinstance(hooks, dict) and isinstance(hooks.get("revision"), str):
+                self._sync_engine.hooked_revision = hooks["revision"]  # ran before a restart
         return self._sync_engine
 
     def _engine(self, config: SourceConfig) -> SyncEngine:
@@ -312,7 +325,7 @@ class SourceRunner:
                     self.reporter.prepare(self.name)  # the remote's reports, meanwhile
                 await self._progressing(snap.revision)
                 progress.phase("syncing")
-                result = await self.engine.sync(snap, progress=progress.phase)
+                result = await self._sync(snap, triggers, progress)
             else:
                 progress.phase("drift")
                 result = await self.engine.check_drift(progress=progress.phase)
@@ -325,6 +338,51 @@ class SourceRunner:
         quiet = not full and outcome.succeeded and not _changed(outcome.counts)
         await self._report(result, quiet=quiet)
         return outcome, quiet
+
+    async def _sync(
+        self, snap: Snapshot, triggers: frozenset[Trigger], progress: Progress
+    ) -> SyncResult:
+        """A full sync, its hooks run again on a request; while it runs the source is
+        polled, and a new revision cancels a wait on health and is synced at once."""
+        run_hooks = Trigger.REQUEST in triggers
+        while True:
+            cancel = asyncio.Event()
+            watch = asyncio.create_task(self._watch_revision(snap.revision, cancel))
+            try:
+                result = await self.engine.sync(
+                    snap, progress=progress.phase, run_hooks=run_hooks, cancel=cancel
+                )
+            finally:
+                watch.cancel()
+                await asyncio.gather(watch, return_exceptions=True)
+            if not cancel.is_set():
+                return result
+            fields = sync_fields(
+                source=self.name,
+                revision=result.revision,
+                result="Failed",
+                counts=result.counts,
+                timings_ms=result.timings_ms,
+                trigger="cancelled",
+            )
+            log_sync(fields, errors=tuple(result.problems()))
+            await self._report(result)
+            snap = await self.source.snapshot()
+            await self._progressing(snap.revision)
+
+    async def _watch_revision(self, revision: str, cancel: asyncio.Event) -> None:
+        """Set `cancel` when the source moves past `revision` (polled while a sync runs:
+        a quick sync is over before the first poll)."""
+        every = max(0.5, min(self.config.interval / 2, CANCEL_POLL))
+        while True:
+            await asyncio.sleep(every)
+            try:
+                now = await self.source.poll()
+            except GitkrmError:
+                continue
+            if now is not None and now != revision:
+                cancel.set()
+                return
 
     async def _report(self, result: SyncResult, *, quiet: bool = False) -> None:
         """Judge the health of the result's objects, tell the reporter, follow them.

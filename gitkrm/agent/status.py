@@ -55,6 +55,10 @@ class Outcome:
     nothing_changed: bool = False
     """Not synced again: neither the revision nor the store changed since the last sync
     (`run --once`, see `lastsync`)."""
+    hooks: Mapping[str, Any] | None = None
+    """The hooks run for the revision (`status.hooks`); None when this sync ran none."""
+    warnings: Sequence[str] = ()
+    """Annotations of Flux and Argo CD that gitkrm does not honour."""
 
 
 def now_rfc3339() -> str:
@@ -166,6 +170,12 @@ def finished(
         status["timingsMs"] = {k: round(v, 1) for k, v in outcome.timings_ms.items()}
     if requested_at is not None:
         status["lastHandledRequestedAt"] = requested_at
+    if outcome.hooks is not None:
+        status["hooks"] = dict(outcome.hooks)
+    if outcome.warnings:
+        status["warnings"] = [_clip(w) for w in outcome.warnings[:MAX_ERRORS]]
+    elif outcome.counts is not None:
+        status.pop("warnings", None)
     errors = [_clip(masking.mask(e)) for e in outcome.errors[:MAX_ERRORS]]
     if outcome.succeeded:
         if outcome.revision:

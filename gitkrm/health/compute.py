@@ -38,13 +38,18 @@ def _group(api_version: str) -> str:
 
 
 def health_of(
-    obj: Obj | None, *, now: datetime | None = None, deletes_itself: bool = False
+    obj: Obj | None,
+    *,
+    now: datetime | None = None,
+    deletes_itself: bool = False,
+    until_complete: bool = False,
 ) -> HealthResult:
     """The health of an object as read from a store (None: it does not exist).
 
     `now` matters only for pods that cannot be scheduled (Failed after 15 seconds).
     `deletes_itself`: the object's manifest is a Job with ttlSecondsAfterFinished
-    (`kinds.deletes_itself`), whose absence means it finished.
+    (`kinds.deletes_itself`), whose absence means it finished. `until_complete`: a Job
+    or Pod that gates a phase or a wave is Current only once completed (`kinds.completed`).
     """
     if obj is None:
         if deletes_itself:
@@ -56,6 +61,8 @@ def health_of(
     if verdict is not None:
         return verdict
     key = (_group(get_str(obj, "apiVersion")), get_str(obj, "kind"))
+    if until_complete and key in (("batch", "Job"), ("", "Pod")):
+        return kinds.completed(obj)
     if key == ("", "Pod"):
         return kinds.pod(obj, now if now is not None else datetime.now(UTC))
     rule = _RULES.get(key)

@@ -80,6 +80,25 @@ def job(obj: Obj) -> HealthResult:
     return current(f"Job in progress. success:{succeeded}, active: {active}, failed: {failures}")
 
 
+def completed(obj: Obj) -> HealthResult:
+    """Argo CD's health of a Job or Pod that gates a phase or a wave: done (Current) only
+    once it has completed, Failed when it failed, in progress while it runs. kstatus calls
+    a started Job Current, which is right at the end of a sync but not for a gate."""
+    if obj.get("kind") == "Pod":
+        phase = get_str(obj, "status", "phase")
+        if phase == "Succeeded":
+            return current("Pod completed")
+        if phase == "Failed":
+            return failed("PodFailed", get_str(obj, "status", "message") or "Pod failed")
+        return in_progress("PodRunning", f"Pod {phase or 'Pending'}")
+    verdict = job(obj)
+    if verdict.status is Health.CURRENT and not any(
+        c.get("status") == "True" and c.get("type") == "Complete" for c in conditions(obj)
+    ):
+        return in_progress("JobRunning", verdict.message)
+    return verdict
+
+
 JOB_GONE_AFTER_TTL = HealthResult(
     Health.CURRENT,
     "Job deleted by its ttlSecondsAfterFinished (it had finished)",

@@ -51,10 +51,12 @@ class _Waiter:
         want: dict[ObjectRef, Health],
         on_progress: Progress | None,
         ttl_jobs: frozenset[ResourceKey],
+        complete: frozenset[ResourceKey] = frozenset(),
     ) -> None:
         self.store = store
         self.want = want
         self.ttl_jobs = ttl_jobs
+        self.complete = complete
         self.by_key = {r.key: r for r in want}
         self.results: dict[ObjectRef, HealthResult] = dict.fromkeys(want, _NOT_SEEN)
         self.objects: dict[ObjectRef, Obj | None] = {}
@@ -69,7 +71,13 @@ class _Waiter:
         self.judge(ref, datetime.now(UTC))
 
     def judge(self, ref: ObjectRef, now: datetime) -> None:
-        result = health_of(self.objects.get(ref), now=now, deletes_itself=ref.key in self.ttl_jobs)
+        key = ref.key
+        result = health_of(
+            self.objects.get(ref),
+            now=now,
+            deletes_itself=key in self.ttl_jobs,
+            until_complete=key in self.complete,
+        )
         if result != self.results.get(ref):
             self.results[ref] = result
             self.changed.set()
@@ -166,14 +174,16 @@ async def wait_for(
     absent: Iterable[ObjectRef] = (),
     cache: WatchCache | None = None,
     ttl_jobs: Iterable[ResourceKey] = (),
+    complete: Iterable[ResourceKey] = (),
 ) -> WaitResult:
     """Wait until every ref is Current and every `absent` ref is NotFound (ok), or any is
     Failed, or `timeout` seconds pass (not ok). `on_progress(ref, result)` hears of every
     change of verdict. `cache`: the store's shared watch cache (a private one otherwise).
-    `ttl_jobs`: Jobs whose manifest sets ttlSecondsAfterFinished; gone, they are done."""
+    `ttl_jobs`: Jobs whose manifest sets ttlSecondsAfterFinished; gone, they are done.
+    `complete`: Jobs and Pods that count only once completed (hooks, wave gates)."""
     want: dict[ObjectRef, Health] = {r: Health.CURRENT for r in refs}
     want.update({r: Health.NOT_FOUND for r in absent})
-    waiter = _Waiter(store, want, on_progress, frozenset(ttl_jobs))
+    waiter = _Waiter(store, want, on_progress, frozenset(ttl_jobs), frozenset(complete))
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     own_cache = cache is None

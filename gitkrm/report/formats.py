@@ -137,6 +137,10 @@ class SourceReport:
     missing path): nothing of it was applied, so its health is `Unknown`."""
     releases: tuple[Mapping[str, str], ...] = ()
     """The Helm releases the revision rendered: release, namespace, chart, version, digest."""
+    hooks: tuple[Mapping[str, Any], ...] = ()
+    """The hooks the sync ran (`HookRun.to_dict`), messages redacted."""
+    warnings: tuple[str, ...] = ()
+    """Annotations of Flux and Argo CD that gitkrm does not honour."""
 
     @classmethod
     def of_sync(
@@ -180,6 +184,8 @@ class SourceReport:
             pinned=frozenset(pinned),
             applied=applied,
             releases=result.releases,
+            hooks=tuple(_hook_entry(h.to_dict(), redact) for h in result.hooks[:MAX_ERRORS]),
+            warnings=tuple(_clip(redact(w)) for w in result.warnings[:MAX_ERRORS]),
         )
 
     def verdict(self, ref: ObjectRef) -> HealthResult | None:
@@ -217,6 +223,8 @@ class SourceReport:
             pinned=self.pinned,
             applied=self.applied,
             releases=self.releases,
+            hooks=self.hooks,
+            warnings=self.warnings,
         )
 
 
@@ -253,6 +261,13 @@ def _objects(
     return [object_entry(k, h, redact=once) for k, h in sorted(items)]
 
 
+def _hook_entry(entry: dict[str, object], redact: Redact) -> dict[str, object]:
+    message = entry.get("message")
+    if isinstance(message, str):
+        entry["message"] = _clip(redact(scrub_secret_values(message)))
+    return entry
+
+
 def _common(report: SourceReport) -> dict[str, Any]:
     out: dict[str, Any] = {
         "revision": report.revision,
@@ -265,6 +280,10 @@ def _common(report: SourceReport) -> dict[str, Any]:
     }
     if report.releases:
         out["releases"] = [dict(r) for r in report.releases]
+    if report.hooks:
+        out["hooks"] = [dict(h) for h in report.hooks]
+    if report.warnings:
+        out["warnings"] = list(report.warnings)
     return out
 
 

@@ -28,7 +28,8 @@ from gitkrm.errors import AlreadyExists, Conflict, GitkrmError, Invalid, NotFoun
 from gitkrm.krm import Obj, ObjectRef
 from gitkrm.store import BatchOp, BatchOpKind, Preconditions, Propagation, Store
 from gitkrm.sync import keys
-from gitkrm.sync.desired import Desired
+from gitkrm.sync.desired import Desired, wave_of
+from gitkrm.sync.gates import Cancelled, Gate
 from gitkrm.sync.modes import builtin_defaults, planner_for
 from gitkrm.sync.options import SyncOptions
 from gitkrm.sync.plan import MetaLookup, Op, Plan, Step, builtin_type, plan_object
@@ -81,10 +82,12 @@ class Applier:
         wait_limit: float = WAIT_LIMIT,
         reuse: Mapping[str, tuple[Desired, ObjectResult]] | None = None,
         progress: ProgressFn = no_progress,
+        gate: Gate | None = None,
     ) -> None:
-        """`reuse`: "unchanged" results of earlier syncs by object key, with the desired
-        object they were for (taken when it is the same object); `progress`: told after
-        each batch how many writes of how many are done."""
+        """`gate`: waits for health between waves (see `gates`). `reuse`: "unchanged"
+        results of earlier syncs by object key, with the desired object they were for
+        (taken when it is the same object); `progress`: told after each batch how many
+        writes of how many are done."""
         self.store = store
         self.options = options
         self.revision = revision
@@ -97,6 +100,9 @@ class Applier:
         self.wait_limit = wait_limit
         self.reuse = reuse or {}
         self.progress = progress
+        self.gate = gate
+        self.stopped: str | None = None  # why a gate stopped the apply
+        self.cancelled = False  # a gate was cancelled by a new revision
         self.inventory: Collection[str] = frozenset()  # the plan's (set by apply)
         self._done = 0
         self._total = 0
@@ -119,24 +125,70 @@ class Applier:
         if self._total:
             self.progress("applying", 0, self._total)
         results: list[ObjectResult | None] = [None] * len(plan.steps)
-        stage: list[int] = []
-        current: tuple[int, int] | None = None
+        groups: list[tuple[tuple[int, ...], list[int]]] = []
+        gate = self.gate
         for i, step in enumerate(plan.steps):
             if step.desired is None:
                 continue
-            this = step.stage
-            if this != current and stage:
-                await self._stage(plan, stage, results, out)
-                stage = []
-            current = this
-            stage.append(i)
-        if stage:
-            await self._stage(plan, stage, results, out)
-        await self._prune(plan, [i for i, s in enumerate(plan.steps) if s.desired is None], results)
+            this = step.stage if gate is None else gate.group(step.key, step.stage)
+            if not groups or groups[-1][0] != this:
+                groups.append((this, []))
+            groups[-1][1].append(i)
+        prunes = [i for i, s in enumerate(plan.steps) if s.desired is None]
+        for n, (key, indexes) in enumerate(groups):
+            await self._stage(plan, indexes, results, out)
+            if gate is None or n == len(groups) - 1:
+                continue
+            stopped = await self._gate(plan, key, indexes, results)
+            if stopped is not None:
+                self._stop([i for _, rest in groups[n + 1 :] for i in rest] + prunes, plan,
+                           results, stopped)  # fmt: skip
+                prunes = []
+                break
+        await self._prune(plan, prunes, results)
         for r in results:
             assert r is not None
             out.results.append(r)
         return out
+
+    # -- gates -------------------------------------------------------------------------
+
+    async def _gate(
+        self,
+        plan: Plan,
+        key: tuple[int, ...],
+        indexes: Sequence[int],
+        results: list[ObjectResult | None],
+    ) -> str | None:
+        """Wait for what the group wrote to be healthy: None, or why the sync stops."""
+        assert self.gate is not None
+        written = [
+            self._versioned(plan.steps[i])
+            for i in indexes
+            if (r := results[i]) is not None and r.action in (Action.CREATED, Action.CONFIGURED)
+        ]
+        try:
+            why = await self.gate.healthy(written, (key[0], key[1], key[2] if len(key) > 2 else 0))
+        except Cancelled:
+            self.cancelled = True
+            why = "cancelled: a new revision arrived while waiting for health"
+        if why is not None:
+            self.stopped = why
+        return why
+
+    def _stop(
+        self, indexes: Sequence[int], plan: Plan, results: list[ObjectResult | None], why: str
+    ) -> None:
+        """The steps a failed gate leaves undone: not applied, not pruned (a prune not done
+        stays in the inventory: it is tried again by the next sync)."""
+        for i in indexes:
+            step = plan.steps[i]
+            if step.desired is None and step.op is Op.PRUNE:
+                results[i] = self._result(step, Action.FAILED, f"not pruned: {why}")
+            elif step.desired is None:
+                results[i] = self._result(step, Action.SKIPPED)
+            else:
+                results[i] = self._result(step, Action.SKIPPED, f"not applied: {why}")
 
     # -- desired objects ---------------------------------------------------------------
 
@@ -228,7 +280,7 @@ class Applier:
 
     def _op(self, step: Step) -> BatchOp:
         if step.op is Op.CREATE:
-            if self.server_side:
+            if self.server_side or step.patch_type == "apply":
                 return BatchOp(
                     op=BatchOpKind.PATCH,
                     ref=self._versioned(step),
@@ -317,8 +369,8 @@ class Applier:
         return failed, None
 
     async def _create(self, step: Step, body: Obj) -> Obj:
-        """Create one object: a forced apply in server-side mode."""
-        if self.server_side:
+        """Create one object: a forced apply in server-side mode (or for the object)."""
+        if self.server_side or step.patch_type == "apply":
             return await self.store.patch(
                 self._versioned(step), body, "apply", field_manager=FIELD_MANAGER, force=True
             )
@@ -391,6 +443,9 @@ class Applier:
         if not deletes:
             return
         self.progress("pruning", 0, len(deletes))
+        if self.gate is not None:
+            await self._prune_waves(plan, deletes, results)
+            return
         ops = [
             BatchOp(
                 op=BatchOpKind.DELETE,
@@ -410,6 +465,39 @@ class Applier:
                 results[i] = self._result(plan.steps[i], Action.PRUNED)
         self.progress("pruning", len(deletes), len(deletes))
 
+    async def _prune_waves(
+        self, plan: Plan, deletes: Sequence[int], results: list[ObjectResult | None]
+    ) -> None:
+        """Prune wave by wave, in reverse (the plan's prune order), each wave gone before
+        the next is deleted."""
+        assert self.gate is not None
+        waves: list[tuple[int, list[int]]] = []
+        for i in deletes:
+            live = plan.steps[i].live
+            wave = wave_of(keys.annotations_of(live))[0] if live is not None else 0
+            if not waves or waves[-1][0] != wave:
+                waves.append((wave, []))
+            waves[-1][1].append(i)
+        for n, (wave, indexes) in enumerate(waves):
+            for i in indexes:
+                results[i] = await self._delete_one(plan.steps[i])
+            gone = [
+                _with_version(plan.steps[i])
+                for i in indexes
+                if (r := results[i]) is not None and r.action is Action.PRUNED
+            ]
+            if n == len(waves) - 1:
+                break
+            try:
+                why = await self.gate.gone(gone, wave)
+            except Cancelled:
+                self.cancelled = True
+                why = "cancelled: a new revision arrived while pruning"
+            if why is not None:
+                self.stopped = why
+                self._stop([i for _, rest in waves[n + 1 :] for i in rest], plan, results, why)
+                return
+
     async def _delete_one(self, step: Step) -> ObjectResult:
         try:
             await self.store.delete(
@@ -426,6 +514,19 @@ class Applier:
         except GitkrmError as e:
             return self._result(step, Action.FAILED, f"prune failed: {e.message}")
         return self._result(step, Action.PRUNED)
+
+
+def _with_version(step: Step) -> ObjectRef:
+    """A pruned object's ref at the version it was read at (to watch it go)."""
+    r = step.ref
+    api_version = str((step.live or {}).get("apiVersion") or "")
+    return ObjectRef(
+        group=r.group,
+        kind=r.kind,
+        name=r.name,
+        namespace=r.namespace,
+        version=api_version.rpartition("/")[2] or None,
+    )
 
 
 _PASSIVE: Final = {

@@ -9,7 +9,7 @@ import orjson
 
 from gitkrm.errors import BadRequest
 from gitkrm.krm import GVK, Obj, ObjectRef
-from gitkrm.sync import keys
+from gitkrm.sync import keys, peers
 from gitkrm.sync.objkey import key_of
 from gitkrm.sync.order_keys import SortKey, sort_key
 
@@ -33,6 +33,13 @@ class Desired(NamedTuple):
     prune: bool = True
     reconcile: bool = True
     force: bool = False
+    hook: str = ""  # hook phases, comma-joined (see `hooks`); "" for a synced object
+    hook_delete: str = ""  # the hook's delete policies, comma-joined
+    ssa: str = ""  # Flux's ssa mode (IfNotPresent, Ignore, Override, Merge), "" unset
+    server_side: bool = False  # Argo CD's ServerSideApply=true: applied server-side
+    extraneous: bool = False  # Argo CD's IgnoreExtraneous
+    warnings: tuple[str, ...] = ()  # about this object's annotations (Replace=true, ...)
+    unhonoured: tuple[str, ...] = ()  # peers' annotations gitkrm does not honour
 
     @property
     def obj(self) -> Obj:
@@ -49,6 +56,10 @@ class Desired(NamedTuple):
     def location(self) -> str:
         """`file:line`, or the kustomization file of a build (its output has no lines)."""
         return f"{self.path}:{self.line}" if self.line else f"{self.path} (a kustomize build)"
+
+
+_NO_PEERS = peers.PeerSettings()
+_NO_HOOK: tuple[str, str, list[str]] = ("", "", [])
 
 
 def parse_dependency(text: str) -> ObjectRef:
@@ -78,15 +89,24 @@ def format_dependency(ref: ObjectRef) -> str:
     return f"{ref.group}/{ref.kind}/{ref.name}"
 
 
+def wave_of(ann: Mapping[str, Any]) -> tuple[int, str | None]:
+    """The wave of `gitkrm.io/wave` or its alias Argo CD's `sync-wave` (gitkrm's first),
+    and a problem with its value."""
+    key = keys.WAVE if keys.WAVE in ann else peers.ARGO_WAVE
+    raw_wave = ann.get(key)
+    if raw_wave is None:
+        return 0, None
+    try:
+        return int(str(raw_wave).strip()), None
+    except ValueError:
+        return 0, f"annotation {key} must be an integer, got {raw_wave!r}"
+
+
 def _settings(ann: Mapping[str, Any]) -> tuple[int, tuple[ObjectRef, ...], list[str]]:
     problems: list[str] = []
-    wave = 0
-    raw_wave = ann.get(keys.WAVE)
-    if raw_wave is not None:
-        try:
-            wave = int(str(raw_wave).strip())
-        except ValueError:
-            problems.append(f"annotation {keys.WAVE} must be an integer, got {raw_wave!r}")
+    wave, problem = wave_of(ann)
+    if problem is not None:
+        problems.append(problem)
     deps: list[ObjectRef] = []
     raw_deps = ann.get(keys.DEPENDS_ON)
     if isinstance(raw_deps, str) and raw_deps.strip():
@@ -109,10 +129,17 @@ def make_desired(
     """A Desired from a prepared object's JSON, or the problems of its gitkrm annotations."""
     group = api_version.rpartition("/")[0]
     # Most objects carry no annotations: then there is nothing to decode.
-    ann = keys.annotations_of(orjson.loads(doc)) if b'"annotations"' in doc else {}
+    obj = orjson.loads(doc) if b'"annotations"' in doc else None
+    ann = keys.annotations_of(obj) if obj is not None else {}
     wave, deps, problems = _settings(ann) if ann else (0, (), [])
+    peer = peers.read(ann) if ann and peers.has_peer_keys(ann) else _NO_PEERS
+    hook, hook_delete, hook_problems = peers.read_hook(ann) if peer is not _NO_PEERS else _NO_HOOK
+    problems.extend(peer.problems)
+    problems.extend(hook_problems)
     if problems:
         return None, problems
+    if not name and hook and obj is not None:  # a hook named by generateName
+        name = str(keys.metadata(obj).get("generateName") or "")
     ref = ObjectRef(group=group, kind=kind, name=name, namespace=namespace or None)
     return (
         Desired(
@@ -125,9 +152,16 @@ def make_desired(
             sort_key(ref, wave),
             wave,
             deps,
-            not (ann and _flag(ann, keys.PRUNE, keys.DISABLED)),
-            not (ann and _flag(ann, keys.RECONCILE, keys.DISABLED)),
-            bool(ann) and _flag(ann, keys.FORCE, keys.ENABLED),
+            peer.prune and not (ann and _flag(ann, keys.PRUNE, keys.DISABLED)),
+            peer.reconcile and not (ann and _flag(ann, keys.RECONCILE, keys.DISABLED)),
+            peer.force or (bool(ann) and _flag(ann, keys.FORCE, keys.ENABLED)),
+            hook,
+            hook_delete,
+            peer.ssa,
+            peer.server_side,
+            peer.extraneous,
+            peer.warnings,
+            peer.unhonoured,
         ),
         [],
     )

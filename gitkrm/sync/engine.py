@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from gitkrm.cache import WatchCache
@@ -39,12 +39,17 @@ from gitkrm.sync.apply import Applied, Applier
 from gitkrm.sync.desired import Desired
 from gitkrm.sync.diff import diff_text
 from gitkrm.sync.drift import DriftTracker
+from gitkrm.sync.gates import Cancelled, Gate, GroupKey, levels, uses_gates
+from gitkrm.sync.hooks import NO_HOOKS, HookRun, Phase, kinds_of
+from gitkrm.sync.hooks import split as split_hooks
 from gitkrm.sync.inventory import Inventory
 from gitkrm.sync.memo import EngineMemo
 from gitkrm.sync.modes import builtin_defaults
 from gitkrm.sync.options import SyncOptions
 from gitkrm.sync.parse import ParseContext
 from gitkrm.sync.parsecache import ParseCache
+from gitkrm.sync.peernotes import annotation_warnings
+from gitkrm.sync.phases import PhaseRunner
 from gitkrm.sync.plan import Plan, Step, make_plan, narrowed, prune_candidates
 from gitkrm.sync.pool import gc_paused
 from gitkrm.sync.progress import ProgressFn, no_progress
@@ -111,6 +116,7 @@ class SyncEngine:
         no drift check follows (`run --once`) follows no kind."""
         self.store = store
         self.options = options
+        self._cache = cache
         self._renderer = Renderer(
             context=ParseContext(source=options.source_name, default_namespace=options.namespace),
             disk=parse_cache,
@@ -140,9 +146,28 @@ class SyncEngine:
 
     # -- public API ------------------------------------------------------------------
 
-    async def sync(self, snapshot: Snapshot, *, progress: ProgressFn = no_progress) -> SyncResult:
+    @property
+    def hooked_revision(self) -> str | None:
+        """The revision whose hooks last ran (they run once per revision)."""
+        return self._memo.hooked
+
+    @hooked_revision.setter
+    def hooked_revision(self, revision: str | None) -> None:
+        """What an earlier process recorded (the GitSource status): its hooks ran."""
+        self._memo.hooked = revision
+
+    async def sync(
+        self,
+        snapshot: Snapshot,
+        *,
+        progress: ProgressFn = no_progress,
+        run_hooks: bool = False,
+        cancel: asyncio.Event | None = None,
+    ) -> SyncResult:
         """Render, validate, plan and apply one revision; `progress` hears the phase and
-        how many writes of how many are done (for a bar on a terminal)."""
+        how many writes of how many are done (for a bar on a terminal). The revision's
+        hooks run when it is not the one they last ran for, or with `run_hooks` (a sync
+        request). `cancel`, once set (a new revision arrived), stops a wait on health."""
         async with self._lock:
             with gc_paused():
                 progress("rendering", None, None)
@@ -150,12 +175,137 @@ class SyncEngine:
                 result = (
                     rendered
                     if isinstance(rendered, Refusal)
-                    else await self._apply(*rendered, progress=progress)
+                    else await self._phased(
+                        *rendered, progress=progress, run_hooks=run_hooks, cancel=cancel
+                    )
                 )
             if isinstance(result, Refusal):
                 self._memo.settled_at = None
                 return result.result(snapshot.revision)
             return result
+
+    async def _phased(
+        self,
+        rendered: RenderResult,
+        timings: dict[str, float],
+        *,
+        progress: ProgressFn,
+        run_hooks: bool,
+        cancel: asyncio.Event | None,
+    ) -> SyncResult | Refusal:
+        """The sync's phases: PreSync hooks, the objects (and Sync hooks), PostSync hooks
+        once every object is healthy, SyncFail hooks when anything failed."""
+        memo = self._memo
+        hooks = memo.hooks
+        revision = rendered.revision
+        if not hooks or not (run_hooks or memo.hooked != revision):
+            if hooks and memo.hooked == revision and memo.hook_failure is not None:
+                return memo.hook_failure  # a failed PreSync phase is not retried unasked
+            return await self._apply(rendered, timings, progress=progress, cancel=cancel)
+        memo.hooked, memo.hook_failure = revision, None
+        runner = PhaseRunner(
+            self.store,
+            revision=revision,
+            timeout=self.options.health_timeout,
+            cache=self._cache,
+            cancel=cancel,
+        )
+        runs: list[HookRun] = []
+
+        async def phase(p: Phase) -> bool:
+            if not hooks.of(p):
+                return True
+            progress(f"{p.value} hooks", None, None)
+            done = await runner.run(p, hooks.of(p))
+            runs.extend(done)
+            return all(r.ok for r in done)
+
+        if not await phase(Phase.PRE_SYNC):
+            await phase(Phase.SYNC_FAIL)
+            self._memo.settled_at = None
+            memo.hook_failure = make_result(
+                revision=revision,
+                errors=["a PreSync hook failed: nothing of the Sync phase was applied"],
+                timings_ms=timings,
+                hooks=runs,
+                warnings=self._warnings(rendered),
+            )
+            return memo.hook_failure
+        done = await self._apply(rendered, timings, progress=progress, cancel=cancel)
+        result = done.result(revision) if isinstance(done, Refusal) else done
+        errors = list(result.errors)
+        ok = result.ok and await phase(Phase.SYNC)
+        if ok and hooks.of(Phase.POST_SYNC):
+            why = await self._all_healthy(result, cancel)
+            if why is not None:
+                errors.append(f"PostSync hooks not run: {why}")
+                ok = False
+            else:
+                ok = await phase(Phase.POST_SYNC)
+        if not ok:
+            await phase(Phase.SYNC_FAIL)
+        return make_result(
+            revision=revision,
+            objects=result.objects,
+            errors=errors,
+            timings_ms=result.timings_ms,
+            releases=result.releases,
+            hooks=runs,
+            warnings=result.warnings,
+        )
+
+    async def _all_healthy(self, result: SyncResult, cancel: asyncio.Event | None) -> str | None:
+        """Wait for every object of the sync to be healthy (before PostSync hooks)."""
+        refs = [
+            ObjectRef(
+                group=o.ref.group,
+                kind=o.ref.kind,
+                name=o.ref.name,
+                namespace=o.ref.namespace,
+                version=self.read_gvk(o.ref).version or None,
+            )
+            for o in result.objects
+            if o.action in (Action.CREATED, Action.CONFIGURED, Action.UNCHANGED)
+        ]
+        gate = self._gate(cancel=cancel, groups={})
+        try:
+            return await gate.healthy(refs, (1, 0, 0), what="the synced objects")
+        except Cancelled:
+            return "cancelled: a new revision arrived"
+
+    def _gate(
+        self,
+        *,
+        cancel: asyncio.Event | None,
+        groups: dict[str, GroupKey],
+        progress: ProgressFn = no_progress,
+    ) -> Gate:
+        return Gate(
+            self.store,
+            groups,
+            timeout=self.options.health_timeout,
+            cache=self._cache,
+            cancel=cancel,
+            ttl_jobs=self.jobs_with_ttl(),
+            on_wait=lambda what: progress(f"waiting for {what}", None, None),
+        )
+
+    def _warnings(self, rendered: RenderResult) -> tuple[str, ...]:
+        """The revision's annotation warnings (once per render)."""
+        if self._memo.warnings[0] is not rendered:
+            objects = [
+                *rendered.objects,
+                *(d for ds in self._memo.hooks.by_phase.values() for d in ds),
+            ]
+            self._memo.warnings = (rendered, annotation_warnings(objects))
+        return self._memo.warnings[1]
+
+    def _groups(self, rendered: RenderResult) -> dict[str, GroupKey] | None:
+        """The revision's health-gate groups, None when it is not gated (once per render)."""
+        if self._memo.gates[0] is not rendered:
+            found = levels(rendered.objects) if uses_gates(rendered.objects) else None
+            self._memo.gates = (rendered, found)
+        return self._memo.gates[1]
 
     async def check_drift(self, *, progress: ProgressFn = no_progress) -> SyncResult:
         """Re-apply the last synced revision to the objects changed since the last apply
@@ -232,6 +382,15 @@ class SyncEngine:
         timings = {"git": rendered.read_ms, "render": _ms(start) - rendered.read_ms}
         if not rendered.ok:
             return Refusal(tuple(str(p) for p in rendered.problems), timings)
+        found = split_hooks(rendered.objects)
+        hooks = NO_HOOKS
+        if found is not None:
+            kept, hooks = found
+            rendered = replace(
+                rendered, objects=tuple(kept), keys=frozenset(d.key for d in kept),
+                kinds=kinds_of(kept),
+            )  # fmt: skip
+        self._memo.hooks = hooks
         self._memo.rendered, self._memo.rendered_key = rendered, key
         self._memo.registry = rendered.registry
         return rendered, timings
@@ -379,6 +538,7 @@ class SyncEngine:
         timings: dict[str, float],
         *,
         progress: ProgressFn = no_progress,
+        cancel: asyncio.Event | None = None,
     ) -> SyncResult | Refusal:
         o = self.options
         start = time.perf_counter()
@@ -395,6 +555,7 @@ class SyncEngine:
                 objects=self._memo.unchanged,
                 timings_ms=timings,
                 releases=[r.to_report() for r in rendered.releases],
+                warnings=self._warnings(rendered),
             )
         progress("planning", None, None)
         plan, since = await self._plan(rendered, inv)
@@ -422,12 +583,13 @@ class SyncEngine:
             defaults=self._defaults,
             reuse=self._memo.reuse_results,
             progress=progress,
+            gate=self._gate_for(rendered, cancel=cancel, progress=progress),
         )
         applied = await applier.apply(plan)
         if not any(r.action is Action.FAILED for r in applied.results):
             self._renderer.mark_installed(rendered.releases)
         after = narrowed(plan, applied.actions)
-        errors: list[str] = []
+        errors: list[str] = [] if applier.stopped is None else [applier.stopped]
         if after != inv.entries:
             try:
                 inv = await self._write_inventory(after, inv)
@@ -443,7 +605,16 @@ class SyncEngine:
             errors=errors,
             timings_ms=timings,
             releases=[r.to_report() for r in rendered.releases],
+            warnings=self._warnings(rendered),
         )
+
+    def _gate_for(
+        self, rendered: RenderResult, *, cancel: asyncio.Event | None, progress: ProgressFn
+    ) -> Gate | None:
+        groups = self._groups(rendered)
+        if groups is None:
+            return None
+        return self._gate(cancel=cancel, groups=groups, progress=progress)
 
     def _unchanged_result(self, d: Desired) -> ObjectResult:
         hit = self._memo.reuse_results.get(d.key)

@@ -53,6 +53,9 @@ class IgnoreDifference:
         )
 
 
+DEFAULT_HEALTH_TIMEOUT: Final = 300.0
+"""`spec.healthTimeout`'s default (5m): how long a wave, a hook or a prune wave may take."""
+
 ApplyMode = Literal["client-side", "server-side"]
 APPLY_MODES: Final = ("client-side", "server-side")
 
@@ -76,6 +79,7 @@ class SyncOptions:
     helm: HelmSpec | None = None  # how the source's Helm charts render (None: defaults)
     kube_version: str | None = None  # the target's, for charts (None: the embedded one's)
     postbuild: PostBuildSpec | None = None  # substitution and decryption (`postbuild`)
+    health_timeout: float = DEFAULT_HEALTH_TIMEOUT  # seconds a wave or a hook may take
 
     def __post_init__(self) -> None:
         for what, value in (("source name", self.source_name), ("agent name", self.agent_name)):

@@ -17,7 +17,7 @@ from typing import Any
 
 from gitkrm.krm import ObjectRef
 from gitkrm.sync import keys
-from gitkrm.sync.desired import Desired
+from gitkrm.sync.desired import Desired, wave_of
 from gitkrm.sync.order_keys import SortKey, sort_key, stage_of
 
 __all__ = ["Ordered", "SortKey", "order", "prune_order", "sort_key", "stage_of"]
@@ -121,12 +121,7 @@ def prune_order(refs: Iterable[tuple[ObjectRef, Mapping[str, Any] | None]]) -> l
 
     def key(item: tuple[ObjectRef, Mapping[str, Any] | None]) -> SortKey:
         ref, live = item
-        wave = 0
-        if live is not None:
-            try:
-                wave = int(str(keys.annotations_of(live).get(keys.WAVE, 0)).strip())
-            except ValueError:
-                wave = 0
+        wave = wave_of(keys.annotations_of(live))[0] if live is not None else 0
         return sort_key(ref, wave)
 
     return [ref for ref, _ in sorted(refs, key=key, reverse=True)]

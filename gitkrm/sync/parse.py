@@ -29,6 +29,7 @@ from gitkrm.krm.yamlio import DEFAULT_MAX_BYTES, load_manifests
 from gitkrm.schema import Registry, ResourceInfo
 from gitkrm.schema.secrets import merge_string_data
 from gitkrm.sync import keys
+from gitkrm.sync.peers import is_hook
 
 _SORTED = orjson.OPT_SORT_KEYS
 
@@ -118,9 +119,10 @@ def prepare(obj: Obj, *, info: ResourceInfo, ctx: ParseContext, registry: Regist
         md = obj["metadata"] = {} if md is None else md
     if not isinstance(md, dict):
         return Prepared(orjson.dumps(obj, option=_SORTED), "", ("metadata must be a mapping",), ())
-    if not md.get("name") and md.get("generateName"):
+    if not md.get("name") and md.get("generateName") and not _hook(md):
         problems.append(
-            "metadata.generateName is not supported: gitkrm tracks objects by a fixed metadata.name"
+            "metadata.generateName is not supported: gitkrm tracks objects by a fixed "
+            "metadata.name (only hooks, annotated argocd.argoproj.io/hook, may use it)"
         )
     ns = md.get("namespace")
     if info.namespaced:
@@ -160,6 +162,11 @@ def prepare(obj: Obj, *, info: ResourceInfo, ctx: ParseContext, registry: Regist
     except GitkrmError as e:
         problems.append(e.message)
     return Prepared(doc, ns if isinstance(ns, str) else "", tuple(problems), tuple(warnings))
+
+
+def _hook(md: dict[str, Any]) -> bool:
+    ann = md.get("annotations")
+    return isinstance(ann, dict) and is_hook(ann)
 
 
 def _text(value: Any) -> str:

@@ -37,7 +37,7 @@ from gitkrm.sync.parse import FileError, ParseContext, ParsedFile, ParsedObject
 
 log = logging.getLogger(__name__)
 
-FORMAT: Final = 2
+FORMAT: Final = 3
 """Bump when parsing gives other results for the same bytes (or the payload changes)."""
 MAGIC: Final = b"gitkrm-parsed\n"
 MAX_BYTES: Final = 512 * 1024 * 1024

@@ -13,7 +13,7 @@ dropped from the inventory.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gitkrm.errors import BadRequest
 from gitkrm.krm import Obj, ObjectRef
@@ -21,6 +21,7 @@ from gitkrm.sync import keys
 from gitkrm.sync.desired import Desired
 from gitkrm.sync.modes import (
     ObjectPlanner,
+    ServerSide,
     builtin_defaults,
     builtin_type,
     ignored_pointers,
@@ -30,6 +31,7 @@ from gitkrm.sync.objkey import parse_key
 from gitkrm.sync.options import SyncOptions
 from gitkrm.sync.order import prune_order
 from gitkrm.sync.ownership import decide
+from gitkrm.sync.peers import FLUX_SSA, left_in_place, reconcile_disabled
 from gitkrm.sync.results import Action
 from gitkrm.sync.serverside import DefaultsLookup, TypeLookup
 from gitkrm.sync.steps import OWNED, WRITES, MetaLookup, Op, Step
@@ -91,8 +93,28 @@ def plan_object(
     source's inventory lists (for objects older gitkrm labelled, see `keys.owner_of`)."""
     if planner is None:
         planner = planner_for(options=options, revision=revision, meta=meta, typ=typ)
+    if d.ssa or d.server_side:
+        if d.ssa == "Ignore":
+            return Step(
+                Op.SKIP,
+                d.ref,
+                d.key,
+                desired=d,
+                live=live,
+                message=f"{FLUX_SSA}: Ignore: left alone",
+            )
+        if d.server_side and not options.server_side:
+            planner = planner_for(
+                options=replace(options, apply_mode="server-side"),
+                revision=revision,
+                meta=meta,
+                typ=typ,
+            )
     if live is None:
-        return Step(Op.CREATE, d.ref, d.key, desired=d, body=planner.create_body(d))
+        body = planner.create_body(d)
+        if isinstance(planner, ServerSide):
+            return Step(Op.CREATE, d.ref, d.key, desired=d, body=body, patch_type="apply")
+        return Step(Op.CREATE, d.ref, d.key, desired=d, body=body)
     md = keys.metadata(live)
     if md.get("deletionTimestamp"):
         return Step(
@@ -108,9 +130,22 @@ def plan_object(
     )
     if not decision.allowed:
         return Step(Op.REFUSE, d.ref, d.key, desired=d, live=live, message=decision.reason)
-    if not d.reconcile or keys.flag(live, keys.RECONCILE, keys.DISABLED):
+    if (
+        not d.reconcile
+        or keys.flag(live, keys.RECONCILE, keys.DISABLED)
+        or reconcile_disabled(keys.annotations_of(live))
+    ):
         return Step(
             Op.SKIP, d.ref, d.key, desired=d, live=live, message="reconcile disabled: left alone"
+        )
+    if d.ssa == "IfNotPresent":
+        return Step(
+            Op.UNCHANGED,
+            d.ref,
+            d.key,
+            desired=d,
+            live=live,
+            message=f"{FLUX_SSA}: IfNotPresent: it exists, left as it is",
         )
     return planner.change(d, live, adopt=decision.adopt)
 
@@ -131,6 +166,9 @@ def plan_prune(ref: ObjectRef, key: str, live: Obj | None, *, options: SyncOptio
         )
     if keys.flag(live, keys.RECONCILE, keys.DISABLED):
         return Step(Op.ORPHAN, ref, key, live=live, message="reconcile disabled: left in place")
+    why = left_in_place(keys.annotations_of(live))
+    if why is not None:
+        return Step(Op.ORPHAN, ref, key, live=live, message=why)
     uid = keys.metadata(live).get("uid")
     return Step(Op.PRUNE, ref, key, live=live, uid=uid if isinstance(uid, str) else None)
 

@@ -5,8 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from gitkrm.krm import ObjectRef
+
+if TYPE_CHECKING:
+    from gitkrm.sync.hooks import HookRun
 
 
 class SyncStatus(StrEnum):
@@ -160,6 +164,8 @@ class SyncResult:
     counts: Counts = Counts()
     timings_ms: Timings = Timings()
     releases: tuple[Mapping[str, str], ...] = ()  # the Helm releases rendered (Release.to_report)
+    hooks: tuple[HookRun, ...] = ()  # the hooks this sync ran, in order
+    warnings: tuple[str, ...] = ()  # annotations not honoured, once per sync
 
     @property
     def ok(self) -> bool:
@@ -174,6 +180,7 @@ class SyncResult:
         """One line per error and per failed or refused object, for logs and status."""
         lines = list(self.errors)
         lines.extend(str(o) for o in self.objects if o.action in (Action.FAILED, Action.REFUSED))
+        lines.extend(str(h) for h in self.hooks if not h.ok)
         return lines
 
 
@@ -188,17 +195,23 @@ def make_result(
     errors: Iterable[str] = (),
     timings_ms: Mapping[str, float] | None = None,
     releases: Iterable[Mapping[str, str]] = (),
+    hooks: Iterable[HookRun] = (),
+    warnings: Iterable[str] = (),
 ) -> SyncResult:
-    """A result whose status and counts follow from its objects and errors."""
+    """A result whose status and counts follow from its objects, errors and hooks."""
     objs = tuple(objects)
     errs = tuple(errors)
+    runs = tuple(hooks)
     counts = Counts.of(objs)
+    bad = errs or counts.bad or any(not h.ok for h in runs)
     return SyncResult(
         revision=revision,
-        status=SyncStatus.FAILED if errs or counts.bad else SyncStatus.SUCCEEDED,
+        status=SyncStatus.FAILED if bad else SyncStatus.SUCCEEDED,
         objects=objs,
         errors=errs,
         counts=counts,
         timings_ms=Timings.of(timings_ms),
         releases=tuple(releases),
+        hooks=runs,
+        warnings=tuple(warnings),
     )

@@ -8,14 +8,27 @@ from typing import Any
 
 import pytest
 
+from gitkrm.controllers import ControllerManager, ControllerOptions
 from gitkrm.source import GitSource, GitSourceSpec
 from gitkrm.store import Store, open_store
 from gitkrm.sync.engine import SyncEngine
 from gitkrm.sync.options import SyncOptions
+from tests.controllers.conftest import FAST
 from tests.sync.sync_helpers import Remote
 
 EngineFactory = Callable[..., SyncEngine]
 SourceFactory = Callable[..., GitSource]
+
+
+@pytest.fixture
+async def controllers(store: Store) -> AsyncIterator[ControllerManager]:
+    """The bundled controllers on the test's store, timings near zero (tests.controllers'
+    FAST): Deployments become Available, Jobs run their pods to completion."""
+    fields = {f: getattr(FAST, f) for f in FAST.__dataclass_fields__}
+    m = ControllerManager(store=store, options=ControllerOptions(**fields))
+    await m.start()
+    yield m
+    await m.stop()
 
 
 @pytest.fixture

@@ -1,0 +1,215 @@
+"""Flux's and Argo CD's annotations on manifests, read as gitkrm settings (pure).
+
+A repository written for Flux or Argo CD protects objects with their annotations
+(`kustomize.toolkit.fluxcd.io/prune: disabled`, `argocd.argoproj.io/sync-options:
+Prune=false`, ...). Each one gitkrm honours maps onto a gitkrm behaviour (the table in
+docs/concepts.md); `Replace=true` and `Validate=false` are warned about per object; any
+other annotation of either peer is named once per sync, never silently dropped.
+Only manifests carrying a peer's annotation are read here, so the common case costs a
+prefix test per annotation key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Final
+
+ARGO: Final = "argocd.argoproj.io/"
+FLUX: Final = "kustomize.toolkit.fluxcd.io/"
+
+ARGO_HOOK: Final = ARGO + "hook"
+ARGO_HOOK_DELETE: Final = ARGO + "hook-delete-policy"
+ARGO_WAVE: Final = ARGO + "sync-wave"
+ARGO_SYNC_OPTIONS: Final = ARGO + "sync-options"
+ARGO_COMPARE_OPTIONS: Final = ARGO + "compare-options"
+FLUX_PRUNE: Final = FLUX + "prune"
+FLUX_RECONCILE: Final = FLUX + "reconcile"
+FLUX_SSA: Final = FLUX + "ssa"
+FLUX_FORCE: Final = FLUX + "force"
+
+# Read elsewhere: waves and hooks (desired, hooks), Flux's post-build switches (postbuild).
+_READ_ELSEWHERE: Final = frozenset(
+    {ARGO_HOOK, ARGO_HOOK_DELETE, ARGO_WAVE, FLUX + "substitute", FLUX + "decrypt"}
+)
+SSA_MODES: Final = {"ifnotpresent": "IfNotPresent", "ignore": "Ignore", "override": "Override",
+                    "merge": "Merge"}  # fmt: skip
+# Argo CD sync options gitkrm honours (lower-cased "Name=value").
+_NO_OP: Final = frozenset({"prunelast=true"})  # gitkrm prunes after every apply anyway
+_WARNED: Final = {
+    "replace=true": "Replace=true is not honoured: gitkrm patches (or, with Force=true, "
+    "deletes and re-creates on an immutable change) instead of replacing",
+    "validate=false": "Validate=false is not honoured: every object is validated before "
+    "anything is written (all or nothing)",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PeerSettings:
+    """What a manifest's Flux and Argo CD annotations ask of gitkrm."""
+
+    prune: bool = True  # False: left in place when gone from Git
+    reconcile: bool = True  # False: left alone
+    force: bool = False  # delete and re-create on an immutable change
+    server_side: bool = False  # applied server-side whatever the source's mode
+    ssa: str = ""  # Flux's ssa mode (IfNotPresent, Ignore, Override, Merge), "" unset
+    extraneous: bool = False  # IgnoreExtraneous: left in place, not reported, when gone
+    skip_dry_run: bool = False  # SkipDryRunOnMissingResource=true
+    warnings: tuple[str, ...] = ()  # for this object (Replace=true, Validate=false)
+    unhonoured: tuple[str, ...] = ()  # `key: value` of what gitkrm ignores
+    problems: tuple[str, ...] = ()  # unreadable values
+
+
+def has_peer_keys(ann: Mapping[str, Any]) -> bool:
+    return any(k.startswith((ARGO, FLUX)) for k in ann)
+
+
+def _options(value: Any) -> list[str]:
+    return [p.strip() for p in str(value).split(",") if p.strip()]
+
+
+def _flag(ann: Mapping[str, Any], key: str, value: str) -> bool:
+    v = ann.get(key)
+    return isinstance(v, str) and v.strip().lower() == value
+
+
+def read(ann: Mapping[str, Any]) -> PeerSettings:
+    """The settings of one manifest's annotations (see the module docstring)."""
+    warnings: list[str] = []
+    unhonoured: list[str] = []
+    problems: list[str] = []
+    prune = not _flag(ann, FLUX_PRUNE, "disabled")
+    reconcile = not _flag(ann, FLUX_RECONCILE, "disabled")
+    force = _flag(ann, FLUX_FORCE, "enabled")
+    ssa = ""
+    raw_ssa = ann.get(FLUX_SSA)
+    if raw_ssa is not None:
+        ssa = SSA_MODES.get(str(raw_ssa).strip().lower(), "")
+        if not ssa:
+            problems.append(
+                f"annotation {FLUX_SSA} must be IfNotPresent, Ignore, Override or Merge, "
+                f"got {raw_ssa!r}"
+            )
+    server_side = skip_dry_run = extraneous = False
+    for option in _options(ann.get(ARGO_SYNC_OPTIONS, "")):
+        low = option.lower().replace(" ", "")
+        if low == "prune=false" or low == "delete=false":
+            prune = False
+        elif low == "serversideapply=true":
+            server_side = True
+        elif low == "skipdryrunonmissingresource=true":
+            skip_dry_run = True
+        elif low == "force=true":
+            force = True
+        elif low in _WARNED:
+            warnings.append(_WARNED[low])
+        elif low not in _NO_OP:
+            unhonoured.append(f"{ARGO_SYNC_OPTIONS}: {option}")
+    for option in _options(ann.get(ARGO_COMPARE_OPTIONS, "")):
+        if option.lower() == "ignoreextraneous":
+            extraneous = True
+        else:
+            unhonoured.append(f"{ARGO_COMPARE_OPTIONS}: {option}")
+    known = {ARGO_SYNC_OPTIONS, ARGO_COMPARE_OPTIONS, FLUX_PRUNE, FLUX_RECONCILE, FLUX_SSA,
+             FLUX_FORCE} | _READ_ELSEWHERE  # fmt: skip
+    for k, v in ann.items():
+        if k.startswith((ARGO, FLUX)) and k not in known:
+            unhonoured.append(f"{k}: {v}")
+    return PeerSettings(
+        prune=prune,
+        reconcile=reconcile,
+        force=force,
+        server_side=server_side,
+        ssa=ssa,
+        extraneous=extraneous,
+        skip_dry_run=skip_dry_run,
+        warnings=tuple(warnings),
+        unhonoured=tuple(unhonoured),
+        problems=tuple(problems),
+    )
+
+
+def left_in_place(ann: Mapping[str, Any]) -> str | None:
+    """Why a live object gone from Git is not pruned, by its peers' annotations, or None."""
+    if not has_peer_keys(ann):
+        return None
+    s = read(ann)
+    if s.extraneous:
+        return f"{ARGO_COMPARE_OPTIONS}: IgnoreExtraneous: left in place"
+    if not s.prune:
+        if _flag(ann, FLUX_PRUNE, "disabled"):
+            return f"{FLUX_PRUNE}: disabled: left in place"
+        return f"{ARGO_SYNC_OPTIONS}: Prune=false/Delete=false: left in place"
+    if not s.reconcile:
+        return f"{FLUX_RECONCILE}: disabled: left in place"
+    return None
+
+
+def reconcile_disabled(ann: Mapping[str, Any]) -> bool:
+    """A live object Flux's annotation tells to leave alone."""
+    return _flag(ann, FLUX_RECONCILE, "disabled")
+
+
+# -- hooks (run by gitkrm.sync.phases) -----------------------------------------------
+
+HOOK_KEYS: Final = (ARGO_HOOK,)
+"""Annotations that make an object a hook (and so allow `metadata.generateName`)."""
+
+
+class Phase(StrEnum):
+    PRE_SYNC = "PreSync"
+    SYNC = "Sync"
+    POST_SYNC = "PostSync"
+    SYNC_FAIL = "SyncFail"
+    SKIP = "Skip"
+
+
+class DeletePolicy(StrEnum):
+    BEFORE_HOOK_CREATION = "BeforeHookCreation"
+    HOOK_SUCCEEDED = "HookSucceeded"
+    HOOK_FAILED = "HookFailed"
+
+
+_PHASES: Final = {p.value.lower(): p for p in Phase}
+_POLICIES: Final = {p.value.lower(): p for p in DeletePolicy}
+
+
+def is_hook(annotations: Mapping[str, Any]) -> bool:
+    """Whether a manifest is a hook (other than Skip): it may use generateName."""
+    value = annotations.get(ARGO_HOOK)
+    return isinstance(value, str) and any(
+        _PHASES.get(p.strip().lower(), Phase.SKIP) is not Phase.SKIP for p in value.split(",")
+    )
+
+
+def read_hook(annotations: Mapping[str, Any]) -> tuple[str, str, list[str]]:
+    """The hook phases and delete policies of a manifest (comma-joined, canonical
+    spelling; "" when it is no hook), and problems with their values."""
+    raw = annotations.get(ARGO_HOOK)
+    if raw is None:
+        return "", "", []
+    problems: list[str] = []
+    phases: list[str] = []
+    for p in str(raw).split(","):
+        phase = _PHASES.get(p.strip().lower())
+        if phase is None:
+            problems.append(
+                f"annotation {ARGO_HOOK}: unknown phase {p.strip()!r} (PreSync, Sync, "
+                "PostSync, SyncFail or Skip)"
+            )
+        else:
+            phases.append(phase.value)
+    policies: list[str] = []
+    for p in str(annotations.get(ARGO_HOOK_DELETE, "")).split(","):
+        if not p.strip():
+            continue
+        policy = _POLICIES.get(p.strip().lower())
+        if policy is None:
+            problems.append(
+                f"annotation {ARGO_HOOK_DELETE}: unknown policy {p.strip()!r} "
+                "(BeforeHookCreation, HookSucceeded or HookFailed)"
+            )
+        else:
+            policies.append(policy.value)
+    return ",".join(phases), ",".join(policies), problems

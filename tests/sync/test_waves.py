@@ -1,0 +1,168 @@
+"""Health-gated waves through the engine: a wave starts once the one before it is healthy
+(on a store with the bundled controllers), a timeout stops the sync naming what was not
+ready, a new revision cancels the wait, and pruning goes wave by wave in reverse."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from gitkrm.controllers import ControllerManager
+from gitkrm.krm import GVK
+from gitkrm.store import Store
+from gitkrm.sync.results import Action, SyncStatus
+from tests.support.wait import eventually_async
+from tests.sync.conftest import EngineFactory, SourceFactory
+from tests.sync.sync_helpers import Remote, configmap, deployment, namespace
+from tests.sync.test_engine import actions, cm_ref, deploy_ref, get, sync
+
+DEPLOYMENTS = GVK(group="apps", version="v1", kind="Deployment")
+CONFIGMAPS = GVK(group="", version="v1", kind="ConfigMap")
+
+
+def wave(n: int) -> str:
+    return f"    argocd.argoproj.io/sync-wave: '{n}'\n"
+
+
+def available(obj: dict[str, Any]) -> bool:
+    conditions = (obj.get("status") or {}).get("conditions") or []
+    return any(c["type"] == "Available" and c["status"] == "True" for c in conditions)
+
+
+class Recorder:
+    """Every change of Deployments and ConfigMaps, in store order (a watch of each)."""
+
+    def __init__(self, store: Store) -> None:
+        self.events: list[tuple[int, str, dict[str, Any]]] = []
+        self.tasks = [
+            asyncio.create_task(self._watch(store, gvk)) for gvk in (DEPLOYMENTS, CONFIGMAPS)
+        ]
+
+    async def _watch(self, store: Store, gvk: GVK) -> None:
+        async for ev in store.watch(gvk, namespace="apps"):
+            rv = int(ev.obj["metadata"]["resourceVersion"])
+            self.events.append((rv, ev.type, ev.obj))
+
+    def _first(self, kind: str, name: str, type_: str, when: Any) -> int | None:
+        for rv, t, obj in sorted(self.events, key=lambda e: e[0]):
+            same = obj["kind"] == kind and obj["metadata"]["name"] == name and t == type_
+            if same and (when is None or when(obj)):
+                return rv
+        return None
+
+    async def first(self, kind: str, name: str, type_: str, when: Any = None) -> int:
+        """The resourceVersion of the first such event (waiting for the watch to see it)."""
+        found: int = await eventually_async(
+            lambda: self._first(kind, name, type_, when),
+            timeout=10,
+            message=f"a {type_} event of {kind} {name}",
+        )
+        return found
+
+    async def close(self) -> None:
+        for t in self.tasks:
+            t.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+
+
+async def test_wave_one_waits_for_wave_zero_to_be_available(
+    store: Store,
+    controllers: ControllerManager,
+    remote: Remote,
+    make_source: SourceFactory,
+    make_engine: EngineFactory,
+) -> None:
+    remote.write("ns.yaml", namespace("apps"))
+    remote.write("db.yaml", deployment("db", replicas=2, annotations=wave(0)))
+    remote.write("app.yaml", configmap("app", extra="  annotations:\n" + wave(1)))
+    remote.commit()
+    recorder = Recorder(store)
+    try:
+        engine = make_engine(health_timeout=30.0)
+        result = await sync(engine, make_source(remote.url))
+        assert result.ok, result.problems()
+        ready = await recorder.first("Deployment", "db", "MODIFIED", available)
+        created = await recorder.first("ConfigMap", "app", "ADDED")
+    finally:
+        await recorder.close()
+    assert ready < created  # wave 1 was written only once wave 0's Deployment was Available
+
+
+async def test_a_health_timeout_stops_the_sync_naming_objects_and_messages(
+    store: Store,
+    controllers: ControllerManager,
+    remote: Remote,
+    make_source: SourceFactory,
+    make_engine: EngineFactory,
+) -> None:
+    stuck = deployment("db", replicas=1, annotations=wave(0)).replace(
+        "      labels: {app: db}\n",
+        "      labels: {app: db}\n      annotations: {gitkrm.io/simulate: pending}\n",
+    )
+    remote.write("ns.yaml", namespace("apps"))
+    remote.write("db.yaml", stuck)
+    remote.write("app.yaml", configmap("app", extra="  annotations:\n" + wave(1)))
+    remote.write(
+        "fail.yaml",
+        configmap("alarm", extra="  annotations: {argocd.argoproj.io/hook: SyncFail}\n"),
+    )
+    remote.commit()
+    engine = make_engine(health_timeout=1.0)
+    result = await sync(engine, make_source(remote.url))
+    assert result.status is SyncStatus.FAILED
+    assert result.errors[0] == (
+        "wave 0 not healthy within 1s: Deployment.apps apps/db: InProgress (Available: 0/1)"
+    )
+    assert actions(result)["ConfigMap/app"] is Action.SKIPPED
+    assert await get(store, cm_ref("app")) is None
+    assert await get(store, cm_ref("alarm")) is not None  # SyncFail hooks ran
+    assert [h.phase.value for h in result.hooks] == ["SyncFail"]
+
+
+async def test_a_cancelled_wait_stops_the_sync(
+    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+) -> None:
+    # No controllers: the Deployment of wave 0 never becomes Available.
+    remote.write("ns.yaml", namespace("apps"))
+    remote.write("db.yaml", deployment("db", replicas=1, annotations=wave(0)))
+    remote.write("app.yaml", configmap("app", extra="  annotations:\n" + wave(1)))
+    remote.commit()
+    engine, source = make_engine(health_timeout=300.0), make_source(remote.url)
+    cancel = asyncio.Event()
+    running = asyncio.create_task(engine.sync(await source.snapshot(), cancel=cancel))
+    await eventually_async(lambda: get(store, deploy_ref("db")), timeout=10, message="wave 0")
+    assert not running.done()  # waiting on wave 0
+    cancel.set()
+    result = await asyncio.wait_for(running, 10)
+    assert "cancelled: a new revision arrived" in result.errors[0]
+    assert await get(store, cm_ref("app")) is None
+
+
+async def test_pruning_goes_wave_by_wave_in_reverse(
+    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+) -> None:
+    remote.write("ns.yaml", namespace("apps"))
+    for n in (0, 1, 2):
+        remote.write(f"w{n}.yaml", configmap(f"w{n}", extra="  annotations:\n" + wave(n)))
+    remote.write("keep.yaml", configmap("keep", extra="  annotations:\n" + wave(5)))
+    remote.commit()
+    engine, source = make_engine(health_timeout=30.0), make_source(remote.url)
+    assert (await sync(engine, source)).ok
+    recorder = Recorder(store)
+    try:
+        await recorder.first("ConfigMap", "w0", "ADDED")  # the watch is under way
+        for n in (0, 1, 2):
+            remote.remove(f"w{n}.yaml")
+        remote.commit("prune three waves")
+        result = await sync(engine, source)
+        assert result.ok, result.problems()
+        # The prunes follow the apply, in reverse wave order, each gone before the next.
+        assert [o.ref.name for o in result.objects if o.action is Action.PRUNED] == [
+            "w2",
+            "w1",
+            "w0",
+        ]
+        deleted = [await recorder.first("ConfigMap", f"w{n}", "DELETED") for n in (2, 1, 0)]
+    finally:
+        await recorder.close()
+    assert deleted == sorted(deleted)
