@@ -126,7 +126,7 @@ class Applier:
             self.progress("applying", 0, self._total)
         results: list[ObjectResult | None] = [None] * len(plan.steps)
         groups: list[tuple[tuple[int, ...], list[int]]] = []
-        gate = self.gate
+        gate = self.gate if self.gate is not None and self.gate.groups is not None else None
         for i, step in enumerate(plan.steps):
             if step.desired is None:
                 continue
@@ -444,8 +444,10 @@ class Applier:
             return
         self.progress("pruning", 0, len(deletes))
         if self.gate is not None:
-            await self._prune_waves(plan, deletes, results)
-            return
+            waves = _prune_waves(plan, deletes)
+            if len(waves) > 1:
+                await self._prune_by_wave(plan, waves, results)
+                return
         ops = [
             BatchOp(
                 op=BatchOpKind.DELETE,
@@ -465,19 +467,12 @@ class Applier:
                 results[i] = self._result(plan.steps[i], Action.PRUNED)
         self.progress("pruning", len(deletes), len(deletes))
 
-    async def _prune_waves(
-        self, plan: Plan, deletes: Sequence[int], results: list[ObjectResult | None]
+    async def _prune_by_wave(
+        self, plan: Plan, waves: list[tuple[int, list[int]]], results: list[ObjectResult | None]
     ) -> None:
         """Prune wave by wave, in reverse (the plan's prune order), each wave gone before
         the next is deleted."""
         assert self.gate is not None
-        waves: list[tuple[int, list[int]]] = []
-        for i in deletes:
-            live = plan.steps[i].live
-            wave = wave_of(keys.annotations_of(live))[0] if live is not None else 0
-            if not waves or waves[-1][0] != wave:
-                waves.append((wave, []))
-            waves[-1][1].append(i)
         for n, (wave, indexes) in enumerate(waves):
             for i in indexes:
                 results[i] = await self._delete_one(plan.steps[i])
@@ -514,6 +509,18 @@ class Applier:
         except GitkrmError as e:
             return self._result(step, Action.FAILED, f"prune failed: {e.message}")
         return self._result(step, Action.PRUNED)
+
+
+def _prune_waves(plan: Plan, deletes: Sequence[int]) -> list[tuple[int, list[int]]]:
+    """The deletes by wave (read from the live objects), in the plan's (reverse) order."""
+    waves: list[tuple[int, list[int]]] = []
+    for i in deletes:
+        live = plan.steps[i].live
+        wave = wave_of(keys.annotations_of(live))[0] if live is not None else 0
+        if not waves or waves[-1][0] != wave:
+            waves.append((wave, []))
+        waves[-1][1].append(i)
+    return waves
 
 
 def _with_version(step: Step) -> ObjectRef:

@@ -267,7 +267,7 @@ class SyncEngine:
             for o in result.objects
             if o.action in (Action.CREATED, Action.CONFIGURED, Action.UNCHANGED)
         ]
-        gate = self._gate(cancel=cancel, groups={})
+        gate = self._gate(cancel=cancel, groups=None)
         try:
             return await gate.healthy(refs, (1, 0, 0), what="the synced objects")
         except Cancelled:
@@ -277,7 +277,7 @@ class SyncEngine:
         self,
         *,
         cancel: asyncio.Event | None,
-        groups: dict[str, GroupKey],
+        groups: dict[str, GroupKey] | None,
         progress: ProgressFn = no_progress,
     ) -> Gate:
         return Gate(
@@ -610,11 +610,10 @@ class SyncEngine:
 
     def _gate_for(
         self, rendered: RenderResult, *, cancel: asyncio.Event | None, progress: ProgressFn
-    ) -> Gate | None:
-        groups = self._groups(rendered)
-        if groups is None:
-            return None
-        return self._gate(cancel=cancel, groups=groups, progress=progress)
+    ) -> Gate:
+        """The health gates of a sync: between waves when the revision has waves (None
+        groups: none), and between the waves of the prunes, read from the live objects."""
+        return self._gate(cancel=cancel, groups=self._groups(rendered), progress=progress)
 
     def _unchanged_result(self, d: Desired) -> ObjectResult:
         hit = self._memo.reuse_results.get(d.key)

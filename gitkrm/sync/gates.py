@@ -91,7 +91,7 @@ class Gate:
     """Waits between the groups of a gated apply (see the module docstring)."""
 
     store: Store
-    groups: dict[str, GroupKey]
+    groups: dict[str, GroupKey] | None  # None: applies are not gated (prunes still are)
     timeout: float
     cache: WatchCache | None = None
     cancel: asyncio.Event | None = None
@@ -99,7 +99,7 @@ class Gate:
     on_wait: Callable[[str], None] | None = None
 
     def group(self, key: str, stage: tuple[int, int]) -> GroupKey:
-        return self.groups.get(key, (*stage, 0))
+        return self.groups.get(key, (*stage, 0)) if self.groups is not None else (*stage, 0)
 
     async def healthy(
         self, refs: Sequence[ObjectRef], group: GroupKey, *, what: str = ""

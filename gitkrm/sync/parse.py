@@ -30,6 +30,7 @@ from gitkrm.schema import Registry, ResourceInfo
 from gitkrm.schema.secrets import merge_string_data
 from gitkrm.sync import keys
 from gitkrm.sync.peers import is_hook
+from gitkrm.sync.peers import read as read_peers
 
 _SORTED = orjson.OPT_SORT_KEYS
 
@@ -162,6 +163,33 @@ def prepare(obj: Obj, *, info: ResourceInfo, ctx: ParseContext, registry: Regist
     except GitkrmError as e:
         problems.append(e.message)
     return Prepared(doc, ns if isinstance(ns, str) else "", tuple(problems), tuple(warnings))
+
+
+def skips_dry_run(raw: bytes) -> bool:
+    """Argo CD's `SkipDryRunOnMissingResource=true` on an object of a kind nobody knows yet."""
+    if b"SkipDryRunOnMissingResource" not in raw:
+        return False
+    md = orjson.loads(raw).get("metadata")
+    ann = md.get("annotations") if isinstance(md, dict) else None
+    return isinstance(ann, dict) and read_peers(ann).skip_dry_run
+
+
+def prepare_unchecked(po: ParsedObject, ctx: ParseContext) -> ParsedObject:
+    """An object of a kind whose CRD is not there yet, prepared without validation (Argo CD's
+    SkipDryRunOnMissingResource): it is applied as it is, once its kind is served."""
+    obj = orjson.loads(po.doc)
+    md = obj.get("metadata")
+    if not isinstance(md, dict) or not po.name:
+        return po._replace(problems=("metadata.name is required",))
+    for f in keys.SERVER_METADATA:
+        md.pop(f, None)
+    obj.pop("status", None)
+    if ctx.source is not None:
+        labels = md.get("labels")
+        if not isinstance(labels, dict):
+            labels = md["labels"] = {}
+        labels[keys.SOURCE] = ctx.source
+    return po._replace(doc=orjson.dumps(obj, option=_SORTED), resolved=True)
 
 
 def _hook(md: dict[str, Any]) -> bool:

@@ -57,7 +57,7 @@ class PeerSettings:
     extraneous: bool = False  # IgnoreExtraneous: left in place, not reported, when gone
     skip_dry_run: bool = False  # SkipDryRunOnMissingResource=true
     warnings: tuple[str, ...] = ()  # for this object (Replace=true, Validate=false)
-    unhonoured: tuple[str, ...] = ()  # `key: value` of what gitkrm ignores
+    unhonoured: tuple[str, ...] = ()  # keys, or `key: option`, gitkrm ignores
     problems: tuple[str, ...] = ()  # unreadable values
 
 
@@ -113,9 +113,9 @@ def read(ann: Mapping[str, Any]) -> PeerSettings:
             unhonoured.append(f"{ARGO_COMPARE_OPTIONS}: {option}")
     known = {ARGO_SYNC_OPTIONS, ARGO_COMPARE_OPTIONS, FLUX_PRUNE, FLUX_RECONCILE, FLUX_SSA,
              FLUX_FORCE} | _READ_ELSEWHERE  # fmt: skip
-    for k, v in ann.items():
+    for k in ann:
         if k.startswith((ARGO, FLUX)) and k not in known:
-            unhonoured.append(f"{k}: {v}")
+            unhonoured.append(k)
     return PeerSettings(
         prune=prune,
         reconcile=reconcile,

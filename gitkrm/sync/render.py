@@ -47,6 +47,8 @@ from gitkrm.sync.parse import (
     builtin_registry,
     parse_file,
     parse_object,
+    prepare_unchecked,
+    skips_dry_run,
 )
 from gitkrm.sync.parsecache import ParseCache
 from gitkrm.sync.pool import gc_paused, parse_many
@@ -598,7 +600,9 @@ class Renderer:
                 ctx=ctx,
                 registry=registry,
             )
-            if not hit.resolved:
+            if not hit.resolved and skips_dry_run(po.doc):
+                hit = prepare_unchecked(po, self.context)
+            elif not hit.resolved:
                 group = po.api_version.rpartition("/")[0]
                 where = f" (group {group})" if group else ""
                 hit = ParsedObject(

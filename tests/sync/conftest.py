@@ -32,6 +32,13 @@ async def controllers(store: Store) -> AsyncIterator[ControllerManager]:
 
 
 @pytest.fixture
+async def apps(store: Store, controllers: ControllerManager) -> None:
+    """The bundled controllers, and the namespace `apps` made beforehand (PreSync hooks run
+    before anything of the Sync phase, Namespaces included, as in Argo CD)."""
+    await store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps"}})
+
+
+@pytest.fixture
 async def store() -> AsyncIterator[Store]:
     s = await open_store("sqlite:///:memory:")
     yield s

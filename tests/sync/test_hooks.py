@@ -5,9 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
-from gitkrm.controllers import ControllerManager
 from gitkrm.krm import GVK, ObjectRef
 from gitkrm.store import Store
 from gitkrm.sync.hooks import HookState, Phase
@@ -20,13 +17,6 @@ INVENTORY = ObjectRef(
     group="", kind="ConfigMap", name="gitkrm-inventory-src", namespace="gitkrm-system"
 )
 JOBS = GVK(group="batch", version="v1", kind="Job")
-
-
-@pytest.fixture
-async def apps(store: Store, controllers: ControllerManager) -> None:
-    """The bundled controllers, and the namespace `apps` (PreSync hooks run before anything
-    of the Sync phase, Namespaces included, as in Argo CD)."""
-    await store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps"}})
 
 
 def job(

@@ -52,11 +52,14 @@ class Recorder:
 
     async def first(self, kind: str, name: str, type_: str, when: Any = None) -> int:
         """The resourceVersion of the first such event (waiting for the watch to see it)."""
-        found: int = await eventually_async(
-            lambda: self._first(kind, name, type_, when),
-            timeout=10,
-            message=f"a {type_} event of {kind} {name}",
+
+        async def seen() -> int | None:
+            return self._first(kind, name, type_, when)
+
+        found = await eventually_async(
+            seen, timeout=10, message=f"a {type_} event of {kind} {name}"
         )
+        assert found is not None
         return found
 
     async def close(self) -> None:

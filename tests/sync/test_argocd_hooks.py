@@ -1,0 +1,147 @@
+"""Argo CD's own end-to-end test data for hooks and sync waves (vendored under
+tests/corpus/argo-cd, Apache-2.0, see its ATTRIBUTION.md), each application directory
+committed to a real Git repository and synced by the engine on a store with the bundled
+controllers, as an Argo CD Application with the destination namespace `apps` would be."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gitkrm.krm import ObjectRef
+from gitkrm.store import Store
+from gitkrm.sync.hooks import HookState, Phase
+from gitkrm.sync.results import Action, SyncStatus
+from tests.sync.conftest import EngineFactory, SourceFactory
+from tests.sync.sync_helpers import Remote
+from tests.sync.test_engine import actions, get, sync
+
+TESTDATA = Path(__file__).parent.parent / "corpus" / "argo-cd" / "test" / "e2e" / "testdata"
+
+
+def commit(remote: Remote, app: str) -> None:
+    for f in sorted((TESTDATA / app).iterdir()):
+        if f.suffix == ".yaml":
+            remote.write(f.name, f.read_bytes())
+    remote.commit(app)
+
+
+def ref(kind: str, name: str, group: str = "", namespace: str | None = "apps") -> ObjectRef:
+    return ObjectRef(group=group, kind=kind, name=name, namespace=namespace)
+
+
+async def test_hook(
+    store: Store, apps: None, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+) -> None:
+    commit(remote, "hook")
+    engine = make_engine(default_namespace="apps", health_timeout=30.0)
+    result = await sync(engine, make_source(remote.url))
+    assert result.ok, result.problems()
+    assert [(h.phase, h.ref.kind, h.ref.name, h.state) for h in result.hooks] == [
+        (Phase.SYNC, "Pod", "hook", HookState.SUCCEEDED)
+    ]
+    assert actions(result) == {"Pod/pod": Action.CREATED}  # the hook is not a synced object
+    hook = await store.get(ref("Pod", "hook"))
+    assert hook["status"]["phase"] == "Succeeded"  # a hook Pod is done once it completed
+
+
+async def test_hook_and_deployment(
+    store: Store, apps: None, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+) -> None:
+    commit(remote, "hook-and-deployment")
+    engine = make_engine(default_namespace="apps", health_timeout=30.0)
+    result = await sync(engine, make_source(remote.url))
+    assert result.ok, result.problems()
+    assert [(h.phase, h.ref.name, h.state) for h in result.hooks] == [
+        (Phase.SYNC, "my-hook", HookState.SUCCEEDED)
+    ]
+    job = await store.get(ref("Job", "my-hook", group="batch"))
+    assert any(c["type"] == "Complete" for c in job["status"]["conditions"])
+    assert actions(result) == {"Deployment/my-deployment": Action.CREATED}
+
+
+async def test_sync_waves(
+    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+) -> None:
+    await store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps"}})
+    commit(remote, "sync-waves")
+    result = await sync(make_engine(default_namespace="apps"), make_source(remote.url))
+    assert result.ok, result.problems()
+    assert [o.ref.name for o in result.objects] == ["cm-1", "cm-2"]
+    rv = [
+        int((await store.get(ref("ConfigMap", n)))["metadata"]["resourceVersion"])
+        for n in ("cm-1", "cm-2")
+    ]
+    assert rv == sorted(rv)
+
+
+async def test_syncwaves_prune_order(
+    store: Store, apps: None, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+) -> None:
+    commit(remote, "syncwaves-prune-order")
+    engine, source = (
+        make_engine(default_namespace="apps", health_timeout=2.0),
+        make_source(remote.url),
+    )
+    created = await sync(engine, source)
+    assert created.ok, created.problems()
+    assert [o.ref.name for o in created.objects] == [
+        "modify-pods-sa",
+        "modify-pods-role",
+        "modify-pods-rolebinding",
+        "pod-with-finalizers",
+    ]
+    for name in ("pod.yaml", "rbac.yaml"):
+        remote.remove(name)
+    remote.write("keep.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: keep}\n")
+    remote.commit("remove the application")
+    # Reverse waves: the Pod (wave 2) first. Its finalizer is removed only by its preStop
+    # hook in a real cluster, which the simulator does not run: it stays Terminating, so
+    # the RoleBinding (wave 1) and the ServiceAccount and Role (wave 0) are not touched yet.
+    stuck = await sync(engine, source)
+    assert stuck.status is SyncStatus.FAILED
+    assert stuck.errors[0].startswith(
+        "pruning wave 2 not healthy within 2s: Pod apps/pod-with-finalizers: Terminating"
+    )
+    pruned = {o.ref.name: o.action for o in stuck.objects if o.ref.name != "keep"}
+    assert pruned == {
+        "pod-with-finalizers": Action.PRUNED,
+        "modify-pods-rolebinding": Action.FAILED,
+        "modify-pods-role": Action.FAILED,
+        "modify-pods-sa": Action.FAILED,
+    }
+    assert await get(
+        store, ref("RoleBinding", "modify-pods-rolebinding", group="rbac.authorization.k8s.io")
+    )
+    # What the preStop hook does: the finalizer goes, the Pod is gone, the rest is pruned.
+    await store.patch(
+        ref("Pod", "pod-with-finalizers"),
+        [{"op": "remove", "path": "/metadata/finalizers"}],
+        "json",
+    )
+    done = await sync(engine, source)
+    assert done.ok, done.problems()
+    assert [o.ref.name for o in done.objects if o.action is Action.PRUNED] == [
+        "modify-pods-rolebinding",
+        "modify-pods-role",
+        "modify-pods-sa",
+    ]
+
+
+async def test_multi_namespace_hook(
+    store: Store, apps: None, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+) -> None:
+    commit(remote, "multi-namespace-hook")
+    engine = make_engine(default_namespace="apps", health_timeout=30.0)
+    result = await sync(engine, make_source(remote.url))
+    assert result.ok, result.problems()
+    assert actions(result) == {
+        "Namespace/test-multi-ns-hook-second": Action.CREATED,
+        "Deployment/nginx-deployment": Action.CREATED,
+    }
+    assert sorted((h.phase, h.ref.namespace, h.state, h.deleted) for h in result.hooks) == [
+        (Phase.POST_SYNC, "apps", HookState.SUCCEEDED, True),
+        (Phase.POST_SYNC, "test-multi-ns-hook-second", HookState.SUCCEEDED, True),
+    ]
+    for ns in ("apps", "test-multi-ns-hook-second"):  # HookSucceeded: deleted
+        pod = await get(store, ref("Pod", "my-hook", namespace=ns))
+        assert pod is None or pod["metadata"].get("deletionTimestamp")
