@@ -127,6 +127,7 @@ class Agent:
             options=self.options,
             gitsources=gitsources,
             observe=self.target.observe_sync,
+            before_wait=self.target.start_controllers,
         )
         await self._term.open()  # the term is ours even when this fails: `end` closes it
         return self._term

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -152,6 +152,8 @@ class SourceRunner:
         records it when it ends: see `lastsync`); None after a failure."""
         self.written: set[int] = set()
         """The store revisions of this runner's GitSource writes."""
+        self.before_wait: Callable[[], Awaitable[None]] | None = None
+        """Called before a sync first waits on health (the embedded target's controllers)."""
         self.before_pass: Callable[[], None] | None = None
         """Called before a pass that fetches and syncs (not before one with nothing to do)."""
 
@@ -165,6 +167,7 @@ class SourceRunner:
         (`skip_unchanged`) imports and builds none."""
         if self._sync_engine is None:
             self._sync_engine = self._engine(self.config)
+            self._sync_engine.before_wait = self.before_wait
             hooks = self.status.get("hooks")
             if isinstance(hooks, dict) and isinstance(hooks.get("revision"), str):
                 self._sync_engine.hooked_revision = hooks["revision"]  # ran before a restart

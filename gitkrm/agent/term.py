@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from gitkrm.cache import WatchCache
@@ -54,8 +54,12 @@ class Term:
         options: AgentOptions,
         gitsources: bool,
         observe: Observe,
+        before_wait: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
+        """`before_wait`: called before a sync first waits on health (a wave, a hook):
+        the embedded target starts its controllers, which `run --once` does not run."""
         self._store = store
+        self._before_wait = before_wait
         self._cache = cache
         self._options = options
         self._observe = observe
@@ -117,6 +121,7 @@ class Term:
                 desired = config.to_object(agent_name=options.agent_name)
                 runner.writer = gitsources.NoStatusWriter(store, desired=desired)
             runner.observe = self._observe
+            runner.before_wait = self._before_wait
             self.runners[config.name] = runner
             # A request made while no agent ran is handled by the first sync.
             asked = (meta(live).get("annotations") or {}).get(REQUESTED_AT)

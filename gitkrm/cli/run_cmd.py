@@ -115,9 +115,9 @@ def run(args: argparse.Namespace) -> int:
     if args.listen is not None or url is None:
         listen = parse_listen(args.listen or DEFAULT_LISTEN)
     # The embedded target runs the bundled controllers (a cluster has its own); `--once`
-    # without --wait ends right after the sync, before they would have anything to do.
+    # starts them only when something waits on health (--wait, a wave, a hook).
     controllers = None
-    if url is None and (not args.once or args.wait):
+    if url is None:
         from gitkrm.controllers import ControllerOptions
 
         controllers = ControllerOptions()

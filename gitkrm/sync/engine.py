@@ -19,8 +19,9 @@ stop its drift watches.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Final
 
@@ -48,6 +49,7 @@ from gitkrm.sync.modes import builtin_defaults
 from gitkrm.sync.options import SyncOptions
 from gitkrm.sync.parse import ParseContext
 from gitkrm.sync.parsecache import ParseCache
+from gitkrm.sync.patching import create_body
 from gitkrm.sync.peernotes import annotation_warnings
 from gitkrm.sync.phases import PhaseRunner
 from gitkrm.sync.plan import Plan, Step, make_plan, narrowed, prune_candidates
@@ -55,6 +57,7 @@ from gitkrm.sync.pool import gc_paused
 from gitkrm.sync.progress import ProgressFn, no_progress
 from gitkrm.sync.render import Renderer, RenderResult
 from gitkrm.sync.results import Action, ObjectResult, SyncResult, make_result
+from gitkrm.sync.serverside import FIELD_MANAGER
 
 _UNSETTLED: Final = frozenset({Action.FAILED, Action.REFUSED, Action.SKIPPED})
 
@@ -116,6 +119,9 @@ class SyncEngine:
         no drift check follows (`run --once`) follows no kind."""
         self.store = store
         self.options = options
+        self.before_wait: Callable[[], Awaitable[None]] | None = None
+        """Called before a sync first waits on health (the agent starts the embedded
+        target's controllers, which `run --once` runs only when something waits)."""
         self._cache = cache
         self._renderer = Renderer(
             context=ParseContext(source=options.source_name, default_namespace=options.namespace),
@@ -209,8 +215,10 @@ class SyncEngine:
             timeout=self.options.health_timeout,
             cache=self._cache,
             cancel=cancel,
+            before_wait=self.before_wait,
         )
         runs: list[HookRun] = []
+        await self._hook_namespaces(rendered)
 
         async def phase(p: Phase) -> bool:
             if not hooks.of(p):
@@ -254,6 +262,29 @@ class SyncEngine:
             warnings=result.warnings,
         )
 
+    async def _hook_namespaces(self, rendered: RenderResult) -> None:
+        """Create the Namespaces of the revision its hooks run in, when absent, before any
+        hook (as Argo CD's CreateNamespace=true does for an application's namespace): a
+        chart's pre-install hook runs in the namespace the same revision creates. The Sync
+        phase then takes them over like any object it finds with its source label."""
+        wanted = {
+            d.ref.namespace
+            for ds in self._memo.hooks.by_phase.values()
+            for d in ds
+            if d.ref.namespace
+        }
+        for d in rendered.objects:
+            if d.ref.kind != "Namespace" or d.ref.group or d.ref.name not in wanted:
+                continue
+            ref = ObjectRef(group="", kind="Namespace", name=d.ref.name, version="v1")
+            try:
+                await self.store.get(ref)
+            except NotFound:
+                with contextlib.suppress(GitkrmError):  # the hook says what is wrong
+                    await self.store.create(
+                        create_body(d, rendered.revision), field_manager=FIELD_MANAGER
+                    )
+
     async def _all_healthy(self, result: SyncResult, cancel: asyncio.Event | None) -> str | None:
         """Wait for every object of the sync to be healthy (before PostSync hooks)."""
         refs = [
@@ -288,6 +319,7 @@ class SyncEngine:
             cancel=cancel,
             ttl_jobs=self.jobs_with_ttl(),
             on_wait=lambda what: progress(f"waiting for {what}", None, None),
+            before_wait=self.before_wait,
         )
 
     def _warnings(self, rendered: RenderResult) -> tuple[str, ...]:

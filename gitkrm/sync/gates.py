@@ -97,6 +97,7 @@ class Gate:
     cancel: asyncio.Event | None = None
     ttl_jobs: Collection[ResourceKey] = ()
     on_wait: Callable[[str], None] | None = None
+    before_wait: Callable[[], Awaitable[None]] | None = None  # e.g. start the controllers
 
     def group(self, key: str, stage: tuple[int, int]) -> GroupKey:
         return self.groups.get(key, (*stage, 0)) if self.groups is not None else (*stage, 0)
@@ -110,6 +111,8 @@ class Gate:
         what = what or describe_group(group)
         if self.on_wait is not None:
             self.on_wait(what)
+        if self.before_wait is not None:
+            await self.before_wait()
         complete = [r.key for r in refs if (r.group, r.kind) in (("batch", "Job"), ("", "Pod"))]
         result = await cancellable(
             wait_for(
@@ -128,6 +131,8 @@ class Gate:
         """Wait until the objects pruned from `wave` are gone: None, or why not."""
         if not refs:
             return None
+        if self.before_wait is not None:
+            await self.before_wait()  # garbage collection and finalizers are controllers' work
         result = await cancellable(
             wait_for(self.store, (), absent=refs, timeout=self.timeout, cache=self.cache),
             self.cancel,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -41,6 +41,7 @@ class PhaseRunner:
     timeout: float
     cache: WatchCache | None = None
     cancel: asyncio.Event | None = None
+    before_wait: Callable[[], Awaitable[None]] | None = None  # e.g. start the controllers
 
     async def run(self, phase: Phase, hooks: Sequence[Desired]) -> tuple[HookRun, ...]:
         """Run the hooks of `phase` wave by wave; stops after a wave with a failure."""
@@ -64,6 +65,8 @@ class PhaseRunner:
             except GitkrmError as e:
                 runs.append(self._run(phase, d, d.ref, HookState.FAILED, e.message))
         if started:
+            if self.before_wait is not None:
+                await self.before_wait()
             refs = [ref for _, ref in started]
             complete = [r.key for r in refs if (r.group, r.kind) in (("batch", "Job"), ("", "Pod"))]
             try:

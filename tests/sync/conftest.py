@@ -33,8 +33,8 @@ async def controllers(store: Store) -> AsyncIterator[ControllerManager]:
 
 @pytest.fixture
 async def apps(store: Store, controllers: ControllerManager) -> None:
-    """The bundled controllers, and the namespace `apps` made beforehand (PreSync hooks run
-    before anything of the Sync phase, Namespaces included, as in Argo CD)."""
+    """The bundled controllers, and the namespace `apps` made beforehand (hooks run before
+    anything of the Sync phase; only a Namespace of the revision they need is made first)."""
     await store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps"}})
 
 

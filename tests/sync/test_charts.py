@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from gitkrm.charts.spec import HelmSpec
 from gitkrm.errors import NotFound
 from gitkrm.krm import GVK, ObjectRef
@@ -25,6 +27,11 @@ __all__ = ["chart_repo"]  # the fixture
 
 def ref(kind: str, name: str, *, group: str = "", ns: str | None = "shop") -> ObjectRef:
     return ObjectRef(group=group, kind=kind, name=name, namespace=ns)
+
+
+# Hooks run for real: PostSync hooks wait until the chart's Deployment is Available, which
+# the bundled controllers make it.
+pytestmark = pytest.mark.usefixtures("controllers")
 
 
 async def get(store: Store, r: ObjectRef) -> dict[str, Any] | None:
@@ -67,9 +74,13 @@ async def test_a_chart_installs_then_upgrades_and_rolls_back(
     assert settings["data"]["monitoring"] == "false"  # nothing serves ServiceMonitors here
     assert await get(store, ref("ConfigMap", "web-cache"))  # the subchart
     assert await get(store, ref("Widget", "web-front", group="shop.example.com"))  # crds/ first
-    # The pre-install hook ran as a PreSync hook; the pre-upgrade one did not.
-    hook = await store.get(ref("ConfigMap", "web-migrate-install"))
-    assert hook["metadata"]["annotations"]["argocd.argoproj.io/hook"] == "PreSync"
+    # The pre-install hook ran as a PreSync hook (and its hook-succeeded policy deleted it),
+    # the post-install one as a PostSync hook; the pre-upgrade one did not run.
+    assert [(h.phase.value, h.ref.name, h.deleted) for h in result.hooks] == [
+        ("PreSync", "web-migrate-install", True),
+        ("PostSync", "web-announce", False),
+    ]
+    assert await get(store, ref("ConfigMap", "web-migrate-install")) is None
     assert await get(store, ref("ConfigMap", "web-migrate-upgrade")) is None
     assert await get(store, ref("Pod", "web-test")) is None  # test hooks never
     secrets = await store.list(GVK(group="", version="v1", kind="Secret"))

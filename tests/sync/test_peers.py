@@ -7,6 +7,7 @@ import pytest
 
 from gitkrm.store import Store
 from gitkrm.sync.results import Action, SyncStatus
+from tests.support.builders import crd
 from tests.sync.conftest import EngineFactory, SourceFactory
 from tests.sync.sync_helpers import Remote, configmap, deployment, namespace
 from tests.sync.test_engine import actions, cm_ref, deploy_ref, get, inventory_keys, sync
@@ -224,34 +225,7 @@ metadata:
   annotations: {argocd.argoproj.io/sync-options: SkipDryRunOnMissingResource=true}
 spec: {size: 3}
 """
-GIZMO_CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "gizmos.example.com"},
-    "spec": {
-        "group": "example.com",
-        "scope": "Namespaced",
-        "names": {
-            "plural": "gizmos",
-            "singular": "gizmo",
-            "kind": "Gizmo",
-            "listKind": "GizmoList",
-        },
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "x-kubernetes-preserve-unknown-fields": True,
-                    }
-                },
-            }
-        ],
-    },
-}
+GIZMO_CRD = crd("Gizmo")  # spec: size and color
 
 
 async def test_skip_dry_run_on_missing_resource(
