@@ -83,6 +83,11 @@ def overlays_tree(repo: RemoteRepo) -> None:
     )
     repo.write("shared/config/namereference.yaml", "nameReference: []\n")
     repo.write(
+        "shared/generators/extra.yaml",  # its `files` are relative to the kustomization
+        "apiVersion: builtin\nkind: ConfigMapGenerator\nmetadata: {name: extra, namespace: apps}\n"
+        "files: [../../shared/config/app.properties]\noptions: {disableNameSuffixHash: true}\n",
+    )
+    repo.write(
         "overlays/dev/kustomization.yaml",
         """\
 resources: [../../bases/backend, ../../namespaces/apps.yaml]
@@ -106,6 +111,7 @@ secretGenerator:
 replacements: [{path: ../../shared/replacements.yaml}]
 configurations: [../../shared/config/namereference.yaml]
 transformers: [../../shared/transformers/labels.yaml]
+generators: [../../shared/generators/extra.yaml]
 """,
     )
 
@@ -132,6 +138,7 @@ def test_an_overlay_reads_bases_components_and_files_anywhere_in_the_repository(
         "app.properties": "color=blue\n",
         "MODE": "dev",
     }
+    assert obj(state, "ConfigMap", "extra")["data"] == {"app.properties": "color=blue\n"}
     assert obj(state, "ConfigMap", "monitoring")  # from the Component
     assert obj(state, "Secret", "token")["data"] == {"TOKEN": "YWJj"}
     # From inside the work tree, `validate` takes the work tree as the repository.
@@ -151,6 +158,7 @@ def test_an_overlay_reads_bases_components_and_files_anywhere_in_the_repository(
         ),
         ("openapi", "resources: [../../bases/backend]\nopenapi: {path: /etc/schema.json}\n"),
         ("symlink", "resources: [../../bases/backend, ../../linked/x.yaml]\n"),
+        ("plugin configuration", "generators: [../../shared/evil.yaml]\n"),
     ],
 )
 def test_nothing_outside_the_repository_is_read(tmp_path: Path, field: str, entry: str) -> None:
@@ -161,6 +169,11 @@ def test_nothing_outside_the_repository_is_read(tmp_path: Path, field: str, entr
     overlays_tree(repo)
     repo.write("overlays/dev/kustomization.yaml", entry)
     repo.symlink("linked", str(tmp_path / "outside"))
+    repo.write(
+        "shared/evil.yaml",
+        "apiVersion: builtin\nkind: ConfigMapGenerator\nmetadata: {name: evil}\n"
+        "files: [../../../outside/x.yaml]\n",
+    )
     repo.commit("escape")
     repo.push()
     checked, synced = assert_validate_predicts_run(
