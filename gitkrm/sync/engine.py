@@ -35,7 +35,7 @@ from gitkrm.patch.fieldmanager import SchemaType
 from gitkrm.schema import patch_meta_for, ssa_type_for
 from gitkrm.source.snapshot import Snapshot
 from gitkrm.store import Store
-from gitkrm.sync import inventory, keys, live
+from gitkrm.sync import admission, inventory, keys, live
 from gitkrm.sync.apply import Applied, Applier
 from gitkrm.sync.desired import Desired
 from gitkrm.sync.diff import diff_text
@@ -591,7 +591,10 @@ class SyncEngine:
             )
         progress("planning", None, None)
         plan, since = await self._plan(rendered, inv)
+        denied = await admission.denied(self.store, plan, rendered.registry, rendered.objects)
         timings["diff"] = _ms(start)
+        if denied:  # a policy refuses the revision whole, before anything is written
+            return Refusal(tuple(str(p) for p in denied), timings)
         start = time.perf_counter()
         ours: set[int] = set()
         union = plan.union

@@ -252,11 +252,7 @@ def _evaluate(
         try:
             result = rule.program.evaluate(data)
         except CelError as e:
-            out.append(
-                fe.invalid(
-                    where, shown, f"{kube_error(str(e))} evaluating rule: {rule.error_string()}"
-                )
-            )
+            out.append(fe.invalid(where, shown, f"{e} evaluating rule: {rule.error_string()}"))
             continue
         if result is True:
             continue
@@ -299,19 +295,4 @@ def _cause(reason: str, path: str, shown: str, detail: str) -> Cause:
     return fe.invalid(path, shown, detail)
 
 
-_KEY_NOT_FOUND = re.compile(r'Key not found in map ?: ?"?([^"]*)"?')
-
-
-def kube_error(message: str) -> str:
-    """cel-cpp's wording of the common evaluation errors as cel-go words them."""
-    m = _KEY_NOT_FOUND.search(message)
-    if m:
-        return f"no such key: {m.group(1)}"
-    if "division by zero" in message.lower():
-        return "division by zero"
-    if "Iteration budget exceeded" in message:
-        return "operation cancelled: actual cost limit exceeded"
-    return message
-
-
-__all__ = ["CrdRules", "Rule", "RuleError", "kube_error", "parse_field_path", "rule_errors"]
+__all__ = ["CrdRules", "Rule", "RuleError", "parse_field_path", "rule_errors"]

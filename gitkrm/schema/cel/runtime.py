@@ -9,6 +9,7 @@ comprehension iteration budget (there is no static cost estimate as kube-apiserv
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -42,9 +43,9 @@ class Program:
         try:
             result = self.compiled.eval(data=data)
         except (RuntimeError, ValueError) as e:
-            raise CelError(_first_line(str(e))) from e
+            raise CelError(kube_error(_first_line(str(e)))) from e
         if result.type() == cel.Type.ERROR:
-            raise CelError(_first_line(str(result.value())))
+            raise CelError(kube_error(_first_line(str(result.value()))))
         return result.plain_value()
 
 
@@ -78,11 +79,26 @@ def compile_expression(source: str, variables: frozenset[str]) -> Program:
         return program
 
 
+_STATUS_PREFIXES = (
+    "INVALID_ARGUMENT: ",
+    "INTERNAL: ",
+    "UNKNOWN: ",
+    "UNIMPLEMENTED: ",
+    "NOT_FOUND: ",
+)
+
+
 def _first_line(message: str) -> str:
     text = message.strip().splitlines()[0] if message.strip() else message
     for suffix in (" [INVALID_ARGUMENT]", " [INTERNAL]", " [UNKNOWN]", " [UNIMPLEMENTED]"):
         text = text.removesuffix(suffix)
-    for prefix in ("INVALID_ARGUMENT: ", "INTERNAL: ", "UNKNOWN: ", "UNIMPLEMENTED: "):
+    for prefix in (
+        "INVALID_ARGUMENT: ",
+        "INTERNAL: ",
+        "UNKNOWN: ",
+        "UNIMPLEMENTED: ",
+        "NOT_FOUND: ",
+    ):
         text = text.removeprefix(prefix)
     return text
 
@@ -94,3 +110,18 @@ def _compile_message(message: str) -> str:
         lines[0] = lines[0].removeprefix("INVALID_ARGUMENT: ")
     lines = [ln.removesuffix(" [INVALID_ARGUMENT]") for ln in lines]
     return "\n".join(lines)
+
+
+_KEY_NOT_FOUND = re.compile(r'Key not found in map ?: ?"?([^"]*)"?')
+
+
+def kube_error(message: str) -> str:
+    """cel-cpp's wording of the common evaluation errors as cel-go words them."""
+    m = _KEY_NOT_FOUND.search(message)
+    if m:
+        return f"no such key: {m.group(1)}"
+    if "division by zero" in message.lower():
+        return "division by zero"
+    if "Iteration budget exceeded" in message:
+        return "operation cancelled: actual cost limit exceeded"
+    return message

@@ -20,6 +20,7 @@ from gitkrm.store.sqlite import db
 from gitkrm.store.sqlite.history import compact
 from gitkrm.store.sqlite.hub import Hub
 from gitkrm.store.sqlite.kinds import CRD_GK, Kinds, gk_key
+from gitkrm.store.sqlite.policies import Policies
 from gitkrm.store.sqlite.txn import Txn
 
 log = logging.getLogger(__name__)
@@ -90,6 +91,7 @@ class Core:
         self.rv = db.read_rv(conn)
         self.compact_rv = db.read_meta(conn, "compact_rv")
         self.ns_cache: dict[str, bool] = {}  # namespace name -> terminating
+        self.policies = Policies()
         self.hub = Hub()
         self.hub.last_rv = self.rv
         self.closed = False
@@ -154,8 +156,9 @@ class Core:
         return result
 
     def _after_rollback(self, txn: Txn) -> None:
-        """Undo what lives outside SQLite: cached namespaces and registered CRDs."""
+        """Undo what lives outside SQLite: cached namespaces, policies and registered CRDs."""
         self.ns_cache.clear()
+        self.policies.dirty = True
         if not txn.crds_touched:
             return
         for name in txn.crds_touched:

@@ -18,6 +18,7 @@ from gitkrm.errors import Conflict, NotFound
 from gitkrm.krm import GVK, Obj, ObjectRef
 from gitkrm.krm.clock import now_rfc3339
 from gitkrm.store.protocol import Preconditions, Propagation
+from gitkrm.store.sqlite import policies
 from gitkrm.store.sqlite.kinds import Kind, gk_key
 from gitkrm.store.sqlite.meta import ordered
 from gitkrm.store.sqlite.txn import Stored, Txn
@@ -120,6 +121,7 @@ def delete(
             raise _precondition_failed(
                 kind, ref.name, "ResourceVersion", rv, md.get("resourceVersion")
             )
+    policies.admit(txn, kind, None, old=stored.obj, subresource=None, dry_run=txn.dry_run)
     new = dict(stored.obj)
     nmd = new["metadata"] = dict(md)
     fins = _finalizers_for(propagation, list(md.get("finalizers") or ()))

@@ -153,6 +153,7 @@ class Txn:
             self.changes.append(Change(rv, kind.key, ns, name, EventType.MODIFIED, data, old.data))
         if kind.is_namespace:
             self.core.ns_cache.pop(name, None)
+        self.core.policies.touched(kind)
         if self.dry_run:  # nothing is committed: show no new revision
             if old is None:
                 del md["resourceVersion"]
@@ -169,6 +170,7 @@ class Txn:
         self.cursor.execute(
             "DELETE FROM objects WHERE gk = ? AND ns = ? AND name = ?", (kind.key, ns, name)
         )
+        self.core.policies.touched(kind)
         self.cursor.execute(
             "INSERT INTO events (rv, gk, ns, name, type, prev_rv, data) VALUES (?,?,?,?,?,?,?)",
             (rv, kind.key, ns, name, "DELETED", old.rv, bytearray(data)),

@@ -11,7 +11,7 @@ from gitkrm.krm import GVK, Obj, join_api_version
 from gitkrm.krm.clock import now_rfc3339
 from gitkrm.krm.nesting import MAX_NESTING, nesting_exceeds
 from gitkrm.store.protocol import WriteOptions
-from gitkrm.store.sqlite import managed
+from gitkrm.store.sqlite import managed, policies
 from gitkrm.store.sqlite.deletion import delete_if_finalized
 from gitkrm.store.sqlite.kinds import Kind
 from gitkrm.store.sqlite.meta import (
@@ -100,10 +100,14 @@ def check_namespace(txn: Txn, ns: str) -> None:
         )
 
 
-def admit(txn: Txn, obj: Obj, *, old: Obj | None, opts: WriteOptions, sub: str | None) -> list[str]:
-    return txn.core.registry.admit(
+def admit(
+    txn: Txn, obj: Obj, *, old: Obj | None, opts: WriteOptions, sub: str | None, kind: Kind
+) -> list[str]:
+    """Schema admission, then the ValidatingAdmissionPolicies that match the write."""
+    warnings = txn.core.registry.admit(
         obj, old=old, field_validation=opts.field_validation, subresource=sub
     )
+    return warnings + policies.admit(txn, kind, obj, old=old, subresource=sub, dry_run=opts.dry_run)
 
 
 def at_version(obj: Obj, api_version: str) -> Obj:
@@ -167,7 +171,7 @@ def create(
     if ns and core.ns_cache.get(ns) is not False:  # False: known, not terminating
         check_namespace(txn, ns)
     uid = md["uid"] = new_uid()  # before admission: a Job's generated selector uses it
-    warnings.extend(admit(txn, obj, old=None, opts=opts, sub=None))
+    warnings.extend(admit(txn, obj, old=None, opts=opts, sub=None, kind=kind))
     md = obj["metadata"]
     md["uid"] = uid
     md["creationTimestamp"] = now_rfc3339()
@@ -299,7 +303,9 @@ def replace(
     # A scale write is an update of the object (validated, generation bumped) that only
     # its managedFields entry tells apart.
     main = subresource is None or subresource == "scale"
-    warnings.extend(admit(txn, new, old=old, opts=opts, sub=None if main else subresource))
+    warnings.extend(
+        admit(txn, new, old=old, opts=opts, sub=None if main else subresource, kind=kind)
+    )
     nmd = new["metadata"]
     nmd["resourceVersion"] = omd.get("resourceVersion")
     if kind.generation:

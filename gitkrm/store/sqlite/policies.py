@@ -1,0 +1,126 @@
+"""ValidatingAdmissionPolicies enforced on every write of the SQLite store.
+
+The store keeps the compiled `PolicySet` of its stored policies and bindings, rebuilt inside
+the first write after one of them changed (so a policy written in a batch applies to the
+batch's later objects, as the sync's all-or-nothing admission expects), and reads params and
+namespaces through the write's own transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from gitkrm.errors import GitkrmError
+from gitkrm.krm import Obj
+from gitkrm.krm.labels import label_selector_from_dict
+from gitkrm.schema.cel import policy as vap
+from gitkrm.store.sqlite.kinds import Kind, gk_key
+
+if TYPE_CHECKING:
+    from gitkrm.store.sqlite.txn import Txn
+
+POLICY_GK = gk_key(vap.GROUP, vap.POLICY_KIND)
+BINDING_GK = gk_key(vap.GROUP, vap.BINDING_KIND)
+
+
+class Policies:
+    """The store's policy set, dirty until first read and after each policy write."""
+
+    def __init__(self) -> None:
+        self.dirty = True
+        self._set: vap.PolicySet | None = None
+
+    def touched(self, kind: Kind) -> None:
+        if kind.key in (POLICY_GK, BINDING_GK):
+            self.dirty = True
+
+    def current(self, txn: Txn) -> vap.PolicySet | None:
+        if self.dirty:
+            rows = txn.conn.execute(
+                "SELECT gk, data FROM objects WHERE gk IN (?, ?)", (POLICY_GK, BINDING_GK)
+            ).fetchall()
+            policies = [orjson.loads(d) for gk, d in rows if gk == POLICY_GK]
+            bindings = [orjson.loads(d) for gk, d in rows if gk == BINDING_GK]
+            self._set = vap.PolicySet.of(policies, bindings) if policies and bindings else None
+            self.dirty = False
+        return self._set
+
+
+class _Lookup:
+    """Params and namespaces as the write's transaction sees them."""
+
+    def __init__(self, txn: Txn) -> None:
+        self._txn = txn
+
+    def namespace(self, name: str) -> Mapping[str, Any] | None:
+        row = self._txn.conn.execute(
+            "SELECT data FROM objects WHERE gk = '/Namespace' AND ns = '' AND name = ?", (name,)
+        ).fetchone()
+        return orjson.loads(row[0]) if row is not None else None
+
+    def params(
+        self,
+        *,
+        api_version: str,
+        kind: str,
+        namespace: str,
+        name: str | None,
+        selector: Mapping[str, Any] | None,
+    ) -> list[Mapping[str, Any]]:
+        group = api_version.rsplit("/", 1)[0] if "/" in api_version else ""
+        try:
+            found = self._txn.core.kinds.of_type(api_version, kind)[1]
+        except GitkrmError:  # an unserved param kind finds no params
+            return []
+        ns = namespace if found.namespaced else ""
+        if name:
+            row = self._txn.conn.execute(
+                "SELECT data FROM objects WHERE gk = ? AND ns = ? AND name = ?",
+                (gk_key(group, kind), ns, name),
+            ).fetchone()
+            return [orjson.loads(row[0])] if row is not None else []
+        sel = label_selector_from_dict(selector or {})
+        rows = self._txn.conn.execute(
+            "SELECT data FROM objects WHERE gk = ? AND ns = ?", (gk_key(group, kind), ns)
+        ).fetchall()
+        objs = [orjson.loads(r[0]) for r in rows]
+        return [o for o in objs if sel.matches((o.get("metadata") or {}).get("labels") or {})]
+
+
+def admit(
+    txn: Txn,
+    kind: Kind,
+    obj: Obj | None,
+    *,
+    old: Obj | None,
+    subresource: str | None,
+    dry_run: bool,
+) -> list[str]:
+    """Run the matching policies on a write: raise the first denial, return warnings."""
+    policies = txn.core.policies.current(txn)
+    if policies is None or not policies.may_match(kind.group):
+        return []
+    subject = obj if obj is not None else old
+    assert subject is not None
+    md = subject.get("metadata") or {}
+    api_version = str(subject.get("apiVersion", ""))
+    request = vap.Request(
+        operation="DELETE" if obj is None else ("CREATE" if old is None else "UPDATE"),
+        group=kind.group,
+        version=api_version.rsplit("/", 1)[-1],
+        kind=kind.kind,
+        resource=kind.resource.split(".", 1)[0],
+        subresource=subresource or "",
+        namespace=str(md.get("namespace") or ""),
+        name=str(md.get("name") or ""),
+        obj=obj,
+        old=old,
+        dry_run=dry_run,
+    )
+    decision = policies.admit(request, _Lookup(txn))
+    if decision.denials:
+        raise decision.denials[0].error(request)
+    return decision.warnings

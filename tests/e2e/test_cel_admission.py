@@ -1,0 +1,152 @@
+"""`gitkrm run --once` with CEL: a ValidatingAdmissionPolicy in the repository (or already in
+the store) refuses a revision whole, naming file, line, object and the policy's message; a
+CRD's x-kubernetes-validations refuse a custom resource the same way; nothing is written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gitkrm.krm import GVK, ObjectRef
+from tests.e2e.e2e_support import gitkrm, names, reader
+from tests.e2e.manifests import configmap, namespace
+from tests.source.source_gitrepo import RemoteRepo
+
+POLICY = """\
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: replica-limit}
+spec:
+  failurePolicy: Fail
+  paramKind: {apiVersion: v1, kind: ConfigMap}
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [deployments]}
+  variables:
+  - {name: limit, expression: "int(params.data.maxReplicas)"}
+  validations:
+  - expression: object.spec.replicas <= variables.limit
+    messageExpression: "'replicas must be at most ' + string(variables.limit)"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: replica-limit-shop}
+spec:
+  policyName: replica-limit
+  validationActions: [Deny]
+  paramRef: {name: limits, namespace: shop, parameterNotFoundAction: Deny}
+  matchResources:
+    namespaceSelector: {matchLabels: {team: shop}}
+"""
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: {name}, namespace: shop}}
+spec:
+  replicas: {replicas}
+  selector: {{matchLabels: {{app: {name}}}}}
+  template:
+    metadata: {{labels: {{app: {name}}}}}
+    spec:
+      containers: [{{name: web, image: "nginx:1.25"}}]
+"""
+
+DEPLOYMENTS = GVK(group="apps", version="v1", kind="Deployment")
+
+
+def _shop(repo: RemoteRepo) -> None:
+    repo.write("ns.yaml", namespace("shop") + "  labels: {team: shop}\n")
+    repo.write("limits.yaml", configmap("limits", {"maxReplicas": "3"}, namespace="shop"))
+    repo.write("policy.yaml", POLICY)
+
+
+async def test_a_policy_in_the_revision_refuses_it_whole(
+    repo: RemoteRepo, state: Path, tmp_path: Path
+) -> None:
+    _shop(repo)
+    repo.write("web.yaml", DEPLOYMENT.format(name="web", replicas=2))
+    repo.write("big.yaml", DEPLOYMENT.format(name="big", replicas=9))
+    repo.commit("a deployment over the limit")
+    repo.push()
+    res = gitkrm("run", "--repo", repo.url, "--state", str(state), "--once", cwd=tmp_path)
+    assert res.returncode == 1, res.stdout + res.stderr
+    out = res.stdout + res.stderr
+    assert (
+        "big.yaml:1: Deployment shop/big: ValidatingAdmissionPolicy 'replica-limit' with "
+        "binding 'replica-limit-shop' denied request: replicas must be at most 3" in out
+    )
+    assert "shop/web" not in out
+    store = await reader(state)
+    try:
+        assert await names(store, DEPLOYMENTS) == set()  # nothing half-applied
+    finally:
+        await store.close()
+
+
+async def test_the_stored_policy_keeps_refusing_a_later_revision(
+    repo: RemoteRepo, state: Path, tmp_path: Path
+) -> None:
+    _shop(repo)
+    repo.write("web.yaml", DEPLOYMENT.format(name="web", replicas=2))
+    repo.commit("within the limit")
+    repo.push()
+    res = gitkrm("run", "--repo", repo.url, "--state", str(state), "--once", cwd=tmp_path)
+    assert res.returncode == 0, res.stdout + res.stderr
+    repo.write("web.yaml", DEPLOYMENT.format(name="web", replicas=5))
+    repo.commit("over the limit")
+    repo.push()
+    res = gitkrm("run", "--repo", repo.url, "--state", str(state), "--once", cwd=tmp_path)
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "web.yaml:1: Deployment shop/web: ValidatingAdmissionPolicy" in res.stdout + res.stderr
+    store = await reader(state)
+    try:
+        web = await store.get(
+            ObjectRef(group="apps", kind="Deployment", name="web", namespace="shop")
+        )
+    finally:
+        await store.close()
+    assert web["spec"]["replicas"] == 2
+
+
+CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: scalers.cel.example.com}
+spec:
+  group: cel.example.com
+  scope: Namespaced
+  names: {plural: scalers, kind: Scaler}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-validations:
+            - {rule: self.min <= self.max, message: min must not exceed max}
+            properties:
+              min: {type: integer}
+              max: {type: integer}
+"""
+
+
+async def test_a_crd_rule_refuses_a_custom_resource_in_the_revision(
+    repo: RemoteRepo, state: Path, tmp_path: Path
+) -> None:
+    repo.write("ns.yaml", namespace("shop"))
+    repo.write("crd.yaml", CRD)
+    repo.write(
+        "scaler.yaml",
+        "apiVersion: cel.example.com/v1\nkind: Scaler\n"
+        "metadata: {name: s, namespace: shop}\nspec: {min: 4, max: 2}\n",
+    )
+    repo.commit("a scaler against its CRD's rule")
+    repo.push()
+    res = gitkrm("run", "--repo", repo.url, "--state", str(state), "--once", cwd=tmp_path)
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert 'spec: Invalid value: "object": min must not exceed max' in res.stdout + res.stderr
+    assert "scaler.yaml" in res.stdout + res.stderr
