@@ -406,6 +406,7 @@ class SyncEngine:
         memo = self._memo.rendered
         if memo is not None and self._memo.rendered_key == key and not memo.remote:
             return memo, {"git": 0.0, "render": _ms(start)}
+        await self._chart_kube_version(snapshot)
         listed = await live.list_all(self.store, live.NAMESPACE)
         namespaces = {str(keys.metadata(ns).get("name")) for ns in listed}
         rendered = await self._renderer.render(
@@ -426,6 +427,20 @@ class SyncEngine:
         self._memo.rendered, self._memo.rendered_key = rendered, key
         self._memo.registry = rendered.registry
         return rendered, timings
+
+    async def _chart_kube_version(self, snapshot: Snapshot) -> None:
+        """A cluster's own Kubernetes version for `.Capabilities` of Helm charts, asked
+        once, and only when a revision has a chart (the embedded target's is 1.33)."""
+        renderer = self._renderer
+        if renderer.kube_version is not None or self.options.kube_version is not None:
+            return
+        server_version = getattr(self.store, "server_version", None)
+        if server_version is None or not any(p.endswith("Chart.yaml") for p in snapshot.files):
+            return
+        try:
+            renderer.kube_version = str(await server_version()) or None
+        except GitkrmError:
+            return  # the default stands; the next render asks again
 
     async def _read_inventory(
         self, rendered: RenderResult, timings: dict[str, float]

@@ -221,3 +221,45 @@ async def test_a_restart_keeps_random_values_and_warns_once(
     assert result.ok, result.problems()
     assert result.counts.configured == 0  # nothing rendered anew: nothing rotated
     assert (await store.get(ref("Secret", "web-db")))["data"]["password"] == password
+
+
+async def test_objects_helm_install_made_are_adopted_only_when_the_source_says_always(
+    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+) -> None:
+    from gitkrm.sync.options import AdoptionPolicy
+    from gitkrm.sync.results import Action
+
+    seed(remote)
+    await store.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": "shop"},
+        }
+    )
+    await store.create(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": "web-settings",
+                "namespace": "shop",
+                "labels": {"app.kubernetes.io/managed-by": "Helm"},
+                "annotations": {
+                    "meta.helm.sh/release-name": "web",
+                    "meta.helm.sh/release-namespace": "shop",
+                },
+            },
+            "data": {"greeting": "from helm install"},
+        }
+    )
+    source = make_source(remote.url)
+    for policy in (AdoptionPolicy.NEVER, AdoptionPolicy.IF_UNOWNED):
+        result = await sync(make_engine(helm=SPEC, adoption=policy), source)
+        refused = {o.ref.name: o.action for o in result.objects if o.ref.kind == "ConfigMap"}
+        assert refused["web-settings"] is Action.REFUSED, policy  # Helm's, left alone
+    result = await sync(make_engine(helm=SPEC, adoption=AdoptionPolicy.ALWAYS), source)
+    assert result.ok, result.problems()
+    settings = await store.get(ref("ConfigMap", "web-settings"))
+    assert settings["data"]["greeting"] == "hello"  # adopted and set to the chart's
+    assert settings["metadata"]["labels"]["gitkrm.io/source"] == "src"

@@ -129,6 +129,12 @@ class KubeStore:
         if res.group == CRD_GROUP and res.kind == "CustomResourceDefinition":
             self.discovery.invalidate()  # its kind is served (or gone) soon
 
+    async def server_version(self) -> str:
+        """The API server's Kubernetes version (`/version`'s gitVersion, e.g. v1.33.2):
+        what Helm charts see as `.Capabilities.KubeVersion`."""
+        out = await self._call("GET", "/version")
+        return str(out.get("gitVersion") or "")
+
     # -- reads ---------------------------------------------------------------------------
 
     async def get(self, ref: ObjectRef) -> Obj:

@@ -159,3 +159,25 @@ async def test_the_sync_engine_over_http(kube: KubeStore) -> None:
             await kube.get(ObjectRef(group="", kind="ConfigMap", name="app-3", namespace=ns))
     finally:
         await engine.close()
+
+
+async def test_the_server_version_is_what_helm_charts_see(kube: KubeStore) -> None:
+    version = await kube.server_version()
+    assert version.startswith("v1.33.")
+    engine = SyncEngine(store=kube, options=SyncOptions(source_name="s", agent_name="a"))
+    snap = snapshot(
+        {
+            "app/Chart.yaml": "apiVersion: v2\nname: app\nversion: 0.1.0\n",
+            "app/templates/cm.yaml": (
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kube-version\n"
+                "data:\n  version: {{ .Capabilities.KubeVersion.Version | quote }}\n"
+            ),
+        }
+    )
+    try:
+        plan = await engine.plan(snap)
+    finally:
+        await engine.close()
+    assert not plan.errors, plan.errors
+    [desired] = [s.desired for s in plan.steps if s.desired is not None]
+    assert desired.obj["data"]["version"] == version  # not the embedded target's 1.33.0
