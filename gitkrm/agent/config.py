@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from gitkrm.charts.spec import HelmSpec
 from gitkrm.errors import BadRequest, GitkrmError, ManifestError
+from gitkrm.health.expressions import HealthChecks
 from gitkrm.krm import Obj, load_manifests
 from gitkrm.krm.names import is_dns1123_label
 from gitkrm.schema import Registry
@@ -87,6 +88,7 @@ class SourceConfig:
     verify: VerifySpec | None = None
     postbuild: PostBuildSpec | None = None  # substitution and SOPS decryption
     helm: HelmSpec | None = None  # how the source's Helm charts render
+    health_checks: HealthChecks | None = None  # spec.healthCheckExprs (compiled)
 
     @property
     def safe_url(self) -> str:
@@ -127,6 +129,8 @@ class SourceConfig:
         spec |= postbuild_to_spec(self.postbuild)
         if self.helm is not None and self.helm.to_spec():
             spec["helm"] = self.helm.to_spec()
+        if self.health_checks is not None:
+            spec["healthCheckExprs"] = self.health_checks.to_spec()
         return {
             "apiVersion": API_VERSION,
             "kind": KIND,
@@ -151,6 +155,7 @@ def sync_options(config: SourceConfig, *, agent_name: str, apply_mode: ApplyMode
         ignore_differences=config.ignore_differences,
         apply_mode=apply_mode,
         health_timeout=config.health_timeout,
+        health_checks=config.health_checks,
         postbuild=config.postbuild,
         helm=config.helm,
     )
@@ -288,6 +293,7 @@ def from_object(obj: Obj, *, base: Path, registry: Registry | None = None) -> So
         else None,
         postbuild=postbuild_from_spec(spec, base=base),
         helm=HelmSpec.from_spec(spec["helm"], base=base) if spec.get("helm") else None,
+        health_checks=HealthChecks.from_spec(spec.get("healthCheckExprs")),
     )
 
 

@@ -52,6 +52,21 @@ SPEC_SCHEMA: dict[str, Any] = {
         "interval": _DURATION,
         "timeout": _DURATION,
         "healthTimeout": _DURATION,
+        # Flux's CEL health checks of custom kinds (gitkrm.health.expressions).
+        "healthCheckExprs": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["apiVersion", "kind", "current"],
+                "properties": {
+                    "apiVersion": {"type": "string", "minLength": 1},
+                    "kind": {"type": "string", "minLength": 1},
+                    "current": {"type": "string", "minLength": 1},
+                    "inProgress": _STR,
+                    "failed": _STR,
+                },
+            },
+        },
         "defaultNamespace": {"type": "string", "maxLength": 63},
         "prune": {"type": "boolean", "default": True},
         "allowEmpty": {"type": "boolean", "default": False},

@@ -405,7 +405,13 @@ class SourceRunner:
             return
         await self.reporter.record_sync(source_name=self.name, result=result, health=health)
         if self.follower is not None:
-            self.follower.follow(self.name, result.revision, refs, ttl_jobs=self.ttl_jobs)
+            self.follower.follow(
+                self.name,
+                result.revision,
+                refs,
+                ttl_jobs=self.ttl_jobs,
+                checks=self.config.health_checks,
+            )
 
     async def _read_health(self, refs: tuple[ObjectRef, ...]) -> dict[ObjectRef, HealthResult]:
         versions: dict[tuple[str, str], GVK] = {}  # one lookup per kind, not per object
@@ -421,7 +427,9 @@ class SourceRunner:
             log.debug("source %s: health not read: %s", self.name, e.message)
             return {}
         return {
-            ref: health_of(obj, deletes_itself=ref.key in self.ttl_jobs)
+            ref: health_of(
+                obj, deletes_itself=ref.key in self.ttl_jobs, checks=self.config.health_checks
+            )
             for ref, obj in objs.items()
         }
 

@@ -187,7 +187,7 @@ class Term:
         on_progress: Any = None,
     ) -> WaitResult:
         """Wait until every applied object is Current, one is Failed, or `timeout` passes."""
-        from gitkrm.health import wait_for
+        from gitkrm.health import HealthChecks, wait_for
 
         result = await wait_for(
             self._store,
@@ -196,6 +196,7 @@ class Term:
             on_progress=on_progress,
             cache=self._cache,
             ttl_jobs=frozenset().union(*(r.ttl_jobs for r in self.runners.values())),
+            checks=HealthChecks.merged(r.config.health_checks for r in self.runners.values()),
         )
         for runner in self.runners.values():
             await runner.record_health(result.results)

@@ -9,6 +9,7 @@ from gitkrm.lazy import exports
 
 if TYPE_CHECKING:
     from gitkrm.health.compute import health_of
+    from gitkrm.health.expressions import HealthChecks
     from gitkrm.health.result import Health, HealthResult, aggregate
     from gitkrm.health.wait import WaitResult, wait_for
 
@@ -16,6 +17,7 @@ __getattr__ = exports(
     __name__,
     {
         "Health": ".result",
+        "HealthChecks": ".expressions",
         "HealthResult": ".result",
         "WaitResult": ".wait",
         "aggregate": ".result",
@@ -26,6 +28,7 @@ __getattr__ = exports(
 
 __all__ = [
     "Health",
+    "HealthChecks",
     "HealthResult",
     "WaitResult",
     "aggregate",

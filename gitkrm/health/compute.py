@@ -6,6 +6,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from gitkrm.health import kinds, workloads
+from gitkrm.health.expressions import HealthChecks
 from gitkrm.health.fields import get_str
 from gitkrm.health.generic import generic, ready_condition
 from gitkrm.health.result import Health, HealthResult
@@ -43,6 +44,7 @@ def health_of(
     now: datetime | None = None,
     deletes_itself: bool = False,
     until_complete: bool = False,
+    checks: HealthChecks | None = None,
 ) -> HealthResult:
     """The health of an object as read from a store (None: it does not exist).
 
@@ -50,6 +52,8 @@ def health_of(
     `deletes_itself`: the object's manifest is a Job with ttlSecondsAfterFinished
     (`kinds.deletes_itself`), whose absence means it finished. `until_complete`: a Job
     or Pod that gates a phase or a wave is Current only once completed (`kinds.completed`).
+    `checks`: a source's healthCheckExprs, deciding the kinds they name after kstatus'
+    generic checks.
     """
     if obj is None:
         if deletes_itself:
@@ -60,6 +64,8 @@ def health_of(
     verdict = generic(obj)
     if verdict is not None:
         return verdict
+    if checks is not None and (decided := checks.verdict(obj)) is not None:
+        return decided
     key = (_group(get_str(obj, "apiVersion")), get_str(obj, "kind"))
     if until_complete and key in (("batch", "Job"), ("", "Pod")):
         return kinds.completed(obj)

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from gitkrm.cache.watchcache import WatchCache
 from gitkrm.errors import GitkrmError, NotFound
 from gitkrm.health.compute import health_of
+from gitkrm.health.expressions import HealthChecks
 from gitkrm.health.kinds import SCHEDULE_WINDOW
 from gitkrm.health.result import Health, HealthResult
 from gitkrm.krm import GVK, GroupKind, Obj, ObjectRef, ResourceKey
@@ -52,7 +53,9 @@ class _Waiter:
         on_progress: Progress | None,
         ttl_jobs: frozenset[ResourceKey],
         complete: frozenset[ResourceKey] = frozenset(),
+        checks: HealthChecks | None = None,
     ) -> None:
+        self.checks = checks
         self.store = store
         self.want = want
         self.ttl_jobs = ttl_jobs
@@ -77,6 +80,7 @@ class _Waiter:
             now=now,
             deletes_itself=key in self.ttl_jobs,
             until_complete=key in self.complete,
+            checks=self.checks,
         )
         if result != self.results.get(ref):
             self.results[ref] = result
@@ -175,15 +179,19 @@ async def wait_for(
     cache: WatchCache | None = None,
     ttl_jobs: Iterable[ResourceKey] = (),
     complete: Iterable[ResourceKey] = (),
+    checks: HealthChecks | None = None,
 ) -> WaitResult:
     """Wait until every ref is Current and every `absent` ref is NotFound (ok), or any is
     Failed, or `timeout` seconds pass (not ok). `on_progress(ref, result)` hears of every
     change of verdict. `cache`: the store's shared watch cache (a private one otherwise).
     `ttl_jobs`: Jobs whose manifest sets ttlSecondsAfterFinished; gone, they are done.
-    `complete`: Jobs and Pods that count only once completed (hooks, wave gates)."""
+    `complete`: Jobs and Pods that count only once completed (hooks, wave gates).
+    `checks`: the source's healthCheckExprs."""
     want: dict[ObjectRef, Health] = {r: Health.CURRENT for r in refs}
     want.update({r: Health.NOT_FOUND for r in absent})
-    waiter = _Waiter(store, want, on_progress, frozenset(ttl_jobs), frozenset(complete))
+    waiter = _Waiter(
+        store, want, on_progress, frozenset(ttl_jobs), frozenset(complete), checks=checks
+    )
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     own_cache = cache is None

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from gitkrm.cache import Scope, Subscription, WatchCache
-from gitkrm.health import HealthResult, health_of
+from gitkrm.health import HealthChecks, HealthResult, health_of
 from gitkrm.krm import GVK, GroupKind, Obj, ObjectRef, ResourceKey
 from gitkrm.store import Store
 from gitkrm.sync.keys import source_selector
@@ -38,7 +38,9 @@ class _Following:
         revision: str,
         refs: Iterable[ObjectRef],
         ttl_jobs: frozenset[ResourceKey],
+        checks: HealthChecks | None = None,
     ) -> None:
+        self.checks = checks
         self.source = source
         self.ttl_jobs = ttl_jobs
         self.revision = revision
@@ -52,7 +54,9 @@ class _Following:
         ref = self.by_key.get(key)
         if ref is None:
             return
-        verdict = health_of(obj, now=datetime.now(UTC), deletes_itself=key in self.ttl_jobs)
+        verdict = health_of(
+            obj, now=datetime.now(UTC), deletes_itself=key in self.ttl_jobs, checks=self.checks
+        )
         if self.verdicts.get(ref) != verdict:
             self.verdicts[ref] = verdict
             self.changed[ref] = verdict
@@ -79,11 +83,13 @@ class HealthFollower:
         refs: Iterable[ObjectRef],
         *,
         ttl_jobs: frozenset[ResourceKey] = frozenset(),
+        checks: HealthChecks | None = None,
     ) -> None:
         """Follow `refs` (the objects `revision` applied) until the next `follow` or `stop`;
-        `ttl_jobs`: Jobs whose manifest sets ttlSecondsAfterFinished (gone means done)."""
+        `ttl_jobs`: Jobs whose manifest sets ttlSecondsAfterFinished (gone means done);
+        `checks`: the source's healthCheckExprs."""
         self.stop(source_name)
-        following = _Following(source_name, revision, refs, ttl_jobs)
+        following = _Following(source_name, revision, refs, ttl_jobs, checks)
         self.cache.start()
         self._tasks[source_name] = asyncio.create_task(
             self._run(following, Scope(label_selector=source_selector(source_name))),

@@ -216,6 +216,7 @@ class SyncEngine:
             cache=self._cache,
             cancel=cancel,
             before_wait=self.before_wait,
+            checks=self.options.health_checks,
         )
         runs: list[HookRun] = []
         await self._hook_namespaces(rendered)
@@ -320,6 +321,7 @@ class SyncEngine:
             ttl_jobs=self.jobs_with_ttl(),
             on_wait=lambda what: progress(f"waiting for {what}", None, None),
             before_wait=self.before_wait,
+            checks=self.options.health_checks,
         )
 
     def _warnings(self, rendered: RenderResult) -> tuple[str, ...]:

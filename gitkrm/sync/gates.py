@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from gitkrm.cache import WatchCache
+from gitkrm.health.expressions import HealthChecks
 from gitkrm.health.wait import WaitResult, wait_for
 from gitkrm.krm import ObjectRef, ResourceKey
 from gitkrm.store import Store
@@ -98,6 +99,7 @@ class Gate:
     ttl_jobs: Collection[ResourceKey] = ()
     on_wait: Callable[[str], None] | None = None
     before_wait: Callable[[], Awaitable[None]] | None = None  # e.g. start the controllers
+    checks: HealthChecks | None = None  # the source's healthCheckExprs
 
     def group(self, key: str, stage: tuple[int, int]) -> GroupKey:
         return self.groups.get(key, (*stage, 0)) if self.groups is not None else (*stage, 0)
@@ -122,6 +124,7 @@ class Gate:
                 cache=self.cache,
                 ttl_jobs=self.ttl_jobs,
                 complete=complete,
+                checks=self.checks,
             ),
             self.cancel,
         )

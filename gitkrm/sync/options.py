@@ -8,6 +8,7 @@ from typing import Final, Literal
 
 from gitkrm.charts.spec import HelmSpec
 from gitkrm.errors import BadRequest
+from gitkrm.health.expressions import HealthChecks
 from gitkrm.krm.names import is_dns1123_label
 from gitkrm.sync.postbuild_spec import PostBuildSpec
 
@@ -80,6 +81,7 @@ class SyncOptions:
     kube_version: str | None = None  # the target's, for charts (None: the embedded one's)
     postbuild: PostBuildSpec | None = None  # substitution and decryption (`postbuild`)
     health_timeout: float = DEFAULT_HEALTH_TIMEOUT  # seconds a wave or a hook may take
+    health_checks: HealthChecks | None = None  # spec.healthCheckExprs, for waves and hooks
 
     def __post_init__(self) -> None:
         for what, value in (("source name", self.source_name), ("agent name", self.agent_name)):

@@ -20,6 +20,7 @@ from typing import Final
 
 from gitkrm.cache import WatchCache
 from gitkrm.errors import AlreadyExists, GitkrmError, NotFound
+from gitkrm.health.expressions import HealthChecks
 from gitkrm.health.wait import wait_for
 from gitkrm.krm import Obj, ObjectRef
 from gitkrm.store import Preconditions, Propagation, Store
@@ -42,6 +43,7 @@ class PhaseRunner:
     cache: WatchCache | None = None
     cancel: asyncio.Event | None = None
     before_wait: Callable[[], Awaitable[None]] | None = None  # e.g. start the controllers
+    checks: HealthChecks | None = None  # the source's healthCheckExprs
 
     async def run(self, phase: Phase, hooks: Sequence[Desired]) -> tuple[HookRun, ...]:
         """Run the hooks of `phase` wave by wave; stops after a wave with a failure."""
@@ -72,7 +74,12 @@ class PhaseRunner:
             try:
                 result = await cancellable(
                     wait_for(
-                        self.store, refs, timeout=self.timeout, cache=self.cache, complete=complete
+                        self.store,
+                        refs,
+                        timeout=self.timeout,
+                        cache=self.cache,
+                        complete=complete,
+                        checks=self.checks,
                     ),
                     self.cancel,
                 )

@@ -182,6 +182,11 @@ def test_config_file_round_trips_through_the_object(tmp_path: Path) -> None:
             "spec: {url: v}\n",
             r":6: GitSource x is defined twice \(first at line 1\)",
         ),
+        (
+            "apiVersion: gitkrm.io/v1alpha1\nkind: GitSource\nmetadata: {name: x}\n"
+            "spec: {url: u, healthCheckExprs: [{apiVersion: a/v1, kind: K, current: 'x =='}]}\n",
+            r"spec.healthCheckExprs\[0\].current \(K\)",
+        ),
         ("a: [\n", "sources.yaml:"),
     ],
 )
@@ -214,3 +219,20 @@ def test_directory_in_a_config_file(tmp_path: Path) -> None:
     )
     with pytest.raises(ManifestError, match="plain directory"):
         load_config_file(f)
+
+
+def test_health_check_exprs_round_trip(tmp_path: Path) -> None:
+    f = tmp_path / "sources.yaml"
+    f.write_text(
+        "apiVersion: gitkrm.io/v1alpha1\nkind: GitSource\nmetadata: {name: x}\n"
+        "spec:\n  url: u\n  healthCheckExprs:\n"
+        "  - {apiVersion: db.example.com/v1, kind: Database, current: \"status.phase == 'Up'\","
+        " failed: \"status.phase == 'Down'\"}\n"
+    )
+    (config,) = load_config_file(f)
+    assert config.health_checks is not None
+    spec = config.to_object(agent_name="a")["spec"]
+    assert spec["healthCheckExprs"] == [
+        {"apiVersion": "db.example.com/v1", "kind": "Database",
+         "current": "status.phase == 'Up'", "failed": "status.phase == 'Down'"}
+    ]  # fmt: skip

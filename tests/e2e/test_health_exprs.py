@@ -1,0 +1,98 @@
+"""GitSource `spec.healthCheckExprs` decide `gitkrm run --once --wait` for a custom kind that
+kstatus cannot read: Failed ends the wait at once (exit 1), Current lets it succeed, and the
+GitSource's status counts the verdicts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.e2e.e2e_support import gitkrm, gitsource_status, reader
+from tests.e2e.manifests import gitsource, namespace
+from tests.source.source_gitrepo import RemoteRepo
+
+CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: databases.health.example.com}
+spec:
+  group: health.example.com
+  scope: Namespaced
+  names: {plural: databases, kind: Database}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+"""
+
+DATABASE = """\
+apiVersion: health.example.com/v1
+kind: Database
+metadata: {{name: orders, namespace: shop}}
+status: {{phase: {phase}}}
+"""
+
+EXPRS = [
+    {
+        "apiVersion": "health.example.com/v1",
+        "kind": "Database",
+        "current": "status.phase == 'Running'",
+        "failed": "status.phase == 'Error'",
+    }
+]
+
+
+def _run(repo: RemoteRepo, state: Path, tmp_path: Path, *, exprs: bool) -> tuple[int, str]:
+    config = tmp_path / "sources.yaml"
+    spec = {"healthCheckExprs": EXPRS} if exprs else {}
+    config.write_text(gitsource("default", repo.url, **spec))
+    res = gitkrm(
+        "run", "--config", str(config), "--state", str(state), "--once", "--wait",
+        "--timeout", "30s", cwd=tmp_path,
+    )  # fmt: skip
+    return res.returncode, res.stdout + res.stderr
+
+
+def _commit(repo: RemoteRepo, phase: str) -> None:
+    repo.write("ns.yaml", namespace("shop"))
+    repo.write("crd.yaml", CRD)
+    repo.write("db.yaml", DATABASE.format(phase=phase))
+    repo.commit(f"a database {phase}")
+    repo.push()
+
+
+async def test_a_failed_expression_fails_the_wait(
+    repo: RemoteRepo, state: Path, tmp_path: Path
+) -> None:
+    _commit(repo, "Error")
+    code, out = _run(repo, state, tmp_path, exprs=True)
+    assert code == 1, out
+    assert "Failed" in out
+    assert "shop/orders" in out
+    assert "timed out" not in out
+    store = await reader(state)
+    try:
+        health = (await gitsource_status(store))["health"]
+    finally:
+        await store.close()
+    assert health["status"] == "Failed"
+
+
+async def test_the_current_expression_ends_the_wait(
+    repo: RemoteRepo, state: Path, tmp_path: Path
+) -> None:
+    _commit(repo, "Running")
+    code, out = _run(repo, state, tmp_path, exprs=True)
+    assert code == 0, out
+    assert "object(s) are Current" in out
+
+
+async def test_without_expressions_kstatus_calls_the_same_object_current(
+    repo: RemoteRepo, state: Path, tmp_path: Path
+) -> None:
+    _commit(repo, "Error")
+    code, out = _run(repo, state, tmp_path, exprs=False)
+    assert code == 0, out
