@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Final
 
+import orjson
+
 from gitkrm.patch.fieldmanager.fieldpath import DOT, Tree, difference, intersection, union
 from gitkrm.patch.fieldmanager.typed import DEDUCED, LIST, MAP, SchemaType
 from gitkrm.patch.fieldmanager.walk import MISSING, field_set, is_leaf_value, item_pe
@@ -50,10 +52,21 @@ def merge(t: SchemaType, live: object, config: object) -> object:
 
 def without_nulls(v: object) -> object:
     """`v` without the nulls inside its maps (`v` itself when it holds none)."""
+    if type(v) is not dict and type(v) is not list:
+        return v
+    try:
+        if b"null" not in orjson.dumps(v):  # most objects hold none: one C-speed pass
+            return v
+    except TypeError:
+        pass
+    return _drop_nulls(v)
+
+
+def _drop_nulls(v: object) -> object:
     if type(v) is dict:
         out: dict[str, object] | None = None
         for k, cv in v.items():
-            nv = MISSING if cv is None else without_nulls(cv)
+            nv = MISSING if cv is None else _drop_nulls(cv)
             if nv is not cv:
                 if out is None:
                     out = dict(v)
@@ -65,7 +78,7 @@ def without_nulls(v: object) -> object:
     if type(v) is list:
         items: list[object] | None = None
         for i, item in enumerate(v):
-            ni = without_nulls(item)
+            ni = _drop_nulls(item)
             if ni is not item:
                 if items is None:
                     items = list(v)
