@@ -170,6 +170,17 @@ class _Policy:
     variables: tuple[tuple[str, _Expr], ...]
     validations: tuple[_Validation, ...]
     audits: tuple[tuple[str, _Expr], ...]
+    passes: _Expr | None  # one program: the policy lets the request through (fast path)
+
+
+def _named(items: object) -> tuple[tuple[str, _Expr], ...]:
+    """matchConditions and variables: (name, compiled expression)."""
+    listed = items if isinstance(items, list) else []
+    return tuple(
+        (str(c.get("name", "")), _expr(str(c.get("expression", ""))))
+        for c in listed
+        if isinstance(c, dict)
+    )
 
 
 def _compile_policy(obj: Mapping[str, Any]) -> _Policy:
@@ -187,6 +198,8 @@ def _compile_policy(obj: Mapping[str, Any]) -> _Policy:
         for v in spec.get("validations") or ()
         if isinstance(v, dict)
     )
+    conditions = _named(spec.get("matchConditions"))
+    variables = _named(spec.get("variables"))
     return _Policy(
         name=str((obj.get("metadata") or {}).get("name", "")),
         spec=spec,
@@ -194,17 +207,10 @@ def _compile_policy(obj: Mapping[str, Any]) -> _Policy:
         param_kind=(str(pk.get("apiVersion", "")), str(pk.get("kind", "")))
         if isinstance(pk, dict)
         else None,
-        conditions=tuple(
-            (str(c.get("name", "")), _expr(str(c.get("expression", ""))))
-            for c in spec.get("matchConditions") or ()
-            if isinstance(c, dict)
-        ),
-        variables=tuple(
-            (str(c.get("name", "")), _expr(str(c.get("expression", ""))))
-            for c in spec.get("variables") or ()
-            if isinstance(c, dict)
-        ),
+        conditions=conditions,
+        variables=variables,
         validations=validations,
+        passes=_fast_path(conditions, variables, validations),
         audits=tuple(
             (str(a.get("key", "")), _expr(str(a.get("valueExpression", ""))))
             for a in spec.get("auditAnnotations") or ()
@@ -310,6 +316,33 @@ def _params(
     return list(found)
 
 
+def _fast_path(
+    conditions: Sequence[tuple[str, _Expr]],
+    variables: Sequence[tuple[str, _Expr]],
+    validations: Sequence[_Validation],
+) -> _Expr | None:
+    """One program that is true when the policy lets a request through: the match
+    conditions are not all true, or every validation is. One evaluation (one conversion of
+    the object) decides the common case; anything else runs the expressions one by one.
+    Variables are bound in a map, so only when none reads another."""
+    if not validations or any("variables" in e.source for _, e in variables):
+        return None
+    parts = [f"({v.expression.source})" for v in validations]
+    body = " && ".join(parts)
+    if conditions:
+        matched = " && ".join(f"({c.source})" for _, c in conditions)
+        body = f"!({matched}) || ({body})"
+    if variables:
+        fields = ", ".join(f"{_quote(name)}: ({e.source})" for name, e in variables)
+        body = f"cel.bind(variables, {{{fields}}}, {body})"
+    fast = _expr(body)
+    return fast if fast.program is not None else None
+
+
+def _quote(name: str) -> str:
+    return "'" + name.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
 def _run(
     policy: _Policy,
     bname: str,
@@ -329,6 +362,12 @@ def _run(
         "namespaceObject": ns_obj,
         "variables": {},
     }
+    if policy.passes is not None and "Audit" not in actions:
+        try:
+            if policy.passes.evaluate(data) is True:
+                return
+        except CelError:
+            pass  # the expressions one by one say which
     for name, cond in policy.conditions:
         try:
             ok = cond.evaluate(data)

@@ -51,6 +51,7 @@ class _Node:
     items: _Node | None = None
     list_type: str = "atomic"
     map_keys: tuple[str, ...] = ()
+    passes: Any = None  # one program: every rule without oldSelf holds (the fast path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +119,7 @@ def _build(schema: Schema, where: str, errors: list[RuleError]) -> _Node | None:
             rule = _compile(raw, f"{where}.x-kubernetes-validations[{i}]", errors)
             if rule is not None:
                 node.rules.append(rule)
+    node.passes = _fast_path(node.rules)
     props = schema.get("properties")
     if isinstance(props, dict):
         for key, sub in props.items():
@@ -136,6 +138,20 @@ def _build(schema: Schema, where: str, errors: list[RuleError]) -> _Node | None:
     if node.rules or node.properties or node.additional or node.items:
         return node
     return None
+
+
+def _fast_path(rules: list[Rule]) -> Any:
+    """The conjunction of a node's rules that read no oldSelf: one evaluation (one conversion
+    of the value) admits a valid object; the rules run one by one only when it is not true."""
+    from gitkrm.schema.cel.runtime import CelError, compile_expression
+
+    plain = [r for r in rules if not r.uses_old_self and not r.optional_old_self]
+    if len(plain) < 2:
+        return None
+    try:
+        return compile_expression(" && ".join(f"({r.source})" for r in plain), _PLAIN)
+    except CelError:
+        return None
 
 
 def _compile(raw: dict[str, Any], where: str, errors: list[RuleError]) -> Rule | None:
@@ -242,7 +258,15 @@ def _evaluate(
 
     where = fe.path_of(path)
     shown = node.type
+    fast = False
+    if node.passes is not None:
+        try:
+            fast = node.passes.evaluate({"self": value, "oldSelf": old}) is True
+        except CelError:
+            fast = False
     for rule in node.rules:
+        if fast and not rule.uses_old_self and not rule.optional_old_self:
+            continue  # the fast path found it true
         if rule.uses_old_self and not has_old and not rule.optional_old_self:
             continue  # a transition rule runs only where an old value correlates
         if rule.optional_old_self:

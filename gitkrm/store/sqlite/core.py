@@ -158,7 +158,7 @@ class Core:
     def _after_rollback(self, txn: Txn) -> None:
         """Undo what lives outside SQLite: cached namespaces, policies and registered CRDs."""
         self.ns_cache.clear()
-        self.policies.dirty = True
+        self.policies.reset()
         if not txn.crds_touched:
             return
         for name in txn.crds_touched:

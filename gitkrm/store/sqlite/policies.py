@@ -32,10 +32,19 @@ class Policies:
     def __init__(self) -> None:
         self.dirty = True
         self._set: vap.PolicySet | None = None
+        # Namespaces policies read (namespaceObject, namespaceSelector), decoded once.
+        self.namespaces: dict[str, Mapping[str, Any] | None] = {}
 
     def touched(self, kind: Kind) -> None:
         if kind.key in (POLICY_GK, BINDING_GK):
             self.dirty = True
+        elif kind.is_namespace:
+            self.namespaces.clear()
+
+    def reset(self) -> None:
+        """After a rollback: read everything again."""
+        self.dirty = True
+        self.namespaces.clear()
 
     def current(self, txn: Txn) -> vap.PolicySet | None:
         if self.dirty:
@@ -56,10 +65,14 @@ class _Lookup:
         self._txn = txn
 
     def namespace(self, name: str) -> Mapping[str, Any] | None:
+        cached = self._txn.core.policies.namespaces
+        if name in cached:
+            return cached[name]
         row = self._txn.conn.execute(
             "SELECT data FROM objects WHERE gk = '/Namespace' AND ns = '' AND name = ?", (name,)
         ).fetchone()
-        return orjson.loads(row[0]) if row is not None else None
+        found = cached[name] = orjson.loads(row[0]) if row is not None else None
+        return found
 
     def params(
         self,
