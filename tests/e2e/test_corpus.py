@@ -164,17 +164,3 @@ async def test_corpus_repository(case: Case, repo: RemoteRepo, state: Path, tmp_
     }
     for commit in (first, edited, reverted):
         assert results.get(commit) == [(AGENT, SOURCE, "Succeeded")], (commit, results)
-
-
-@pytest.mark.parametrize("case", [_param(c) for c in CASES if not c.invalid])
-def test_corpus_repository_server_side(case: Case, repo: RemoteRepo, state: Path) -> None:
-    """In server-side apply mode every corpus case syncs, and `diff` finds nothing after
-    (no field the server defaults or owns shows as drift)."""
-    case.copy_to(repo.work)
-    repo.commit(f"{case.repo}: vendored")
-    repo.push()
-    flags = [f"--repo={repo.url}", f"--path={case.path}", f"--state={state}"]
-    flags.append("--apply-mode=server-side")
-    _synced_ok(gitkrm("run", *flags, "--once", cwd=repo.work.parent), "run --once")
-    in_sync = gitkrm("diff", *flags, cwd=repo.work.parent)
-    assert in_sync.returncode == 0, f"diff after the sync:\n{in_sync.stdout}{in_sync.stderr}"
