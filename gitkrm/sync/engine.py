@@ -376,6 +376,11 @@ class SyncEngine:
                 if isinstance(inv, Refusal):
                     return inv.plan(snapshot.revision)
                 plan, _ = await self._plan(rendered, inv, dry_run=True)
+                denied = await admission.denied(
+                    self.store, plan, rendered.registry, rendered.objects
+                )
+                if denied:  # what sync would refuse, diff reports as errors
+                    return Refusal(tuple(str(p) for p in denied), timings).plan(snapshot.revision)
             return plan
 
     def diff_text(self, plan: Plan) -> str:

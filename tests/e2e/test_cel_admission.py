@@ -76,6 +76,9 @@ async def test_a_policy_in_the_revision_refuses_it_whole(
         "binding 'replica-limit-shop' denied request: replicas must be at most 3" in out
     )
     assert "shop/web" not in out
+    diff = gitkrm("diff", "--repo", repo.url, "--state", str(state), cwd=tmp_path)
+    assert diff.returncode == 2, diff.stdout + diff.stderr
+    assert "big.yaml:1: Deployment shop/big: ValidatingAdmissionPolicy" in diff.stderr
     store = await reader(state)
     try:
         assert await names(store, DEPLOYMENTS) == set()  # nothing half-applied
