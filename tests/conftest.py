@@ -6,12 +6,14 @@
 - Tests under tests/e2e are marked `e2e`, tests under tests/fuzz `fuzz` (`-m "not e2e"`).
 - Under `CI=true` a test skipped because a tool is not installed fails instead: on CI a
   missing tool is a broken image, and quietly skipped tests prove nothing.
+- The leak guard: a test that leaves a child process, a thread or an asyncio task of its
+  own behind fails (`tests.support.leaks`); warnings are errors (pyproject).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Generator
+from collections.abc import AsyncIterator, Generator, Iterator
 from pathlib import Path
 from typing import Final
 
@@ -19,6 +21,8 @@ import pytest
 from _pytest.outcomes import Skipped
 from hypothesis import HealthCheck, settings
 
+from gitkrm.sync import pool
+from tests.support.leaks import Baseline, running_tasks, task_leaks
 from tests.support.tools import MISSING_TOOL, ToolMissing, running_on_ci
 
 settings.register_profile("ci", max_examples=100, deadline=None, print_blob=True)
@@ -83,3 +87,23 @@ def _forget_masked_values() -> Generator[None, None, None]:
     from gitkrm.krm import masking
 
     masking.forget_all()
+
+
+@pytest.fixture(autouse=True)
+def _no_leaked_processes_or_threads() -> Iterator[None]:
+    """Set up first, torn down last: after every fixture of the test has cleaned up."""
+    baseline = Baseline.take()
+    yield
+    pool.shutdown()  # the parse pool lives as long as its process: a test's pool ends with it
+    leaks = baseline.leaks()
+    if leaks:
+        pytest.fail("the test left behind:\n  " + "\n  ".join(leaks), pytrace=False)
+
+
+@pytest.fixture(autouse=True)
+async def _no_leaked_tasks() -> AsyncIterator[None]:
+    before = running_tasks()
+    yield
+    leaks = await task_leaks(before)
+    if leaks:
+        pytest.fail("the test left behind:\n  " + "\n  ".join(leaks), pytrace=False)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from gitkrm.cli.main import main
+from tests.support.processes import stop
 
 KUBECTL = Path("/usr/lib/google-cloud-sdk/bin/kubectl")
 
@@ -65,9 +66,7 @@ def test_serve_then_kubectl_then_sigterm(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=20) == 0
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 def test_refuses_other_addresses_without_a_token(

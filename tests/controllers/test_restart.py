@@ -17,6 +17,7 @@ from gitkrm.krm import GVK
 from gitkrm.store.sqlite import SqliteStore
 from tests.controllers.conftest import ready, wait_until
 from tests.support.builders import deployment
+from tests.support.processes import stop
 
 ROOT = Path(__file__).resolve().parents[2]
 SETS = GVK(group="apps", version="v1", kind="ReplicaSet")
@@ -29,9 +30,7 @@ def spawn() -> Iterator[list[subprocess.Popen[str]]]:
     procs: list[subprocess.Popen[str]] = []
     yield procs
     for p in procs:
-        if p.poll() is None:
-            p.kill()
-        p.wait(timeout=10)
+        stop(p)
 
 
 def _start(path: Path, procs: list[subprocess.Popen[str]], *extra: str) -> subprocess.Popen[str]:

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gitkrm.report import Backoff, Reporter
+from gitkrm.report.repo import RemoteTarget, ReportRepo
 from gitkrm.source import GitSource, GitSourceSpec
 from tests.source.source_gitrepo import RemoteRepo
 
 SourceMaker = Callable[..., Awaitable[GitSource]]
 ReporterMaker = Callable[..., Reporter]
+RepoMaker = Callable[..., ReportRepo]
 
 
 @pytest.fixture
@@ -44,6 +46,21 @@ async def make_source(tmp_path: Path) -> AsyncIterator[SourceMaker]:
     yield make
     for src in made:
         await src.close()
+
+
+@pytest.fixture
+def make_repo() -> Iterator[RepoMaker]:
+    """Report repositories, each closed (its `git cat-file` ended) when the test ends."""
+    made: list[ReportRepo] = []
+
+    def make(target: RemoteTarget, *, agent: str = "edge-1") -> ReportRepo:
+        repo = ReportRepo(target, agent=agent)
+        made.append(repo)
+        return repo
+
+    yield make
+    for repo in made:
+        repo.close()
 
 
 FAST = Backoff(initial=0.05, maximum=0.2, jitter=0.0)

@@ -9,16 +9,18 @@ import pytest
 from gitkrm.errors import Conflict, Forbidden, GitkrmError
 from gitkrm.report.branch import MAX_REBASES, Backoff, Publisher, PushState
 from gitkrm.report.notes import NoteBook
-from gitkrm.report.repo import Rejection, RemoteTarget, ReportRepo
+from gitkrm.report.repo import Rejection, RemoteTarget
 from gitkrm.report.statusfile import StatusFile
-from tests.report.report_fixtures import SourceMaker
+from tests.report.report_fixtures import RepoMaker, SourceMaker
 from tests.report.report_helpers import git_out
 from tests.source.source_gitrepo import RemoteRepo
 
 
-async def _publisher(make_source: SourceMaker, url: str, agent: str) -> Publisher:
+async def _publisher(
+    make_source: SourceMaker, make_repo: RepoMaker, url: str, agent: str
+) -> Publisher:
     src = await make_source(url, state=f"state-{agent}")
-    repo = ReportRepo(RemoteTarget.of_source(src), agent=agent)
+    repo = make_repo(RemoteTarget.of_source(src), agent=agent)
     return Publisher(
         repo,
         notes=NoteBook(repo, agent=agent),
@@ -42,9 +44,9 @@ def _note(agent: str, updated: str = "2024-05-01T10:00:00Z") -> dict[str, object
 
 
 async def test_publish_pushes_notes_and_status(
-    make_source: SourceMaker, remote: RemoteRepo
+    make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo
 ) -> None:
-    pub = await _publisher(make_source, remote.url, "edge-1")
+    pub = await _publisher(make_source, make_repo, remote.url, "edge-1")
     head = remote.head()
     await pub.notes.write(head, {"default": _note("edge-1")})
     await pub.status.write(b"edge-1 status\n", message="status")
@@ -61,10 +63,10 @@ async def test_publish_pushes_notes_and_status(
 
 
 async def test_another_agents_push_is_rebased_onto(
-    make_source: SourceMaker, remote: RemoteRepo
+    make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo
 ) -> None:
-    one = await _publisher(make_source, remote.url, "edge-1")
-    two = await _publisher(make_source, remote.url, "edge-2")
+    one = await _publisher(make_source, make_repo, remote.url, "edge-1")
+    two = await _publisher(make_source, make_repo, remote.url, "edge-2")
     await one.publish()  # learn the (empty) remote
     await two.status.write(b"two\n", message="two")
     await two.publish()
@@ -85,15 +87,15 @@ async def test_another_agents_push_is_rebased_onto(
 
 
 async def test_a_fresh_agent_state_merges_the_remotes_notes(
-    make_source: SourceMaker, remote: RemoteRepo
+    make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo
 ) -> None:
     """An agent restarted with an empty state dir must not lose the notes it pushed before."""
-    before = await _publisher(make_source, remote.url, "edge-1")
+    before = await _publisher(make_source, make_repo, remote.url, "edge-1")
     head = remote.head()
     await before.notes.write(head, {"apps": _note("edge-1")})
     await before.notes.write("1" * 40, {"apps": _note("edge-1")})
     await before.publish()
-    after = await _publisher(make_source, remote.url, "edge-1")  # same agent, new cache
+    after = await _publisher(make_source, make_repo, remote.url, "edge-1")  # same agent, new cache
     await after.notes.write(head, {"infra": _note("edge-1", "2024-05-01T10:00:09Z")})
     await after.publish()
     note = git_out(remote.bare, "notes", "--ref=gitkrm/edge-1", "show", head)
@@ -102,8 +104,10 @@ async def test_a_fresh_agent_state_merges_the_remotes_notes(
     assert git_out(remote.bare, "notes", "--ref=gitkrm/edge-1", "list").count("\n") == 2
 
 
-async def test_a_refusing_remote_is_forbidden(make_source: SourceMaker, remote: RemoteRepo) -> None:
-    pub = await _publisher(make_source, remote.url, "edge-1")
+async def test_a_refusing_remote_is_forbidden(
+    make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo
+) -> None:
+    pub = await _publisher(make_source, make_repo, remote.url, "edge-1")
     hook = remote.bare / "hooks" / "pre-receive"
     hook.write_text("#!/bin/sh\necho 'no reports here' >&2\nexit 1\n")
     hook.chmod(0o755)
@@ -116,9 +120,9 @@ async def test_a_refusing_remote_is_forbidden(make_source: SourceMaker, remote: 
 
 
 async def test_an_unreachable_remote_is_an_error(
-    make_source: SourceMaker, remote: RemoteRepo, tmp_path: Path
+    make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo, tmp_path: Path
 ) -> None:
-    pub = await _publisher(make_source, remote.url, "edge-1")
+    pub = await _publisher(make_source, make_repo, remote.url, "edge-1")
     await pub.status.write(b"x\n", message="x")
     pub.repo.url = str(tmp_path / "gone.git")
     with pytest.raises(GitkrmError, match=r"gone\.git"):
@@ -126,9 +130,12 @@ async def test_an_unreachable_remote_is_an_error(
 
 
 async def test_a_remote_that_keeps_moving_is_a_conflict(
-    make_source: SourceMaker, remote: RemoteRepo, monkeypatch: pytest.MonkeyPatch
+    make_source: SourceMaker,
+    make_repo: RepoMaker,
+    remote: RemoteRepo,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    pub = await _publisher(make_source, remote.url, "edge-1")
+    pub = await _publisher(make_source, make_repo, remote.url, "edge-1")
     await pub.status.write(b"x\n", message="x")
 
     async def always_stale(refspecs: list[str]) -> list[Rejection]:

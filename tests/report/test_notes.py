@@ -7,8 +7,8 @@ import pytest
 from gitkrm.report import notes as notes_module
 from gitkrm.report.formats import note_document, parse, render
 from gitkrm.report.notes import NoteBook
-from gitkrm.report.repo import RemoteTarget, ReportRepo
-from tests.report.report_fixtures import SourceMaker
+from gitkrm.report.repo import RemoteTarget
+from tests.report.report_fixtures import RepoMaker, SourceMaker
 from tests.report.report_helpers import git_out, read_note
 from tests.source.source_gitrepo import RemoteRepo
 
@@ -27,13 +27,15 @@ def _entry(updated: str, **extra: Any) -> dict[str, Any]:
     }
 
 
-async def _book(make_source: SourceMaker, remote: RemoteRepo) -> NoteBook:
+async def _book(make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo) -> NoteBook:
     src = await make_source(remote.url)
-    return NoteBook(ReportRepo(RemoteTarget.of_source(src), agent="edge-1"), agent="edge-1")
+    return NoteBook(make_repo(RemoteTarget.of_source(src), agent="edge-1"), agent="edge-1")
 
 
-async def test_sources_share_a_commits_note(make_source: SourceMaker, remote: RemoteRepo) -> None:
-    book = await _book(make_source, remote)
+async def test_sources_share_a_commits_note(
+    make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo
+) -> None:
+    book = await _book(make_source, make_repo, remote)
     head = remote.head()
     e1 = {**_entry("2024-05-01T10:00:00Z"), "revision": head}
     e2 = {**_entry("2024-05-01T10:00:01Z"), "revision": head, "health": "InProgress"}
@@ -50,9 +52,12 @@ async def test_sources_share_a_commits_note(make_source: SourceMaker, remote: Re
 
 
 async def test_a_known_note_is_not_parsed_again(
-    make_source: SourceMaker, remote: RemoteRepo, monkeypatch: pytest.MonkeyPatch
+    make_source: SourceMaker,
+    make_repo: RepoMaker,
+    remote: RemoteRepo,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    book = await _book(make_source, remote)
+    book = await _book(make_source, make_repo, remote)
     head = remote.head()
     await book.write(head, {"apps": _entry("2024-05-01T10:00:00Z", revision=head)})
     calls: list[str] = []
@@ -61,8 +66,10 @@ async def test_a_known_note_is_not_parsed_again(
     assert calls == []
 
 
-async def test_a_foreign_note_is_replaced(make_source: SourceMaker, remote: RemoteRepo) -> None:
-    book = await _book(make_source, remote)
+async def test_a_foreign_note_is_replaced(
+    make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo
+) -> None:
+    book = await _book(make_source, make_repo, remote)
     head = remote.head()
     blob = await book.repo.write_blob(b"not: [a gitkrm note")
     await book.repo.set_note(book.ref, head, blob)
@@ -74,9 +81,9 @@ async def test_a_foreign_note_is_replaced(make_source: SourceMaker, remote: Remo
 
 
 async def test_rebase_keeps_both_sides_entries(
-    make_source: SourceMaker, remote: RemoteRepo
+    make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo
 ) -> None:
-    book = await _book(make_source, remote)
+    book = await _book(make_source, make_repo, remote)
     repo = book.repo
     head = remote.head()
     other = "1" * 40
@@ -107,9 +114,9 @@ async def test_rebase_keeps_both_sides_entries(
 
 
 async def test_rebase_fast_forwards_and_adopts(
-    make_source: SourceMaker, remote: RemoteRepo
+    make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo
 ) -> None:
-    book = await _book(make_source, remote)
+    book = await _book(make_source, make_repo, remote)
     repo = book.repo
     head = remote.head()
     await book.rebase("refs/gitkrm/test/none")  # no remote notes: nothing to do
@@ -131,12 +138,15 @@ async def test_rebase_fast_forwards_and_adopts(
 
 
 async def test_a_note_of_only_the_entries_being_replaced_is_not_parsed(
-    make_source: SourceMaker, remote: RemoteRepo, monkeypatch: pytest.MonkeyPatch
+    make_source: SourceMaker,
+    make_repo: RepoMaker,
+    remote: RemoteRepo,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A new process (nothing remembered) rewriting its own source's entry: the old note
     says nothing else worth keeping, and is not read as YAML; one with another source's
     entry is."""
-    book = await _book(make_source, remote)
+    book = await _book(make_source, make_repo, remote)
     head = remote.head()
     await book.write(head, {"apps": _entry("2024-05-01T10:00:00Z", revision=head)})
     calls: list[str] = []

@@ -1,23 +1,23 @@
 from __future__ import annotations
 
-from gitkrm.report.repo import RemoteTarget, ReportRepo
+from gitkrm.report.repo import RemoteTarget
 from gitkrm.report.statusfile import STATUS_REF, StatusFile
-from tests.report.report_fixtures import SourceMaker
+from tests.report.report_fixtures import RepoMaker, SourceMaker
 from tests.report.report_helpers import git_out
 from tests.source.source_gitrepo import RemoteRepo
 
 
 async def _status(
-    make_source: SourceMaker, remote: RemoteRepo, agent: str = "edge-1"
+    make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo, agent: str = "edge-1"
 ) -> StatusFile:
     src = await make_source(remote.url)
-    return StatusFile(ReportRepo(RemoteTarget.of_source(src), agent=agent), agent=agent)
+    return StatusFile(make_repo(RemoteTarget.of_source(src), agent=agent), agent=agent)
 
 
 async def test_writes_commit_without_touching_the_tracked_ref(
-    make_source: SourceMaker, remote: RemoteRepo
+    make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo
 ) -> None:
-    status = await _status(make_source, remote)
+    status = await _status(make_source, make_repo, remote)
     repo = status.repo
     refs_before = {
         r: await repo.rev(r) for r in ("refs/gitkrm/tracked", "refs/gitkrm/snapshot", "HEAD")
@@ -40,11 +40,11 @@ async def test_writes_commit_without_touching_the_tracked_ref(
 
 
 async def test_rebase_replays_our_file_onto_theirs(
-    make_source: SourceMaker, remote: RemoteRepo
+    make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo
 ) -> None:
-    ours = await _status(make_source, remote, "edge-1")
+    ours = await _status(make_source, make_repo, remote, "edge-1")
     repo = ours.repo
-    theirs = StatusFile(ReportRepo(repo.target, agent="edge-2"), agent="edge-2")
+    theirs = StatusFile(make_repo(repo.target, agent="edge-2"), agent="edge-2")
     theirs.ref = "refs/gitkrm/test/remote-status"
     await theirs.write(b"theirs v1\n", message="edge-2 v1")
     base = await repo.rev(theirs.ref)

@@ -18,6 +18,7 @@ import pytest
 from gitkrm.server import ServeOptions, ServerThread
 from gitkrm.server.context import Limits
 from tests.support.builders import namespace
+from tests.support.processes import close_pipes, end
 from tests.support.tools import require_tool
 from tests.support.wait import eventually
 
@@ -147,6 +148,12 @@ class Lines:
     def snapshot(self) -> list[str]:
         with self._lock:
             return list(self.lines)
+
+    def stop(self, proc: subprocess.Popen[str]) -> None:
+        """End the process, then the reader (at the end of the output) and the pipe."""
+        end(proc)
+        self._thread.join(10)  # the reader is at the end of the output
+        close_pipes(proc)
 
     def wait(self, predicate: Callable[[list[str]], bool], timeout: float = 15.0) -> list[str]:
         found: list[str] = wait_for(

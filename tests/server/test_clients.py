@@ -85,41 +85,44 @@ def test_lightkube(api: ServerThread, ns: str) -> None:
     assert api.bound is not None
     assert api.bound.kubeconfig is not None
     c: Any = LightClient(config=KubeConfig.from_file(str(api.bound.kubeconfig)))
-    cm = LkConfigMap(metadata=ObjectMeta(name="lk", namespace=ns), data={"a": "1"})
-    created = c.create(cm)
-    assert created.metadata is not None
-    assert created.metadata.resourceVersion
-    got = c.get(LkConfigMap, "lk", namespace=ns)
-    assert got.data == {"a": "1"}
-    c.patch(LkConfigMap, "lk", {"data": {"b": "2"}}, namespace=ns, patch_type=PatchType.MERGE)
-    c.patch(
-        LkConfigMap,
-        "lk",
-        [{"op": "add", "path": "/data/c", "value": "3"}],
-        namespace=ns,
-        patch_type=PatchType.JSON,
-    )
-    assert c.get(LkConfigMap, "lk", namespace=ns).data == {"a": "1", "b": "2", "c": "3"}
-    assert [x.metadata.name for x in c.list(LkConfigMap, namespace=ns) if x.metadata] == ["lk"]
-    c.create(LkDeployment.from_dict(deployment("lkd", ns)))
-    c.patch(LkDeployment, "lkd", {"spec": {"replicas": 2}}, namespace=ns)  # strategic
-    assert c.get(LkDeployment, "lkd", namespace=ns).spec.replicas == 2
+    try:
+        cm = LkConfigMap(metadata=ObjectMeta(name="lk", namespace=ns), data={"a": "1"})
+        created = c.create(cm)
+        assert created.metadata is not None
+        assert created.metadata.resourceVersion
+        got = c.get(LkConfigMap, "lk", namespace=ns)
+        assert got.data == {"a": "1"}
+        c.patch(LkConfigMap, "lk", {"data": {"b": "2"}}, namespace=ns, patch_type=PatchType.MERGE)
+        c.patch(
+            LkConfigMap,
+            "lk",
+            [{"op": "add", "path": "/data/c", "value": "3"}],
+            namespace=ns,
+            patch_type=PatchType.JSON,
+        )
+        assert c.get(LkConfigMap, "lk", namespace=ns).data == {"a": "1", "b": "2", "c": "3"}
+        assert [x.metadata.name for x in c.list(LkConfigMap, namespace=ns) if x.metadata] == ["lk"]
+        c.create(LkDeployment.from_dict(deployment("lkd", ns)))
+        c.patch(LkDeployment, "lkd", {"spec": {"replicas": 2}}, namespace=ns)  # strategic
+        assert c.get(LkDeployment, "lkd", namespace=ns).spec.replicas == 2
 
-    seen: list[tuple[str, str]] = []
+        seen: list[tuple[str, str]] = []
 
-    def watch() -> None:
-        for op, obj in c.watch(LkConfigMap, namespace=ns, server_timeout=10):
-            assert obj.metadata is not None
-            seen.append((op, str(obj.metadata.name)))
-            if op == "DELETED":
-                return
+        def watch() -> None:
+            for op, obj in c.watch(LkConfigMap, namespace=ns, server_timeout=10):
+                assert obj.metadata is not None
+                seen.append((op, str(obj.metadata.name)))
+                if op == "DELETED":
+                    return
 
-    t = threading.Thread(target=watch, daemon=True)
-    t.start()
-    wait_for(lambda: ("ADDED", "lk") in seen)  # the current object first
-    c.delete(LkConfigMap, "lk", namespace=ns)
-    t.join(15)
-    assert seen[-1] == ("DELETED", "lk")
+        t = threading.Thread(target=watch, daemon=True)
+        t.start()
+        wait_for(lambda: ("ADDED", "lk") in seen)  # the current object first
+        c.delete(LkConfigMap, "lk", namespace=ns)
+        t.join(15)
+        assert seen[-1] == ("DELETED", "lk")
+    finally:
+        c.close()  # its HTTP connections
 
 
 def test_kr8s(api: ServerThread, ns: str) -> None:

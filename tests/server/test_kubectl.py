@@ -175,8 +175,8 @@ def test_get_output_formats_and_selectors(kubectl: Kubectl, ns: str) -> None:
 def test_get_watch_receives_change_made_by_another_command(kubectl: Kubectl, ns: str) -> None:
     kubectl("create", "configmap", "watched", "-n", ns, "--from-literal=a=b")
     proc = kubectl.popen("get", "configmap", "watched", "-n", ns, "--watch")
+    out = Lines(proc)
     try:
-        out = Lines(proc)
         # the NAME/DATA/AGE header and the current row, then the change
         lines = out.wait(lambda ls: len(ls) >= 2)
         assert lines[1].split()[:2] == ["watched", "1"]
@@ -186,8 +186,7 @@ def test_get_watch_receives_change_made_by_another_command(kubectl: Kubectl, ns:
         lines = out.wait(lambda ls: len(ls) >= 3)
         assert lines[2].split()[:2] == ["watched", "2"]
     finally:
-        proc.kill()
-        proc.wait()
+        out.stop(proc)
 
 
 def test_diff_exit_codes(kubectl: Kubectl, ns: str) -> None:
@@ -374,8 +373,7 @@ def test_watch_with_events_shows_changes_in_order(
         events = [s.split()[0] for s in seen if "evt" in s]
         assert events[:2] == ["ADDED", "DELETED"]
     finally:
-        proc.kill()
-        proc.wait()
+        out.stop(proc)
 
 
 def test_kubectl_cache_isolated(kubectl: Kubectl) -> None:

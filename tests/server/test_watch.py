@@ -3,6 +3,7 @@ clients that go away or stop reading."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 from collections.abc import Iterator
@@ -46,6 +47,7 @@ class Stream:
         self.events: list[dict[str, Any]] = []
         self.headers: httpx.Headers | None = None
         self.done = threading.Event()
+        self._response: httpx.Response | None = None
         self._client = httpx.Client(base_url=api.url, timeout=30)
         self._thread = threading.Thread(target=self._run, args=(path, params), daemon=True)
         self._thread.start()
@@ -53,12 +55,13 @@ class Stream:
     def _run(self, path: str, params: dict[str, str]) -> None:
         try:
             with self._client.stream("GET", path, params={"watch": "1", **params}) as r:
+                self._response = r
                 self.headers = r.headers
                 for line in r.iter_lines():
                     if line:
                         self.events.append(orjson.loads(line))
-        except httpx.HTTPError:
-            pass
+        except (httpx.HTTPError, httpx.StreamError, OSError):
+            pass  # closed by `close`, or the server ended the stream
         finally:
             self.done.set()
 
@@ -70,7 +73,14 @@ class Stream:
         ]
 
     def close(self) -> None:
+        """End the stream (its socket closed under the reader) and the reading thread."""
+        if self._response is not None:  # a read blocked in recv() wakes up at a shutdown
+            sock = self._response.extensions["network_stream"].get_extra_info("socket")
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
         self._client.close()
+        self._thread.join(10)
+        assert not self._thread.is_alive(), "the watch thread did not end"
 
 
 def test_events_in_order_from_a_list(api: ServerThread, http: httpx.Client, ns: str) -> None:

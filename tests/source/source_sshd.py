@@ -81,12 +81,13 @@ class Sshd:
     def __enter__(self) -> Sshd:
         if os.geteuid() == 0:
             os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # privilege separation dir
-        self.proc = subprocess.Popen(
-            [SSHD, "-D", "-e", "-f", str(self.config)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=open(self.dir / "sshd.log", "wb"),
-        )
+        with open(self.dir / "sshd.log", "wb") as log:  # the child keeps its own copy
+            self.proc = subprocess.Popen(
+                [SSHD, "-D", "-e", "-f", str(self.config)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
         deadline = time.monotonic() + 10
         while True:
             if self.proc.poll() is not None:

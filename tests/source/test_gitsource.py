@@ -120,9 +120,9 @@ async def test_a_cache_given_relative_to_the_working_directory_is_made_there(
     src = GitSource(GitSourceSpec(name="test", url=remote.url), cache_dir=Path("st/git/test"))
     try:
         snap = await src.snapshot()
+        assert snap.read("apps/a.yaml") == b"kind: A\n"
     finally:
         await src.close()
-    assert snap.read("apps/a.yaml") == b"kind: A\n"
     assert (tmp_path / "st" / "git" / "test" / "HEAD").is_file()
 
 

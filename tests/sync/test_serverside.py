@@ -413,9 +413,13 @@ async def test_server_side_mode_over_http(kube: KubeStore) -> None:  # noqa: F81
         assert first.counts["created"] == 3, first.problems()
         assert set(entries(await kube.get(ref))) == {("gitkrm", "Apply")}
         await kube.patch(ref, {"data": {"a": "x"}}, "merge", field_manager="kubectl-edit")
-        drift = await SyncEngine(
+        again = SyncEngine(
             store=kube, options=SyncOptions(source_name="http", agent_name="t", apply_mode=SSA)
-        ).sync(snapshot(files))
+        )
+        try:
+            drift = await again.sync(snapshot(files))
+        finally:
+            await again.close()
         assert actions(drift) == {
             "Namespace/ssa-over-http": Action.UNCHANGED,
             "ConfigMap/c": Action.CONFIGURED,
