@@ -75,10 +75,10 @@ def start_registry(directory: Path) -> tuple[subprocess.Popen[bytes], Registry]:
     config = directory / "config.yml"
     (directory / "data").mkdir(parents=True, exist_ok=True)
     config.write_text(_CONFIG.format(root=directory / "data", port=port))
-    log = (directory / "registry.log").open("wb")
-    proc = subprocess.Popen(
-        [str(binary), "serve", str(config)], stdout=log, stderr=subprocess.STDOUT
-    )
+    with (directory / "registry.log").open("wb") as log:  # the child keeps its own copy
+        proc = subprocess.Popen(
+            [str(binary), "serve", str(config)], stdout=log, stderr=subprocess.STDOUT
+        )
     host = f"127.0.0.1:{port}"
 
     def up() -> bool:
