@@ -16,6 +16,7 @@ import datetime as dt
 import logging
 from collections import Counter
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 from gitkrm.health import HealthResult
 from gitkrm.krm import ObjectRef
@@ -153,6 +154,9 @@ class Reporter:
             if followed is not None:
                 channel.update(followed)
             return
+        if last is not None and last.revision == report.revision and not report.hooks:
+            # The hooks ran once for the revision: a later sync of it keeps saying so.
+            report = replace(report, hooks=last.hooks)
         channel.update(report)
 
     async def record_health(

@@ -19,6 +19,7 @@ from tests.e2e.e2e_support import (
 from tests.e2e.manifests import configmap, deployment
 from tests.e2e.test_agent_lifecycle import free_port
 from tests.report.report_helpers import read_note
+from tests.report.report_helpers import read_status as read_status_file
 from tests.source.source_gitrepo import RemoteRepo
 
 JOBS = GVK(group="batch", version="v1", kind="Job")
@@ -117,6 +118,12 @@ async def test_a_presync_hook_runs_once_per_revision(
         note = read_note(repo.bare, "e2e", first)
         assert note is not None
         assert note["sources"]["default"]["hooks"] == [run]
+
+        async def in_status_file() -> bool:
+            doc = read_status_file(repo.bare, "e2e")
+            return doc is not None and doc["sources"]["default"].get("hooks") == [run]
+
+        await wait_for(in_status_file, what="the hook run in the status file")
         repo.write("app.yaml", configmap("app", {"v": "2"}))
         second = repo.commit("a new revision")
         repo.push()

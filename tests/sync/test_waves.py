@@ -169,3 +169,27 @@ async def test_pruning_goes_wave_by_wave_in_reverse(
     finally:
         await recorder.close()
     assert deleted == sorted(deleted)
+
+
+async def test_depends_on_waits_for_the_dependency_to_be_current(
+    store: Store,
+    controllers: ControllerManager,
+    remote: Remote,
+    make_source: SourceFactory,
+    make_engine: EngineFactory,
+) -> None:
+    # Same wave: the ConfigMap is written once the Deployment it depends on is Available.
+    dep = "  annotations: {config.kubernetes.io/depends-on: apps/namespaces/apps/Deployment/db}\n"
+    remote.write("ns.yaml", namespace("apps"))
+    remote.write("db.yaml", deployment("db", replicas=2))
+    remote.write("app.yaml", configmap("app", extra=dep))
+    remote.commit()
+    recorder = Recorder(store)
+    try:
+        result = await sync(make_engine(health_timeout=30.0), make_source(remote.url))
+        assert result.ok, result.problems()
+        ready = await recorder.first("Deployment", "db", "MODIFIED", available)
+        created = await recorder.first("ConfigMap", "app", "ADDED")
+    finally:
+        await recorder.close()
+    assert ready < created
