@@ -10,6 +10,7 @@ from pathlib import Path
 from gitkrm.krm import GVK, ObjectRef
 from tests.e2e.e2e_support import (
     AgentProcess,
+    api_patch,
     cm_ref,
     read_object,
     read_status,
@@ -129,6 +130,16 @@ async def test_a_presync_hook_runs_once_per_revision(
         repo.push()
         await wait_for(lambda: synced(second), what="the second commit")
         assert len(await job_names(state)) == 2  # a new revision: the hook ran again
+        # A sync request runs the hooks of the same revision again.
+        source = "/apis/gitkrm.io/v1alpha1/namespaces/gitkrm-system/gitsources/default"
+        asked = {"metadata": {"annotations": {"gitkrm.io/requestedAt": "again"}}}
+        api_patch(f"http://127.0.0.1:{port}", source, asked)
+
+        async def handled() -> bool:
+            return (await read_status(state)).get("lastHandledRequestedAt") == "again"
+
+        await wait_for(handled, what="the request handled")
+        assert len(await job_names(state)) == 3
     assert proc.proc.returncode == 0
 
 
