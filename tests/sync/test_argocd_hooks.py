@@ -1,7 +1,8 @@
-"""Argo CD's own end-to-end test data for hooks and sync waves (vendored under
-tests/corpus/argo-cd, Apache-2.0, see its ATTRIBUTION.md), each application directory
-committed to a real Git repository and synced by the engine on a store with the bundled
-controllers, as an Argo CD Application with the destination namespace `apps` would be."""
+"""Applications in the shapes of Argo CD's end-to-end test data for hooks and sync waves
+(written here, see tests/corpus/argocd-hooks-lookalike/README.md), each application
+directory committed to a real Git repository and synced by the engine on a store with the
+bundled controllers, as an Argo CD Application with the destination namespace `apps` would
+be."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from tests.sync.conftest import EngineFactory, SourceFactory
 from tests.sync.sync_helpers import Remote
 from tests.sync.test_engine import actions, get, sync
 
-TESTDATA = Path(__file__).parent.parent / "corpus" / "argo-cd" / "test" / "e2e" / "testdata"
+TESTDATA = Path(__file__).parent.parent / "corpus" / "argocd-hooks-lookalike"
 
 
 def commit(remote: Remote, app: str) -> None:
@@ -32,44 +33,44 @@ def ref(kind: str, name: str, group: str = "", namespace: str | None = "apps") -
 async def test_hook(
     store: Store, apps: None, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
 ) -> None:
-    commit(remote, "hook")
+    commit(remote, "sync-hook")
     engine = make_engine(default_namespace="apps", health_timeout=30.0)
     result = await sync(engine, make_source(remote.url))
     assert result.ok, result.problems()
     assert [(h.phase, h.ref.kind, h.ref.name, h.state) for h in result.hooks] == [
-        (Phase.SYNC, "Pod", "hook", HookState.SUCCEEDED)
+        (Phase.SYNC, "Pod", "smoke-check", HookState.SUCCEEDED)
     ]
-    assert actions(result) == {"Pod/pod": Action.CREATED}  # the hook is not a synced object
-    hook = await store.get(ref("Pod", "hook"))
+    assert actions(result) == {"Pod/worker": Action.CREATED}  # the hook is not a synced object
+    hook = await store.get(ref("Pod", "smoke-check"))
     assert hook["status"]["phase"] == "Succeeded"  # a hook Pod is done once it completed
 
 
 async def test_hook_and_deployment(
     store: Store, apps: None, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
 ) -> None:
-    commit(remote, "hook-and-deployment")
+    commit(remote, "job-hook-with-deployment")
     engine = make_engine(default_namespace="apps", health_timeout=30.0)
     result = await sync(engine, make_source(remote.url))
     assert result.ok, result.problems()
     assert [(h.phase, h.ref.name, h.state) for h in result.hooks] == [
-        (Phase.SYNC, "my-hook", HookState.SUCCEEDED)
+        (Phase.SYNC, "schema-migrate", HookState.SUCCEEDED)
     ]
-    job = await store.get(ref("Job", "my-hook", group="batch"))
+    job = await store.get(ref("Job", "schema-migrate", group="batch"))
     assert any(c["type"] == "Complete" for c in job["status"]["conditions"])
-    assert actions(result) == {"Deployment/my-deployment": Action.CREATED}
+    assert actions(result) == {"Deployment/shop-api": Action.CREATED}
 
 
 async def test_sync_waves(
     store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
 ) -> None:
     await store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps"}})
-    commit(remote, "sync-waves")
+    commit(remote, "waves")
     result = await sync(make_engine(default_namespace="apps"), make_source(remote.url))
     assert result.ok, result.problems()
-    assert [o.ref.name for o in result.objects] == ["cm-1", "cm-2"]
+    assert [o.ref.name for o in result.objects] == ["settings-first", "settings-second"]
     rv = [
         int((await store.get(ref("ConfigMap", n)))["metadata"]["resourceVersion"])
-        for n in ("cm-1", "cm-2")
+        for n in ("settings-first", "settings-second")
     ]
     assert rv == sorted(rv)
 
@@ -77,7 +78,7 @@ async def test_sync_waves(
 async def test_syncwaves_prune_order(
     store: Store, apps: None, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
 ) -> None:
-    commit(remote, "syncwaves-prune-order")
+    commit(remote, "reverse-prune")
     engine, source = (
         make_engine(default_namespace="apps", health_timeout=2.0),
         make_source(remote.url),
@@ -85,12 +86,12 @@ async def test_syncwaves_prune_order(
     created = await sync(engine, source)
     assert created.ok, created.problems()
     assert [o.ref.name for o in created.objects] == [
-        "modify-pods-sa",
-        "modify-pods-role",
-        "modify-pods-rolebinding",
-        "pod-with-finalizers",
+        "janitor",
+        "janitor-pods",
+        "janitor-pods-binding",
+        "guarded",
     ]
-    for name in ("pod.yaml", "rbac.yaml"):
+    for name in ("guarded.yaml", "access.yaml"):
         remote.remove(name)
     remote.write("keep.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: keep}\n")
     remote.commit("remove the application")
@@ -100,48 +101,48 @@ async def test_syncwaves_prune_order(
     stuck = await sync(engine, source)
     assert stuck.status is SyncStatus.FAILED
     assert stuck.errors[0].startswith(
-        "pruning wave 2 not healthy within 2s: Pod apps/pod-with-finalizers: Terminating"
+        "pruning wave 2 not healthy within 2s: Pod apps/guarded: Terminating"
     )
     pruned = {o.ref.name: o.action for o in stuck.objects if o.ref.name != "keep"}
     assert pruned == {
-        "pod-with-finalizers": Action.PRUNED,
-        "modify-pods-rolebinding": Action.FAILED,
-        "modify-pods-role": Action.FAILED,
-        "modify-pods-sa": Action.FAILED,
+        "guarded": Action.PRUNED,
+        "janitor-pods-binding": Action.FAILED,
+        "janitor-pods": Action.FAILED,
+        "janitor": Action.FAILED,
     }
     assert await get(
-        store, ref("RoleBinding", "modify-pods-rolebinding", group="rbac.authorization.k8s.io")
+        store, ref("RoleBinding", "janitor-pods-binding", group="rbac.authorization.k8s.io")
     )
     # What the preStop hook does: the finalizer goes, the Pod is gone, the rest is pruned.
     await store.patch(
-        ref("Pod", "pod-with-finalizers"),
+        ref("Pod", "guarded"),
         [{"op": "remove", "path": "/metadata/finalizers"}],
         "json",
     )
     done = await sync(engine, source)
     assert done.ok, done.problems()
     assert [o.ref.name for o in done.objects if o.action is Action.PRUNED] == [
-        "modify-pods-rolebinding",
-        "modify-pods-role",
-        "modify-pods-sa",
+        "janitor-pods-binding",
+        "janitor-pods",
+        "janitor",
     ]
 
 
 async def test_multi_namespace_hook(
     store: Store, apps: None, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
 ) -> None:
-    commit(remote, "multi-namespace-hook")
+    commit(remote, "hooks-in-two-namespaces")
     engine = make_engine(default_namespace="apps", health_timeout=30.0)
     result = await sync(engine, make_source(remote.url))
     assert result.ok, result.problems()
     assert actions(result) == {  # the hooks' Namespace was made before the hooks ran
-        "Namespace/test-multi-ns-hook-second": Action.UNCHANGED,
-        "Deployment/nginx-deployment": Action.CREATED,
+        "Namespace/reports": Action.UNCHANGED,
+        "Deployment/frontend": Action.CREATED,
     }
     assert sorted((h.phase, h.ref.namespace, h.state, h.deleted) for h in result.hooks) == [
         (Phase.POST_SYNC, "apps", HookState.SUCCEEDED, True),
-        (Phase.POST_SYNC, "test-multi-ns-hook-second", HookState.SUCCEEDED, True),
+        (Phase.POST_SYNC, "reports", HookState.SUCCEEDED, True),
     ]
-    for ns in ("apps", "test-multi-ns-hook-second"):  # HookSucceeded: deleted
-        pod = await get(store, ref("Pod", "my-hook", namespace=ns))
+    for ns in ("apps", "reports"):  # HookSucceeded: deleted
+        pod = await get(store, ref("Pod", "notify", namespace=ns))
         assert pod is None or pod["metadata"].get("deletionTimestamp")
