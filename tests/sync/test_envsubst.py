@@ -1,5 +1,6 @@
-"""Flux's envsubst, ported: Flux's own expansion vectors, its parse errors, and the
-text around expressions left exactly as it was."""
+"""Flux's envsubst, ported: a vector for every expression form it evaluates (our own values,
+data/envsubst_vectors.json), its parse errors, and the text around expressions left exactly
+as it was."""
 
 from __future__ import annotations
 
