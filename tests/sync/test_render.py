@@ -8,37 +8,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from gitkrm.source.snapshot import MODE_SYMLINK, FileEntry, MemoryBlobs, Snapshot, git_blob_id
 from gitkrm.sync.parse import ParseContext, ParsedFile
 from gitkrm.sync.pool import parse_many
 from gitkrm.sync.render import Renderer, RenderResult
+from tests.support.builders import crd
 from tests.support.tools import require_tool
 from tests.sync.sync_helpers import configmap, deployment, namespace, snapshot
 
 CTX = ParseContext(source="src", default_namespace="apps")
 
-CRD = """\
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: widgets.example.com}
-spec:
-  group: example.com
-  scope: Namespaced
-  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              size: {type: integer}
-"""
+CRD = yaml.safe_dump(
+    crd(spec={"size": {"type": "integer"}}, status_subresource=False), sort_keys=False
+)
 
 
 async def render(
@@ -240,9 +224,9 @@ async def test_custom_resources_validate_against_crds_of_the_revision_and_the_st
     assert 'unknown kind "Widget"' in messages(unknown)[0]
     from tests.sync.sync_helpers import desired
 
-    (crd,) = desired(CRD)
+    (parsed,) = desired(CRD)
     known = await Renderer(context=CTX).render(
-        snapshot({"w.yaml": widget % "3"}), store_crds=[crd.obj], namespaces={"apps"}
+        snapshot({"w.yaml": widget % "3"}), store_crds=[parsed.obj], namespaces={"apps"}
     )
     assert known.ok
 
