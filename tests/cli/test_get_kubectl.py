@@ -17,38 +17,34 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from gitkrm.cli.main import main
 from tests.server.conftest import Kubectl, kubectl_path, wait_for
+from tests.support.builders import crd
 
-CRD = """\
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: widgets.example.com}
-spec:
-  group: example.com
-  scope: Namespaced
-  names: {plural: widgets, singular: widget, kind: Widget, categories: [all]}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              size: {type: integer}
-              color: {type: string}
-              weight: {type: number}
-    additionalPrinterColumns:
-    - {name: Size, type: integer, jsonPath: .spec.size}
-    - {name: Color, type: string, jsonPath: .spec.color, priority: 1}
-    - {name: Weight, type: number, jsonPath: .spec.weight}
-    - {name: Age, type: date, jsonPath: .metadata.creationTimestamp}
-"""
+
+def _widget_crd() -> str:
+    """The Widget CRD with printer columns, so `get` shows custom columns and `-o wide`."""
+    obj = crd(
+        spec={
+            "size": {"type": "integer"},
+            "color": {"type": "string"},
+            "weight": {"type": "number"},
+        },
+        categories=["all"],
+        status_subresource=False,
+    )
+    obj["spec"]["versions"][0]["additionalPrinterColumns"] = [
+        {"name": "Size", "type": "integer", "jsonPath": ".spec.size"},
+        {"name": "Color", "type": "string", "jsonPath": ".spec.color", "priority": 1},
+        {"name": "Weight", "type": "number", "jsonPath": ".spec.weight"},
+        {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+    ]
+    return yaml.safe_dump(obj, sort_keys=False)
+
+
+CRD = _widget_crd()
 
 OBJECTS = """\
 apiVersion: v1
