@@ -114,6 +114,16 @@ def read(state: Path, kind: str, name: str, ns: str = "default") -> Obj | None:
     return asyncio.run(_read(state, kind, name, ns))
 
 
+def configmap_data(state: Path, name: str) -> Any:
+    """The `data` of ConfigMap default/`name` in the store; the ConfigMap must exist."""
+    cm = read(state, "ConfigMap", name)
+    assert cm is not None, f"ConfigMap default/{name} was not applied"
+    return cm.get("data")
+
+
+CONFIGMAP_C = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: default}\n"
+
+
 async def _create(state: Path, objs: list[Obj]) -> None:
     store = await open_store("sqlite:///" + str(state / "store.db"))
     try:
@@ -140,9 +150,7 @@ def test_every_form_renders_as_flux_renders_it(
     code, _, err = cli(capsys, "run", "--repo", repo.url, "--once", "--state", str(state),
                        *sub_args(*VARS))  # fmt: skip
     assert code == 0, err
-    cm = read(state, "ConfigMap", "forms")
-    assert cm is not None
-    assert cm["data"] == EXPECTED
+    assert configmap_data(state, "forms") == EXPECTED
     dep = read(state, "Deployment", "web")
     assert dep is not None
     assert dep["spec"]["replicas"] == 3  # an unquoted number became an integer
@@ -153,35 +161,31 @@ def test_without_variables_nothing_is_substituted(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """Flux substitutes only when a variable is defined (its WithVariables strategy)."""
-    text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: default}\n"
+    text = CONFIGMAP_C
     text += "data: {a: '${x:=d}', b: $$y}\n"
     repo = repo_with(tmp_path, {"c.yaml": text})
     state = tmp_path / "state"
     assert cli(capsys, "run", "--repo", repo.url, "--once", "--state", str(state))[0] == 0
-    cm = read(state, "ConfigMap", "c")
-    assert cm is not None
-    assert cm["data"] == {"a": "${x:=d}", "b": "$$y"}
+    assert configmap_data(state, "c") == {"a": "${x:=d}", "b": "$$y"}
 
 
 def test_the_always_strategy_substitutes_without_variables(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: default}\n"
+    text = CONFIGMAP_C
     text += "data: {a: '${x:=d}', b: $$y}\n"
     repo = repo_with(tmp_path, {"c.yaml": text})
     state = tmp_path / "state"
     config = _config(tmp_path, repo, {"substituteStrategy": "Always"})
     code, _, err = cli(capsys, "run", "--config", str(config), "--once", "--state", str(state))
     assert code == 0, err
-    cm = read(state, "ConfigMap", "c")
-    assert cm is not None
-    assert cm["data"] == {"a": "d", "b": "$y"}
+    assert configmap_data(state, "c") == {"a": "d", "b": "$y"}
 
 
 def test_strict_mode_refuses_an_unset_variable_naming_file_line_and_object(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: default}\n"
+    text = CONFIGMAP_C
     text += 'data:\n  a: "${set}"\n  b: "${missing}"\n  c: ${other:=ok}\n'
     repo = repo_with(tmp_path, {"dir/c.yaml": text})
     state = tmp_path / "state"
@@ -196,9 +200,7 @@ def test_strict_mode_refuses_an_unset_variable_naming_file_line_and_object(
     code, _, err = cli(capsys, "run", "--repo", repo.url, "--once", "--state", str(state),
                        "--substitute", "set=1")  # fmt: skip
     assert code == 0, err
-    cm = read(state, "ConfigMap", "c")
-    assert cm is not None
-    assert cm["data"] == {"a": "1", "b": "", "c": "ok"}
+    assert configmap_data(state, "c") == {"a": "1", "b": "", "c": "ok"}
 
 
 def test_a_bad_expression_names_file_line_and_object_and_nothing_is_applied(
@@ -338,9 +340,7 @@ def test_substitute_from_configmaps_and_secrets(
         code, out, err = cli(capsys, "run", "--config", str(config), "--once",
                              "--state", str(state))  # fmt: skip
         assert code == 0, err
-    cm = read(state, "ConfigMap", "settings")
-    assert cm is not None
-    assert cm["data"] == {
+    assert configmap_data(state, "settings") == {
         "cluster": "eu-1",
         "region": "spec-wins",
         "password": PASSWORD,
