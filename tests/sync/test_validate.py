@@ -6,8 +6,10 @@ import os
 from pathlib import Path
 
 import pytest
+import yaml
 
 from gitkrm.sync.validate import manifest_files, validate_paths
+from tests.support.builders import crd
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample-repo"
 
@@ -59,29 +61,8 @@ def test_a_broken_file_does_not_hide_the_others(tmp_path: Path) -> None:
 
 
 def test_custom_resources_validate_against_a_crd_in_the_same_tree(tmp_path: Path) -> None:
-    (tmp_path / "z-crd.yaml").write_text(
-        """\
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: widgets.example.com}
-spec:
-  group: example.com
-  scope: Namespaced
-  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              size: {type: integer}
-"""
-    )
+    widget_crd = crd(spec={"size": {"type": "integer"}}, status_subresource=False)
+    (tmp_path / "z-crd.yaml").write_text(yaml.safe_dump(widget_crd, sort_keys=False))
     (tmp_path / "a-widget.yaml").write_text(
         "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: d}\n"
         "spec: {size: big}\n"
