@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import yaml
+
 from gitkrm.krm import GVK, ObjectRef
 from tests.e2e.e2e_support import gitkrm, names, reader
 from tests.e2e.manifests import configmap, namespace
 from tests.source.source_gitrepo import RemoteRepo
+from tests.support.builders import crd
 
 POLICY = """\
 apiVersion: admissionregistration.k8s.io/v1
@@ -111,30 +114,26 @@ async def test_the_stored_policy_keeps_refusing_a_later_revision(
     assert web["spec"]["replicas"] == 2
 
 
-CRD = """\
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: scalers.cel.example.com}
-spec:
-  group: cel.example.com
-  scope: Namespaced
-  names: {plural: scalers, kind: Scaler}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            x-kubernetes-validations:
-            - {rule: self.min <= self.max, message: min must not exceed max}
-            properties:
-              min: {type: integer}
-              max: {type: integer}
-"""
+CRD = yaml.safe_dump(
+    crd(
+        "Scaler",
+        "cel.example.com",
+        status_subresource=False,
+        schema={
+            "type": "object",
+            "properties": {
+                "spec": {
+                    "type": "object",
+                    "x-kubernetes-validations": [
+                        {"rule": "self.min <= self.max", "message": "min must not exceed max"}
+                    ],
+                    "properties": {"min": {"type": "integer"}, "max": {"type": "integer"}},
+                }
+            },
+        },
+    ),
+    sort_keys=False,
+)
 
 
 async def test_a_crd_rule_refuses_a_custom_resource_in_the_revision(
