@@ -6,27 +6,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import yaml
+
 from tests.e2e.e2e_support import gitkrm, gitsource_status, reader
 from tests.e2e.manifests import gitsource, namespace
 from tests.source.source_gitrepo import RemoteRepo
+from tests.support.builders import crd
 
-CRD = """\
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: databases.health.example.com}
-spec:
-  group: health.example.com
-  scope: Namespaced
-  names: {plural: databases, kind: Database}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        x-kubernetes-preserve-unknown-fields: true
-"""
+CRD = yaml.safe_dump(
+    crd(
+        "Database",
+        "health.example.com",
+        status_subresource=False,
+        schema={"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+    ),
+    sort_keys=False,
+)
 
 DATABASE = """\
 apiVersion: health.example.com/v1
