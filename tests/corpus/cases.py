@@ -1,4 +1,4 @@
-"""The corpus cases: which path of which vendored repository is synced, the edit made to it,
+"""The corpus cases: which path of which corpus repository is synced, the edit made to it,
 and what is known to fail today (a strict xfail in tests/e2e/test_corpus.py, so a fix flips
 it red until the entry is removed).
 
@@ -57,136 +57,11 @@ class Case:
         return CORPUS / self.repo
 
     def copy_to(self, work: Path) -> None:
-        """The repository's files (licence and attribution included) into `work`."""
+        """The repository's files into `work`."""
         shutil.copytree(self.source, work, dirs_exist_ok=True)
 
 
 CASES: Final = (
-    Case(
-        id="podinfo-kustomize",
-        repo="podinfo",
-        path="kustomize",
-        edit=Edit(
-            file="kustomize/deployment.yaml",
-            old="podinfo:6.14.1",
-            new="podinfo:6.14.2",
-        ),
-    ),
-    Case(
-        id="podinfo-overlay-dev",
-        repo="podinfo",
-        path="deploy/overlays/dev",
-        edit=Edit(
-            file="deploy/bases/backend/deployment.yaml",
-            old="podinfo:6.14.1",
-            new="podinfo:6.14.2",
-        ),
-    ),
-    Case(
-        id="podinfo-webapp",
-        repo="podinfo",
-        path="deploy/webapp",
-        edit=Edit(
-            file="deploy/webapp/frontend/hpa.yaml", old="minReplicas: 1", new="minReplicas: 2"
-        ),
-    ),
-    Case(id="podinfo-secure", repo="podinfo", path="deploy/secure", invalid=True),
-    Case(
-        id="examples-guestbook",
-        repo="kubernetes-examples",
-        path="web/guestbook",
-        edit=Edit(
-            file="web/guestbook/frontend-deployment.yaml", old="replicas: 3", new="replicas: 2"
-        ),
-    ),
-    Case(
-        id="examples-guestbook-go",
-        repo="kubernetes-examples",
-        path="web/guestbook-go",
-        edit=Edit(
-            file="web/guestbook-go/guestbook-controller.yaml", old="replicas: 3", new="replicas: 2"
-        ),
-    ),
-    Case(
-        id="examples-cassandra",
-        repo="kubernetes-examples",
-        path="databases/cassandra",
-        edit=Edit(
-            file="databases/cassandra/cassandra-statefulset.yaml",
-            old="value: 512M",
-            new="value: 768M",
-        ),
-    ),
-    Case(
-        id="examples-tf-serving",
-        repo="kubernetes-examples",
-        path="AI/model-serving-tensorflow",
-        edit=Edit(
-            file="AI/model-serving-tensorflow/ingress.yaml",
-            old="pathType: Prefix",
-            new="pathType: ImplementationSpecific",
-        ),
-    ),
-    Case(
-        id="argocd-guestbook",
-        repo="argo-cd",
-        path="test/e2e/testdata/guestbook",
-        edit=Edit(
-            file="test/e2e/testdata/guestbook/guestbook-ui-deployment.yaml",
-            old="replicas: 0",
-            new="replicas: 1",
-        ),
-    ),
-    Case(
-        id="argocd-plain-namespace",
-        repo="argo-cd",
-        path="test/e2e/testdata/guestbook-with-plain-namespace-manifest",
-        edit=Edit(
-            file="test/e2e/testdata/guestbook-with-plain-namespace-manifest/guestbook-ui-deployment.yaml",
-            old="argocd-e2e-container:0.2",
-            new="argocd-e2e-container:0.3",
-        ),
-    ),
-    Case(
-        id="argocd-crd-creation",
-        repo="argo-cd",
-        path="test/e2e/testdata/crd-creation",
-        edit=Edit(
-            file="test/e2e/testdata/crd-creation/crd-instances.yaml",
-            old="cpu: 2000m",
-            new="cpu: 1000m",
-        ),
-    ),
-    Case(
-        id="argocd-configmap-generator",
-        repo="argo-cd",
-        path="test/e2e/testdata/kustomize-cm-gen",
-        edit=Edit(
-            file="test/e2e/testdata/kustomize-cm-gen/kustomization.yaml",
-            old="generatorOptions:\n",
-            new='generatorOptions:\n  labels:\n    corpus.gitkrm.io/edited: "true"\n',
-        ),
-    ),
-    Case(
-        id="argocd-two-pods",
-        repo="argo-cd",
-        path="test/e2e/testdata/two-nice-pods",
-        edit=Edit(
-            file="test/e2e/testdata/two-nice-pods/pod-1.yaml",
-            old="  name: pod-1\n",
-            new='  name: pod-1\n  labels:\n    corpus.gitkrm.io/edited: "true"\n',
-        ),
-    ),
-    Case(
-        id="argocd-multi-namespace",
-        repo="argo-cd",
-        path="test/e2e/testdata/multi-namespace",
-        edit=Edit(
-            file="test/e2e/testdata/multi-namespace/deployment.yaml",
-            old="replicas: 0",
-            new="replicas: 1",
-        ),
-    ),
     Case(
         id="lookalike-guestbook",
         repo="example-apps-lookalike",
@@ -202,6 +77,12 @@ CASES: Final = (
         edit=Edit(file="kustomize-guestbook/kustomization.yaml", old='"1.1"', new='"1.2"'),
     ),
     Case(
+        id="lookalike-needs-cert-manager",
+        repo="example-apps-lookalike",
+        path="needs-cert-manager",
+        invalid=True,
+    ),
+    Case(
         id="flux-layout-staging",
         repo="flux-layout",
         path="clusters/staging",
@@ -209,26 +90,6 @@ CASES: Final = (
             file="apps/staging/kustomization.yaml",
             old="LOG_LEVEL=debug",
             new="LOG_LEVEL=trace",
-        ),
-    ),
-    Case(
-        id="metrics-server-release",
-        repo="metrics-server",
-        path="manifests/overlays/release",
-        edit=Edit(
-            file="manifests/components/release/kustomization.yaml",
-            old="newTag: v0.9.0",
-            new="newTag: v0.9.1",
-        ),
-    ),
-    Case(
-        id="microservices-demo",
-        repo="microservices-demo",
-        path="kustomize",
-        edit=Edit(
-            file="kustomize/base/loadgenerator.yaml",
-            old='value: "10"',
-            new='value: "20"',
         ),
     ),
 )
