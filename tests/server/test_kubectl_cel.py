@@ -8,47 +8,50 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from gitkrm.server import ServeOptions, ServerThread
 from gitkrm.server.context import Limits
 from tests.server.conftest import Kubectl, kubectl_path
+from tests.support.builders import crd
 
-CRD = """\
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: scalers.cel.example.com}
-spec:
-  group: cel.example.com
-  scope: Namespaced
-  names: {plural: scalers, singular: scaler, kind: Scaler}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            x-kubernetes-validations:
-            - rule: self.minReplicas <= self.maxReplicas
-              message: minReplicas must not exceed maxReplicas
-              fieldPath: .minReplicas
-            - rule: quantity(self.memory).isLessThan(quantity('1Gi'))
-              messageExpression: "'memory ' + self.memory + ' is 1Gi or more'"
-            - rule: "!has(self.endpoint) || url(self.endpoint).getScheme() == 'https'"
-              reason: FieldValueForbidden
-            properties:
-              minReplicas: {type: integer}
-              maxReplicas: {type: integer}
-              memory: {type: string}
-              endpoint: {type: string}
-              tier:
-                type: string
-                x-kubernetes-validations:
-                - {rule: self == oldSelf, message: tier is immutable}
-"""
+
+def scaler_crd(kind: str = "Scaler", *, tier_rule: str = "self == oldSelf") -> str:
+    """The CRD of `kind` in cel.example.com whose spec carries every kind of CEL rule."""
+    spec = {
+        "type": "object",
+        "x-kubernetes-validations": [
+            {
+                "rule": "self.minReplicas <= self.maxReplicas",
+                "message": "minReplicas must not exceed maxReplicas",
+                "fieldPath": ".minReplicas",
+            },
+            {
+                "rule": "quantity(self.memory).isLessThan(quantity('1Gi'))",
+                "messageExpression": "'memory ' + self.memory + ' is 1Gi or more'",
+            },
+            {
+                "rule": "!has(self.endpoint) || url(self.endpoint).getScheme() == 'https'",
+                "reason": "FieldValueForbidden",
+            },
+        ],
+        "properties": {
+            "minReplicas": {"type": "integer"},
+            "maxReplicas": {"type": "integer"},
+            "memory": {"type": "string"},
+            "endpoint": {"type": "string"},
+            "tier": {
+                "type": "string",
+                "x-kubernetes-validations": [{"rule": tier_rule, "message": "tier is immutable"}],
+            },
+        },
+    }
+    schema = {"type": "object", "properties": {"spec": spec}}
+    obj = crd(kind, "cel.example.com", status_subresource=False, schema=schema)
+    return yaml.safe_dump(obj, sort_keys=False)
+
+
+CRD = scaler_crd()
 
 SCALER = """\
 apiVersion: cel.example.com/v1
@@ -132,11 +135,7 @@ def test_server_side_apply_is_refused_too(kc: Kubectl) -> None:
 
 
 def test_a_rule_that_does_not_compile_refuses_the_crd(kc: Kubectl) -> None:
-    bad = CRD.replace("scalers.cel.example.com", "brokens.cel.example.com")
-    bad = bad.replace(
-        "{plural: scalers, singular: scaler, kind: Scaler}", "{plural: brokens, kind: Broken}"
-    )
-    bad = bad.replace("self == oldSelf", "self ==")
+    bad = scaler_crd("Broken", tier_rule="self ==")
     err = _refused(kc, "apply", manifest=bad)
     assert "x-kubernetes-validations[0].rule" in err
     assert "compilation failed" in err
