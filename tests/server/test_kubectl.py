@@ -13,6 +13,7 @@ import yaml
 from gitkrm.server import ServerThread
 from gitkrm.store.sqlite import SqliteStore
 from tests.server.conftest import Kubectl, Lines, wait_for
+from tests.support.builders import crd
 
 DEPLOYMENT = """\
 apiVersion: apps/v1
@@ -33,38 +34,32 @@ spec:
         env: [{env}]
 """
 
-CRD = """\
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: gadgets.kubectl.example.com}
-spec:
-  group: kubectl.example.com
-  scope: Namespaced
-  names: {plural: gadgets, singular: gadget, kind: Gadget, shortNames: [gd]}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    subresources:
-      status: {}
-      scale: {specReplicasPath: .spec.size, statusReplicasPath: .status.size}
-    additionalPrinterColumns:
-    - {name: Color, type: string, jsonPath: .spec.color}
-    - {name: Size, type: integer, jsonPath: .spec.size}
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              color: {type: string, description: The color of the gadget.}
-              size: {type: integer}
-          status:
-            type: object
-            properties:
-              size: {type: integer}
-"""
+
+def _gadget_crd() -> str:
+    """Gadget: a short name, a scale subresource, printer columns and a described field."""
+    obj = crd(
+        "Gadget",
+        "kubectl.example.com",
+        short_names=["gd"],
+        spec={
+            "color": {"type": "string", "description": "The color of the gadget."},
+            "size": {"type": "integer"},
+        },
+        status={"size": {"type": "integer"}},
+    )
+    version = obj["spec"]["versions"][0]
+    version["subresources"]["scale"] = {
+        "specReplicasPath": ".spec.size",
+        "statusReplicasPath": ".status.size",
+    }
+    version["additionalPrinterColumns"] = [
+        {"name": "Color", "type": "string", "jsonPath": ".spec.color"},
+        {"name": "Size", "type": "integer", "jsonPath": ".spec.size"},
+    ]
+    return yaml.safe_dump(obj, sort_keys=False)
+
+
+CRD = _gadget_crd()
 
 
 def deployment(ns: str, *, replicas: int = 2, env: str = "{name: MODE, value: prod}") -> str:
