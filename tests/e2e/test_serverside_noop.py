@@ -15,6 +15,7 @@ import yaml
 from gitkrm.krm import ObjectRef
 from tests.e2e.e2e_support import gitkrm, reader, writer
 from tests.source.source_gitrepo import RemoteRepo
+from tests.support.builders import crd
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
@@ -56,33 +57,29 @@ spec:
       accessModes: [ReadWriteOnce]
       resources: {requests: {storage: 1Gi}}
 ---
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: gadgets.example.com}
-spec:
-  group: example.com
-  scope: Namespaced
-  names: {plural: gadgets, singular: gadget, kind: Gadget}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              size: {type: integer, default: 3}
-              ports:
-                type: array
-                x-kubernetes-list-type: atomic
-                items:
-                  type: object
-                  properties:
-                    port: {type: integer}
-                    protocol: {type: string, default: TCP}
+"""
+
+GADGET_CRD = crd(
+    "Gadget",
+    status_subresource=False,
+    spec={
+        "size": {"type": "integer", "default": 3},
+        "ports": {
+            "type": "array",
+            "x-kubernetes-list-type": "atomic",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "port": {"type": "integer"},
+                    "protocol": {"type": "string", "default": "TCP"},
+                },
+            },
+        },
+    },
+)
+
+MANIFESTS += yaml.safe_dump(GADGET_CRD, sort_keys=False)
+MANIFESTS += """\
 ---
 apiVersion: example.com/v1
 kind: Gadget
