@@ -1,0 +1,133 @@
+"""The contract between the source tree and the interpreters of declaring objects.
+
+A *declaring object* is an object a source applied that declares another source: a
+GitSource of gitkrm, a Flux Kustomization, an Argo CD Application. An `Interpreter` reads
+one peer's declaring objects into a `ChildSpec` (what to sync, as a `SourceConfig`, plus
+what the tree needs: order, finalizer, fields not honoured) and writes the object's status
+in the peer's own form from a `ChildState`. The tree (`gitkrm.agent.tree.children`) runs
+the children; it knows no peer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Protocol
+
+from gitkrm.krm import GroupKind, Obj, ObjectRef
+
+if TYPE_CHECKING:
+    from gitkrm.health import Health
+
+    from ..config import SourceConfig
+    from ..status import Outcome
+
+
+class Peer(StrEnum):
+    """What `spec.interpret` / `--interpret` may name. gitkrm's own GitSource objects are
+    always children: they need no opt-in."""
+
+    FLUX = "flux"
+    ARGOCD = "argocd"
+
+
+@dataclass(frozen=True, slots=True)
+class Unhonoured:
+    """A field of a declaring object gitkrm does not honour, and why: shown on the object's
+    status and in the log, never dropped silently."""
+
+    field: str  # a JSON path as the user wrote it, e.g. "spec.serviceAccountName"
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChildSpec:
+    """One child source, as its declaring object asks for it."""
+
+    declared_by: ObjectRef
+    config: SourceConfig
+    """Name: `tree.naming.child_name` of the declaring object. `url`/`ref` are the parent's
+    when the object names the parent's repository (or `.` for a GitSource)."""
+    depends_on: tuple[ObjectRef, ...] = ()
+    """Declaring objects (of the same peer) that must be Ready first."""
+    wait: bool = False
+    """Ready only when the child's objects are healthy (Flux `wait`, Argo CD always)."""
+    health_checks: tuple[ObjectRef, ...] = ()
+    """Extra objects whose health makes the child Ready (Flux `healthChecks`)."""
+    finalizer: str | None = None
+    """Put on the declaring object while the child runs: its deletion prunes the child's
+    objects (when `config.prune`) before the finalizer is removed (never a hang)."""
+    unhonoured: tuple[Unhonoured, ...] = ()
+    same_as_parent: bool = False
+    """The object declares the source that applied it (Flux's bootstrap `flux-system`
+    Kustomization over its own path): no child runs; its status mirrors the parent's."""
+
+
+class Phase(StrEnum):
+    PENDING = "Pending"  # waiting for dependsOn
+    SYNCING = "Syncing"
+    SYNCED = "Synced"
+    FAILED = "Failed"
+    SUSPENDED = "Suspended"
+    DELETING = "Deleting"
+
+
+@dataclass(frozen=True, slots=True)
+class ChildState:
+    """What a child source has come to, for its declaring object's status."""
+
+    phase: Phase
+    outcome: Outcome | None = None
+    """Its last sync (None before the first)."""
+    health: Health | None = None
+    """The aggregate health of its objects (None when not followed)."""
+    health_message: str = ""
+    inventory: Sequence[ObjectRef] = ()
+    waiting_for: tuple[ObjectRef, ...] = ()
+    unhonoured: tuple[Unhonoured, ...] = ()
+    error: str | None = None
+    """Why the object could not be read into a child (an invalid spec), or the sync error."""
+    observed_generation: int | None = None
+
+
+class Context(Protocol):
+    """What an interpreter may read besides the object."""
+
+    @property
+    def parent(self) -> SourceConfig:
+        """The source that applied the declaring object."""
+        ...
+
+    async def get(self, ref: ObjectRef) -> Obj | None:
+        """An object of the target (a GitRepository, a credentials Secret); None if absent."""
+        ...
+
+
+class Interpreter(Protocol):
+    """One peer's declaring objects. Pure but for `Context.get`."""
+
+    peer: Peer | None  # None: gitkrm's own GitSource
+    kinds: frozenset[GroupKind]
+    """The declaring kinds (e.g. Kustomization.kustomize.toolkit.fluxcd.io)."""
+
+    async def child(self, obj: Obj, ctx: Context) -> ChildSpec:
+        """The child source `obj` declares; `gitkrm.errors.ManifestError` (naming the
+        object and field) when it cannot be read. Objects the child needs but which are
+        not declaring (a GitRepository) are read through `ctx`."""
+        ...
+
+    def status(self, obj: Obj, state: ChildState) -> Obj:
+        """The object's whole `status` in the peer's form (conditions via krm.conditions)."""
+        ...
+
+    def crds(self) -> Sequence[Obj]:
+        """The peer's CRDs gitkrm registers when the repository does not carry them."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Interpreters:
+    """The interpreters a source may use; `for_source` picks by its `interpret`."""
+
+    all: tuple[Interpreter, ...] = field(default=())
