@@ -89,6 +89,9 @@ class ChildState:
     error: str | None = None
     """Why the object could not be read into a child (an invalid spec), or the sync error."""
     observed_generation: int | None = None
+    spec: ChildSpec | None = None
+    """The child this is the state of (None when the object could not be read): its ref
+    and URL, which the peer's status names (Flux's `main@sha1:<sha>` revisions)."""
 
 
 class Context(Protocol):
