@@ -36,6 +36,7 @@ from .crd import API_VERSION, KIND, NAMESPACE, gitsource_crd
 from .duration import format_duration, parse_duration
 from .postbuild_config import from_spec as postbuild_from_spec
 from .postbuild_config import to_spec as postbuild_to_spec
+from .tree.model import Peer
 
 ApplyMode = Literal["client-side", "server-side"]
 DEFAULT_INTERVAL = 30.0
@@ -89,6 +90,9 @@ class SourceConfig:
     postbuild: PostBuildSpec | None = None  # substitution and SOPS decryption
     helm: HelmSpec | None = None  # how the source's Helm charts render
     health_checks: HealthChecks | None = None  # spec.healthCheckExprs (compiled)
+    interpret: frozenset[Peer] = frozenset()
+    """The peers whose declaring objects become child sources (`spec.interpret`,
+    `--interpret`); gitkrm's own GitSource objects always do."""
 
     @property
     def safe_url(self) -> str:
@@ -131,6 +135,8 @@ class SourceConfig:
             spec["helm"] = self.helm.to_spec()
         if self.health_checks is not None:
             spec["healthCheckExprs"] = self.health_checks.to_spec()
+        if self.interpret:
+            spec["interpret"] = sorted(self.interpret)
         return {
             "apiVersion": API_VERSION,
             "kind": KIND,
@@ -294,6 +300,7 @@ def from_object(obj: Obj, *, base: Path, registry: Registry | None = None) -> So
         postbuild=postbuild_from_spec(spec, base=base),
         helm=HelmSpec.from_spec(spec["helm"], base=base) if spec.get("helm") else None,
         health_checks=HealthChecks.from_spec(spec.get("healthCheckExprs")),
+        interpret=frozenset(Peer(p) for p in spec.get("interpret") or ()),
     )
 
 
@@ -397,6 +404,20 @@ def from_flags(
         interval=interval or DEFAULT_INTERVAL,
         default_namespace=namespace,
     )
+
+
+def parse_interpret(value: str, *, what: str = "--interpret") -> frozenset[Peer]:
+    """`flux,argocd`: the peers named (comma-separated); an unknown one is an error."""
+    out: set[Peer] = set()
+    for word in (w.strip() for w in value.split(",")):
+        if not word:
+            continue
+        try:
+            out.add(Peer(word))
+        except ValueError:
+            known = ", ".join(p.value for p in Peer)
+            raise BadRequest(f"{what} {word!r}: not a peer gitkrm interprets ({known})") from None
+    return frozenset(out)
 
 
 def unique_names(configs: Sequence[SourceConfig]) -> None:

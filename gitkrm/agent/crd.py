@@ -19,6 +19,7 @@ from gitkrm.store import Store
 
 from .duration import DURATION_PATTERN
 from .postbuild_config import SCHEMA as POSTBUILD_SCHEMA
+from .tree.model import Peer
 
 GROUP = "gitkrm.io"
 VERSION = "v1alpha1"
@@ -68,6 +69,22 @@ SPEC_SCHEMA: dict[str, Any] = {
             },
         },
         "defaultNamespace": {"type": "string", "maxLength": 63},
+        # A declared (child) GitSource: sources that must be Ready first, and whether
+        # Ready waits for its objects' health (gitkrm.agent.tree.gitsource).
+        "dependsOn": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["name"],
+                "properties": {"name": {"type": "string", "minLength": 1}, "namespace": _STR},
+            },
+        },
+        "wait": _BOOL,
+        # Peers whose declaring objects become child sources (gitkrm.agent.tree.registry).
+        "interpret": {
+            "type": "array",
+            "items": {"type": "string", "enum": [p.value for p in Peer]},
+        },
         "prune": {"type": "boolean", "default": True},
         "allowEmpty": {"type": "boolean", "default": False},
         "adoption": {"type": "string", "enum": list(ADOPTION_POLICIES), "default": "never"},
@@ -204,6 +221,11 @@ STATUS_SCHEMA: dict[str, Any] = {
                 },
             },
         },
+        # A declared GitSource: the child source running it, what it waits for, and
+        # the fields gitkrm does not honour (gitkrm.agent.tree).
+        "child": _STR,
+        "waitingFor": {"type": "array", "items": _STR},
+        "unhonoured": {"type": "array", "items": _STR},
         # Annotations of Flux and Argo CD that gitkrm does not honour (once per sync).
         "warnings": {"type": "array", "items": _STR},
         "conditions": {

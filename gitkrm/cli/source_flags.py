@@ -40,6 +40,30 @@ def add_namespace_flag(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_interpret_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--interpret",
+        metavar="PEERS",
+        help="comma-separated: flux, argocd. Their Kustomizations / Applications in a synced "
+        "revision become child sources (GitSource spec.interpret; added to every source)",
+    )
+
+
+def interpret(args: argparse.Namespace, configs: list[SourceConfig]) -> list[SourceConfig]:
+    """`configs` with `--interpret` added to each; every peer they name checked to be
+    available in this build (a usage error otherwise)."""
+    from gitkrm.agent.config import parse_interpret
+    from gitkrm.agent.tree import registry
+
+    flag = getattr(args, "interpret", None)
+    peers = parse_interpret(flag) if flag else frozenset()
+    out = [replace(c, interpret=c.interpret | peers) if peers else c for c in configs]
+    for c in out:
+        if c.interpret:
+            registry.check(c.interpret)
+    return out
+
+
 def add_source_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("source (one source from flags, or --config)")
     g.add_argument("--repo", metavar="URL|PATH", help="Git URL, local repository or directory")
@@ -58,6 +82,7 @@ def add_source_flags(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--interval", metavar="DUR", help="how often to sync (default 30s)")
     add_namespace_flag(g)  # type: ignore[arg-type]
+    add_interpret_flag(g)  # type: ignore[arg-type]
     g.add_argument("--config", type=Path, metavar="FILE", help="a file of GitSource objects")
     g.add_argument(
         "--helm-values",
@@ -221,7 +246,7 @@ def sources(args: argparse.Namespace) -> list[SourceConfig]:
                 replace(c, postbuild=with_key_files(c.postbuild, args.sops_age_key_file))
                 for c in configs
             ]
-        return [with_helm_flags(c, args) for c in configs]
+        return interpret(args, [with_helm_flags(c, args) for c in configs])
     if args.repo is None:
         raise BadRequest("nothing to sync: give --repo URL|PATH or --config FILE")
     config = from_flags(
@@ -234,7 +259,7 @@ def sources(args: argparse.Namespace) -> list[SourceConfig]:
         interval=interval,
         namespace=args.namespace,
     )
-    return [with_helm_flags(replace(config, postbuild=postbuild(args)), args)]
+    return interpret(args, [with_helm_flags(replace(config, postbuild=postbuild(args)), args)])
 
 
 def with_helm_flags(config: SourceConfig, args: argparse.Namespace) -> SourceConfig:

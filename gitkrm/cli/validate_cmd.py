@@ -20,10 +20,11 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("paths", nargs="+", metavar="PATH", type=Path)
     p.add_argument("-q", "--quiet", action="store_true", help="print problems only")
-    from gitkrm.cli.source_flags import add_namespace_flag, add_postbuild_flags
+    from gitkrm.cli.source_flags import add_interpret_flag, add_namespace_flag, add_postbuild_flags
 
     add_postbuild_flags(p)
     add_namespace_flag(p)
+    add_interpret_flag(p)
     p.add_argument(
         "--state",
         type=Path,
@@ -56,6 +57,14 @@ async def _store_crds(state: Path) -> list[Obj]:
         await store.close()
 
 
+def _peer_crds(flag: str) -> list[Obj]:
+    """The CRDs of the peers `--interpret` names (as `run` registers them)."""
+    from gitkrm.agent.config import parse_interpret
+    from gitkrm.agent.tree import registry
+
+    return [crd for i in registry.for_peers(parse_interpret(flag)).all for crd in i.crds()]
+
+
 def run(args: argparse.Namespace) -> int:
     from gitkrm.sync.validate import validate_paths
 
@@ -69,6 +78,8 @@ def run(args: argparse.Namespace) -> int:
 
         check_name(args.namespace, what="--namespace")
     crds = asyncio.run(_store_crds(args.state)) if args.state is not None else []
+    if args.interpret:
+        crds += _peer_crds(args.interpret)
     report = validate_paths(
         args.paths,
         crds=crds,

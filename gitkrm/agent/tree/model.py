@@ -131,6 +131,16 @@ class Interpreter(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Interpreters:
-    """The interpreters a source may use; `for_source` picks by its `interpret`."""
+    """The interpreters a source uses (`tree.registry.for_source` picks them by its
+    `interpret`): gitkrm's GitSource one first, then one per peer named."""
 
     all: tuple[Interpreter, ...] = field(default=())
+
+    @property
+    def kinds(self) -> frozenset[GroupKind]:
+        """Every declaring kind of these interpreters."""
+        return frozenset(k for i in self.all for k in i.kinds)
+
+    def for_kind(self, kind: GroupKind) -> Interpreter | None:
+        """The interpreter of a declaring kind (None: not a declaring kind here)."""
+        return next((i for i in self.all if kind in i.kinds), None)
