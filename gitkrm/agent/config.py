@@ -10,13 +10,14 @@ same whoever reads it.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from gitkrm.charts.spec import HelmSpec
+from gitkrm.charts.spec import ChartRef, HelmSpec
 from gitkrm.errors import BadRequest, GitkrmError, ManifestError
 from gitkrm.health.expressions import HealthChecks
 from gitkrm.krm import Obj, load_manifests
@@ -93,6 +94,9 @@ class SourceConfig:
     interpret: frozenset[Peer] = frozenset()
     """The peers whose declaring objects become child sources (`spec.interpret`,
     `--interpret`); gitkrm's own GitSource objects always do."""
+    chart: ChartRef | None = None
+    """A chart release: the content is one release of this chart of the chart repository
+    `url` (http(s):// or oci://), rendered with `helm` (gitkrm.charts.source)."""
 
     @property
     def safe_url(self) -> str:
@@ -105,8 +109,10 @@ class SourceConfig:
     def to_object(self, *, agent_name: str) -> Obj:
         """The GitSource object of this source (spec only; the agent writes status)."""
         spec: dict[str, Any] = {"url": self.safe_url}
-        if self.ref is not None:
+        if self.ref is not None and self.chart is None:
             spec["ref"] = {str(self.ref.kind): self.ref.name}
+        if self.chart is not None:
+            spec["chart"] = self.chart.to_spec()
         if self.path:
             spec["path"] = self.path
         spec["interval"] = format_duration(self.interval)
@@ -268,8 +274,14 @@ def from_object(obj: Obj, *, base: Path, registry: Registry | None = None) -> So
     meta["namespace"] = NAMESPACE
     (registry or _registry()).admit(obj)
     spec = obj["spec"]
-    url = resolve_url(spec["url"], base)
-    directory = not is_remote_url(url) and Path(url).is_dir() and not is_git_repository(Path(url))
+    chart = _chart(name, spec)
+    url = spec["url"] if chart is not None else resolve_url(spec["url"], base)
+    directory = (
+        chart is None
+        and not is_remote_url(url)
+        and Path(url).is_dir()
+        and not is_git_repository(Path(url))
+    )
     if directory and spec.get("ref"):
         raise BadRequest(f"{url} is a plain directory, not a Git repository: it has no ref")
     if directory and (spec.get("auth") or spec.get("verify")):
@@ -278,10 +290,14 @@ def from_object(obj: Obj, *, base: Path, registry: Registry | None = None) -> So
     interval = parse_duration(spec.get("interval") or "30s", what="spec.interval")
     if interval <= 0:
         raise BadRequest("spec.interval must be more than 0s")
+    helm = HelmSpec.from_spec(spec["helm"], base=base) if spec.get("helm") else None
+    if chart is not None and (helm is None or helm.release_name is None):
+        # A chart release is named after its chart unless it says otherwise.
+        helm = dataclasses.replace(helm or HelmSpec(), release_name=chart.name)
     return SourceConfig(
         name=name,
         url=url,
-        ref=None if directory else _ref(spec),
+        ref=None if directory or chart is not None else _ref(spec),
         path=spec.get("path") or "",
         interval=interval,
         timeout=parse_duration(timeout, what="spec.timeout") if timeout else None,
@@ -298,9 +314,29 @@ def from_object(obj: Obj, *, base: Path, registry: Registry | None = None) -> So
         if spec.get("verify")
         else None,
         postbuild=postbuild_from_spec(spec, base=base),
-        helm=HelmSpec.from_spec(spec["helm"], base=base) if spec.get("helm") else None,
+        helm=helm,
         health_checks=HealthChecks.from_spec(spec.get("healthCheckExprs")),
         interpret=frozenset(Peer(p) for p in spec.get("interpret") or ()),
+        chart=chart,
+    )
+
+
+def _chart(name: str, spec: Mapping[str, Any]) -> ChartRef | None:
+    """`spec.chart`: one release of a chart of the chart repository `spec.url`."""
+    if not spec.get("chart"):
+        return None
+    url = str(spec["url"])
+    if not url.startswith(("http://", "https://", "oci://")):
+        raise BadRequest(
+            f"GitSource {name}: spec.chart needs spec.url to be an http(s):// chart "
+            f"repository or an oci:// registry, got {url!r}"
+        )
+    if spec.get("ref") or spec.get("path") or spec.get("auth") or spec.get("verify"):
+        raise BadRequest(f"GitSource {name}: spec.chart takes no ref, path, auth or verify")
+    return ChartRef(
+        repository=url,
+        name=str(spec["chart"]["name"]),
+        version=str(spec["chart"].get("version") or "*"),
     )
 
 

@@ -21,6 +21,7 @@ from .duration import DURATION_PATTERN
 from .postbuild_config import SCHEMA as POSTBUILD_SCHEMA
 from .tree.model import Peer
 
+_CRD_POLICIES = ["Create", "CreateReplace", "Skip"]
 GROUP = "gitkrm.io"
 VERSION = "v1alpha1"
 KIND = "GitSource"
@@ -115,6 +116,12 @@ SPEC_SCHEMA: dict[str, Any] = {
             },
         },
         "caFile": _STR,
+        # A chart release: one chart of the chart repository spec.url (gitkrm.charts.source).
+        "chart": {
+            "type": "object",
+            "required": ["name"],
+            "properties": {"name": {"type": "string", "minLength": 1}, "version": _STR},
+        },
         "verify": {
             "type": "object",
             "required": ["keyring"],
@@ -133,6 +140,9 @@ SPEC_SCHEMA: dict[str, Any] = {
                 "skipCRDs": _BOOL,
                 "kubeVersion": _STR,
                 "apiVersions": {"type": "array", "items": _STR},
+                "installCRDs": {"type": "string", "enum": _CRD_POLICIES},
+                "upgradeCRDs": {"type": "string", "enum": _CRD_POLICIES},
+                "createNamespace": _BOOL,
                 "repositories": {
                     "type": "array",
                     "items": {

@@ -8,10 +8,20 @@ from pathlib import Path
 from gitkrm.source import GitSource, GitSourceSpec, LocalSource, Source
 
 from .config import SourceConfig
+from .state import CACHE_DIR
 
 
 def open_source(config: SourceConfig, *, git_cache: Path) -> Source:
-    """A LocalSource for a plain directory, else a GitSource caching into `git_cache`."""
+    """A LocalSource for a plain directory, a ChartRepositorySource for a chart release
+    (archives cached beside the parsed files), else a GitSource caching into `git_cache`."""
+    if config.chart is not None:
+        from gitkrm.charts.repository import ChartFetcher
+        from gitkrm.charts.source import ChartRepositorySource
+
+        auth = config.helm.repositories if config.helm is not None else ()
+        cache = git_cache.parent.parent / CACHE_DIR / "charts"
+        fetcher = ChartFetcher(cache_dir=cache, auth=auth)
+        return ChartRepositorySource(name=config.name, chart=config.chart, fetcher=fetcher)
     if config.ref is None:
         return LocalSource(name=config.name, root=Path(config.url), path=config.path)
     spec = GitSourceSpec(

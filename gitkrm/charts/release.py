@@ -30,9 +30,11 @@ from gitkrm.charts.library import ChartError, RenderOptions
 from gitkrm.charts.model import Capabilities, Release, RenderedRelease
 from gitkrm.charts.rendercache import RenderStore
 from gitkrm.charts.repository import ChartFetcher, yaml_mapping
-from gitkrm.charts.spec import HelmSpec, merge_values
+from gitkrm.charts.spec import CrdPolicy, HelmSpec, merge_values
 
 PRUNE_ANNOTATION: Final = "gitkrm.io/prune"
+# Flux's "create when absent, never update" (honoured by the plan: `sync.peers`).
+CREATE_ONLY: Final = ("kustomize.toolkit.fluxcd.io/ssa", "IfNotPresent")
 _VOLATILE: Final = re.compile(
     rb"\b(rand(Alpha|Numeric|AlphaNum|Ascii|Int|Bytes)?|genCA|genCAWithKey|genPrivateKey|"
     rb"genSelfSignedCert|genSelfSignedCertWithKey|genSignedCert|genSignedCertWithKey|uuidv4|"
@@ -61,7 +63,10 @@ class ChartRenderer:
         self.default_namespace = default_namespace or "default"
         self.fetcher = ChartFetcher(cache_dir=cache_dir, auth=self.spec.repositories)
         self.store = RenderStore(state_file, persist=persist)
-        self._spec_json = json.dumps(self.spec.to_spec(), sort_keys=True)
+        # values_json too: `to_spec` masks values read from Secrets, the key must not.
+        self._spec_json = json.dumps(
+            [self.spec.to_spec(), self.spec.values_json.decode()], sort_keys=True
+        )
 
     def is_installed(self, key: str) -> bool:
         return key in self.store.applied
@@ -142,7 +147,8 @@ class ChartRenderer:
         try:
             templates = library.render(loaded, values, options, chart=where)
             again = library.render(loaded, values, options, chart=where) if _volatile(files) else {}
-            crds = [] if self.spec.skip_crds else library.crds(loaded)
+            policy = self.spec.crd_policy(is_install=options.is_install)
+            crds = [] if policy is CrdPolicy.SKIP else library.crds(loaded)
         finally:
             loaded.close()
         base = f"{directory}/" if directory else ""
@@ -150,7 +156,10 @@ class ChartRenderer:
         warnings: list[tuple[str, str]] = []
         for crd in crds:
             path = base + str(crd.get("filename") or crd.get("name")).partition("/")[2]
-            manifests.append((path, _keep_crds(crd.get("data", ""), path)))
+            data = _keep_crds(crd.get("data", ""), create_only=policy is CrdPolicy.CREATE)
+            manifests.append((path, data))
+        if self.spec.create_namespace:
+            manifests.append((base + "(createNamespace).yaml", _namespace(options.namespace)))
         for template, text in sorted(templates.items()):
             if template.endswith("NOTES.txt") or not text.strip():
                 continue
@@ -206,11 +215,25 @@ def _volatile(files: Mapping[str, bytes]) -> bool:
     return False
 
 
-def _keep_crds(text: str, path: str) -> bytes:
-    """A CRD of `crds/`: Helm never deletes these, so gitkrm does not prune them either."""
+def _keep_crds(text: str, *, create_only: bool = False) -> bytes:
+    """A CRD of `crds/`: Helm never deletes these, so gitkrm does not prune them either;
+    `create_only` (the `Create` policy): created when absent, never updated."""
     docs = [d for d in yaml.load_all(text, Loader=_Loader) if isinstance(d, dict)]
     for d in docs:
         md = d.setdefault("metadata", {})
         if isinstance(md, dict):
-            md.setdefault("annotations", {})[PRUNE_ANNOTATION] = "disabled"
+            annotations = md.setdefault("annotations", {})
+            annotations[PRUNE_ANNOTATION] = "disabled"
+            if create_only:
+                annotations[CREATE_ONLY[0]] = CREATE_ONLY[1]
     return yaml.dump_all(docs, Dumper=_Dumper, sort_keys=False).encode()
+
+
+def _namespace(name: str) -> bytes:
+    """`createNamespace`: the release namespace, never pruned (Helm and Flux leave it)."""
+    doc = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": name, "annotations": {PRUNE_ANNOTATION: "disabled"}},
+    }
+    return yaml.dump(doc, Dumper=_Dumper, sort_keys=False).encode()

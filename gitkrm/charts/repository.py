@@ -157,8 +157,11 @@ class ChartFetcher:
             if auth.username:
                 token = base64.b64encode(f"{auth.username}:{_secret(auth, chart)}".encode())
                 headers["Authorization"] = "Basic " + token.decode()
-            if auth.ca_file is not None:
-                ssl_ctx = ssl.create_default_context(cafile=str(auth.ca_file))
+            if auth.ca_file is not None or auth.ca_data:
+                ssl_ctx = ssl.create_default_context(
+                    cafile=str(auth.ca_file) if auth.ca_file is not None else None,
+                    cadata=auth.ca_data or None,
+                )
         shown = _redacted(dep.repository)
         timeout = aiohttp.ClientTimeout(total=TIMEOUT)
         try:
@@ -254,6 +257,8 @@ async def _get(
 
 
 def _secret(auth: RepositoryAuth, chart: str) -> str:
+    if auth.password is not None:
+        return auth.password
     if auth.password_file is None:
         return ""
     try:

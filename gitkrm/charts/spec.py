@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,11 @@ class RepositoryAuth:
     username: str | None = None
     password_file: Path | None = None
     ca_file: Path | None = None
+    password: str | None = field(default=None, repr=False)
+    """Read from a Secret of the target (a Flux HelmRepository's `secretRef`): kept in
+    memory only, never in `to_spec`, masked in output (`krm.masking`)."""
+    ca_data: str | None = field(default=None, repr=False)
+    """A CA bundle (PEM) read from a Secret or ConfigMap of the target."""
 
     def to_spec(self) -> dict[str, str]:
         out = {"url": self.url}
@@ -30,6 +37,28 @@ class RepositoryAuth:
         if self.ca_file is not None:
             out["caFile"] = str(self.ca_file)
         return out
+
+
+class CrdPolicy(StrEnum):
+    """What a release does with its chart's `crds/` (Flux's `install.crds`/`upgrade.crds`)."""
+
+    CREATE = "Create"  # created when absent, never updated
+    CREATE_REPLACE = "CreateReplace"  # created and updated
+    SKIP = "Skip"  # left out: neither created nor updated (never pruned either)
+
+
+@dataclass(frozen=True, slots=True)
+class ChartRef:
+    """The chart of a source whose content is one release of a chart from a chart
+    repository: `repository` is an http(s):// chart repository or an oci:// registry
+    prefix (the chart is `<repository>/<name>` there), `version` a semver constraint."""
+
+    repository: str
+    name: str
+    version: str = "*"
+
+    def to_spec(self) -> dict[str, str]:
+        return {"name": self.name, "version": self.version}
 
 
 # The target's version when the source says none (the embedded target's Kubernetes).
@@ -53,6 +82,15 @@ class HelmSpec:
     kube_version: str | None = None
     api_versions: tuple[str, ...] = ()
     repositories: tuple[RepositoryAuth, ...] = ()
+    install_crds: CrdPolicy = CrdPolicy.CREATE_REPLACE
+    upgrade_crds: CrdPolicy = CrdPolicy.CREATE_REPLACE
+    create_namespace: bool = False
+    """The release namespace is created (and never pruned) when no manifest declares it."""
+
+    def crd_policy(self, *, is_install: bool) -> CrdPolicy:
+        if self.skip_crds:
+            return CrdPolicy.SKIP
+        return self.install_crds if is_install else self.upgrade_crds
 
     @property
     def values(self) -> dict[str, Any]:
@@ -69,7 +107,7 @@ class HelmSpec:
         if self.value_files:
             out["valueFiles"] = list(self.value_files)
         if self.values:
-            out["values"] = self.values
+            out["values"] = _masked(self.values)
         if self.set:
             out["set"] = list(self.set)
         if self.skip_crds:
@@ -80,6 +118,12 @@ class HelmSpec:
             out["apiVersions"] = list(self.api_versions)
         if self.repositories:
             out["repositories"] = [r.to_spec() for r in self.repositories]
+        if self.install_crds is not CrdPolicy.CREATE_REPLACE:
+            out["installCRDs"] = str(self.install_crds)
+        if self.upgrade_crds is not CrdPolicy.CREATE_REPLACE:
+            out["upgradeCRDs"] = str(self.upgrade_crds)
+        if self.create_namespace:
+            out["createNamespace"] = True
         return out
 
     @classmethod
@@ -110,22 +154,19 @@ class HelmSpec:
             kube_version=spec.get("kubeVersion") or None,
             api_versions=tuple(str(v) for v in spec.get("apiVersions") or ()),
             repositories=tuple(_repository(r, base) for r in spec.get("repositories") or ()),
+            install_crds=CrdPolicy(spec.get("installCRDs") or CrdPolicy.CREATE_REPLACE),
+            upgrade_crds=CrdPolicy(spec.get("upgradeCRDs") or CrdPolicy.CREATE_REPLACE),
+            create_namespace=bool(spec.get("createNamespace", False)),
         )
 
     def with_overrides(self, *, values: Mapping[str, Any], sets: tuple[str, ...]) -> HelmSpec:
         """This spec with values merged over its own and `--set` expressions after its own
         (the command-line flags)."""
         merged = merge_values(self.values, dict(values))
-        return HelmSpec(
-            release_name=self.release_name,
-            namespace=self.namespace,
-            value_files=self.value_files,
+        return dataclasses.replace(
+            self,
             values_json=orjson.dumps(merged, option=orjson.OPT_SORT_KEYS),
             set=(*self.set, *sets),
-            skip_crds=self.skip_crds,
-            kube_version=self.kube_version,
-            api_versions=self.api_versions,
-            repositories=self.repositories,
         )
 
 
@@ -137,6 +178,15 @@ def merge_values(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
         old = out.get(k)
         out[k] = merge_values(old, v) if isinstance(v, dict) and isinstance(old, dict) else v
     return out
+
+
+def _masked(values: dict[str, Any]) -> Any:
+    """Values as shown on a GitSource: those read from Secrets (`valuesFrom`) masked."""
+    from gitkrm.krm import masking
+
+    if not masking.active():
+        return values
+    return orjson.loads(masking.mask(orjson.dumps(values).decode()))
 
 
 def _repository(spec: Mapping[str, Any], base: Path | None) -> RepositoryAuth:
