@@ -31,6 +31,7 @@ from gitkrm.sync.options import (
     IgnoreDifference,
     SyncOptions,
 )
+from gitkrm.sync.overlay_spec import Overlay
 from gitkrm.sync.postbuild_spec import PostBuildSpec
 
 from .crd import API_VERSION, KIND, NAMESPACE, gitsource_crd
@@ -97,6 +98,7 @@ class SourceConfig:
     chart: ChartRef | None = None
     """A chart release: the content is one release of this chart of the chart repository
     `url` (http(s):// or oci://), rendered with `helm` (gitkrm.charts.source)."""
+    overlay: Overlay | None = None  # kustomize transforms over the render (Flux, Argo CD)
 
     @property
     def safe_url(self) -> str:
@@ -170,6 +172,7 @@ def sync_options(config: SourceConfig, *, agent_name: str, apply_mode: ApplyMode
         health_checks=config.health_checks,
         postbuild=config.postbuild,
         helm=config.helm,
+        overlay=config.overlay,
     )
 
 

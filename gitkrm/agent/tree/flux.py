@@ -1,0 +1,359 @@
+"""Flux's `Kustomization` read as a child source (`--interpret flux`).
+
+Every field of `spec` is mapped, or reported as not honoured (`Unhonoured`, shown on the
+object's status and in the log), never dropped: see docs/flux.md for the table. The
+`sourceRef` GitRepository is read through the context (`flux_repo`): one naming the
+repository being synced is that repository, and a Kustomization over it and the parent's
+own path (Flux bootstrap's `flux-system`) is the parent itself (`same_as_parent`). The
+transforms (`targetNamespace`, `namePrefix`/`nameSuffix`, `patches`, `images`,
+`components`, `commonMetadata`) become the child's `Overlay`, `postBuild` and
+`decryption` its `PostBuildSpec`. Errors name the object and the field.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, cast
+
+from gitkrm.errors import BadRequest, ManifestError
+from gitkrm.health.expressions import HealthChecks
+from gitkrm.krm import GVK, Obj, ObjectRef
+from gitkrm.sync.overlay_spec import ImageOverride, Overlay, OverlayPatch
+from gitkrm.sync.postbuild_spec import DecryptionSpec, PostBuildSpec, RefKind, SubstituteRef
+
+from ..config import SourceConfig
+from .flux_repo import duration
+from .flux_spec import (
+    FINALIZER,
+    GIT_REPOSITORY,
+    KUSTOMIZATION,
+    KUSTOMIZATION_VERSIONS,
+    KUSTOMIZE_GROUP,
+    Kustomization,
+    KustomizationSpec,
+)
+from .model import ChildSpec, ChildState, Context, Peer, Unhonoured
+from .naming import child_name
+
+_UNHONOURED: Final = {
+    "serviceAccountName": "not honoured until RBAC lands: gitkrm applies with its own credentials",
+    "kubeConfig": "gitkrm applies to its own target only; remote clusters are not supported",
+    "force": "gitkrm re-creates an object on an immutable-field change only when the object "
+    "says kustomize.toolkit.fluxcd.io/force: enabled (or gitkrm.io/force: enabled)",
+    "retryInterval": "a failed sync is retried at spec.interval",
+    "validation": "removed in Flux v1; gitkrm always validates against the schemas",
+}
+_MAPPED: Final = frozenset(
+    {
+        "path", "sourceRef", "interval", "timeout", "prune", "suspend", "wait",
+        "targetNamespace", "namePrefix", "nameSuffix", "dependsOn", "postBuild", "decryption",
+        "patches", "patchesStrategicMerge", "patchesJson6902", "images", "components",
+        "commonMetadata", "healthChecks", "healthCheckExprs", "deletionPolicy",
+    }
+)  # fmt: skip
+
+
+class _Fail:
+    """Errors naming the source, the object and the field."""
+
+    def __init__(self, obj: Obj, parent: SourceConfig) -> None:
+        md = obj.get("metadata") or {}
+        self.object = f"Kustomization {md.get('namespace') or ''}/{md.get('name') or ''}"
+        self.path = f"source {parent.name}"
+
+    def __call__(self, field: str, message: str) -> ManifestError:
+        return ManifestError(f"{field}: {message}", path=self.path, object=self.object)
+
+
+def source_path(value: object, fail: _Fail) -> str:
+    """Flux's `spec.path`, relative to the repository's top (`./x`, `x/`, `/x` alike)."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise fail("spec.path", "must be a string")
+    raw = value.strip().lstrip("/")
+    p = posixpath.normpath(raw) if raw else "."
+    if p == ".." or p.startswith("../"):
+        raise fail("spec.path", f"{value!r} leaves the repository")
+    return "" if p == "." else p
+
+
+def _str_map(value: object, field: str, fail: _Fail) -> tuple[tuple[str, str], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, Mapping):
+        raise fail(field, "must be a map of strings")
+    return tuple((str(k), str(v)) for k, v in value.items())
+
+
+def _list(value: object, field: str, fail: _Fail) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise fail(field, "must be a list")
+    return value
+
+
+def _target(value: object, field: str, fail: _Fail) -> tuple[tuple[str, Any], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, Mapping):
+        raise fail(field, "must be a selector (group, version, kind, name, namespace, ...)")
+    return tuple(sorted((str(k), v) for k, v in value.items()))
+
+
+def overlay_of(spec: KustomizationSpec, fail: _Fail) -> Overlay | None:
+    """The kustomize transforms the Kustomization asks for (None: none)."""
+    patches: list[OverlayPatch] = []
+    for i, p in enumerate(_list(spec.get("patches"), "spec.patches", fail)):
+        if not isinstance(p, Mapping) or not isinstance(p.get("patch"), str) or not p["patch"]:
+            raise fail(f"spec.patches[{i}].patch", "required: a strategic merge or JSON 6902 patch")
+        patches.append(
+            OverlayPatch(p["patch"], _target(p.get("target"), f"spec.patches[{i}].target", fail))
+        )
+    for i, p in enumerate(
+        _list(spec.get("patchesStrategicMerge"), "spec.patchesStrategicMerge", fail)
+    ):
+        if not isinstance(p, Mapping):
+            raise fail(f"spec.patchesStrategicMerge[{i}]", "must be an object")
+        patches.append(OverlayPatch(json.dumps(p)))
+    for i, p in enumerate(_list(spec.get("patchesJson6902"), "spec.patchesJson6902", fail)):
+        at = f"spec.patchesJson6902[{i}]"
+        if not isinstance(p, Mapping) or not isinstance(p.get("patch"), list):
+            raise fail(f"{at}.patch", "required: a list of JSON 6902 operations")
+        if not p.get("target"):
+            raise fail(f"{at}.target", "required")
+        patches.append(
+            OverlayPatch(json.dumps(p["patch"]), _target(p["target"], f"{at}.target", fail))
+        )
+    images: list[ImageOverride] = []
+    for i, im in enumerate(_list(spec.get("images"), "spec.images", fail)):
+        if not isinstance(im, Mapping) or not im.get("name"):
+            raise fail(f"spec.images[{i}].name", "required")
+        images.append(
+            ImageOverride(
+                name=str(im["name"]),
+                new_name=im.get("newName") or None,
+                new_tag=None if im.get("newTag") is None else str(im["newTag"]),
+                digest=im.get("digest") or None,
+            )
+        )
+    components = []
+    for i, c in enumerate(_list(spec.get("components"), "spec.components", fail)):
+        if not isinstance(c, str) or not c or c.startswith("/") or "://" in c:
+            raise fail(f"spec.components[{i}]", f"{c!r}: a path relative to spec.path")
+        components.append(c)
+    md = spec.get("commonMetadata") or {}
+    if not isinstance(md, Mapping):
+        raise fail("spec.commonMetadata", "must be an object (labels, annotations)")
+    for key in md:
+        if key not in ("labels", "annotations"):
+            raise fail(f"spec.commonMetadata.{key}", "unknown field (labels, annotations)")
+    out = Overlay(
+        namespace=spec.get("targetNamespace") or None,
+        name_prefix=spec.get("namePrefix") or "",
+        name_suffix=spec.get("nameSuffix") or "",
+        patches=tuple(patches),
+        images=tuple(images),
+        components=tuple(components),
+        labels=_str_map(md.get("labels"), "spec.commonMetadata.labels", fail),
+        annotations=_str_map(md.get("annotations"), "spec.commonMetadata.annotations", fail),
+    )
+    return None if out.empty else out
+
+
+def postbuild_of(
+    spec: KustomizationSpec, namespace: str, parent: SourceConfig, fail: _Fail
+) -> tuple[PostBuildSpec | None, tuple[Unhonoured, ...]]:
+    """`postBuild` (variables from the object's namespace) and `decryption`."""
+    pb = spec.get("postBuild") or {}
+    unhonoured = tuple(
+        Unhonoured(f"spec.postBuild.{k}", "not a field gitkrm knows")
+        for k in pb
+        if k not in ("substitute", "substituteFrom")
+    )
+    refs: list[SubstituteRef] = []
+    for i, r in enumerate(_list(pb.get("substituteFrom"), "spec.postBuild.substituteFrom", fail)):
+        at = f"spec.postBuild.substituteFrom[{i}]"
+        if not isinstance(r, Mapping) or r.get("kind") not in ("ConfigMap", "Secret"):
+            raise fail(f"{at}.kind", "must be ConfigMap or Secret")
+        if not r.get("name"):
+            raise fail(f"{at}.name", "required")
+        refs.append(
+            SubstituteRef(
+                kind=RefKind(r["kind"]), name=str(r["name"]), namespace=namespace,
+                optional=bool(r.get("optional")),
+            )
+        )  # fmt: skip
+    decryption = None
+    dec = spec.get("decryption")
+    if dec:
+        if dec.get("provider") != "sops":
+            raise fail(
+                "spec.decryption.provider", f"{dec.get('provider')!r}: only sops is supported"
+            )
+        name = (dec.get("secretRef") or {}).get("name")
+        parent_keys: tuple[str, ...] = ()
+        if parent.postbuild is not None and parent.postbuild.decryption is not None:
+            parent_keys = parent.postbuild.decryption.key_files  # the agent's own keys
+        decryption = DecryptionSpec(
+            secret_name=name or None, secret_namespace=namespace, key_files=parent_keys
+        )
+    out = PostBuildSpec(
+        substitute=_str_map(pb.get("substitute"), "spec.postBuild.substitute", fail),
+        substitute_from=tuple(refs),
+        decryption=decryption,
+    )
+    return (None if out.empty else out), unhonoured
+
+
+def _refs(
+    items: object, field: str, namespace: str, fail: _Fail, *, kind: bool
+) -> tuple[ObjectRef, ...]:
+    out = []
+    for i, d in enumerate(_list(items, field, fail)):
+        if not isinstance(d, Mapping) or not d.get("name"):
+            raise fail(f"{field}[{i}].name", "required")
+        if kind:
+            if not d.get("kind") or not d.get("apiVersion"):
+                raise fail(f"{field}[{i}]", "apiVersion and kind are required")
+            gvk = GVK.from_api_version(str(d["apiVersion"]), str(d["kind"]))
+            group, k, version = gvk.group, gvk.kind, gvk.version
+        else:
+            group, k, version = KUSTOMIZE_GROUP, KUSTOMIZATION.kind, None
+        out.append(
+            ObjectRef(
+                group=group, kind=k, name=str(d["name"]),
+                namespace=str(d.get("namespace") or namespace), version=version,
+            )
+        )  # fmt: skip
+    return tuple(out)
+
+
+async def read(obj: Obj, ctx: Context) -> ChildSpec:
+    """The child source a Kustomization declares."""
+    parent = ctx.parent
+    fail = _Fail(obj, parent)
+    ks = cast(Kustomization, obj)
+    gvk = GVK.of(obj)
+    if gvk.group != KUSTOMIZE_GROUP or gvk.kind != KUSTOMIZATION.kind:
+        raise fail("kind", f"{obj.get('apiVersion')} {obj.get('kind')} is not a Flux Kustomization")
+    if gvk.version not in KUSTOMIZATION_VERSIONS:
+        raise fail("apiVersion", f"{obj.get('apiVersion')}: gitkrm reads v1 and v1beta2")
+    md = ks.get("metadata") or {}
+    name, namespace = md.get("name") or "", md.get("namespace") or "default"
+    spec: KustomizationSpec = ks.get("spec") or {}
+    if not isinstance(spec, Mapping):
+        raise fail("spec", "must be an object")
+    unhonoured: list[Unhonoured] = []
+    for key in spec:
+        if key in _UNHONOURED:
+            if key == "force" and not spec.get("force"):
+                continue
+            unhonoured.append(Unhonoured(f"spec.{key}", _UNHONOURED[key]))
+        elif key not in _MAPPED:
+            unhonoured.append(Unhonoured(f"spec.{key}", "not a field gitkrm knows"))
+    if "prune" not in spec:
+        raise fail("spec.prune", "required")
+    interval = duration(spec.get("interval"), "spec.interval", fail)
+    if not interval or interval <= 0:
+        raise fail("spec.interval", "required, more than 0s")
+    timeout = duration(spec.get("timeout"), "spec.timeout", fail) or interval
+    src = spec.get("sourceRef") or {}
+    if not src.get("name"):
+        raise fail("spec.sourceRef.name", "required")
+    if src.get("kind") != GIT_REPOSITORY.kind:
+        raise fail(
+            "spec.sourceRef.kind",
+            f"{src.get('kind')!r}: gitkrm reads GitRepository sources only",
+        )
+    from .flux_repo import read_repository
+
+    repo = await read_repository(
+        ObjectRef(
+            group=GIT_REPOSITORY.group, kind=GIT_REPOSITORY.kind, name=src["name"],
+            namespace=src.get("namespace") or namespace,
+        ),
+        parent=parent, get=ctx.get, fail=fail,
+    )  # fmt: skip
+    unhonoured.extend(repo.unhonoured)
+    path = source_path(spec.get("path"), fail)
+    prune = bool(spec.get("prune"))
+    policy = spec.get("deletionPolicy")
+    if policy not in (None, "MirrorPrune") and not (
+        (policy == "Delete" and prune) or (policy == "Orphan" and not prune)
+    ):
+        unhonoured.append(
+            Unhonoured(
+                "spec.deletionPolicy", f"{policy}: gitkrm prunes on deletion as spec.prune says"
+            )
+        )
+    postbuild, pb_unhonoured = postbuild_of(spec, namespace, parent, fail)
+    unhonoured.extend(pb_unhonoured)
+    try:
+        checks = HealthChecks.from_spec(spec.get("healthCheckExprs"))
+    except BadRequest as e:
+        raise fail("spec.healthCheckExprs", e.message) from None
+    target_ns = spec.get("targetNamespace") or None
+    declared_by = ObjectRef(
+        group=KUSTOMIZE_GROUP, kind=KUSTOMIZATION.kind, name=name, namespace=namespace,
+        version=gvk.version,
+    )  # fmt: skip
+    config = SourceConfig(
+        name=child_name(declared_by),
+        url=repo.url,
+        ref=repo.ref,
+        path=path,
+        interval=min(interval, repo.interval) if repo.interval and not repo.is_parent else interval,
+        timeout=repo.timeout,
+        health_timeout=timeout,
+        default_namespace=target_ns,
+        prune=prune,
+        adoption=parent.adoption,
+        suspend=bool(spec.get("suspend")) or repo.suspend,
+        auth=repo.auth,
+        ca_file=repo.ca_file,
+        verify=parent.verify if repo.is_parent else None,
+        postbuild=postbuild,
+        health_checks=checks,
+        overlay=overlay_of(spec, fail),
+        interpret=parent.interpret,  # a Kustomization's path may declare more of them
+    )
+    same = repo.is_parent and source_path(parent.path, fail) == path
+    return ChildSpec(
+        declared_by=declared_by,
+        config=config,
+        depends_on=_refs(spec.get("dependsOn"), "spec.dependsOn", namespace, fail, kind=False),
+        wait=bool(spec.get("wait")),
+        health_checks=_refs(
+            spec.get("healthChecks"), "spec.healthChecks", namespace, fail, kind=True
+        ),
+        finalizer=FINALIZER,
+        unhonoured=tuple(unhonoured),
+        same_as_parent=same,
+    )  # fmt: skip
+
+
+class FluxInterpreter:
+    """Flux's Kustomization (the tree's registry uses `INTERPRETER`)."""
+
+    peer: Peer | None = Peer.FLUX
+    kinds = frozenset({KUSTOMIZATION})
+
+    async def child(self, obj: Obj, ctx: Context) -> ChildSpec:
+        return await read(obj, ctx)
+
+    def status(self, obj: Obj, state: ChildState) -> Obj:
+        from .flux_status import kustomization_status
+
+        return kustomization_status(obj, state)
+
+    def crds(self) -> Sequence[Obj]:
+        from .flux_crds import crds
+
+        return crds()
+
+
+INTERPRETER: Final = FluxInterpreter()

@@ -1,0 +1,156 @@
+"""The CRDs of Flux's Kustomization and GitRepository that gitkrm registers under
+`--interpret flux` when the repository does not carry Flux's own (a bootstrapped
+repository does, in `flux-system/gotk-components.yaml`, and those are accepted as they are).
+
+Both served versions (v1, the storage version, and v1beta2), the status subresource and
+Flux's printer columns, so `kubectl get kustomizations,gitrepositories` reads as with
+Flux's controllers. The schemas type the fields gitkrm reads and keep the rest
+(`x-kubernetes-preserve-unknown-fields`): Flux's full schemas are large, and what gitkrm
+does not honour is reported on the status rather than refused at admission.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from gitkrm.krm import Obj
+
+from .flux_spec import GIT_REPOSITORY, KUSTOMIZATION
+
+_STR: Final = {"type": "string"}
+_BOOL: Final = {"type": "boolean"}
+_ANY: Final = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+_READY_STATUS: Final = '.status.conditions[?(@.type=="Ready")].status'
+_READY_MESSAGE: Final = '.status.conditions[?(@.type=="Ready")].message'
+_NAMED: Final = {
+    "type": "object",
+    "required": ["name"],
+    "properties": {"name": _STR, "namespace": _STR},
+}
+
+
+def _columns(*, url: bool) -> list[dict[str, Any]]:
+    cols: list[dict[str, Any]] = (
+        [{"name": "URL", "type": "string", "jsonPath": ".spec.url"}] if url else []
+    )
+    return [
+        *cols,
+        {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+        {"name": "Ready", "type": "string", "jsonPath": _READY_STATUS},
+        {"name": "Status", "type": "string", "jsonPath": _READY_MESSAGE},
+    ]
+
+
+def _crd(
+    *, group: str, kind: str, plural: str, short: list[str], spec: dict[str, Any], url: bool
+) -> Obj:
+    schema = {
+        "type": "object",
+        "properties": {
+            "apiVersion": _STR,
+            "kind": _STR,
+            "metadata": {"type": "object"},
+            "spec": spec,
+            "status": _ANY,
+        },
+    }
+    versions: list[dict[str, Any]] = [
+        {
+            "name": v,
+            "served": True,
+            "storage": v == "v1",
+            "schema": {"openAPIV3Schema": schema},
+            "subresources": {"status": {}},
+            "additionalPrinterColumns": _columns(url=url),
+        }
+        for v in ("v1", "v1beta2")
+    ]
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {
+            "name": f"{plural}.{group}",
+            "labels": {"app.kubernetes.io/managed-by": "gitkrm", "gitkrm.io/interpret": "flux"},
+        },
+        "spec": {
+            "group": group,
+            "names": {
+                "kind": kind,
+                "listKind": f"{kind}List",
+                "plural": plural,
+                "singular": kind.lower(),
+                "shortNames": short,
+            },
+            "scope": "Namespaced",
+            "versions": versions,
+        },
+    }
+
+
+def kustomization_crd() -> Obj:
+    spec = {
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": True,
+        "required": ["interval", "prune", "sourceRef"],
+        "properties": {
+            "path": _STR,
+            "interval": _STR,
+            "retryInterval": _STR,
+            "timeout": _STR,
+            "prune": _BOOL,
+            "suspend": _BOOL,
+            "wait": _BOOL,
+            "force": _BOOL,
+            "targetNamespace": {"type": "string", "maxLength": 63},
+            "namePrefix": _STR,
+            "nameSuffix": _STR,
+            "serviceAccountName": _STR,
+            "sourceRef": {
+                "type": "object",
+                "required": ["kind", "name"],
+                "properties": {
+                    "apiVersion": _STR,
+                    "kind": {
+                        "type": "string",
+                        "enum": ["OCIRepository", "GitRepository", "Bucket", "ExternalArtifact"],
+                    },
+                    "name": _STR,
+                    "namespace": _STR,
+                },
+            },
+            "dependsOn": {"type": "array", "items": _NAMED},
+            "components": {"type": "array", "items": _STR},
+        },
+    }
+    return _crd(
+        group=KUSTOMIZATION.group, kind=KUSTOMIZATION.kind, plural="kustomizations",
+        short=["ks"], spec=spec, url=False,
+    )  # fmt: skip
+
+
+def git_repository_crd() -> Obj:
+    spec = {
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": True,
+        "required": ["url"],
+        "properties": {
+            "url": {"type": "string", "pattern": "^(http|https|ssh)://.*$|^file://.*$|^/.*$"},
+            "interval": _STR,
+            "timeout": _STR,
+            "suspend": _BOOL,
+            "secretRef": {"type": "object", "required": ["name"], "properties": {"name": _STR}},
+            "ref": {
+                "type": "object",
+                "properties": {k: _STR for k in ("branch", "tag", "semver", "name", "commit")},
+            },
+        },
+    }
+    return _crd(
+        group=GIT_REPOSITORY.group, kind=GIT_REPOSITORY.kind, plural="gitrepositories",
+        short=["gitrepo"], spec=spec, url=True,
+    )  # fmt: skip
+
+
+def crds() -> list[Obj]:
+    """Both CRDs (fresh objects: callers may change them)."""
+    return [kustomization_crd(), git_repository_crd()]

@@ -1,0 +1,271 @@
+"""A Flux `GitRepository` as the repository a child source syncs.
+
+A GitRepository whose URL names the repository the parent syncs (compared normalised: no
+user-info, no `.git`, the host in lower case, `https://`, `ssh://` and `git@host:` alike;
+a local path and its `file://` URL alike) *is* that repository: the child takes the
+parent's URL, ref and credentials (unless the GitRepository asks for another ref). Any
+other URL is a repository of its own, with its `ref`, `interval`, `timeout` and
+`secretRef` credentials: the Secret's `username`/`password`, `bearerToken`, or
+`identity`/`known_hosts` (and `ca.crt`), written to files of a private directory (mode
+0600, removed when the process ends) because gitkrm's credentials are read from files at
+every use. Values are never logged.
+"""
+
+from __future__ import annotations
+
+import atexit
+import base64
+import binascii
+import hashlib
+import hmac
+import os
+import shutil
+import stat
+import tempfile
+import threading
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, cast
+from urllib.parse import unquote, urlsplit
+
+from gitkrm.errors import BadRequest
+from gitkrm.krm import Obj, ObjectRef
+from gitkrm.source import Auth, GitRef, HttpsAuth, RefKind, SecretRef, SshAuth
+
+from ..config import SourceConfig, is_remote_url
+from ..duration import parse_duration
+from .flux_spec import GitRepository, GitRepositorySpec
+from .model import Unhonoured
+
+Fail = Callable[[str, str], Exception]
+"""Builds the error for a field of the declaring object: (field, message)."""
+
+HONOURED: Final = frozenset({"url", "ref", "interval", "timeout", "secretRef", "suspend"})
+_UNHONOURED: Final = {
+    "ignore": "gitkrm reads .sourceignore files and .gitkrmignore, not spec.ignore",
+    "include": "including other GitRepositories' artifacts is not supported",
+    "recurseSubmodules": "submodules are not checked out",
+    "verify": "commit signature verification of a GitRepository is not supported (use "
+    "GitSource spec.verify)",
+    "proxySecretRef": "proxies are not supported",
+    "provider": "only the generic provider (a Secret's credentials) is supported",
+    "sparseCheckout": "the whole repository is fetched",
+}
+_PORTS: Final = {"https": "443", "http": "80", "ssh": "22", "git": "9418"}
+
+
+def normalise_url(url: str) -> str:
+    """A key that is equal for two spellings of one repository."""
+    u = url.strip()
+    if u.startswith("file://"):
+        return "file:" + os.path.realpath(unquote(urlsplit(u).path))
+    if not is_remote_url(u):
+        return "file:" + os.path.realpath(os.path.expanduser(u))
+    if "://" not in u:  # scp-like git@host:org/repo
+        userhost, _, path = u.partition(":")
+        host, port = userhost.rpartition("@")[2], ""
+    else:
+        parts = urlsplit(u)
+        host = parts.hostname or ""
+        port = str(parts.port) if parts.port and str(parts.port) != _PORTS.get(parts.scheme) else ""
+        path = parts.path
+    path = path.strip("/").removesuffix(".git").rstrip("/")
+    return f"{host.lower()}{':' + port if port else ''}/{path}"
+
+
+def same_repository(url: str, parent: SourceConfig) -> bool:
+    return normalise_url(url) == normalise_url(parent.url)
+
+
+@dataclass(frozen=True, slots=True)
+class Repository:
+    """Where a child's files come from."""
+
+    url: str
+    ref: GitRef | None
+    auth: Auth | None = None
+    ca_file: Path | None = None
+    interval: float | None = None
+    timeout: float | None = None
+    suspend: bool = False
+    is_parent: bool = False  # the parent's repository at the parent's ref
+    unhonoured: tuple[Unhonoured, ...] = ()
+
+
+def git_ref(ref: Mapping[str, Any] | None, fail: Fail, *, at: str) -> GitRef:
+    """Flux's precedence: commit, name, semver, tag, branch; `master` when none."""
+    ref = ref or {}
+
+    def make(kind: RefKind, name: str, field: str) -> GitRef:
+        try:
+            return GitRef(kind, name)
+        except BadRequest as e:
+            raise fail(f"{at}.{field}", e.message) from None
+
+    if ref.get("commit"):
+        return make(RefKind.COMMIT, str(ref["commit"]), "commit")
+    name = ref.get("name")
+    if name:
+        name = str(name)
+        for prefix, kind in (("refs/heads/", RefKind.BRANCH), ("refs/tags/", RefKind.TAG)):
+            if name.startswith(prefix):
+                return make(kind, name.removeprefix(prefix), "name")
+        raise fail(f"{at}.name", f"{name!r}: only refs/heads/* and refs/tags/* are supported")
+    if ref.get("semver"):
+        raise fail(
+            f"{at}.semver",
+            f"{ref['semver']!r}: semver ranges are not supported by gitkrm; pin a tag or a branch",
+        )
+    if ref.get("tag"):
+        return make(RefKind.TAG, str(ref["tag"]), "tag")
+    return make(RefKind.BRANCH, str(ref.get("branch") or "master"), "branch")
+
+
+async def read_repository(
+    ref: ObjectRef,
+    *,
+    parent: SourceConfig,
+    get: Callable[[ObjectRef], Awaitable[Obj | None]],
+    fail: Fail,
+) -> Repository:
+    """The repository the GitRepository `ref` names (`fail` builds errors naming the
+    Kustomization's `spec.sourceRef`)."""
+    obj = await get(ref)
+    if obj is None:
+        raise fail("spec.sourceRef", f"GitRepository {ref.namespace}/{ref.name} not found")
+    repo = cast(GitRepository, obj)
+    spec: GitRepositorySpec = repo.get("spec") or {}
+    where = f"GitRepository {ref.namespace}/{ref.name}"
+
+    def repo_fail(field: str, message: str) -> Exception:
+        return fail("spec.sourceRef", f"{where}: {field}: {message}")
+
+    url = spec.get("url")
+    if not url:
+        raise repo_fail("spec.url", "required")
+    unhonoured = tuple(
+        Unhonoured(f"{where} spec.{k}", _UNHONOURED.get(k, "not a field gitkrm knows"))
+        for k in spec
+        if k not in HONOURED
+    )
+    interval = duration(spec.get("interval"), "spec.interval", repo_fail)
+    timeout = duration(spec.get("timeout"), "spec.timeout", repo_fail)
+    suspend = bool(spec.get("suspend"))
+    if same_repository(url, parent):
+        asked = spec.get("ref")
+        gref = (
+            git_ref(cast("Mapping[str, Any]", asked), repo_fail, at="spec.ref") if asked else None
+        )
+        if parent.ref is None or gref is None or gref == parent.ref:
+            return Repository(
+                url=parent.url, ref=parent.ref, auth=parent.auth, ca_file=parent.ca_file,
+                interval=interval, timeout=timeout, suspend=suspend, is_parent=True,
+                unhonoured=unhonoured,
+            )  # fmt: skip
+        return Repository(
+            url=parent.url, ref=gref, auth=parent.auth, ca_file=parent.ca_file,
+            interval=interval, timeout=timeout, suspend=suspend, unhonoured=unhonoured,
+        )  # fmt: skip
+    gref = git_ref(cast("Mapping[str, Any]", spec.get("ref")), repo_fail, at="spec.ref")
+    auth, ca_file = None, None
+    secret_ref = spec.get("secretRef")
+    if secret_ref:
+        name = secret_ref.get("name")
+        if not name:
+            raise repo_fail("spec.secretRef.name", "required")
+        secret = await get(ObjectRef(group="", kind="Secret", name=name, namespace=ref.namespace))
+        if secret is None:
+            raise repo_fail("spec.secretRef", f"Secret {ref.namespace}/{name} not found")
+        auth, ca_file = credentials(secret, url=url, fail=repo_fail)
+    return Repository(
+        url=url, ref=gref, auth=auth, ca_file=ca_file, interval=interval, timeout=timeout,
+        suspend=suspend, unhonoured=unhonoured,
+    )  # fmt: skip
+
+
+def duration(value: object, field: str, fail: Fail) -> float | None:
+    """A Go duration of a field (None when absent); `fail` names the field otherwise."""
+    if value is None:
+        return None
+    try:
+        return parse_duration(str(value), what=field)
+    except BadRequest as e:
+        raise fail(field, e.message) from None
+
+
+def _decoded(secret: Obj, key: str, fail: Fail) -> bytes | None:
+    data = secret.get("data") or {}
+    string = secret.get("stringData") or {}
+    if key in string:
+        return str(string[key]).encode()
+    if key not in data:
+        return None
+    try:
+        return base64.b64decode(str(data[key]), validate=True)
+    except (binascii.Error, ValueError):
+        raise fail("spec.secretRef", f"data key {key!r} of the Secret is not base64") from None
+
+
+def credentials(secret: Obj, *, url: str, fail: Fail) -> tuple[Auth | None, Path | None]:
+    """The Secret's credentials as gitkrm's `Auth` (and CA file), their values in private
+    files."""
+
+    def get(key: str) -> bytes | None:
+        return _decoded(secret, key, fail)
+
+    ca = get("ca.crt") or get("caFile")
+    ca_file = _private_file(ca, ".crt") if ca else None
+    identity, known_hosts = get("identity"), get("known_hosts")
+    if identity is not None:
+        if known_hosts is None:
+            raise fail(
+                "spec.secretRef", "an SSH identity needs known_hosts (gitkrm checks host keys)"
+            )
+        key = _private_file(identity, ".key")
+        return SshAuth(key_file=key, known_hosts=_private_file(known_hosts, ".hosts")), ca_file
+    token = get("bearerToken")
+    if token is not None:
+        return HttpsAuth(
+            password=SecretRef(file=_private_file(token, ".token")), bearer=True
+        ), ca_file
+    password = get("password")
+    if password is not None:
+        username = (get("username") or b"git").decode("utf-8", "replace").strip()
+        return HttpsAuth(
+            password=SecretRef(file=_private_file(password, ".password")), username=username
+        ), ca_file
+    if ca_file is None:
+        raise fail(
+            "spec.secretRef",
+            "the Secret holds none of username/password, bearerToken, identity/known_hosts, ca.crt",
+        )
+    return None, ca_file
+
+
+_LOCK = threading.Lock()
+_DIR: list[Path] = []
+_KEY: Final = os.urandom(32)
+
+
+def _private_dir() -> Path:
+    with _LOCK:
+        if not _DIR:
+            d = Path(tempfile.mkdtemp(prefix="gitkrm-flux-"))  # mode 0700
+            atexit.register(shutil.rmtree, d, True)
+            _DIR.append(d)
+        return _DIR[0]
+
+
+def _private_file(data: bytes, suffix: str) -> Path:
+    """A file of `data` (mode 0600) named by a keyed digest of it: the same credentials
+    give the same path, so a child's configuration stays equal while they do."""
+    name = hmac.new(_KEY, data, hashlib.sha256).hexdigest()[:24] + suffix
+    path = _private_dir() / name
+    if not path.exists():
+        tmp = path.with_suffix(suffix + ".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, stat.S_IRUSR | stat.S_IWUSR)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    return path

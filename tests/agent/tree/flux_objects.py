@@ -1,0 +1,60 @@
+"""Flux objects for the interpreter's tests, and a `Context` over a dict of objects."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from gitkrm.agent.config import SourceConfig
+from gitkrm.krm import Obj, ObjectRef
+
+
+def kustomization(name: str = "apps", namespace: str = "flux-system", **spec: Any) -> Obj:
+    base: dict[str, Any] = {
+        "interval": "10m",
+        "prune": True,
+        "path": "./apps",
+        "sourceRef": {"kind": "GitRepository", "name": "flux-system"},
+    }
+    base.update(spec)
+    return {
+        "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+        "kind": "Kustomization",
+        "metadata": {"name": name, "namespace": namespace, "generation": 3},
+        "spec": {k: v for k, v in base.items() if v is not None},
+    }
+
+
+def git_repository(
+    url: str, name: str = "flux-system", namespace: str = "flux-system", **spec: Any
+) -> Obj:
+    return {
+        "apiVersion": "source.toolkit.fluxcd.io/v1",
+        "kind": "GitRepository",
+        "metadata": {"name": name, "namespace": namespace, "generation": 1},
+        "spec": {"url": url, "interval": "1m", **spec},
+    }
+
+
+def secret(name: str, namespace: str = "flux-system", **data: str) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, "namespace": namespace},
+        "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()},
+    }
+
+
+class Objects:
+    """A `Context`: the parent source and the objects of a target."""
+
+    def __init__(self, parent: SourceConfig, *objs: Obj) -> None:
+        self._parent = parent
+        self.objs = {ObjectRef.of(o).key: o for o in objs}
+
+    @property
+    def parent(self) -> SourceConfig:
+        return self._parent
+
+    async def get(self, ref: ObjectRef) -> Obj | None:
+        return self.objs.get(ref.key)
