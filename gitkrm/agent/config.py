@@ -25,6 +25,7 @@ from gitkrm.krm.names import is_dns1123_label
 from gitkrm.schema import Registry
 from gitkrm.source import Auth, GitRef, HttpsAuth, RefKind, SecretRef, SshAuth, VerifySpec
 from gitkrm.source.redact import split_userinfo
+from gitkrm.sync.appsource_spec import AppSource
 from gitkrm.sync.options import (
     DEFAULT_HEALTH_TIMEOUT,
     AdoptionPolicy,
@@ -99,6 +100,9 @@ class SourceConfig:
     """A chart release: the content is one release of this chart of the chart repository
     `url` (http(s):// or oci://), rendered with `helm` (gitkrm.charts.source)."""
     overlay: Overlay | None = None  # kustomize transforms over the render (Flux, Argo CD)
+    app_source: AppSource | None = None
+    """Argo CD's path rules and application-wide sync options (an interpreted Application's
+    child only; not a GitSource field)."""
 
     @property
     def safe_url(self) -> str:
@@ -173,6 +177,7 @@ def sync_options(config: SourceConfig, *, agent_name: str, apply_mode: ApplyMode
         postbuild=config.postbuild,
         helm=config.helm,
         overlay=config.overlay,
+        app_source=config.app_source,
     )
 
 

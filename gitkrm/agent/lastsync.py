@@ -112,6 +112,8 @@ def fingerprint(config: SourceConfig, *, agent_name: str, apply_mode: ApplyMode)
         "applyMode": apply_mode,
         "spec": spec,
     }
+    if config.app_source is not None:  # not a GitSource field: an Application's child
+        data["appSource"] = repr(config.app_source)
     return hashlib.sha256(orjson.dumps(data, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 

@@ -129,6 +129,7 @@ class SyncEngine:
             annotation_limit=not options.server_side,
             charts=_charts(options, parse_cache),
             kube_version=options.kube_version,
+            app=options.app_source,
         )
         self._tracker = DriftTracker(
             store, source=options.source_name, cache=cache, enabled=track_drift

@@ -360,10 +360,13 @@ async def build(
     *,
     limit: float = TIMEOUT,
     fifos: Callable[[Path], AbstractContextManager[None]] | None = None,
+    root_only: bool = False,
 ) -> bytes:
     """Materialize `contents` (path -> bytes) and run kustomize on `root`; BadRequest with
     kustomize's own message on failure. `fifos`: files served through FIFOs in the build
-    directory while kustomize runs (decrypted inputs, see `kustomize_sops`)."""
+    directory while kustomize runs (decrypted inputs, see `kustomize_sops`). `root_only`:
+    kustomize's default load restrictions (files only under a kustomization's directory,
+    as Argo CD builds), not Flux's none."""
     cmd = command()
     with tempfile.TemporaryDirectory(prefix="gitkrm-kustomize-") as tmp, ExitStack() as stack:
         base = Path(tmp)
@@ -377,7 +380,9 @@ async def build(
         proc = await asyncio.create_subprocess_exec(
             *cmd,
             str(base / root),
-            "--load-restrictor=LoadRestrictionsNone",  # as Flux; every path checked first
+            # As Flux (every path checked first), or as Argo CD: kustomize's default.
+            "--load-restrictor="
+            + ("LoadRestrictionsRootOnly" if root_only else "LoadRestrictionsNone"),
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             stdin=asyncio.subprocess.DEVNULL,

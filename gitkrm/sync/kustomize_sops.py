@@ -205,14 +205,22 @@ def fed(base: Path, plain: Mapping[str, bytes]) -> Iterator[None]:
                 os.close(fd)
 
 
-async def build(root: str, contents: Mapping[str, bytes], postbuild: PostBuild | None) -> bytes:
+async def build(
+    root: str,
+    contents: Mapping[str, bytes],
+    postbuild: PostBuild | None,
+    *,
+    root_only: bool = False,
+) -> bytes:
     """`kustomize.build`, with the SOPS-encrypted inputs served decrypted when the source
-    decrypts."""
+    decrypts (`root_only`: kustomize's default load restrictions, as Argo CD)."""
     if postbuild is None or not postbuild.decrypt:
-        return await kustomize.build(root, contents)
+        return await kustomize.build(root, contents, root_only=root_only)
     plain = decrypt_inputs(contents, keys=postbuild.identities)
     verify_resources(contents, plain, keys=postbuild.identities)
     if not plain:
-        return await kustomize.build(root, contents)
+        return await kustomize.build(root, contents, root_only=root_only)
     rest = {p: b for p, b in contents.items() if p not in plain}
-    return await kustomize.build(root, rest, fifos=lambda base: fed(base, plain))
+    return await kustomize.build(
+        root, rest, fifos=lambda base: fed(base, plain), root_only=root_only
+    )

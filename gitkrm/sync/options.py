@@ -10,6 +10,7 @@ from gitkrm.charts.spec import HelmSpec
 from gitkrm.errors import BadRequest
 from gitkrm.health.expressions import HealthChecks
 from gitkrm.krm.names import is_dns1123_label
+from gitkrm.sync.appsource_spec import AppSource
 from gitkrm.sync.overlay_spec import Overlay
 from gitkrm.sync.postbuild_spec import PostBuildSpec
 
@@ -84,6 +85,7 @@ class SyncOptions:
     health_timeout: float = DEFAULT_HEALTH_TIMEOUT  # seconds a wave or a hook may take
     health_checks: HealthChecks | None = None  # spec.healthCheckExprs, for waves and hooks
     overlay: Overlay | None = None  # kustomize transforms over the render (`overlay`)
+    app_source: AppSource | None = None  # Argo CD's path rules (an interpreted Application)
 
     def __post_init__(self) -> None:
         for what, value in (("source name", self.source_name), ("agent name", self.agent_name)):

@@ -34,7 +34,7 @@ from gitkrm.krm.names import TOTAL_ANNOTATION_SIZE_LIMIT
 from gitkrm.schema import Registry
 from gitkrm.source.snapshot import MODE_SYMLINK, FileEntry, Snapshot
 from gitkrm.source.tree import DEFAULT_MAX_FILE_SIZE
-from gitkrm.sync import keys, kustomize, kustomize_sops
+from gitkrm.sync import appsource, keys, kustomize, kustomize_sops
 from gitkrm.sync.cache import GenerationCache
 from gitkrm.sync.desired import Desired, make_desired
 from gitkrm.sync.order import Ordered, order
@@ -170,12 +170,15 @@ class Renderer:
         annotation_limit: bool = False,
         charts: ChartRenderer | None = None,
         kube_version: str | None = None,
+        app: appsource.AppSource | None = None,
     ) -> None:
         """`annotation_limit`: client-side apply, whose last-applied annotation must fit
         the 256 KiB limit of an object's annotations (server-side apply writes none).
         `charts` renders the Helm charts (a default one when None); `kube_version` is the
-        target's, for `.Capabilities` (the embedded target's when None)."""
+        target's, for `.Capabilities` (the embedded target's when None). `app`: Argo CD's
+        path rules and sync options (an interpreted Application: `appsource`)."""
         self.context = context
+        self.app = app
         self.annotation_limit = annotation_limit
         self._charts = charts
         self._chart_stage: ChartStage | None = None
@@ -222,13 +225,19 @@ class Renderer:
         problems: list[Problem] = []
         warnings: list[Problem] = []
         files = snapshot.files
-        units = kustomize.units(kustomize.kustomization_files(files))
         read_ms = 0.0
         layout = kustomize.Layout()
         tree = snapshot.tree
         prefix = tree.root if tree is not None else ""
-        charts = chart_layout(files)
-        if units.dirs:
+        selected: tuple[str, ...] | None = None  # Argo CD's directory source: these files
+        if self.app is None:
+            units = kustomize.units(kustomize.kustomization_files(files))
+            charts = chart_layout(files)
+        else:
+            units, charts, selected = self._argocd(files, problems)
+        if selected is not None:
+            plain = list(selected)
+        elif units.dirs:
             t = time.perf_counter()
             layout = kustomize.layout(
                 set(tree.files if tree is not None else files),
@@ -289,6 +298,8 @@ class Renderer:
             read_ms += ms
             outputs.append((shown, key, pf))
         outputs = self._postbuild.apply(outputs, postbuild or PostBuild(), problems)
+        if self.app is not None and self.app.create_namespace is not None:
+            self._create_namespace(self.app.create_namespace, outputs)
         releases: tuple[Release, ...] = ()
         self._namespaces = {}
         self._remote = False
@@ -313,6 +324,8 @@ class Renderer:
             desired.extend(done.desired)
             problems.extend(done.problems)
             warnings.extend(done.warnings)
+        if self.app is not None:
+            desired = appsource.with_options(desired, self.app)
         if self.annotation_limit:
             problems.extend(_too_big_to_annotate(desired))
         kinds, object_keys = cross_checks(desired, namespaces, problems)
@@ -342,6 +355,47 @@ class Renderer:
             releases=releases,
             remote=self._remote,
         )
+
+    def _argocd(
+        self, files: Collection[str], problems: list[Problem]
+    ) -> tuple[kustomize.Units, ChartLayout, tuple[str, ...] | None]:
+        """Argo CD's choice for the path (`appsource`): the kustomization built, the chart
+        rendered, or the files of a directory source read as they are."""
+        assert self.app is not None
+        sel = appsource.select(files, self.app)
+        if sel.chart:
+            return kustomize.Units((), frozenset()), ChartLayout(("",)), ()
+        if sel.kind is appsource.SourceType.KUSTOMIZE:
+            if "" not in kustomize.kustomization_files(files):
+                problems.append(
+                    Problem(
+                        ".",
+                        None,
+                        None,
+                        "spec.source.kustomize: no kustomization.yaml at "
+                        "the top of the path (a kustomize source builds one)",
+                    )
+                )
+                return kustomize.Units((), frozenset()), ChartLayout(), ()
+            return kustomize.Units(("",), frozenset({""})), ChartLayout(), None
+        return kustomize.Units((), frozenset()), ChartLayout(), sel.plain
+
+    def _create_namespace(
+        self, ns: appsource.ManagedNamespace, outputs: list[tuple[str, str, ParsedFile]]
+    ) -> None:
+        """`CreateNamespace=true`: the destination Namespace, unless the revision holds it."""
+        for _, _, out in outputs:
+            if any(po.kind == "Namespace" and po.name == ns.name for po in out.objects):
+                return
+        data = ns.manifest()
+        key = hashlib.sha256(data).hexdigest()
+        pf = self._kustomized.get(key)
+        if pf is None:
+            pf = parse_file(
+                appsource.NAMESPACE_PATH, data, ctx=self.context, registry=builtin_registry()
+            )
+            self._kustomized.put(key, pf)
+        outputs.append((appsource.NAMESPACE_PATH, key, pf))
 
     async def _render_charts(
         self,
@@ -491,7 +545,9 @@ class Renderer:
         contents = snapshot.read_tree(needed)
         read_ms = (time.perf_counter() - t) * 1000
         try:
-            out = await kustomize_sops.build(root, contents, postbuild)
+            out = await kustomize_sops.build(
+                root, contents, postbuild, root_only=self.app is not None
+            )
         except BadRequest as e:
             pf = ParsedFile(error=FileError(None, None, e.message))
         else:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
-from gitkrm.krm import GroupKind, Obj, ObjectRef
+from gitkrm.krm import GVK, GroupKind, Obj, ObjectRef
 
 if TYPE_CHECKING:
     from gitkrm.health import Health
@@ -104,6 +104,13 @@ class Context(Protocol):
 
     async def get(self, ref: ObjectRef) -> Obj | None:
         """An object of the target (a GitRepository, a credentials Secret); None if absent."""
+        ...
+
+    async def list(
+        self, gvk: GVK, *, namespace: str, label_selector: str | None = None
+    ) -> Sequence[Obj]:
+        """Objects of a kind in a namespace (Argo CD's repository Secrets, found by their
+        `argocd.argoproj.io/secret-type` label); empty when the kind is not served."""
         ...
 
 

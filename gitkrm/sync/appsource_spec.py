@@ -1,0 +1,62 @@
+"""How an interpreted Argo CD Application's path renders and syncs: plain values, light to
+import (the agent's configuration holds them; `gitkrm.sync.appsource` applies them)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Final
+
+NAMESPACE_PATH: Final = "(syncOptions: CreateNamespace=true)"
+"""Where problems and the status say the created Namespace comes from."""
+_SYNC_OPTIONS: Final = "argocd.argoproj.io/sync-options"
+
+
+class SourceType(StrEnum):
+    """The source type an Application names (`spec.source.directory` / `.kustomize`), or
+    AUTO: detected from the path, as Argo CD does."""
+
+    AUTO = "Auto"
+    DIRECTORY = "Directory"
+    KUSTOMIZE = "Kustomize"
+
+
+@dataclass(frozen=True, slots=True)
+class DirectorySpec:
+    """`spec.source.directory` (`jsonnet` is not honoured: the interpreter says so)."""
+
+    recurse: bool = False
+    include: str = ""
+    exclude: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ManagedNamespace:
+    """`CreateNamespace=true`: the destination namespace, with `managedNamespaceMetadata`."""
+
+    name: str
+    labels: tuple[tuple[str, str], ...] = ()
+    annotations: tuple[tuple[str, str], ...] = ()
+
+    def manifest(self) -> bytes:
+        """The Namespace as a manifest (JSON is YAML); `Prune=false` keeps it when the
+        Application goes, as Argo CD never deletes a namespace it created."""
+        ann = dict(self.annotations)
+        ann[_SYNC_OPTIONS] = "Prune=false"
+        meta: dict[str, object] = {"name": self.name, "annotations": ann}
+        if self.labels:
+            meta["labels"] = dict(self.labels)
+        return json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": meta}).encode()
+
+
+@dataclass(frozen=True, slots=True)
+class AppSource:
+    """How an interpreted Application's path renders and syncs (see the module docstring)."""
+
+    source_type: SourceType = SourceType.AUTO
+    directory: DirectorySpec = DirectorySpec()
+    server_side: bool = False  # syncOptions ServerSideApply=true
+    prune: bool = True  # False: syncOptions Prune=false, every object left when gone
+    force: bool = False  # syncOptions Force=true (with Replace=true: re-created)
+    create_namespace: ManagedNamespace | None = None
