@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Sequence
 from typing import Any
 
 from gitkrm.agent.config import SourceConfig
-from gitkrm.krm import Obj, ObjectRef
+from gitkrm.krm import GVK, Obj, ObjectRef
+from gitkrm.krm.labels import parse_label_selector
 
 
 def kustomization(name: str = "apps", namespace: str = "flux-system", **spec: Any) -> Obj:
@@ -58,3 +60,16 @@ class Objects:
 
     async def get(self, ref: ObjectRef) -> Obj | None:
         return self.objs.get(ref.key)
+
+    async def list(
+        self, gvk: GVK, *, namespace: str, label_selector: str | None = None
+    ) -> Sequence[Obj]:
+        selector = parse_label_selector(label_selector or "")
+        return [
+            o
+            for o in self.objs.values()
+            if o.get("kind") == gvk.kind
+            and str(o.get("apiVersion") or "").rpartition("/")[0] == gvk.group
+            and o["metadata"].get("namespace") == namespace
+            and selector.matches(o["metadata"].get("labels") or {})
+        ]
