@@ -28,8 +28,10 @@ from gitkrm.source.redact import split_userinfo
 from gitkrm.sync.appsource_spec import AppSource
 from gitkrm.sync.options import (
     DEFAULT_HEALTH_TIMEOUT,
+    DEFAULT_PRUNE_BUDGET,
     AdoptionPolicy,
     IgnoreDifference,
+    PruneBudget,
     SyncOptions,
 )
 from gitkrm.sync.overlay_spec import Overlay
@@ -84,6 +86,7 @@ class SourceConfig:
     default_namespace: str | None = None
     prune: bool = True
     allow_empty: bool = False
+    prune_budget: PruneBudget = DEFAULT_PRUNE_BUDGET
     adoption: AdoptionPolicy = AdoptionPolicy.NEVER
     ignore_differences: tuple[IgnoreDifference, ...] = ()
     suspend: bool = False
@@ -134,6 +137,8 @@ class SourceConfig:
             "adoption": str(self.adoption),
             "suspend": self.suspend,
         }
+        if self.prune_budget != DEFAULT_PRUNE_BUDGET:
+            spec["pruneBudget"] = self.prune_budget.to_spec()
         if self.ignore_differences:
             spec["ignoreDifferences"] = [_ignore_to_spec(i) for i in self.ignore_differences]
         if self.auth is not None:
@@ -169,6 +174,7 @@ def sync_options(config: SourceConfig, *, agent_name: str, apply_mode: ApplyMode
         default_namespace=config.default_namespace,
         prune=config.prune,
         allow_empty=config.allow_empty,
+        prune_budget=config.prune_budget,
         adoption=config.adoption,
         ignore_differences=config.ignore_differences,
         apply_mode=apply_mode,
@@ -313,6 +319,7 @@ def from_object(obj: Obj, *, base: Path, registry: Registry | None = None) -> So
         default_namespace=spec.get("defaultNamespace") or None,
         prune=spec["prune"],
         allow_empty=spec["allowEmpty"],
+        prune_budget=_prune_budget(spec),
         adoption=AdoptionPolicy(spec["adoption"]),
         ignore_differences=_ignores(spec),
         suspend=spec["suspend"],
@@ -345,6 +352,17 @@ def _chart(name: str, spec: Mapping[str, Any]) -> ChartRef | None:
         repository=url,
         name=str(spec["chart"]["name"]),
         version=str(spec["chart"].get("version") or "*"),
+    )
+
+
+def _prune_budget(spec: Mapping[str, Any]) -> PruneBudget:
+    raw = spec.get("pruneBudget")
+    if raw is None:
+        return DEFAULT_PRUNE_BUDGET
+    default = DEFAULT_PRUNE_BUDGET
+    return PruneBudget(
+        count=int(raw.get("count", default.count)),
+        percent=int(raw.get("percent", default.percent)),
     )
 
 
@@ -413,13 +431,15 @@ def from_flags(
     source_name: str,
     interval: float | None,
     namespace: str | None = None,
+    ref: str | None = None,
+    prune_budget: PruneBudget = DEFAULT_PRUNE_BUDGET,
 ) -> SourceConfig:
     """The one source the flags describe; a plain directory becomes a development source."""
     check_name(source_name, what="--source-name")
     if namespace is not None:
         check_name(namespace, what="--namespace")
     url = resolve_url(repo, Path.cwd())
-    ref_given = any((branch, tag, commit))
+    ref_given = any((branch, tag, commit, ref))
     if not is_remote_url(url):
         p = Path(url)
         if not p.exists():
@@ -430,7 +450,7 @@ def from_flags(
             if ref_given:
                 raise BadRequest(
                     f"--repo {repo} is a plain directory, not a Git repository: "
-                    "--branch, --tag and --commit need one"
+                    "--branch, --tag, --commit and --ref need one"
                 )
             return SourceConfig(
                 name=source_name,
@@ -439,14 +459,16 @@ def from_flags(
                 path=path or "",
                 interval=interval or DEFAULT_INTERVAL,
                 default_namespace=namespace,
+                prune_budget=prune_budget,
             )
     return SourceConfig(
         name=source_name,
         url=url,
-        ref=GitRef.from_flags(branch=branch, tag=tag, commit=commit),
+        ref=GitRef.from_flags(branch=branch, tag=tag, commit=commit, ref=ref),
         path=path or "",
         interval=interval or DEFAULT_INTERVAL,
         default_namespace=namespace,
+        prune_budget=prune_budget,
     )
 
 

@@ -88,6 +88,15 @@ SPEC_SCHEMA: dict[str, Any] = {
         },
         "prune": {"type": "boolean", "default": True},
         "allowEmpty": {"type": "boolean", "default": False},
+        # The most a revision may prune without a Gitkrm-Allow-Prune trailer (sync.guards):
+        # `count` objects or `percent` % of the inventory, whichever is more.
+        "pruneBudget": {
+            "type": "object",
+            "properties": {
+                "count": {"type": "integer", "minimum": 0, "default": 10},
+                "percent": {"type": "integer", "minimum": 0, "maximum": 100, "default": 25},
+            },
+        },
         "adoption": {"type": "string", "enum": list(ADOPTION_POLICIES), "default": "never"},
         "suspend": {"type": "boolean", "default": False},
         "ignoreDifferences": {

@@ -65,6 +65,8 @@ def outcome_of(result: SyncResult) -> st.Outcome:
     reason = st.Reason.SUCCEEDED if ok else st.Reason.SYNC_FAILED
     if stalled:
         reason = st.Reason.INVALID_REVISION
+    if result.guard == st.Reason.PRUNE_BUDGET_EXCEEDED:
+        reason = st.Reason.PRUNE_BUDGET_EXCEEDED
     hooks = None
     if result.hooks:
         hooks = {"revision": result.revision, "runs": [h.to_dict() for h in result.hooks]}

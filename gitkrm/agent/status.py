@@ -35,6 +35,7 @@ class Reason(StrEnum):
     PROGRESSING = "Progressing"
     SYNC_FAILED = "SyncFailed"
     INVALID_REVISION = "InvalidRevision"
+    PRUNE_BUDGET_EXCEEDED = "PruneBudgetExceeded"  # sync.guards: waits for a trailer
     SOURCE_FAILED = "SourceFailed"
     INVALID_SPEC = "InvalidSpec"
     SUSPENDED = "Suspended"

@@ -11,7 +11,16 @@ import sys
 from collections.abc import Sequence
 
 from gitkrm import __version__
-from gitkrm.cli import diff_cmd, get_cmd, history_cmd, run_cmd, serve_cmd, status_cmd, validate_cmd
+from gitkrm.cli import (
+    diff_cmd,
+    get_cmd,
+    history_cmd,
+    plan_cmd,
+    run_cmd,
+    serve_cmd,
+    status_cmd,
+    validate_cmd,
+)
 from gitkrm.errors import GitkrmError
 
 EXIT_OK = 0
@@ -28,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     run_cmd.add_parser(sub)
     diff_cmd.add_parser(sub)
+    plan_cmd.add_parser(sub)
     validate_cmd.add_parser(sub)
     serve_cmd.add_parser(sub)
     get_cmd.add_parser(sub)

@@ -16,6 +16,7 @@ from gitkrm.errors import BadRequest
 
 if TYPE_CHECKING:  # the parser imports nothing heavy: each command imports what it uses
     from gitkrm.agent.config import ApplyMode, SourceConfig
+    from gitkrm.sync.options import PruneBudget
     from gitkrm.sync.postbuild_spec import PostBuildSpec
 
 DEFAULT_STATE = Path(".gitkrm")
@@ -71,6 +72,9 @@ def add_source_flags(p: argparse.ArgumentParser) -> None:
     refs.add_argument("--branch", metavar="B", help="branch to track (default main)")
     refs.add_argument("--tag", metavar="T", help="tag to track")
     refs.add_argument("--commit", metavar="SHA", help="commit to pin (a full sha)")
+    refs.add_argument(
+        "--ref", metavar="REF", help="any ref of the remote by its full name (refs/pull/12/head)"
+    )
     g.add_argument("--path", metavar="DIR", help="sub-directory of the repository to sync")
     g.add_argument(
         "--source-name",
@@ -83,6 +87,19 @@ def add_source_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--interval", metavar="DUR", help="how often to sync (default 30s)")
     add_namespace_flag(g)  # type: ignore[arg-type]
     add_interpret_flag(g)  # type: ignore[arg-type]
+    g.add_argument(
+        "--prune-budget",
+        type=int,
+        metavar="N",
+        help="prune at most N objects (or --prune-budget-percent of the inventory, whichever "
+        "is more) without a Gitkrm-Allow-Prune trailer (spec.pruneBudget.count; default 10)",
+    )
+    g.add_argument(
+        "--prune-budget-percent",
+        type=int,
+        metavar="P",
+        help="the prune budget as a percentage of the inventory (default 25)",
+    )
     g.add_argument("--config", type=Path, metavar="FILE", help="a file of GitSource objects")
     g.add_argument(
         "--helm-values",
@@ -230,7 +247,17 @@ def sources(args: argparse.Namespace) -> list[SourceConfig]:
             raise BadRequest("give --repo or --config, not both")
         given = [
             f"--{f.replace('_', '-')}"
-            for f in ("branch", "tag", "commit", "path", "source_name", "namespace")
+            for f in (
+                "branch",
+                "tag",
+                "commit",
+                "ref",
+                "path",
+                "source_name",
+                "namespace",
+                "prune_budget",
+                "prune_budget_percent",
+            )
             if getattr(args, f) is not None
         ]
         if args.substitute or args.substitute_strict:
@@ -258,8 +285,22 @@ def sources(args: argparse.Namespace) -> list[SourceConfig]:
         source_name=args.source_name or DEFAULT_SOURCE_NAME,
         interval=interval,
         namespace=args.namespace,
+        ref=args.ref,
+        prune_budget=prune_budget(args),
     )
     return interpret(args, [with_helm_flags(replace(config, postbuild=postbuild(args)), args)])
+
+
+def prune_budget(args: argparse.Namespace) -> PruneBudget:
+    """`--prune-budget N` and `--prune-budget-percent P` over the default budget."""
+    from gitkrm.sync.options import DEFAULT_PRUNE_BUDGET, PruneBudget
+
+    count = args.prune_budget
+    percent = args.prune_budget_percent
+    return PruneBudget(
+        count=DEFAULT_PRUNE_BUDGET.count if count is None else count,
+        percent=DEFAULT_PRUNE_BUDGET.percent if percent is None else percent,
+    )
 
 
 def with_helm_flags(config: SourceConfig, args: argparse.Namespace) -> SourceConfig:

@@ -28,6 +28,7 @@ from .ignore import IGNORE_FILES, KUSTOMIZATION_NAMES, IgnoreRules, merge_ignore
 from .redact import split_userinfo
 from .snapshot import MODE_SYMLINK, FileEntry, RepoTree, Snapshot
 from .spec import GitSourceSpec, RefKind
+from .trailers import allow_prune_args, parse_allow_prune
 from .tree import RawEntry, list_repository, list_tree
 from .verify import CommitVerifier
 
@@ -260,7 +261,20 @@ class GitSource:
         tree = None
         if any(_base(p) in KUSTOMIZATION_NAMES for p in entries):
             tree = await self._repo_tree(revision, raw if not sub else None, rules)
-        return Snapshot(revision=revision, files=entries, reader=_Reader(self), tree=tree)
+        return Snapshot(
+            revision=revision,
+            files=entries,
+            reader=_Reader(self),
+            tree=tree,
+            allow_prune=await self._allow_prune(revision),
+        )
+
+    async def _allow_prune(self, revision: str) -> int | None:
+        """The commit's `Gitkrm-Allow-Prune` trailer (one `git log`, once per revision)."""
+        res = await self.git.run(
+            *allow_prune_args(revision), what=f"read the trailers of {revision[:12]}"
+        )
+        return parse_allow_prune(res.stdout.decode("utf-8", "replace"))
 
     async def _repo_tree(
         self, revision: str, raw: dict[str, RawEntry] | None, rules: IgnoreRules

@@ -70,7 +70,7 @@ class Snapshot:
     event loop that read thousands of files at once may hand `read_many` to a thread.
     """
 
-    __slots__ = ("_reader", "files", "revision", "tree")
+    __slots__ = ("_reader", "allow_prune", "files", "revision", "tree")
 
     def __init__(
         self,
@@ -79,8 +79,12 @@ class Snapshot:
         files: Mapping[str, FileEntry],
         reader: BlobReader,
         tree: RepoTree | None = None,
+        allow_prune: int | None = None,
     ) -> None:
+        """`allow_prune`: the commit's `Gitkrm-Allow-Prune` trailer (`source.trailers`),
+        how many prunes its author approved beyond the source's budget."""
         self.revision = revision
+        self.allow_prune = allow_prune
         self.files: Mapping[str, FileEntry] = MappingProxyType(dict(files))
         self._reader = reader
         self.tree = tree

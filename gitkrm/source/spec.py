@@ -23,6 +23,7 @@ class RefKind(StrEnum):
     BRANCH = "branch"
     TAG = "tag"
     COMMIT = "commit"
+    REF = "ref"  # any ref of the remote by its full name (refs/pull/12/head)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,28 +38,46 @@ class GitRef:
             raise BadRequest(f"invalid {self.kind} name {self.name!r}")
         if self.kind is RefKind.COMMIT and not _SHA.match(self.name):
             raise BadRequest(f"commit {self.name!r} must be a full lowercase hex sha")
+        if self.kind is RefKind.REF and (not self.name.startswith("refs/") or ".." in self.name):
+            raise BadRequest(f"ref {self.name!r} must be a full ref name (refs/...)")
 
     def __str__(self) -> str:
         return f"{self.kind} {self.name!r}"
 
     @classmethod
     def from_flags(
-        cls, *, branch: str | None = None, tag: str | None = None, commit: str | None = None
+        cls,
+        *,
+        branch: str | None = None,
+        tag: str | None = None,
+        commit: str | None = None,
+        ref: str | None = None,
     ) -> GitRef:
-        """The ref of `--branch B | --tag T | --commit SHA` (branch `main` when none)."""
+        """The ref of `--branch B | --tag T | --commit SHA | --ref REF` (branch `main` when
+        none)."""
         given = [
             (k, v)
-            for k, v in ((RefKind.BRANCH, branch), (RefKind.TAG, tag), (RefKind.COMMIT, commit))
+            for k, v in (
+                (RefKind.BRANCH, branch),
+                (RefKind.TAG, tag),
+                (RefKind.COMMIT, commit),
+                (RefKind.REF, ref),
+            )
             if v
         ]
         if len(given) > 1:
-            raise BadRequest("give at most one of branch, tag and commit")
+            raise BadRequest("give at most one of branch, tag, commit and ref")
         kind, name = given[0] if given else (RefKind.BRANCH, "main")
         return cls(kind, name)
 
     @property
     def remote_ref(self) -> str:
-        prefix = {RefKind.BRANCH: "refs/heads/", RefKind.TAG: "refs/tags/", RefKind.COMMIT: ""}
+        prefix = {
+            RefKind.BRANCH: "refs/heads/",
+            RefKind.TAG: "refs/tags/",
+            RefKind.COMMIT: "",
+            RefKind.REF: "",
+        }
         return prefix[self.kind] + self.name
 
 

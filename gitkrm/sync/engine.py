@@ -35,12 +35,13 @@ from gitkrm.patch.fieldmanager import SchemaType
 from gitkrm.schema import patch_meta_for, ssa_type_for
 from gitkrm.source.snapshot import Snapshot
 from gitkrm.store import Store
-from gitkrm.sync import admission, inventory, keys, live
+from gitkrm.sync import admission, guards, inventory, keys, live
 from gitkrm.sync.apply import Applied, Applier
 from gitkrm.sync.desired import Desired
-from gitkrm.sync.diff import diff_text
+from gitkrm.sync.diff import diff_step, diff_text
 from gitkrm.sync.drift import DriftTracker
 from gitkrm.sync.gates import Cancelled, Gate, GroupKey, levels, uses_gates
+from gitkrm.sync.guards import Verdict
 from gitkrm.sync.hooks import NO_HOOKS, HookRun, Phase, kinds_of
 from gitkrm.sync.hooks import split as split_hooks
 from gitkrm.sync.inventory import Inventory
@@ -54,6 +55,7 @@ from gitkrm.sync.peernotes import annotation_warnings
 from gitkrm.sync.phases import PhaseRunner
 from gitkrm.sync.plan import Plan, Step, make_plan, narrowed, prune_candidates
 from gitkrm.sync.pool import gc_paused
+from gitkrm.sync.preview import Preview
 from gitkrm.sync.progress import ProgressFn, no_progress
 from gitkrm.sync.render import Renderer, RenderResult
 from gitkrm.sync.results import Action, ObjectResult, SyncResult, make_result
@@ -82,12 +84,29 @@ class Refusal:
 
     errors: tuple[str, ...]
     timings: dict[str, float]
+    guard: str = ""  # the guard that refused it (sync.guards.Guard), if one did
+    refused: Plan | None = None  # what the guard stopped
 
     def result(self, revision: str) -> SyncResult:
-        return make_result(revision=revision, errors=self.errors, timings_ms=self.timings)
+        return make_result(
+            revision=revision, errors=self.errors, timings_ms=self.timings, guard=self.guard
+        )
 
     def plan(self, revision: str) -> Plan:
-        return Plan(revision=revision, steps=(), inventory=frozenset(), errors=self.errors)
+        if self.refused is not None:
+            return replace(self.refused, errors=self.errors, guard=self.guard)
+        return Plan(
+            revision=revision, steps=(), inventory=frozenset(), errors=self.errors,
+            guard=self.guard,
+        )  # fmt: skip
+
+
+def _guarded(
+    verdict: Verdict | None, timings: dict[str, float], plan: Plan | None
+) -> Refusal | None:
+    if verdict is None:
+        return None
+    return Refusal((verdict.message,), timings, guard=verdict.guard, refused=plan)
 
 
 def _charts(options: SyncOptions, parse_cache: ParseCache | None) -> ChartRenderer:
@@ -137,6 +156,7 @@ class SyncEngine:
         self._memo = EngineMemo()
         self._lock = asyncio.Lock()
         self._ttl_jobs: tuple[RenderResult | None, frozenset[ResourceKey]] = (None, frozenset())
+        self._allow_prune: tuple[str, int | None] = ("", None)  # a revision's trailer
 
     @property
     def synced_revision(self) -> str | None:
@@ -176,6 +196,7 @@ class SyncEngine:
         hooks run when it is not the one they last ran for, or with `run_hooks` (a sync
         request). `cancel`, once set (a new revision arrived), stops a wait on health."""
         async with self._lock:
+            self._allow_prune = (snapshot.revision, snapshot.allow_prune)
             with gc_paused():
                 progress("rendering", None, None)
                 rendered = await self._render(snapshot)
@@ -367,22 +388,46 @@ class SyncEngine:
 
     async def plan(self, snapshot: Snapshot) -> Plan:
         """What `sync` would do, without writing anything (errors: why it can't)."""
+        return (await self.preview(snapshot)).plan
+
+    async def preview(self, snapshot: Snapshot) -> Preview:
+        """The plan of `snapshot` with its hooks, rendered objects and the guards' verdict
+        (`gitkrm plan`), without writing anything."""
+        o = self.options
         async with self._lock:
+            self._allow_prune = (snapshot.revision, snapshot.allow_prune)
             with gc_paused():
                 found = await self._render(snapshot)
                 if isinstance(found, Refusal):
-                    return found.plan(snapshot.revision)
+                    plan = found.plan(snapshot.revision)
+                    return Preview(plan, budget=o.prune_budget, allow_prune=snapshot.allow_prune)
                 rendered, timings = found
-                inv = await self._read_inventory(rendered, timings)
-                if isinstance(inv, Refusal):
-                    return inv.plan(snapshot.revision)
-                plan, _ = await self._plan(rendered, inv, dry_run=True)
-                denied = await admission.denied(
-                    self.store, plan, rendered.registry, rendered.objects
-                )
-                if denied:  # what sync would refuse, diff reports as errors
-                    return Refusal(tuple(str(p) for p in denied), timings).plan(snapshot.revision)
-            return plan
+                plan = await self._dry_plan(rendered, timings)
+            return Preview(
+                plan,
+                hooks=self._memo.hooks,
+                objects=rendered.objects,
+                budget=o.prune_budget,
+                allow_prune=snapshot.allow_prune,
+                warnings=self._warnings(rendered),
+            )
+
+    async def _dry_plan(self, rendered: RenderResult, timings: dict[str, float]) -> Plan:
+        inv = await self._read_inventory(rendered, timings)
+        if isinstance(inv, Refusal):
+            return inv.plan(rendered.revision)
+        plan, _ = await self._plan(rendered, inv, dry_run=True)
+        refused = self._budget(plan, timings)
+        if refused is not None:
+            return refused.plan(rendered.revision)
+        denied = await admission.denied(self.store, plan, rendered.registry, rendered.objects)
+        if denied:  # what sync would refuse, diff reports as errors
+            return Refusal(tuple(str(p) for p in denied), timings).plan(rendered.revision)
+        return plan
+
+    def diff_step(self, step: Step) -> str:
+        """One step's unified YAML diff, masked as `diff_text`."""
+        return masking.mask(diff_step(step, self._meta))
 
     def diff_text(self, plan: Plan) -> str:
         """`plan` as a unified YAML diff per object (Secrets redacted, and values that came
@@ -460,16 +505,25 @@ class SyncEngine:
             inventory_id=o.inventory_id,
             cache=self._memo.inventory,
         )
-        if not rendered.objects and inv.entries and not o.allow_empty:
-            return Refusal(
-                (
-                    f"revision {rendered.revision[:12]} renders no objects while the inventory "
-                    f"holds {len(inv.entries)}: refusing to prune everything (allow empty "
-                    "revisions for this source to do it)",
-                ),
-                timings,
-            )
-        return inv
+        verdict = guards.check_empty(
+            revision=rendered.revision,
+            objects=len(rendered.objects),
+            inventory=len(inv.entries),
+            allow_empty=o.allow_empty,
+        )
+        return _guarded(verdict, timings, None) or inv
+
+    def _budget(self, plan: Plan, timings: dict[str, float]) -> Refusal | None:
+        """The prune budget's refusal of a plan (the commit's trailer may lift it)."""
+        revision, allowed = self._allow_prune
+        verdict = guards.check_prune_budget(
+            revision=plan.revision,
+            steps=plan.steps,
+            inventory=len(plan.inventory),
+            budget=self.options.prune_budget,
+            allowed=allowed if revision == plan.revision else None,
+        )
+        return _guarded(verdict, timings, plan)
 
     def _meta(self, gvk: GVK) -> PatchMeta | None:
         """Strategic-merge metadata of a built-in kind; None for custom resources."""
@@ -614,6 +668,10 @@ class SyncEngine:
             )
         progress("planning", None, None)
         plan, since = await self._plan(rendered, inv)
+        refused = self._budget(plan, timings)
+        if refused is not None:
+            timings["diff"] = _ms(start)
+            return refused
         denied = await admission.denied(self.store, plan, rendered.registry, rendered.objects)
         timings["diff"] = _ms(start)
         if denied:  # a policy refuses the revision whole, before anything is written

@@ -56,6 +56,33 @@ class IgnoreDifference:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class PruneBudget:
+    """GitSource `spec.pruneBudget` (`sync.guards`): a revision may prune `count` objects,
+    or `percent` % of the inventory, whichever is more. The default (10 objects or 25%)
+    stops the deletion of an application by mistake while routine changes pass."""
+
+    count: int = 10
+    percent: int = 25
+
+    def __post_init__(self) -> None:
+        if self.count < 0 or not 0 <= self.percent <= 100:
+            raise BadRequest(
+                f"pruneBudget: count must be 0 or more and percent 0 to 100 "
+                f"(got count {self.count}, percent {self.percent})"
+            )
+
+    def limit(self, inventory: int) -> int:
+        """The most prunes a revision may make when the inventory holds `inventory` keys."""
+        return max(self.count, self.percent * inventory // 100)
+
+    def to_spec(self) -> dict[str, int]:
+        return {"count": self.count, "percent": self.percent}
+
+
+DEFAULT_PRUNE_BUDGET: Final = PruneBudget()
+
+
 DEFAULT_HEALTH_TIMEOUT: Final = 300.0
 """`spec.healthTimeout`'s default (5m): how long a wave, a hook or a prune wave may take."""
 
@@ -86,6 +113,7 @@ class SyncOptions:
     health_checks: HealthChecks | None = None  # spec.healthCheckExprs, for waves and hooks
     overlay: Overlay | None = None  # kustomize transforms over the render (`overlay`)
     app_source: AppSource | None = None  # Argo CD's path rules (an interpreted Application)
+    prune_budget: PruneBudget = DEFAULT_PRUNE_BUDGET  # spec.pruneBudget (sync.guards)
 
     def __post_init__(self) -> None:
         for what, value in (("source name", self.source_name), ("agent name", self.agent_name)):

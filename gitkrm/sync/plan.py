@@ -55,12 +55,14 @@ __all__ = [
 @dataclass(frozen=True, slots=True)
 class Plan:
     """What a sync does. `steps`: the desired objects in apply order, then the prunes in
-    prune order. `errors`: why the revision can't be applied at all (no steps then)."""
+    prune order. `errors`: why the revision can't be applied at all (no steps then, but
+    for a guard's refusal: `guard` names it and the steps show what it stopped)."""
 
     revision: str
     steps: tuple[Step, ...]
     inventory: frozenset[str]  # inventory keys before the sync
     errors: tuple[str, ...] = ()
+    guard: str = ""  # the guard that refused the revision (sync.guards.Guard)
 
     @property
     def in_sync(self) -> bool:

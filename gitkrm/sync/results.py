@@ -166,6 +166,7 @@ class SyncResult:
     releases: tuple[Mapping[str, str], ...] = ()  # the Helm releases rendered (Release.to_report)
     hooks: tuple[HookRun, ...] = ()  # the hooks this sync ran, in order
     warnings: tuple[str, ...] = ()  # annotations not honoured, once per sync
+    guard: str = ""  # the guard that refused the revision (sync.guards.Guard), if one did
 
     @property
     def ok(self) -> bool:
@@ -197,6 +198,7 @@ def make_result(
     releases: Iterable[Mapping[str, str]] = (),
     hooks: Iterable[HookRun] = (),
     warnings: Iterable[str] = (),
+    guard: str = "",
 ) -> SyncResult:
     """A result whose status and counts follow from its objects, errors and hooks."""
     objs = tuple(objects)
@@ -214,4 +216,5 @@ def make_result(
         releases=tuple(releases),
         hooks=runs,
         warnings=tuple(warnings),
+        guard=guard,
     )

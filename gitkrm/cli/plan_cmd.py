@@ -1,0 +1,206 @@
+"""`gitkrm plan`: what merging a branch, a commit or any ref would do to the target, as
+text, JSON or Markdown (exit 0 nothing to do, 1 changes, 2 error, 3 refused by a guard).
+
+Each source is validated and rendered as a sync renders it (`SyncEngine.preview`), planned
+against the live target without writing anything (`sourcerun`, shared with `gitkrm diff`),
+then described (`plan_report`: one document, three spellings in `plan_text`). With
+`--base REF` the base is rendered too and the objects whose rendering differs are listed.
+`plan_source` is the boundary further sections plug into: it returns a `SourcePlan`,
+whose `extra` holds what they add (`--simulate`)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from gitkrm.errors import BadRequest
+
+from .source_flags import add_source_flags, sources, target_url
+
+if TYPE_CHECKING:  # imported by the command, not by the parser
+    from gitkrm.agent.config import SourceConfig
+    from gitkrm.agent.lastsync import LastSync
+    from gitkrm.source import GitRef
+
+    from .plan_report import SourcePlan
+    from .sourcerun import Opened
+
+_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+OUTPUTS = ("text", "json", "markdown")
+
+
+def add_parser(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "plan",
+        help="what a branch or commit would change (exit 0 nothing, 1 changes, 2 error, "
+        "3 refused by a guard)",
+        description="Validate and render a revision as a sync would, and print what it would "
+        "do to the target: objects created, configured (with the diff), pruned, unchanged "
+        "and refused, hooks and waves, and the guards' verdict. Nothing is written.",
+    )
+    add_source_flags(p)
+    p.add_argument(
+        "--base",
+        metavar="REF",
+        help="also render this branch, commit or ref (refs/...) and list the objects "
+        "whose rendering differs",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        choices=OUTPUTS,
+        default="text",
+        help="text (default), json (docs/schemas/plan.schema.json) or markdown (a "
+        "pull-request comment)",
+    )
+    p.set_defaults(func=run)
+
+
+def base_ref(text: str) -> GitRef:
+    """`--base`: a full sha is a commit, `refs/...` a ref, anything else a branch."""
+    from gitkrm.source import GitRef
+
+    if _SHA.match(text):
+        return GitRef.from_flags(commit=text)
+    if text.startswith("refs/"):
+        return GitRef.from_flags(ref=text)
+    return GitRef.from_flags(branch=text)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .sourcerun import each_source
+
+    url = target_url(args)
+    configs = sources(args)
+    base = None
+    if args.base is not None:
+        base = base_ref(args.base)
+        if any(c.ref is None for c in configs):
+            raise BadRequest("--base needs a Git repository (a plain directory has no history)")
+    found: list[SourcePlan] = []
+
+    async def visit(opened: Opened) -> int:
+        sp = await plan_source(opened, base=base)
+        found.append(sp)
+        return sp.code
+
+    def unchanged(config: SourceConfig, same: LastSync) -> int:
+        found.append(_unchanged(config, same))
+        return 0
+
+    each_source(
+        args,
+        visit=visit,
+        unchanged=None if base is not None else unchanged,
+        url=url,
+        configs=configs,
+    )
+    names = {sp.source for sp in found}
+    for config in configs:  # a source that could not be fetched (said on stderr)
+        if config.name not in names:
+            found.append(_failed(config))
+    found.sort(key=lambda sp: [c.name for c in configs].index(sp.source))
+    return emit(found, output=args.output, target="cluster" if url else "embedded")
+
+
+def _ref_text(config: SourceConfig) -> str:
+    return "directory" if config.ref is None else str(config.ref)
+
+
+def _unchanged(config: SourceConfig, same: LastSync) -> SourcePlan:
+    from .plan_report import SourcePlan
+
+    return SourcePlan(
+        source=config.name,
+        ref=_ref_text(config),
+        revision=same.revision,
+        unchanged_since_last_sync=same.objects,
+    )
+
+
+def _failed(config: SourceConfig) -> SourcePlan:
+    from .plan_report import SourcePlan
+
+    return SourcePlan(
+        source=config.name, ref=_ref_text(config), errors=["the source could not be read"]
+    )
+
+
+async def plan_source(opened: Opened, *, base: GitRef | None = None) -> SourcePlan:
+    """One source's plan: the preview of its revision, the diff of each writing step and,
+    with `base`, the objects whose rendering differs from the base's."""
+    from gitkrm.sync.steps import WRITES
+
+    from .plan_report import SourcePlan
+
+    engine = opened.engine
+    preview = await engine.preview(opened.snapshot)
+    plan = preview.plan
+    sp = SourcePlan(
+        source=opened.config.name,
+        ref=_ref_text(opened.config),
+        revision=opened.snapshot.revision,
+        preview=preview,
+        errors=list(plan.errors),
+    )
+    for step in plan.steps:
+        if step.op in WRITES:
+            text = engine.diff_step(step)
+            if text:
+                sp.diffs[step.key] = text
+    if base is not None:
+        sp.base = await _against_base(opened, base, preview.renders())
+    return sp
+
+
+async def _against_base(opened: Opened, ref: GitRef, head: dict[str, str]) -> dict[str, Any]:
+    """Render the base revision (its own engine and Git cache) and compare by object key."""
+    from gitkrm.agent.config import sync_options
+    from gitkrm.agent.sources import open_source
+    from gitkrm.sync.engine import SyncEngine
+    from gitkrm.sync.objkey import parse_key
+    from gitkrm.sync.preview import rendering_changes
+
+    from .plan_report import ref_dict
+
+    config = replace(opened.config, ref=ref)
+    source = open_source(config, git_cache=opened.tmp / f"{config.name}.base")
+    options = sync_options(config, agent_name=opened.agent, apply_mode=opened.apply_mode)
+    engine = SyncEngine(store=opened.engine.store, options=options)
+    try:
+        snapshot = await source.snapshot()
+        preview = await engine.preview(snapshot)
+    finally:
+        await engine.close()
+        await source.close()
+    out: dict[str, Any] = {"ref": str(ref), "revision": snapshot.revision}
+    if not preview.objects and preview.plan.errors and not preview.plan.guard:
+        out["errors"] = list(preview.plan.errors)
+    changes = rendering_changes(preview.renders(), head)
+    for what, keys in changes.items():
+        out[what] = [ref_dict(parse_key(k)) for k in keys]
+    return out
+
+
+def emit(plans: list[SourcePlan], *, output: str, target: str) -> int:
+    """Print the plans as asked (every value from a Secret masked) and give the exit code."""
+    from gitkrm.krm import masking
+
+    from .plan_report import document
+    from .plan_text import markdown, text
+
+    doc = document(plans, target=target)
+    if output == "json":
+        import json
+
+        out = json.dumps(doc, indent=2) + "\n"
+    elif output == "markdown":
+        out = markdown(doc)
+    else:
+        out = text(doc)
+    sys.stdout.write(masking.mask(out))
+    code: int = doc["exitCode"]
+    return code

@@ -1,0 +1,161 @@
+"""What `gitkrm diff` and `gitkrm plan` share: the target opened read-only, and each source
+fetched into a temporary Git cache, with an engine that plans it without writing.
+
+Nothing is written to the target or to Git: the embedded store is opened read-only (an
+agent may be running on it), or an empty in-memory one when nothing was synced; parsed
+files come from the agent's parse cache, read-only."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gitkrm.agent.state import STORE_FILE, store_url
+from gitkrm.errors import GitkrmError
+
+if TYPE_CHECKING:  # imported by the commands, not by the parser
+    from gitkrm.agent.config import ApplyMode, SourceConfig
+    from gitkrm.agent.lastsync import LastSync
+    from gitkrm.source import Source
+    from gitkrm.source.snapshot import Snapshot
+    from gitkrm.store import Store
+    from gitkrm.sync.engine import SyncEngine
+
+EXIT_ERROR = 2
+
+
+async def open_target(state: Path, url: str | None) -> Store:
+    """The cluster, or the agent's store read-only (an empty one when nothing was synced)."""
+    from gitkrm.store.url import open_store
+
+    if url is not None:
+        return await open_store(url)
+    if (state / STORE_FILE).exists():
+        return await open_store(store_url(state), read_only=True)
+    return await open_store("sqlite:///:memory:")
+
+
+@dataclass(frozen=True, slots=True)
+class Opened:
+    """One source ready to plan: its settings, its revision and an engine on the target."""
+
+    config: SourceConfig
+    engine: SyncEngine
+    source: Source
+    snapshot: Snapshot
+    tmp: Path  # a temporary directory for this run (other Git caches, e.g. a base ref)
+    state: Path
+    agent: str
+    apply_mode: ApplyMode
+
+
+Visit = Callable[[Opened], Awaitable[int]]
+Unchanged = Callable[["SourceConfig", "LastSync"], int]
+
+
+def say_unchanged(config: SourceConfig, same: LastSync) -> int:
+    print(
+        f"{config.name}: in sync, nothing changed since the last sync of revision "
+        f"{same.revision[:12]}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def each_source(
+    args: argparse.Namespace,
+    *,
+    visit: Visit,
+    unchanged: Unchanged | None = say_unchanged,
+    url: str | None = None,
+    configs: list[SourceConfig] | None = None,
+) -> list[int]:
+    """`visit` each source of the flags once it is fetched (the exit code of each, in
+    order). A source the record of the last sync says is unchanged goes to `unchanged`
+    instead (None: every source is visited); a source that can't be fetched is an error on
+    stderr (code 2). `url` and `configs`: the target and sources, when the command has
+    read them from the flags already."""
+    from .source_flags import agent_name, apply_mode, sources, target_url
+
+    return asyncio.run(
+        _each(
+            args.state,
+            target_url(args) if url is None and configs is None else url,
+            sources(args) if configs is None else configs,
+            agent=agent_name(args),
+            apply_mode=apply_mode(args),
+            visit=visit,
+            unchanged=unchanged,
+        )
+    )
+
+
+async def _each(
+    state: Path,
+    url: str | None,
+    configs: list[SourceConfig],
+    *,
+    agent: str,
+    apply_mode: ApplyMode,
+    visit: Visit,
+    unchanged: Unchanged | None,
+) -> list[int]:
+    store = await open_target(state, url)
+    codes: list[int] = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="gitkrm-plan-") as tmp:
+            for config in configs:
+                codes.append(
+                    await _one(store, config, agent, apply_mode, Path(tmp), state, visit, unchanged)
+                )
+    finally:
+        await store.close()
+    return codes
+
+
+async def _one(
+    store: Store,
+    config: SourceConfig,
+    agent: str,
+    apply_mode: ApplyMode,
+    tmp: Path,
+    state: Path,
+    visit: Visit,
+    unchanged: Unchanged | None,
+) -> int:
+    from gitkrm.agent import lastsync  # heavy imports, only when planning
+    from gitkrm.agent.config import sync_options
+    from gitkrm.agent.sources import open_source
+    from gitkrm.agent.state import last_sync_file, parse_cache_file
+    from gitkrm.sync.engine import SyncEngine
+    from gitkrm.sync.parsecache import ParseCache
+
+    options = sync_options(config, agent_name=agent, apply_mode=apply_mode)
+    source = open_source(config, git_cache=tmp / config.name)
+    cache = ParseCache(parse_cache_file(state, config.name), read_only=True)
+    engine = SyncEngine(store=store, options=options, parse_cache=cache)
+    try:
+        try:
+            if unchanged is not None:
+                fingerprint = lastsync.fingerprint(config, agent_name=agent, apply_mode=apply_mode)
+                path = last_sync_file(state, config.name)
+                same = await lastsync.unchanged(
+                    path, store=store, source=source, fingerprint=fingerprint
+                )
+                if same is not None:
+                    return unchanged(config, same)
+            snapshot = await source.snapshot()
+        except GitkrmError as e:
+            print(f"gitkrm: error: source {config.name}: {e.message}", file=sys.stderr)
+            return EXIT_ERROR
+        opened = Opened(config, engine, source, snapshot, tmp, state, agent, apply_mode)
+        return await visit(opened)
+    finally:
+        await engine.close()
+        await source.close()

@@ -1,0 +1,65 @@
+"""`gitkrm plan` of feature branches against the embedded store: what merging would do, and
+its exit codes (0 nothing to do, 1 changes, 2 error, 3 refused by a guard)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli.plan_repo import Repo, cli, plan_json, seeded
+from tests.sync.sync_helpers import configmap
+
+
+def _synced(capsys: pytest.CaptureFixture[str], repo: Repo, state: Path) -> list[str]:
+    flags = ["--repo", repo.url, "--source-name", "apps", "--state", str(state)]
+    code, _, err = cli(capsys, "run", "--once", *flags)
+    assert code == 0, err
+    return flags
+
+
+def test_exit_codes_of_a_plan(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    repo = seeded(tmp_path)
+    flags = _synced(capsys, repo, tmp_path / "st")
+
+    code, out, _ = cli(capsys, "plan", *flags, "--branch", "main")
+    assert code == 0
+    assert "plan: 4 unchanged" in out
+
+    repo.branch("feature")
+    repo.write("cm-0.yaml", configmap("cm-0", ns="default", data="a: changed"))
+    repo.write("new.yaml", configmap("new", ns="default"))
+    repo.push(branch="feature")
+    code, out, _ = cli(capsys, "plan", *flags, "--branch", "feature")
+    assert code == 1
+    assert "plan: 1 to create, 1 to configure, 3 unchanged" in out
+    assert "configure  ConfigMap default/cm-0 (cm-0.yaml:1)" in out
+    assert "+  a: changed" in out
+
+    repo.branch("broken")
+    repo.write("bad.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n")
+    repo.push(branch="broken")
+    code, out, _ = cli(capsys, "plan", *flags, "--branch", "broken")
+    assert code == 2
+    assert "bad.yaml:1: ConfigMap" in out
+
+    repo.branch("wipe")
+    for i in range(4):
+        repo.remove(f"cm-{i}.yaml")
+    repo.push(branch="wipe")
+    code, out, _ = cli(capsys, "plan", *flags, "--branch", "wipe")
+    assert code == 3
+    assert "REFUSED by the EmptyRevision guard" in out
+
+    code, doc, _ = plan_json(capsys, *flags, "--branch", "no-such-branch")
+    assert code == 2
+    assert doc["exitCode"] == 2
+    assert doc["sources"][0]["result"] == "error"
+
+
+def test_nothing_is_written(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    repo = seeded(tmp_path)
+    state = tmp_path / "st"
+    code, _, _ = cli(capsys, "plan", "--repo", repo.url, "--state", str(state))
+    assert code == 1
+    assert not state.exists()
