@@ -22,8 +22,11 @@ def open_source(config: SourceConfig, *, git_cache: Path) -> Source:
         cache = git_cache.parent.parent / CACHE_DIR / "charts"
         fetcher = ChartFetcher(cache_dir=cache, auth=auth)
         return ChartRepositorySource(name=config.name, chart=config.chart, fetcher=fetcher)
+    tree = config.overlay is not None and bool(config.overlay.components)
     if config.ref is None:
-        return LocalSource(name=config.name, root=Path(config.url), path=config.path)
+        return LocalSource(
+            name=config.name, root=Path(config.url), path=config.path, repo_tree=tree
+        )
     spec = GitSourceSpec(
         name=config.name,
         url=config.url,
@@ -32,6 +35,7 @@ def open_source(config: SourceConfig, *, git_cache: Path) -> Source:
         auth=config.auth,
         ca_file=config.ca_file,
         verify=config.verify,
+        repo_tree=tree,
     )
     if config.timeout is not None:
         spec = dataclasses.replace(spec, timeout=config.timeout)

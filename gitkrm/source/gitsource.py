@@ -259,7 +259,7 @@ class GitSource:
             raise InvalidRevision(revision=revision, causes=listing.causes)
         entries = {p: FileEntry(p, e.ref, e.size, e.mode) for p, e in listing.files.items()}
         tree = None
-        if any(_base(p) in KUSTOMIZATION_NAMES for p in entries):
+        if self.spec.repo_tree or any(_base(p) in KUSTOMIZATION_NAMES for p in entries):
             tree = await self._repo_tree(revision, raw if not sub else None, rules)
         return Snapshot(
             revision=revision,

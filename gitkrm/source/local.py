@@ -63,6 +63,7 @@ class LocalSource:
         max_file_size: int = DEFAULT_MAX_FILE_SIZE,
         debounce_ms: int = 300,
         ignore_defaults: tuple[str, ...] = DEFAULT_IGNORES,
+        repo_tree: bool = False,
     ) -> None:
         parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
         if ".." in parts:
@@ -74,6 +75,7 @@ class LocalSource:
         self.max_file_size = max_file_size
         self.debounce_ms = debounce_ms
         self._defaults = ignore_defaults
+        self._repo_tree_always = repo_tree  # see GitSourceSpec.repo_tree
         self._cache: dict[str, _Cached] = {}
         self._stamps: dict[str, tuple[int, int, int, int]] = {}
         self._rules: tuple[frozenset[tuple[str, str]], IgnoreRules] | None = None
@@ -160,7 +162,9 @@ class LocalSource:
             blobs[cached.blob] = cached.content
         revision = listing_revision(files)
         self._tree = None
-        if any(p.rpartition("/")[2] in KUSTOMIZATION_NAMES for p in files):
+        if self._repo_tree_always or any(
+            p.rpartition("/")[2] in KUSTOMIZATION_NAMES for p in files
+        ):
             self._tree, revision = self._repo_tree(
                 repo, entries, targets, ignore_files, blobs, seen
             )

@@ -96,6 +96,9 @@ class GitSourceSpec:
     timeout: float = DEFAULT_TIMEOUT
     depth: int | None = 1
     ignore_defaults: tuple[str, ...] = DEFAULT_IGNORES
+    repo_tree: bool = False
+    """Snapshots carry the whole repository's tree even without a kustomization under the
+    path (an overlay's components may lie anywhere in it)."""
 
     @property
     def safe_url(self) -> str:

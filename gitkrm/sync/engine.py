@@ -149,6 +149,7 @@ class SyncEngine:
             charts=_charts(options, parse_cache),
             kube_version=options.kube_version,
             app=options.app_source,
+            overlay=options.overlay,
         )
         self._tracker = DriftTracker(
             store, source=options.source_name, cache=cache, enabled=track_drift

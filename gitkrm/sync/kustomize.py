@@ -121,7 +121,7 @@ class Layout:
     """The builds of a revision (repository coordinates) and what each reads."""
 
     roots: list[str] = field(default_factory=list)  # built, each on its own
-    kfiles: dict[str, str] = field(default_factory=dict)  # root -> its kustomization file
+    kfiles: dict[str, str] = field(default_factory=dict)  # root or component -> its file
     components: list[str] = field(default_factory=list)  # units that are Components: skipped
     needs: dict[str, set[str]] = field(default_factory=dict)  # root -> files it reads
     problems: dict[str, str] = field(default_factory=dict)  # file -> message
@@ -274,11 +274,11 @@ def layout(
             kfiles[d], "kustomizations use each other in a cycle: " + " -> ".join(cycle)
         )
     for root in roots:
-        if root in walk.components:
-            out.components.append(root)
-            continue
-        out.roots.append(root)
         out.kfiles[root] = kfiles[root]
+        if root in walk.components:
+            out.components.append(root)  # not built on its own; `needs` for an overlay's use
+        else:
+            out.roots.append(root)
         need: set[str] = set()
         seen: set[str] = set()
         stack = [root]

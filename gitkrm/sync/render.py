@@ -58,6 +58,8 @@ from gitkrm.sync.problems import Problem, cross_checks, describe_ref
 if TYPE_CHECKING:
     from gitkrm.charts import ChartRenderer, Release
     from gitkrm.sync.charts import ChartStage
+    from gitkrm.sync.overlay import OverlayStage
+    from gitkrm.sync.overlay_spec import Overlay
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 _CRD = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
@@ -171,12 +173,14 @@ class Renderer:
         charts: ChartRenderer | None = None,
         kube_version: str | None = None,
         app: appsource.AppSource | None = None,
+        overlay: Overlay | None = None,
     ) -> None:
         """`annotation_limit`: client-side apply, whose last-applied annotation must fit
         the 256 KiB limit of an object's annotations (server-side apply writes none).
         `charts` renders the Helm charts (a default one when None); `kube_version` is the
         target's, for `.Capabilities` (the embedded target's when None). `app`: Argo CD's
-        path rules and sync options (an interpreted Application: `appsource`)."""
+        path rules and sync options (an interpreted Application: `appsource`).
+        `overlay`: the kustomize transforms laid over every render (`gitkrm.sync.overlay`)."""
         self.context = context
         self.app = app
         self.annotation_limit = annotation_limit
@@ -197,6 +201,11 @@ class Renderer:
         self._assembled: GenerationCache[tuple[str, str, str], _Assembled] = GenerationCache()
         self._registries: dict[str, Registry] = {}
         self._postbuild = Transformer(context=context)  # substitution and decryption
+        self._overlay: OverlayStage | None = None
+        if overlay is not None and not overlay.empty:
+            from gitkrm.sync.overlay import OverlayStage
+
+            self._overlay = OverlayStage(overlay, context=context)
         # The last apply order: object key -> (position, sort key).
         self._positions: dict[str, tuple[int, SortKey]] = {}
 
@@ -298,6 +307,8 @@ class Renderer:
             read_ms += ms
             outputs.append((shown, key, pf))
         outputs = self._postbuild.apply(outputs, postbuild or PostBuild(), problems)
+        if self._overlay is not None:
+            outputs = await self._overlay.apply(outputs, snapshot, problems)
         if self.app is not None and self.app.create_namespace is not None:
             self._create_namespace(self.app.create_namespace, outputs)
         releases: tuple[Release, ...] = ()

@@ -1,0 +1,200 @@
+"""A source's overlay over its render, in kustomize's semantics (kustomize itself runs)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gitkrm.source import LocalSource
+from gitkrm.sync import kustomize
+from gitkrm.sync.overlay_spec import ImageOverride, Overlay, OverlayPatch
+from gitkrm.sync.parse import ParseContext
+from gitkrm.sync.render import Renderer
+
+APP = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings}
+data: {mode: prod}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, labels: {app: web}}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      serviceAccountName: web
+      containers:
+      - name: web
+        image: nginx:1.25
+        envFrom: [{configMapRef: {name: settings}}]
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: web}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: web}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}
+subjects: [{kind: ServiceAccount, name: web, namespace: default}]
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: extra}
+"""
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for path, text in files.items():
+        p = root / path
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text))
+
+
+async def render(root: Path, overlay: Overlay, *, path: str = "apps") -> dict[str, Any]:
+    """Render `path` of the directory `root` with `overlay`: objects by `Kind ns/name`."""
+    source = LocalSource(name="s", root=root, path=path, repo_tree=bool(overlay.components))
+    renderer = Renderer(
+        context=ParseContext(source="s", default_namespace="default"), overlay=overlay
+    )
+    result = await renderer.render(await source.snapshot())
+    assert result.ok, [str(p) for p in result.problems]
+    out = {}
+    for d in result.objects:
+        out[f"{d.ref.kind} {d.ref.namespace or ''}/{d.ref.name}".replace(" /", " ")] = d
+    return out
+
+
+@pytest.fixture(autouse=True)
+def _needs_kustomize() -> None:
+    kustomize.command()
+
+
+async def test_namespace_prefix_and_suffix_with_reference_fixups(tmp_path: Path) -> None:
+    write(tmp_path, {"apps/app.yaml": APP})
+    objs = await render(tmp_path, Overlay(namespace="team-a", name_prefix="a-", name_suffix="-1"))
+    assert set(objs) == {
+        "ConfigMap team-a/a-settings-1", "Deployment team-a/a-web-1",
+        "ServiceAccount team-a/a-web-1", "RoleBinding team-a/a-web-1",
+        "Namespace team-a",  # kustomize's namespace renames a Namespace (Flux's too)
+    }  # fmt: skip
+    deploy = objs["Deployment team-a/a-web-1"].obj
+    pod = deploy["spec"]["template"]["spec"]
+    assert pod["containers"][0]["envFrom"][0]["configMapRef"]["name"] == "a-settings-1"
+    assert pod["serviceAccountName"] == "a-web-1"
+    subject = objs["RoleBinding team-a/a-web-1"].obj["subjects"][0]
+    assert subject == {"kind": "ServiceAccount", "name": "a-web-1", "namespace": "team-a"}
+    # Attributed to the file and line they came from; gitkrm's own labels kept.
+    assert objs["Deployment team-a/a-web-1"].path == "app.yaml"
+    assert objs["Deployment team-a/a-web-1"].line == 6
+    assert deploy["metadata"]["labels"]["gitkrm.io/source"] == "s"
+    assert "gitkrm.io/overlay-origin" not in deploy["metadata"].get("annotations", {})
+
+
+async def test_patches_strategic_and_json6902_with_targets_and_images(tmp_path: Path) -> None:
+    write(tmp_path, {"apps/app.yaml": APP})
+    overlay = Overlay(
+        patches=(
+            OverlayPatch("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"
+                         "spec: {replicas: 3}\n"),
+            OverlayPatch('[{"op": "add", "path": "/data/extra", "value": "1"}]',
+                         (("kind", "ConfigMap"), ("name", "settings"))),
+            OverlayPatch("- op: add\n  path: /metadata/annotations\n  value: {patched: 'yes'}\n",
+                         (("kind", "ServiceAccount"), ("labelSelector", "missing=label"))),
+        ),
+        images=(ImageOverride("nginx", new_name="registry.local/nginx", new_tag="1.27"),),
+    )  # fmt: skip
+    objs = await render(tmp_path, overlay)
+    deploy = objs["Deployment default/web"].obj
+    assert deploy["spec"]["replicas"] == 3
+    assert (
+        deploy["spec"]["template"]["spec"]["containers"][0]["image"] == "registry.local/nginx:1.27"
+    )
+    assert objs["ConfigMap default/settings"].obj["data"] == {"mode": "prod", "extra": "1"}
+    assert "annotations" not in objs["ServiceAccount default/web"].obj["metadata"]  # not a target
+
+
+async def test_common_metadata_is_set_on_metadata_only(tmp_path: Path) -> None:
+    write(tmp_path, {"apps/app.yaml": APP})
+    objs = await render(tmp_path, Overlay(labels=(("team", "a"),), annotations=(("owner", "x"),)))
+    deploy = objs["Deployment default/web"].obj
+    assert deploy["metadata"]["labels"]["team"] == "a"
+    assert deploy["metadata"]["annotations"]["owner"] == "x"
+    assert deploy["spec"]["selector"] == {"matchLabels": {"app": "web"}}
+    assert deploy["spec"]["template"]["metadata"]["labels"] == {"app": "web"}
+
+
+async def test_components_relative_to_the_path_and_confined(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "apps/app.yaml": APP,
+        "components/mon/kustomization.yaml": """\
+            apiVersion: kustomize.config.k8s.io/v1alpha1
+            kind: Component
+            resources: [monitor.yaml]
+            patches:
+            - path: label.yaml
+        """,
+        "components/mon/monitor.yaml": "apiVersion: v1\nkind: ConfigMap\n"
+                                       "metadata: {name: monitor}\n",
+        "components/mon/label.yaml": "apiVersion: apps/v1\nkind: Deployment\n"
+                                     "metadata: {name: web, labels: {monitored: 'true'}}\n",
+    })  # fmt: skip
+    objs = await render(tmp_path, Overlay(components=("../components/mon",)))
+    assert objs["Deployment default/web"].obj["metadata"]["labels"]["monitored"] == "true"
+    assert "ConfigMap default/monitor" in objs
+    assert objs["ConfigMap default/monitor"].path == "spec.components"
+    source = LocalSource(name="s", root=tmp_path, path="apps", repo_tree=True)
+    for bad, message in (
+        ("../../../etc", "leaves the repository"),
+        ("../apps", "holds no kustomization"),
+    ):
+        renderer = Renderer(context=ParseContext(source="s", default_namespace="default"),
+                            overlay=Overlay(components=(bad,)))  # fmt: skip
+        result = await renderer.render(await source.snapshot())
+        assert not result.ok
+        assert any(message in str(p) for p in result.problems), result.problems
+
+
+async def test_a_kustomize_error_is_a_problem_and_renders_are_cached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path, {"apps/app.yaml": APP})
+    source = LocalSource(name="s", root=tmp_path, path="apps")
+    bogus = OverlayPatch("- op: bogus\n  path: /x\n", (("kind", "ConfigMap"),))
+    ctx = ParseContext(source="s", default_namespace="default")
+    bad = Renderer(context=ctx, overlay=Overlay(patches=(bogus,)))
+    result = await bad.render(await source.snapshot())
+    assert not result.ok
+    assert any("overlay" in str(p) for p in result.problems)
+    builds = 0
+    real = kustomize.build
+
+    async def counted(root: str, contents: Any, **kw: Any) -> bytes:
+        nonlocal builds
+        builds += 1
+        return await real(root, contents, **kw)
+
+    monkeypatch.setattr(kustomize, "build", counted)
+    renderer = Renderer(context=ParseContext(source="s", default_namespace="default"),
+                        overlay=Overlay(name_prefix="p-"))  # fmt: skip
+    first = await renderer.render(await source.snapshot())
+    again = await renderer.render(await source.snapshot())
+    assert builds == 1
+    assert [d.applied for d in first.objects] == [d.applied for d in again.objects]
+    write(tmp_path, {"apps/app.yaml": APP.replace("mode: prod", "mode: dev")})
+    changed = await renderer.render(await source.snapshot())
+    assert builds == 2
+    assert '"mode":"dev"' in next(d.applied for d in changed.objects if d.ref.kind == "ConfigMap")
+
+
+async def test_secrets_reach_kustomize_through_a_fifo_only(tmp_path: Path) -> None:
+    write(tmp_path, {"apps/s.yaml": "apiVersion: v1\nkind: Secret\nmetadata: {name: creds}\n"
+                                    "stringData: {password: hunter2}\n"})  # fmt: skip
+    objs = await render(tmp_path, Overlay(name_prefix="p-"))
+    assert objs["Secret default/p-creds"].obj["data"] == {"password": "aHVudGVyMg=="}
