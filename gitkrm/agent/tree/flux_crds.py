@@ -41,9 +41,18 @@ def _columns(*, url: bool) -> list[dict[str, Any]]:
     ]
 
 
-def _crd(
-    *, group: str, kind: str, plural: str, short: list[str], spec: dict[str, Any], url: bool
+def crd_object(
+    *,
+    group: str,
+    kind: str,
+    plural: str,
+    short: list[str],
+    spec: dict[str, Any],
+    url: bool = False,
+    versions: tuple[str, ...] = ("v1", "v1beta2"),
 ) -> Obj:
+    """A Flux CRD: `versions` served (the first stored), the status subresource, and
+    Flux's printer columns (Age, Ready, Status; URL first when `url`)."""
     schema = {
         "type": "object",
         "properties": {
@@ -54,16 +63,16 @@ def _crd(
             "status": _ANY,
         },
     }
-    versions: list[dict[str, Any]] = [
+    served: list[dict[str, Any]] = [
         {
             "name": v,
             "served": True,
-            "storage": v == "v1",
+            "storage": v == versions[0],
             "schema": {"openAPIV3Schema": schema},
             "subresources": {"status": {}},
             "additionalPrinterColumns": _columns(url=url),
         }
-        for v in ("v1", "v1beta2")
+        for v in versions
     ]
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
@@ -82,7 +91,7 @@ def _crd(
                 "shortNames": short,
             },
             "scope": "Namespaced",
-            "versions": versions,
+            "versions": served,
         },
     }
 
@@ -122,7 +131,7 @@ def kustomization_crd() -> Obj:
             "components": {"type": "array", "items": _STR},
         },
     }
-    return _crd(
+    return crd_object(
         group=KUSTOMIZATION.group, kind=KUSTOMIZATION.kind, plural="kustomizations",
         short=["ks"], spec=spec, url=False,
     )  # fmt: skip
@@ -145,7 +154,7 @@ def git_repository_crd() -> Obj:
             },
         },
     }
-    return _crd(
+    return crd_object(
         group=GIT_REPOSITORY.group, kind=GIT_REPOSITORY.kind, plural="gitrepositories",
         short=["gitrepo"], spec=spec, url=True,
     )  # fmt: skip

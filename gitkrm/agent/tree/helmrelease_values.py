@@ -1,0 +1,166 @@
+"""A Flux HelmRelease's values: `valuesFrom` (ConfigMaps and Secrets of the release's
+namespace, in order), then `spec.values` over them, merged as helm-controller merges them.
+
+- Without `targetPath` the key (`valuesKey`, default `values.yaml`) holds YAML values,
+  merged over what came before (maps key by key, anything else replaced).
+- With `targetPath` the key's raw text is set at that path (Helm's `--set-string` path
+  syntax: dots, `\\.` for a literal dot, `[n]` list indexes).
+- `optional: true`: a missing object or key is skipped; otherwise it is an error naming
+  the HelmRelease's field.
+
+Every value read from a Secret is remembered by `gitkrm.krm.masking` before it reaches a
+values document, so it is masked in every log line, status, note and diff.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from typing import Any, Final
+
+import yaml
+
+from gitkrm.charts.spec import merge_values
+from gitkrm.krm import Obj, ObjectRef, masking
+
+Fail = Callable[[str, str], Exception]
+DEFAULT_KEY: Final = "values.yaml"
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_INDEX: Final = re.compile(r"^(.*?)\[(\d+)\]$")
+MAX_INDEX: Final = 10_000
+
+
+async def release_values(
+    spec: Mapping[str, Any],
+    *,
+    namespace: str,
+    get: Callable[[ObjectRef], Awaitable[Obj | None]],
+    fail: Fail,
+) -> dict[str, Any]:
+    """The values of a HelmRelease's `spec` (see the module docstring)."""
+    values: dict[str, Any] = {}
+    for i, ref in enumerate(spec.get("valuesFrom") or ()):
+        at = f"spec.valuesFrom[{i}]"
+        if not isinstance(ref, Mapping):
+            raise fail(at, "must be a mapping")
+        kind = str(ref.get("kind") or "")
+        name = str(ref.get("name") or "")
+        if kind not in ("ConfigMap", "Secret") or not name:
+            raise fail(at, "needs kind (ConfigMap or Secret) and name")
+        key = str(ref.get("valuesKey") or DEFAULT_KEY)
+        optional = bool(ref.get("optional"))
+        obj = await get(ObjectRef(group="", kind=kind, name=name, namespace=namespace))
+        if obj is None:
+            if optional:
+                continue
+            raise fail(at, f"{kind} {namespace}/{name} not found")
+        text = _value(obj, key, at=at, fail=fail)
+        if text is None:
+            if optional:
+                continue
+            raise fail(at, f"{kind} {namespace}/{name} has no key {key!r}")
+        if kind == "Secret":
+            masking.remember([text, *_leaves(text)])
+        target = ref.get("targetPath")
+        if target:
+            values = set_path(values, str(target), text, at=f"{at}.targetPath", fail=fail)
+            continue
+        try:
+            loaded = yaml.load(text, Loader=_Loader) or {}
+        except yaml.YAMLError:
+            # The parser's message may quote the value: never show it.
+            raise fail(at, f"{kind} {namespace}/{name} key {key!r} is not valid YAML") from None
+        if not isinstance(loaded, dict):
+            raise fail(at, f"{kind} {namespace}/{name} key {key!r} is not a mapping of values")
+        values = merge_values(values, loaded)
+    inline = spec.get("values") or {}
+    if not isinstance(inline, dict):
+        raise fail("spec.values", "must be a mapping")
+    return merge_values(values, inline)
+
+
+def _value(obj: Obj, key: str, *, at: str, fail: Fail) -> str | None:
+    if obj.get("kind") == "Secret":
+        data = obj.get("data") or {}
+        if key in data:
+            try:
+                return base64.b64decode(str(data[key]), validate=True).decode()
+            except (binascii.Error, UnicodeDecodeError):
+                raise fail(at, f"Secret key {key!r} is not base64 of UTF-8 text") from None
+        string = obj.get("stringData") or {}
+        return str(string[key]) if key in string else None
+    data = obj.get("data") or {}
+    return str(data[key]) if key in data else None
+
+
+def _leaves(text: str) -> Iterator[str]:
+    """The scalar values of a YAML document (each masked on its own too)."""
+    try:
+        doc = yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError:
+        return
+    stack = [doc]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+        elif node is not None and not isinstance(node, bool):
+            yield str(node)
+
+
+def _split(path: str) -> list[str]:
+    """`a.b\\.c.d[0]` -> ["a", "b.c", "d[0]"]."""
+    parts, cur, escaped = [], "", False
+    for ch in path:
+        if escaped:
+            cur += ch
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == ".":
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    return parts
+
+
+def set_path(
+    values: dict[str, Any], path: str, value: str, *, at: str, fail: Fail
+) -> dict[str, Any]:
+    """`values` with the string `value` at `path` (a copy along the path)."""
+    parts = _split(path)
+    if any(not p for p in parts):
+        raise fail(at, f"{path!r} is not a values path")
+    out = dict(values)
+    node: Any = out
+    for n, part in enumerate(parts):
+        last = n == len(parts) - 1
+        m = _INDEX.match(part)
+        key, index = (m.group(1), int(m.group(2))) if m else (part, None)
+        if index is not None and index > MAX_INDEX:
+            raise fail(at, f"{path!r}: index {index} is too large")
+        if index is None:
+            if last:
+                node[key] = value
+            else:
+                child = node.get(key)
+                node[key] = dict(child) if isinstance(child, dict) else {}
+                node = node[key]
+            continue
+        old = node.get(key)
+        items = list(old) if isinstance(old, list) else []
+        items.extend([None] * (index + 1 - len(items)))
+        node[key] = items
+        if last:
+            items[index] = value
+        else:
+            child = items[index]
+            items[index] = dict(child) if isinstance(child, dict) else {}
+            node = items[index]
+    return out
