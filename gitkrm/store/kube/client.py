@@ -31,6 +31,7 @@ from typing import Any, Final
 
 import aiohttp
 import orjson
+from aiohttp.client_proto import ResponseHandler
 
 from gitkrm import __version__
 from gitkrm.errors import BadRequest, GitkrmError, ServiceUnavailable, Timeout, from_status
@@ -38,6 +39,7 @@ from gitkrm.store.kube.kubeconfig import ClusterConfig
 
 log = logging.getLogger(__name__)
 
+CLOSE_WAIT: Final = 2.0  # seconds an ended watch waits for its connection to close
 JSON: Final = "application/json"
 USER_AGENT: Final = f"gitkrm/{__version__}"
 KEEPALIVE: Final = 10.0  # seconds: below servers' idle timeouts, so a reused connection is open
@@ -322,7 +324,12 @@ class KubeClient:
                 if resp.status >= 400:
                     data = await resp.read()
                     raise error_of(resp.status, resp.headers, data, f"GET {path}")
-                yield resp.content
+                protocol = resp.connection.protocol if resp.connection is not None else None
+                try:
+                    yield resp.content
+                finally:
+                    if protocol is not None and not resp.content.is_eof():
+                        await _closed(resp, protocol)
                 return
 
     async def close(self) -> None:
@@ -331,6 +338,17 @@ class KubeClient:
         self._retired = []
         for s in sessions:
             await s.close()
+
+
+async def _closed(resp: aiohttp.ClientResponse, protocol: ResponseHandler) -> None:
+    """An unfinished watch ends: its connection can't be reused, so it is closed, and
+    awaited (a TLS connection's socket is closed only after its shutdown is sent: not
+    awaited, the socket outlives the client and the garbage collector finds it open)."""
+    closed = protocol.closed
+    resp.close()
+    if closed is not None:
+        with contextlib.suppress(TimeoutError, aiohttp.ClientError, OSError):
+            await asyncio.wait_for(asyncio.shield(closed), CLOSE_WAIT)
 
 
 def encode_params(params: Mapping[str, Any]) -> list[tuple[str, str]]:
