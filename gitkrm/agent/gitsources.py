@@ -36,9 +36,28 @@ async def served(store: Store) -> bool:
     return True
 
 
-async def ensure(store: Store, config: SourceConfig, *, agent_name: str) -> Obj:
-    """Create or update the GitSource of a configured source (its status is kept)."""
+PARENT_LABEL = "gitkrm.io/parent"
+"""On the GitSource of a child source: the source whose revision declares it."""
+DECLARED_BY = "gitkrm.io/declared-by"
+"""On the GitSource of a child source: its declaring object, `group/Kind/namespace/name`
+(so a later run finds a child whose object was deleted while no agent ran)."""
+
+
+async def ensure(
+    store: Store,
+    config: SourceConfig,
+    *,
+    agent_name: str,
+    parent: str | None = None,
+    declared_by: str | None = None,
+) -> Obj:
+    """Create or update the GitSource of a source (its status is kept); `parent` and
+    `declared_by`: the source and the object that declare it (a child of a source tree)."""
     desired = config.to_object(agent_name=agent_name)
+    if parent is not None:
+        desired["metadata"]["labels"][PARENT_LABEL] = parent
+    if declared_by is not None:
+        desired["metadata"]["annotations"] = {DECLARED_BY: declared_by}
     for _ in range(5):
         try:
             live = await store.get(gitsource_ref(config.name))
@@ -48,13 +67,19 @@ async def ensure(store: Store, config: SourceConfig, *, agent_name: str) -> Obj:
             except AlreadyExists:
                 continue
         labels = meta(live).get("labels") or {}
-        if live.get("spec") == desired["spec"] and all(
-            labels.get(k) == v for k, v in desired["metadata"]["labels"].items()
+        annotations = meta(live).get("annotations") or {}
+        wanted = desired["metadata"].get("annotations") or {}
+        if (
+            live.get("spec") == desired["spec"]
+            and all(labels.get(k) == v for k, v in desired["metadata"]["labels"].items())
+            and all(annotations.get(k) == v for k, v in wanted.items())
         ):
             return live
         body = copy.deepcopy(live)
         body["spec"] = desired["spec"]
         body["metadata"]["labels"] = {**labels, **desired["metadata"]["labels"]}
+        if wanted:
+            body["metadata"]["annotations"] = {**annotations, **wanted}
         try:
             return await store.update(body)
         except Conflict:
@@ -68,8 +93,8 @@ async def forget_unconfigured(store: Store, *, agent_name: str, wanted: set[str]
     listed = await store.list(crd.GITSOURCE_GVK, crd.NAMESPACE, label_selector=selector)
     for obj in listed.get("items", []):
         name = meta(obj).get("name", "")
-        if name in wanted:
-            continue
+        if name in wanted or PARENT_LABEL in (meta(obj).get("labels") or {}):
+            continue  # configured, or a child (its parent's tree keeps it)
         log.warning(
             "source %s is no longer configured: its GitSource is removed, the objects it "
             "synced stay in the store (inventory gitkrm-inventory-%s)",
@@ -86,3 +111,16 @@ class NoStatusWriter(StatusWriter):
 
     async def write(self, status: Mapping[str, Any]) -> Obj:
         return {"status": dict(status)}
+
+
+async def children_of(store: Store, *, agent_name: str, parent: str) -> dict[str, str]:
+    """The child sources a parent declared, as their GitSources remember them: child name
+    -> its declaring object (`DECLARED_BY`)."""
+    selector = f"gitkrm.io/agent={agent_name},{PARENT_LABEL}={parent}"
+    listed = await store.list(crd.GITSOURCE_GVK, crd.NAMESPACE, label_selector=selector)
+    out: dict[str, str] = {}
+    for obj in listed.get("items", []):
+        declared = (meta(obj).get("annotations") or {}).get(DECLARED_BY)
+        if declared:
+            out[str(meta(obj).get("name"))] = str(declared)
+    return out

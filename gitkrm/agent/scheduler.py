@@ -136,6 +136,12 @@ class Scheduler:
             replace_existing=True,
         )
 
+    def remove(self, name: str) -> None:
+        """Stop ticking a worker (a child source removed)."""
+        self._workers.pop(name, None)
+        if self._scheduler is not None and self._aps.get_job(name) is not None:
+            self._aps.remove_job(name)
+
     def reschedule(self, name: str, *, interval: float) -> None:
         self._aps.reschedule_job(name, trigger=self._trigger(interval))
 

@@ -11,13 +11,14 @@ target one per leadership (`gitkrm.agent.cluster`). A term is begun and ended by
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from gitkrm.cache import WatchCache
-from gitkrm.errors import GitkrmError
+from gitkrm.errors import GitkrmError, NotFound
 from gitkrm.krm import Obj, ObjectRef
 from gitkrm.store import Store
 from gitkrm.store.protocol import meta
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
     from gitkrm.report import HealthFollower, PushState, Reporter
 
     from .agent import AgentOptions
+    from .config import SourceConfig
+    from .tree.children import Tree
 
 log = logging.getLogger("gitkrm.agent")
 
@@ -68,6 +71,7 @@ class Term:
         self.runners: dict[str, SourceRunner] = {}
         self._workers: dict[str, SourceWorker] = {}
         self._scheduler = Scheduler()
+        self._scheduler_started = False
         self._tasks: list[asyncio.Task[None]] = []
         self._replaced: dict[str, asyncio.Event] = {}
         """Per source: set when a spec edit replaced its source (the change watch restarts)."""
@@ -76,6 +80,16 @@ class Term:
         self._stopping = False
         self._reporter: Reporter | None = None
         self._follower: HealthFollower | None = None
+        self._tree: Tree | None = None
+
+    @property
+    def tree(self) -> Tree:
+        """The children of the term's sources (`gitkrm.agent.tree.children`)."""
+        if self._tree is None:
+            from .tree.children import Tree
+
+            self._tree = Tree(self, store=self._store, agent_name=self._options.agent_name)
+        return self._tree
 
     @property
     def stopping(self) -> bool:
@@ -103,32 +117,42 @@ class Term:
             live: Obj = {}
             if self.gitsources:
                 live = await gitsources.ensure(store, config, agent_name=options.agent_name)
-            runner = SourceRunner(
-                store=store,
-                config=config,
-                agent_name=options.agent_name,
-                apply_mode=options.apply_mode,
-                git_cache=git_cache(options.state_dir, config.name),
-                live=live,
-                state_dir=options.state_dir,
-                skip_unchanged=options.skip_unchanged,
-                cache=self._cache,
-                track_drift=options.track_drift,
-            )
-            if options.skip_unchanged:
-                runner.before_pass = self.start_reports  # nothing to do: nothing reported
-            if not self.gitsources:
-                desired = config.to_object(agent_name=options.agent_name)
-                runner.writer = gitsources.NoStatusWriter(store, desired=desired)
-            runner.observe = self._observe
-            runner.before_wait = self._before_wait
-            self.runners[config.name] = runner
-            # A request made while no agent ran is handled by the first sync.
-            asked = (meta(live).get("annotations") or {}).get(REQUESTED_AT)
-            handled = (live.get("status") or {}).get("lastHandledRequestedAt")
-            runner.requested_at = asked or handled
+            self._make_runner(config, live)
         if not options.skip_unchanged:
             self.start_reports()
+
+    def _make_runner(self, config: SourceConfig, live: Obj) -> SourceRunner:
+        """A source's runner, registered with the term (and its reports, when they run)."""
+        options, store = self._options, self._store
+        runner = SourceRunner(
+            store=store,
+            config=config,
+            agent_name=options.agent_name,
+            apply_mode=options.apply_mode,
+            git_cache=git_cache(options.state_dir, config.name),
+            live=live,
+            state_dir=options.state_dir,
+            skip_unchanged=options.skip_unchanged,
+            cache=self._cache,
+            track_drift=options.track_drift,
+        )
+        if options.skip_unchanged:
+            runner.before_pass = self.start_reports  # nothing to do: nothing reported
+        if not self.gitsources:
+            desired = config.to_object(agent_name=options.agent_name)
+            runner.writer = gitsources.NoStatusWriter(store, desired=desired)
+        runner.observe = self._observe
+        runner.before_wait = self._before_wait
+        self.runners[config.name] = runner
+        # A request made while no agent ran is handled by the first sync.
+        asked = (meta(live).get("annotations") or {}).get(REQUESTED_AT)
+        handled = (live.get("status") or {}).get("lastHandledRequestedAt")
+        runner.requested_at = asked or handled
+        if self._reporter is not None:
+            runner.reporter = self._reporter
+            runner.follower = self._follower
+            self._reporter.register(config.name, runner.source)
+        return runner
 
     def start_reports(self) -> None:
         """The reporter and the health follower of the term, every runner's source
@@ -159,10 +183,15 @@ class Term:
     # -- one pass ----------------------------------------------------------------------
 
     async def sync_all(self, shutdown: Shutdown | None, outcomes: list[Outcome]) -> list[Outcome]:
-        """Sync every source that is not suspended, one after the other, into `outcomes`
+        """Sync every source that is not suspended, one after the other, then the whole
+        tree below them (children, grandchildren, in `dependsOn` order), into `outcomes`
         (kept when the pass is cancelled)."""
-        for runner in self.runners.values():
-            if shutdown is not None and shutdown.requested.is_set():
+
+        def stopped() -> bool:
+            return shutdown is not None and shutdown.requested.is_set()
+
+        for runner in list(self.runners.values()):
+            if stopped():
                 break
             if runner.config.suspend:
                 log.info("source %s is suspended: not synced", runner.name)
@@ -170,7 +199,161 @@ class Term:
             outcome = await runner.reconcile(frozenset({Trigger.START}))
             if outcome is not None:
                 outcomes.append(outcome)
+            await self.tree.after_pass(runner)
+        done: set[str] = set()
+        while not stopped():
+            tree = self.tree
+            todo = [c for c in tree.runnable() if c.name not in done]
+            # A child's turn comes when every child it depends on had its turn (a cycle of
+            # dependsOn, or one on an object never declared, leaves children Pending).
+            turns = {c.name for c in todo}
+            ready = [
+                c
+                for c in todo
+                if c.spec is None
+                or not any(
+                    (d := tree.children.get(r.key)) is not None and d.name in turns
+                    for r in c.spec.depends_on
+                )
+            ]
+            if not ready:
+                for child in todo:
+                    await tree.ready(child.name)  # shown Pending, with what it waits for
+                break
+            for child in ready:
+                done.add(child.name)
+                await self._sync_child(child.name, frozenset({Trigger.START}), outcomes)
+                if stopped():
+                    break
+        await self.tree.flush()
         return outcomes
+
+    async def _sync_child(
+        self, name: str, triggers: frozenset[Trigger], outcomes: list[Outcome] | None = None
+    ) -> None:
+        """One pass of a child: its dependencies first, then its sync, its status and its
+        own children."""
+        tree = self.tree
+        runner = self.runners.get(name)
+        if runner is None:
+            return
+        if not await tree.ready(name):
+            await tree.flush()
+            return
+        if runner.config.suspend:
+            log.info("source %s is suspended: not synced", name)
+        outcome = await runner.reconcile(triggers)
+        if outcome is not None and outcomes is not None:
+            outcomes.append(outcome)
+        tree.after_sync(name)
+        await tree.after_pass(runner)
+
+    def problems(self) -> list[str]:
+        """Declaring objects that could not be made children (invalid, a cycle)."""
+        return [] if self._tree is None else self._tree.problems()
+
+    def waiting(self) -> list[str]:
+        """Children left waiting for their dependencies (never synced in this term)."""
+        if self._tree is None:
+            return []
+        return [c.name for c in self._tree.runnable() if c.waiting_for]
+
+    # -- the tree's host (gitkrm.agent.tree.children.Host) ------------------------------
+
+    def runner(self, name: str) -> SourceRunner | None:
+        return self.runners.get(name)
+
+    async def start_child(
+        self, config: SourceConfig, *, parent: str, declared_by: ObjectRef
+    ) -> SourceRunner:
+        live: Obj = {}
+        if self.gitsources:
+            from .tree.naming import ref_text
+
+            live = await gitsources.ensure(
+                self._store,
+                config,
+                agent_name=self._options.agent_name,
+                parent=parent,
+                declared_by=ref_text(declared_by),
+            )
+        runner = self._make_runner(config, live)
+        if self._scheduler_started:
+            self._start_worker(config.name, runner)
+        return runner
+
+    async def reconfigure_child(self, name: str, config: SourceConfig) -> None:
+        runner = self.runners[name]
+        interval = runner.config.interval
+        generation = runner.generation
+        if self.gitsources:
+            parent = self.tree.parent_of(name)
+            live = await gitsources.ensure(
+                self._store, config, agent_name=self._options.agent_name, parent=parent
+            )  # the declaring object is the same: its annotation stays
+            generation = int(meta(live).get("generation") or generation)
+        await runner.reconfigure(config, generation=generation)
+        worker = self._workers.get(name)
+        if worker is not None:
+            if config.interval != interval:
+                self._scheduler.reschedule(name, interval=config.interval)
+            replaced = self._replaced.get(name)
+            if replaced is not None:
+                replaced.set()
+            worker.request(Trigger.SPEC)
+
+    async def stop_child(self, name: str) -> None:
+        worker = self._workers.pop(name, None)
+        if worker is not None:
+            self._scheduler.remove(name)
+            if asyncio.current_task() is not getattr(worker, "_task", None):
+                await worker.stop(grace=0)
+        self._replaced.pop(name, None)
+        runner = self.runners.pop(name, None)
+        if runner is not None:
+            await runner.close()
+        if self._reporter is not None:
+            self._reporter.unregister(name)
+        if self._follower is not None:
+            self._follower.stop(name)
+        if self.gitsources:
+            from .status import gitsource_ref
+
+            with contextlib.suppress(NotFound):
+                await self._store.delete(gitsource_ref(name))
+
+    async def remembered(self, parent: str) -> dict[str, ObjectRef]:
+        from .tree.naming import parse_ref_text
+
+        if not self.gitsources:
+            return {}
+        found = await gitsources.children_of(
+            self._store, agent_name=self._options.agent_name, parent=parent
+        )
+        return {n: r for n, text in found.items() if (r := parse_ref_text(text)) is not None}
+
+    def request_sync(self, name: str) -> None:
+        worker = self._workers.get(name)
+        if worker is not None:
+            worker.request(Trigger.REQUEST)
+
+    async def healthy(self, runner: SourceRunner) -> str | None:
+        from gitkrm.health import HealthChecks, wait_for
+
+        if self._before_wait is not None:
+            await self._before_wait()
+        result = await wait_for(
+            self._store,
+            runner.applied,
+            timeout=runner.config.health_timeout,
+            cache=self._cache,
+            ttl_jobs=runner.ttl_jobs,
+            checks=HealthChecks.merged([runner.config.health_checks]),
+        )
+        await runner.record_health(result.results)
+        if result.ok:
+            return None
+        return "; ".join(result.describe()[:3]) or "not healthy"
 
     def synced_once(self) -> bool:
         """Whether every source that is not suspended finished a sync in this term."""
@@ -208,18 +391,9 @@ class Term:
         """One worker per source (a first sync asked for), the ticks, the watches."""
         from . import steering
 
+        self._scheduler_started = True
         for name, runner in self.runners.items():
-            worker = SourceWorker(name, self._reconciler(name))
-            self._workers[name] = worker
-            replaced = self._replaced[name] = asyncio.Event()
-            self._scheduler.add(worker, interval=runner.config.interval)
-            worker.start()
-            worker.request(Trigger.START)
-            if self._options.watch_changes:
-                watch = steering.watch_changes(
-                    runner, worker, replaced=replaced, stopping=lambda: self._stopping
-                )
-                self._spawn(watch, f"gitkrm-changes-{name}")
+            self._start_worker(name, runner)
         if self.gitsources:
             listed = await self._store.list(crd.GITSOURCE_GVK, crd.NAMESPACE)
             rv = listed["metadata"]["resourceVersion"]
@@ -235,6 +409,22 @@ class Term:
             ", ".join(f"{r.name}={r.config.safe_url}" for r in self.runners.values()),
         )
 
+    def _start_worker(self, name: str, runner: SourceRunner) -> None:
+        """A source's worker (a first sync asked for), its ticks and its change watch."""
+        from . import steering
+
+        worker = SourceWorker(name, self._reconciler(name))
+        self._workers[name] = worker
+        replaced = self._replaced[name] = asyncio.Event()
+        self._scheduler.add(worker, interval=runner.config.interval)
+        worker.start()
+        worker.request(Trigger.START)
+        if self._options.watch_changes:
+            watch = steering.watch_changes(
+                runner, worker, replaced=replaced, stopping=lambda: self._stopping
+            )
+            self._spawn(watch, f"gitkrm-changes-{name}")
+
     def _on_gitsource(self, obj: Obj) -> None:
         from . import steering
 
@@ -244,7 +434,8 @@ class Term:
         if runner is None or worker is None:
             return
         pending = steering.on_gitsource(runner, worker, obj)
-        if pending is not None:
+        if pending is not None and self.tree.by_name(name) is None:
+            # A child's spec is its declaring object's: an edit of its GitSource is not used.
             self._pending_spec[name] = pending
 
     def _spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
@@ -253,7 +444,13 @@ class Term:
 
     def _reconciler(self, name: str) -> Reconcile:
         async def reconcile(triggers: frozenset[Trigger]) -> None:
-            runner = self.runners[name]
+            runner = self.runners.get(name)
+            if runner is None:
+                return  # a child stopped meanwhile
+            if self.tree.by_name(name) is not None:
+                await self._sync_child(name, triggers)
+                await self.tree.flush()
+                return
             pending = self._pending_spec.pop(name, None)
             if pending is not None:
                 from . import steering
@@ -265,6 +462,7 @@ class Term:
                     replaced=self._replaced[name],
                 )
             await runner.reconcile(triggers)
+            await self.tree.after_pass(runner)
 
         return reconcile
 
@@ -330,7 +528,7 @@ class Term:
         except GitkrmError as e:
             log.debug("the last syncs are not recorded: %s", e.message)
             return
-        ours: set[int] = set()
+        ours: set[int] = set() if self._tree is None else set(self._tree.written)
         for runner in self.runners.values():
             ours |= runner.written
         for runner in settled:

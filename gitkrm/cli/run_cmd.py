@@ -196,6 +196,9 @@ async def _run(options: AgentOptions, *, once: bool, wait: float | None = None) 
                 return 1
             _print_summary(agent, outcomes)
             code = exit_code(outcomes)
+            term = agent.term
+            if term is not None and (term.problems() or term.waiting()):
+                code = 1  # a declaring object that runs no child, or a child never synced
             if code == 0 and wait is not None and not shutdown.requested.is_set():
                 code = await _wait(agent, timeout=wait, shutdown=shutdown)
             return code
@@ -241,18 +244,35 @@ async def _wait(agent: Agent, *, timeout: float, shutdown: Shutdown) -> int:  # 
 
 
 def _print_summary(agent: Agent, outcomes: list[Outcome]) -> None:
+    """One line per source of the tree (children indented under their parents), then the
+    declaring objects that run no child."""
     from gitkrm.agent.status import short, summary
 
-    synced = iter(outcomes)
+    term = agent.term
+    tree = None if term is None else term.tree
     for runner in agent.runners.values():
+        depth = 0
+        parent = None if tree is None else tree.parent_of(runner.name)
+        while parent is not None and tree is not None and depth < 20:
+            depth += 1
+            parent = tree.parent_of(parent)
+        indent = "  " * depth
+        child = None if tree is None else tree.by_name(runner.name)
         if runner.config.suspend:
-            print(f"{runner.name}: suspended, not synced")
+            print(f"{indent}{runner.name}: suspended, not synced")
             continue
-        o = next(synced, None)
+        o = runner.last_outcome
         if o is None:
-            print(f"{runner.name}: not synced (stopped)")
+            waiting = ""
+            if child is not None and child.waiting_for:
+                from gitkrm.agent.tree.naming import describe
+
+                waiting = ": waiting for " + ", ".join(describe(r) for r in child.waiting_for)
+            print(f"{indent}{runner.name}: not synced{waiting or ' (stopped)'}")
             continue
         result = "synced" if o.succeeded else f"FAILED ({len(o.errors)} error(s) above)"
         if o.nothing_changed:
             result = "in sync, nothing changed since the last sync of"
-        print(f"{runner.name}: {result} revision {short(o.revision)}: {summary(o.counts)}")
+        print(f"{indent}{runner.name}: {result} revision {short(o.revision)}: {summary(o.counts)}")
+    for problem in [] if term is None else term.problems():
+        print(f"error: {problem}")

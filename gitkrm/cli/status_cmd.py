@@ -64,7 +64,28 @@ async def _list(args: argparse.Namespace) -> list[Obj]:
     finally:
         await store.close()
     items: list[Obj] = listed.get("items", [])
-    return sorted(items, key=lambda o: o["metadata"]["name"])
+    return tree_order(items)
+
+
+def _parent(obj: Obj) -> str | None:
+    labels = obj["metadata"].get("labels") or {}
+    parent = labels.get("gitkrm.io/parent")
+    return str(parent) if parent else None
+
+
+def tree_order(items: list[Obj]) -> list[Obj]:
+    """By name, each child source right under its parent (source trees)."""
+    by_name = {o["metadata"]["name"]: o for o in items}
+
+    def lineage(obj: Obj) -> list[str]:
+        names = [obj["metadata"]["name"]]
+        parent = _parent(obj)
+        while parent is not None and parent in by_name and parent not in names:
+            names.append(parent)
+            parent = _parent(by_name[parent])
+        return names[::-1]
+
+    return sorted(items, key=lineage)
 
 
 def summarize(obj: Obj) -> dict[str, Any]:
@@ -77,6 +98,7 @@ def summarize(obj: Obj) -> dict[str, Any]:
     ref = spec.get("ref") or {}
     out: dict[str, Any] = {
         "name": obj["metadata"]["name"],
+        "parent": _parent(obj),
         "url": spec.get("url", ""),
         "ref": next((f"{k} {v}" for k, v in ref.items()), "directory"),
         "path": spec.get("path", ""),
@@ -102,7 +124,7 @@ def summarize(obj: Obj) -> dict[str, Any]:
 def table(rows: Sequence[Mapping[str, Any]]) -> str:
     from gitkrm.agent.status import short
 
-    headers = ["NAME", "REVISION", "READY", "HEALTH", "SUSPENDED", "RESULT"]
+    headers = ["NAME", "PARENT", "REVISION", "READY", "HEALTH", "SUSPENDED", "RESULT"]
     headers += [c.upper() for c in COUNTS]
     headers += ["LAST SYNC", "MESSAGE"]
     lines = [headers]
@@ -111,6 +133,7 @@ def table(rows: Sequence[Mapping[str, Any]]) -> str:
         lines.append(
             [
                 r["name"],
+                r.get("parent") or "-",
                 short(r["revision"]),
                 r["ready"],
                 (r.get("health") or {}).get("status") or "-",

@@ -62,8 +62,9 @@ def test_sources_with_their_last_sync(tmp_path: Path, capsys: pytest.CaptureFixt
     code, out, err = status(state, capsys)
     assert code == 0, err
     header, apps, infra, new = out.splitlines()
-    assert header.split()[:12] == [
+    assert header.split()[:13] == [
         "NAME",
+        "PARENT",
         "REVISION",
         "READY",
         "HEALTH",
@@ -76,8 +77,9 @@ def test_sources_with_their_last_sync(tmp_path: Path, capsys: pytest.CaptureFixt
         "FAILED",
         "REFUSED",
     ]
-    assert apps.split()[:12] == [
+    assert apps.split()[:13] == [
         "apps",
+        "-",
         REV[:12],
         "True",
         "-",
@@ -90,9 +92,9 @@ def test_sources_with_their_last_sync(tmp_path: Path, capsys: pytest.CaptureFixt
         "0",
         "0",
     ]
-    assert infra.split()[:6] == ["infra", REV[:12], "False", "-", "false", "Failed"]
+    assert infra.split()[:7] == ["infra", "-", REV[:12], "False", "-", "false", "Failed"]
     assert infra.endswith("revision ffffffffffff: a.yaml:3: ConfigMap default/x: bad")
-    assert new.split()[:6] == ["new", "-", "Unknown", "-", "false", "-"]
+    assert new.split()[:7] == ["new", "-", "-", "Unknown", "-", "false", "-"]
 
     code, out, _ = status(state, capsys, "-o", "json")
     sources = {s["name"]: s for s in orjson.loads(out)["sources"]}

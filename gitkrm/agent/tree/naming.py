@@ -43,3 +43,11 @@ def describe(ref: ObjectRef) -> str:
 def ref_text(ref: ObjectRef) -> str:
     """The reference in one annotation value: `group/Kind/namespace/name`."""
     return f"{ref.group}/{ref.kind}/{ref.namespace or ''}/{ref.name}"
+
+
+def parse_ref_text(text: str) -> ObjectRef | None:
+    """The reference of `ref_text` (None when it is not one)."""
+    parts = text.split("/")
+    if len(parts) != 4 or not parts[1] or not parts[3]:
+        return None
+    return ObjectRef(group=parts[0], kind=parts[1], namespace=parts[2] or None, name=parts[3])
