@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from gitkrm.errors import BadRequest, Conflict, GitkrmError, NotFound
 from gitkrm.health import Health, aggregate
-from gitkrm.krm import Obj, ObjectRef, ResourceKey
+from gitkrm.krm import GVK, Obj, ObjectRef, ResourceKey
 from gitkrm.store import BatchOp, BatchOpKind, Store
 from gitkrm.store.protocol import meta
 from gitkrm.sync import inventory
@@ -88,6 +88,16 @@ class _Context:
             return await self.store.get(ref)
         except NotFound:
             return None
+
+    async def list(
+        self, gvk: GVK, *, namespace: str, label_selector: str | None = None
+    ) -> Sequence[Obj]:
+        try:
+            listed = await self.store.list(gvk, namespace, label_selector=label_selector)
+        except NotFound:
+            return []
+        items: list[Obj] = listed.get("items") or []
+        return items
 
 
 @dataclass(eq=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from gitkrm.agent.tree.gitsource import FINALIZER, INTERPRETER
 from gitkrm.agent.tree.model import ChildState, Phase
 from gitkrm.agent.tree.naming import child_name
 from gitkrm.errors import ManifestError
-from gitkrm.krm import Obj, ObjectRef
+from gitkrm.krm import GVK, Obj, ObjectRef
 from gitkrm.source import GitRef, HttpsAuth, RefKind, SecretRef
 
 PARENT = SourceConfig(
@@ -30,6 +31,11 @@ class Ctx:
 
     async def get(self, ref: ObjectRef) -> Obj | None:
         return None
+
+    async def list(
+        self, gvk: GVK, *, namespace: str, label_selector: str | None = None
+    ) -> Sequence[Obj]:
+        return []
 
 
 def declared(spec: dict[str, Any], *, namespace: str = "apps", name: str = "web") -> Obj:
