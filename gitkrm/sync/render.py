@@ -307,10 +307,6 @@ class Renderer:
             read_ms += ms
             outputs.append((shown, key, pf))
         outputs = self._postbuild.apply(outputs, postbuild or PostBuild(), problems)
-        if self._overlay is not None:
-            outputs = await self._overlay.apply(outputs, snapshot, problems)
-        if self.app is not None and self.app.create_namespace is not None:
-            self._create_namespace(self.app.create_namespace, outputs)
         releases: tuple[Release, ...] = ()
         self._namespaces = {}
         self._remote = False
@@ -318,6 +314,11 @@ class Renderer:
             releases = await self._render_charts(
                 snapshot, charts, outputs, store_crds, problems, warnings
             )
+        if self._overlay is not None:
+            # Over the charts' objects too: a HelmRelease's postRenderers.
+            outputs = await self._overlay.apply(outputs, snapshot, problems)
+        if self.app is not None and self.app.create_namespace is not None:
+            self._create_namespace(self.app.create_namespace, outputs)
         registry, fingerprint = self._registry(outputs, store_crds, problems)
         desired: list[Desired] = []
         count = 0

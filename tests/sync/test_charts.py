@@ -263,3 +263,24 @@ async def test_objects_helm_install_made_are_adopted_only_when_the_source_says_a
     settings = await store.get(ref("ConfigMap", "web-settings"))
     assert settings["data"]["greeting"] == "hello"  # adopted and set to the chart's
     assert settings["metadata"]["labels"]["gitkrm.io/source"] == "src"
+
+
+async def test_an_overlay_is_laid_over_the_charts_objects(
+    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+) -> None:
+    """A HelmRelease's postRenderers: kustomize patches and images over what Helm rendered."""
+    from gitkrm.sync.overlay_spec import ImageOverride, Overlay, OverlayPatch
+
+    seed(remote)
+    patch = "- op: add\n  path: /metadata/labels/patched\n  value: 'yes'\n"
+    overlay = Overlay(
+        patches=(OverlayPatch(patch, (("kind", "Deployment"),)),),
+        images=(ImageOverride(name="registry.example.com/shop", new_tag="9.9"),),
+    )
+    engine, source = make_engine(helm=SPEC, overlay=overlay), make_source(remote.url)
+    result = await sync(engine, source)
+    assert result.status is SyncStatus.SUCCEEDED, result.problems()
+    deploy = await get(store, ref("Deployment", "web", group="apps"))
+    assert deploy is not None
+    assert deploy["metadata"]["labels"]["patched"] == "yes"
+    assert deploy["spec"]["template"]["spec"]["containers"][0]["image"].endswith(":9.9")
