@@ -81,6 +81,7 @@ class Term:
         self._reporter: Reporter | None = None
         self._follower: HealthFollower | None = None
         self._tree: Tree | None = None
+        self._crds_done: set[str] = set()
 
     @property
     def tree(self) -> Tree:
@@ -117,9 +118,18 @@ class Term:
             live: Obj = {}
             if self.gitsources:
                 live = await gitsources.ensure(store, config, agent_name=options.agent_name)
+            await self._peer_crds(config)
             self._make_runner(config, live)
         if not options.skip_unchanged:
             self.start_reports()
+
+    async def _peer_crds(self, config: SourceConfig) -> None:
+        """The CRDs of the peers the source interprets, when the target lacks them."""
+        if not config.interpret:
+            return
+        from .tree import crds
+
+        await crds.ensure(self._store, config.interpret, done=self._crds_done)
 
     def _make_runner(self, config: SourceConfig, live: Obj) -> SourceRunner:
         """A source's runner, registered with the term (and its reports, when they run)."""
@@ -277,6 +287,7 @@ class Term:
                 parent=parent,
                 declared_by=ref_text(declared_by),
             )
+        await self._peer_crds(config)
         runner = self._make_runner(config, live)
         if self._scheduler_started:
             self._start_worker(config.name, runner)

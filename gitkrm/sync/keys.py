@@ -27,6 +27,11 @@ FORCE: Final = "gitkrm.io/force"
 WAVE: Final = "gitkrm.io/wave"
 DEPENDS_ON: Final = "config.kubernetes.io/depends-on"
 
+STAND_IN: Final = "gitkrm.io/stand-in"
+"""On an object the agent wrote in a repository's stead (a peer's CRD registered under
+`--interpret`): any source that applies the same object from Git takes it over, whatever its
+adoption policy (`ownership.decide`)."""
+
 DISABLED: Final = "disabled"
 ENABLED: Final = "enabled"
 

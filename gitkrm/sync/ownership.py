@@ -5,8 +5,9 @@ older gitkrm labelled only `app.kubernetes.io/managed-by: gitkrm` is owned by th
 whose inventory lists it). An object of another gitkrm source is never touched. An object
 no gitkrm source owns is adopted only as the adoption policy allows: never (the default),
 if-unowned (no other tool's `app.kubernetes.io/managed-by` on it), or always (even over
-another tool's label). gitkrm never writes `app.kubernetes.io/managed-by` itself: a
-manifest's value (Helm, ...) is the manifest's.
+another tool's label); an object the agent wrote as a stand-in (`gitkrm.io/stand-in:
+"true"`, a peer's CRD) is adopted by any source. gitkrm never writes
+`app.kubernetes.io/managed-by` itself: a manifest's value (Helm, ...) is the manifest's.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ def decide(
         return Decision(True)
     if owner is not None:
         return Decision(False, reason=f'conflict: owned by gitkrm source "{owner}"')
+    if keys.flag(live, keys.STAND_IN, "true"):
+        return Decision(True, adopt=True)  # written by the agent until Git had it
     manager = keys.labels_of(live).get(keys.MANAGED_BY)
     other_tool = isinstance(manager, str) and manager not in ("", keys.MANAGER)
     if policy is AdoptionPolicy.ALWAYS:

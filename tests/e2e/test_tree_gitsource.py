@@ -193,3 +193,40 @@ async def test_a_declared_gitsource_in_gitkrm_system_is_refused(
     res = run_once(repo, state)
     assert res.returncode == 1
     assert "may not live in gitkrm-system" in res.stdout
+
+
+async def test_interpret_registers_the_peers_crds_until_git_carries_them(
+    repo: RemoteRepo, state: Path
+) -> None:
+    import yaml
+
+    from gitkrm.agent.tree.flux_crds import kustomization_crd
+
+    crd_ref = ObjectRef(
+        group="apiextensions.k8s.io",
+        kind="CustomResourceDefinition",
+        name="kustomizations.kustomize.toolkit.fluxcd.io",
+    )
+    repo.write("root/cm.yaml", configmap("plain", {"a": "1"}))
+    repo.commit("plain")
+    repo.push()
+    res = run_once(repo, state, "--interpret", "flux")
+    assert res.returncode == 0, res.stdout + res.stderr
+    registered = await read_object(state, crd_ref)
+    assert registered is not None
+    assert registered["metadata"]["annotations"]["gitkrm.io/stand-in"] == "true"
+    # a repository that carries the CRD (a bootstrapped Flux repository) takes it over
+    repo.write("root/crd.yaml", yaml.safe_dump(kustomization_crd()))
+    repo.commit("the CRD in Git")
+    repo.push()
+    res = run_once(repo, state, "--interpret", "flux")
+    assert res.returncode == 0, res.stdout + res.stderr
+    taken = await read_object(state, crd_ref)
+    assert taken is not None
+    assert taken["metadata"]["labels"]["gitkrm.io/source"] == "default"
+
+
+def test_a_peer_missing_from_the_build_is_a_usage_error(repo: RemoteRepo, state: Path) -> None:
+    res = run_once(repo, state, "--interpret", "flux,nothing")
+    assert res.returncode == 2
+    assert "'nothing': not a peer gitkrm interprets" in res.stderr

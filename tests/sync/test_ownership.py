@@ -82,3 +82,15 @@ def test_older_gitkrms_label_alone_is_owned_where_the_inventory_lists_it(
     assert (d.allowed, d.adopt) == (True, False)
     unlisted = decide(legacy, source="mine", policy=policy)
     assert unlisted.adopt or not unlisted.allowed  # not ours: adoption rules apply
+
+
+@pytest.mark.parametrize("policy", list(AdoptionPolicy))
+def test_a_stand_in_is_taken_over_by_any_source(policy: AdoptionPolicy) -> None:
+    stand_in = live()
+    stand_in["metadata"]["annotations"] = {"gitkrm.io/stand-in": "true"}
+    d = decide(stand_in, source="mine", policy=policy)
+    assert d.allowed
+    assert d.adopt
+    # once taken over, it is that source's like any other
+    stand_in["metadata"]["labels"] = {"gitkrm.io/source": "theirs"}
+    assert not decide(stand_in, source="mine", policy=policy).allowed
