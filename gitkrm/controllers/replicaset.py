@@ -10,6 +10,8 @@ ReplicaFailure condition when pods cannot be created.
 
 from __future__ import annotations
 
+import re
+
 from gitkrm.cache.informer import Key, key_of
 from gitkrm.controllers.kinds import POD, REPLICASET
 from gitkrm.controllers.objects import (
@@ -34,7 +36,13 @@ from gitkrm.controllers.runtime import Controller
 from gitkrm.controllers.selectors import selector_of
 from gitkrm.errors import GitkrmError
 from gitkrm.krm import Obj
-from gitkrm.krm.conditions import conditions_of, remove_condition, set_condition
+from gitkrm.krm.conditions import (
+    conditions_of,
+    find_condition,
+    remove_condition,
+    set_condition,
+)
+from gitkrm.krm.types import Condition
 
 BURST = 500  # pods created or deleted per sync at most (kube's burstReplicas)
 
@@ -136,7 +144,10 @@ class ReplicaSetController(Controller):
             counts.add(p)
         conds = conditions_of(rs)
         if error is not None:
-            conds = set_condition(conds, "ReplicaFailure", "True", "FailedCreate", error.message)
+            if not _same_failure(rs, conds, error.message):
+                conds = set_condition(
+                    conds, "ReplicaFailure", "True", "FailedCreate", error.message
+                )
         elif any(c.get("type") == "ReplicaFailure" for c in conds):
             conds = remove_condition(conds, "ReplicaFailure")
         status: dict[str, object] = {"replicas": replicas}
@@ -155,3 +166,15 @@ class ReplicaSetController(Controller):
         if not await self.writer.set_status(rs, status):
             return None
         return counts.again()
+
+
+def _same_failure(rs: Obj, conds: list[Condition], message: str) -> bool:
+    """Whether the ReplicaFailure condition already says `message` but for the generated
+    name of the pod it names: rewriting it would be a write whose event queues the
+    ReplicaSet again at once, bypassing the backoff of failed creates (a policy denying
+    every pod would keep the controller busy)."""
+    old = find_condition(conds, "ReplicaFailure")
+    if old is None or old.get("status") != "True" or old.get("reason") != "FailedCreate":
+        return False
+    generated = re.compile(re.escape(str(rs["metadata"].get("name") or "")) + r"-[a-z0-9]{5}\b")
+    return generated.sub("", str(old.get("message") or "")) == generated.sub("", message)

@@ -1,0 +1,39 @@
+"""`gitkrm plan --simulate`: a dry run of revisions on a throwaway twin of the embedded
+store, with the bundled controllers running on it (docs/plan.md, "Simulation").
+
+`twin.simulate` runs it, `verdict` holds what it predicts, `output` prints it.
+"""
+
+from typing import TYPE_CHECKING
+
+from gitkrm.lazy import exports
+
+if TYPE_CHECKING:
+    from .output import to_json, to_markdown, to_text
+    from .twin import DEFAULT_BUDGET, SIMULATION_CONTROLLERS, SimSource, simulate
+    from .verdict import Simulation
+
+__getattr__ = exports(
+    __name__,
+    {
+        "DEFAULT_BUDGET": ".twin",
+        "SIMULATION_CONTROLLERS": ".twin",
+        "SimSource": ".twin",
+        "Simulation": ".verdict",
+        "simulate": ".twin",
+        "to_json": ".output",
+        "to_markdown": ".output",
+        "to_text": ".output",
+    },
+)
+
+__all__ = [
+    "DEFAULT_BUDGET",
+    "SIMULATION_CONTROLLERS",
+    "SimSource",
+    "Simulation",
+    "simulate",
+    "to_json",
+    "to_markdown",
+    "to_text",
+]

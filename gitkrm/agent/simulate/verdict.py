@@ -1,0 +1,227 @@
+"""What a simulation predicts, as values, and the pure rules that read it off the twin.
+
+The twin's objects are judged the way the agent judges live ones: health by
+`gitkrm.health.health_of`, pods that would not schedule by the scheduler's own
+`PodScheduled=False` (reason `Unschedulable`, kube-scheduler's message), pods a policy
+denies by the `ReplicaFailure` (FailedCreate) condition the ReplicaSet controller writes,
+and endpoints by the rule of the endpoints controller (ready, addressed, not terminating
+pods the Service's selector matches), counted before and after.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+from gitkrm.controllers.objects import being_deleted, controller_ref, labels, pod_phase, pod_ready
+from gitkrm.health import Health
+from gitkrm.krm import GVK, Obj, ObjectRef, ResourceKey
+from gitkrm.krm.conditions import get_condition
+
+POD = GVK(group="", version="v1", kind="Pod")
+SERVICE = GVK(group="", version="v1", kind="Service")
+REPLICA_SET = GVK(group="apps", version="v1", kind="ReplicaSet")
+
+
+class Stage(StrEnum):
+    """Where a write was denied: the revision as a whole (schemas, CEL rules, policies
+    checked before anything is written), one of its objects as it was applied, or a
+    controller's write (a ReplicaSet creating pods)."""
+
+    REVISION = "revision"
+    APPLY = "apply"
+    CONTROLLER = "controller"
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectVerdict:
+    """An object of a revision after the rollout on the twin."""
+
+    source: str
+    ref: ObjectRef
+    action: str  # the sync's: created, configured, unchanged, pruned, failed, refused
+    health: Health
+    reason: str = ""
+    message: str = ""
+
+    @property
+    def bad(self) -> bool:
+        if self.action == "pruned":
+            return self.health is not Health.NOT_FOUND
+        return self.health is not Health.CURRENT
+
+
+@dataclass(frozen=True, slots=True)
+class Unschedulable:
+    """A pod the scheduler could place on no node, and the workload it belongs to."""
+
+    pod: ObjectRef
+    owner: ObjectRef | None
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class NoEndpoints:
+    """A Service with no ready endpoint on the twin: it had `before` in the live store,
+    or is `new` (created by the revision)."""
+
+    service: ObjectRef
+    before: int
+    new: bool
+
+
+@dataclass(frozen=True, slots=True)
+class HookFailure:
+    source: str
+    phase: str
+    ref: ObjectRef
+    state: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Denial:
+    stage: Stage
+    message: str
+    ref: ObjectRef | None = None
+    source: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Simulation:
+    """The predicted outcome of applying the revisions to a twin of the live store.
+
+    `elapsed`: wall seconds from the copy to the verdict; `budget`: the `--for` given;
+    `settled`: the twin stopped changing before the budget ended (otherwise what it showed
+    when the budget ended)."""
+
+    elapsed: float
+    budget: float
+    settled: bool
+    objects: tuple[ObjectVerdict, ...] = ()
+    unschedulable: tuple[Unschedulable, ...] = ()
+    no_endpoints: tuple[NoEndpoints, ...] = ()
+    hooks: tuple[HookFailure, ...] = ()
+    denials: tuple[Denial, ...] = ()
+    errors: tuple[str, ...] = ()  # what stopped a source from being simulated at all
+
+    @property
+    def ok(self) -> bool:
+        """Nothing would go wrong: every object Current (pruned ones gone), no pod left
+        unscheduled, no Service without endpoints, no failed hook, nothing denied."""
+        return not (
+            self.errors
+            or self.denials
+            or self.hooks
+            or self.unschedulable
+            or self.no_endpoints
+            or any(o.bad for o in self.objects)
+        )
+
+
+def _ref(obj: Obj) -> ObjectRef:
+    return ObjectRef.of(obj)
+
+
+def _by_name(objs: Iterable[Obj]) -> dict[tuple[str, str], Obj]:
+    out: dict[tuple[str, str], Obj] = {}
+    for o in objs:
+        md = o.get("metadata") or {}
+        out[(str(md.get("namespace") or ""), str(md.get("name") or ""))] = o
+    return out
+
+
+def owner_of(pod: Obj, replica_sets: Mapping[tuple[str, str], Obj]) -> ObjectRef | None:
+    """The workload a pod belongs to: its controller, and a ReplicaSet's own controller (a
+    Deployment) when it has one."""
+    ns = str((pod.get("metadata") or {}).get("namespace") or "")
+    ref = controller_ref(pod)
+    if ref is None:
+        return None
+    owner = _owner_ref(ref, ns)
+    if owner.kind == "ReplicaSet" and owner.group == "apps":
+        rs = replica_sets.get((ns, owner.name))
+        up = controller_ref(rs) if rs is not None else None
+        if up is not None:
+            return _owner_ref(up, ns)
+    return owner
+
+
+def _owner_ref(ref: Mapping[str, object], namespace: str) -> ObjectRef:
+    gvk = GVK.from_api_version(str(ref.get("apiVersion") or ""), str(ref.get("kind") or ""))
+    return ObjectRef(
+        group=gvk.group, kind=gvk.kind, name=str(ref.get("name") or ""), namespace=namespace or None
+    )
+
+
+def unschedulable(pods: Iterable[Obj], replica_sets: Iterable[Obj]) -> list[Unschedulable]:
+    """Pending pods the scheduler marked PodScheduled=False, reason Unschedulable."""
+    by_name = _by_name(replica_sets)
+    out: list[Unschedulable] = []
+    for pod in pods:
+        if pod_phase(pod) != "Pending" or being_deleted(pod):
+            continue
+        cond = get_condition(pod, "PodScheduled")
+        if cond is None or cond.get("status") != "False" or cond.get("reason") != "Unschedulable":
+            continue
+        out.append(
+            Unschedulable(
+                pod=_ref(pod), owner=owner_of(pod, by_name), message=str(cond.get("message") or "")
+            )
+        )
+    return sorted(out, key=lambda u: (str(u.owner), str(u.pod)))
+
+
+def controller_denials(replica_sets: Iterable[Obj]) -> list[Denial]:
+    """ReplicaSets that could not create their pods (ReplicaFailure, FailedCreate): an
+    admission policy or a schema denied the pod, named with the Deployment owning it."""
+    out: list[Denial] = []
+    for rs in replica_sets:
+        cond = get_condition(rs, "ReplicaFailure")
+        if cond is None or cond.get("status") != "True":
+            continue
+        ns = str((rs.get("metadata") or {}).get("namespace") or "")
+        up = controller_ref(rs)
+        ref = _owner_ref(up, ns) if up is not None else _ref(rs)
+        out.append(Denial(Stage.CONTROLLER, str(cond.get("message") or ""), ref))
+    return sorted(out, key=lambda d: str(d.ref))
+
+
+def ready_endpoints(services: Iterable[Obj], pods: Iterable[Obj]) -> dict[ResourceKey, int]:
+    """Per Service with a selector: how many ready addresses its Endpoints would list."""
+    by_ns: dict[str, list[Obj]] = {}
+    for pod in pods:
+        if (
+            pod_ready(pod)
+            and not being_deleted(pod)
+            and pod_phase(pod) not in ("Succeeded", "Failed")
+            and (pod.get("status") or {}).get("podIP")
+        ):
+            by_ns.setdefault(str(pod["metadata"].get("namespace") or ""), []).append(pod)
+    out: dict[ResourceKey, int] = {}
+    for svc in services:
+        selector = (svc.get("spec") or {}).get("selector")
+        if not isinstance(selector, dict) or not selector or being_deleted(svc):
+            continue
+        ns = str(svc["metadata"].get("namespace") or "")
+        out[ResourceKey.of(svc)] = sum(
+            1 for p in by_ns.get(ns, ()) if all(labels(p).get(k) == v for k, v in selector.items())
+        )
+    return out
+
+
+def without_endpoints(
+    before: Mapping[ResourceKey, int],
+    after: Mapping[ResourceKey, int],
+    created: Iterable[ResourceKey],
+) -> list[NoEndpoints]:
+    """Services that had ready endpoints and would have none, and Services the revision
+    creates that would have none."""
+    new = set(created)
+    out = [
+        NoEndpoints(service=key.ref("v1"), before=before.get(key, 0), new=key in new)
+        for key, count in after.items()
+        if count == 0 and (before.get(key, 0) > 0 or key in new)
+    ]
+    return sorted(out, key=lambda n: str(n.service))

@@ -1,0 +1,270 @@
+"""`simulate`: a feature branch applied to a twin of a live embedded store (synced and
+settled by `gitkrm run --once --wait`), with the bundled controllers running on the twin.
+The live store is read, never written, and the twin is removed afterwards."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from gitkrm.agent.config import from_flags, sync_options
+from gitkrm.agent.simulate import SimSource, Simulation, simulate
+from gitkrm.agent.simulate.verdict import Stage
+from gitkrm.agent.sources import open_source
+from gitkrm.health import Health
+from gitkrm.source import Source
+from tests.source.source_gitrepo import RemoteRepo, git
+from tests.support.verdicts import gitkrm_cli
+
+AGENT = "sim"
+
+APP = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: {name}, namespace: default}}
+spec:
+  replicas: {replicas}
+  strategy: {{type: {strategy}}}
+  selector: {{matchLabels: {{app: {name}}}}}
+  template:
+    metadata: {{labels: {{app: {name}}}}}
+    spec:
+      {extra}containers:
+      - {{name: web, image: "{image}", resources: {{requests: {{cpu: "{cpu}"}}}}}}
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: {name}, namespace: default}}
+spec: {{selector: {{app: {name}}}, ports: [{{port: 80}}]}}
+"""
+
+PODS_PINNED = """\
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: pinned-images}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}
+  validations:
+  - expression: "object.spec.containers.all(c, !c.image.endsWith(':latest'))"
+    message: images must be pinned, not :latest
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: pinned-images}
+spec: {policyName: pinned-images, validationActions: [Deny]}
+"""
+
+
+def app(
+    name: str,
+    *,
+    replicas: int = 2,
+    strategy: str = "RollingUpdate",
+    node_selector: str | None = None,
+    cpu: str = "100m",
+    image: str = "nginx:1.27",
+) -> str:
+    extra = f"nodeSelector: {{{node_selector}}}\n      " if node_selector else ""
+    return APP.format(
+        name=name, replicas=replicas, strategy=strategy, extra=extra, cpu=cpu, image=image
+    )
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> RemoteRepo:
+    return RemoteRepo(tmp_path / "repo")
+
+
+def live_main(repo: RemoteRepo, tmp_path: Path, files: dict[str, str]) -> Path:
+    """Commit `files` on main, sync main into a live store and wait until everything is
+    Current; the state directory."""
+    for path, text in files.items():
+        repo.write(path, text)
+    repo.commit("main")
+    repo.push()
+    state = tmp_path / "state"
+    res = gitkrm_cli(
+        "run", "--once", "--wait", "--timeout", "60s", "--repo", repo.url, "--branch", "main",
+        "--agent-name", AGENT, "--state", str(state), cwd=tmp_path,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    return state
+
+
+def feature(repo: RemoteRepo, files: dict[str, str]) -> None:
+    git("checkout", "-q", "-b", "feature", cwd=repo.work)
+    for path, text in files.items():
+        repo.write(path, text)
+    repo.commit("feature")
+    repo.push("HEAD:refs/heads/feature")
+    git("checkout", "-q", "main", cwd=repo.work)
+
+
+@pytest.fixture
+async def opened(repo: RemoteRepo, tmp_path: Path) -> AsyncIterator[list[Source]]:
+    sources: list[Source] = []
+    yield sources
+    for s in sources:
+        await s.close()
+
+
+async def run_simulation(
+    repo: RemoteRepo, state: Path, opened: list[Source], tmp_path: Path, budget: float = 30.0
+) -> Simulation:
+    config = from_flags(
+        repo=repo.url, branch="feature", tag=None, commit=None, path=None,
+        source_name="default", interval=None,
+    )  # fmt: skip
+    source = open_source(config, git_cache=tmp_path / "git-cache")
+    opened.append(source)
+    snapshot = await source.snapshot()
+    options = sync_options(config, agent_name=AGENT, apply_mode="client-side")
+    (tmp_path / "twins").mkdir(exist_ok=True)
+    return await simulate(
+        live_store=state / "store.db",
+        sources=[SimSource(options=options, snapshot=snapshot)],
+        budget=budget,
+        workdir=tmp_path / "twins",
+    )
+
+
+def live_versions(db: Path) -> tuple[dict[tuple[str, str, str], int], int]:
+    """Every live object's resourceVersion and the newest revision, read without writing
+    (the store is closed: its file holds everything)."""
+    conn = sqlite3.connect(db.resolve().as_uri() + "?mode=ro&immutable=1", uri=True)
+    try:
+        rows = conn.execute("SELECT gk, ns, name, rv FROM objects").fetchall()
+        newest = conn.execute("SELECT max(rv) FROM events").fetchone()[0]
+    finally:
+        conn.close()
+    return {(gk, ns, name): rv for gk, ns, name, rv in rows}, int(newest)
+
+
+def files(state: Path) -> dict[str, tuple[bytes, int]]:
+    return {
+        p.name: (p.read_bytes(), p.stat().st_mtime_ns)
+        for p in sorted(state.iterdir())
+        if p.name.startswith("store.db")
+    }
+
+
+def by_name(sim: Simulation) -> dict[str, tuple[str, Health, str]]:
+    return {f"{o.ref.kind}/{o.ref.name}": (o.action, o.health, o.reason) for o in sim.objects}
+
+
+async def test_unschedulable_pods_and_services_without_endpoints_are_predicted(
+    repo: RemoteRepo, tmp_path: Path, opened: list[Source]
+) -> None:
+    state = live_main(
+        repo, tmp_path, {"web.yaml": app("web", strategy="Recreate"), "shop.yaml": app("shop")}
+    )
+    feature(
+        repo,
+        {
+            # Recreate: the old pods go first, the new ones fit no node: web loses them all
+            "web.yaml": app("web", strategy="Recreate", node_selector="disktype: ssd"),
+            "big.yaml": app("big", replicas=1, cpu="2000"),  # above every node's 1000 cpus
+            "shop.yaml": app("shop", replicas=3),  # a clean change
+        },
+    )
+    versions, files_before = live_versions(state / "store.db"), files(state)
+
+    sim = await run_simulation(repo, state, opened, tmp_path)
+
+    assert (live_versions(state / "store.db"), files(state)) == (versions, files_before)
+    assert list((tmp_path / "twins").iterdir()) == []  # the twin is gone
+    assert sim.settled
+    assert not sim.ok
+    assert sim.elapsed < 30
+    objects = by_name(sim)
+    assert objects["Deployment/web"][:2] == ("configured", Health.IN_PROGRESS)
+    assert objects["Deployment/big"][:2] == ("created", Health.IN_PROGRESS)
+    assert objects["Deployment/shop"] == ("configured", Health.CURRENT, "")
+    assert objects["Service/shop"][1] is Health.CURRENT
+    pods = {(str(u.owner), u.message) for u in sim.unschedulable}
+    assert pods == {
+        (
+            "Deployment.apps default/web",
+            "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.",
+        ),
+        ("Deployment.apps default/big", "0/3 nodes are available: 3 Insufficient cpu."),
+    }
+    assert len(sim.unschedulable) == 3  # web's two pods and big's one
+    lost = {(n.service.name, n.before, n.new) for n in sim.no_endpoints}
+    assert lost == {("web", 2, False), ("big", 0, True)}  # shop keeps its endpoints
+    assert sim.denials == ()
+    assert sim.hooks == ()
+
+
+async def test_a_clean_change_is_predicted_ok(
+    repo: RemoteRepo, tmp_path: Path, opened: list[Source]
+) -> None:
+    state = live_main(repo, tmp_path, {"shop.yaml": app("shop")})
+    feature(repo, {"shop.yaml": app("shop", replicas=4), "cart.yaml": app("cart")})
+    sim = await run_simulation(repo, state, opened, tmp_path)
+    assert sim.ok, sim
+    assert sim.settled
+    assert {o.health for o in sim.objects} == {Health.CURRENT}
+    assert len(sim.objects) == 4
+
+
+async def test_a_policy_denying_the_pods_of_a_deployment_is_reported(
+    repo: RemoteRepo, tmp_path: Path, opened: list[Source]
+) -> None:
+    """The revision passes (the policy judges pods, not Deployments), but the ReplicaSet
+    controller's pods would be denied: only running the controllers shows it."""
+    state = live_main(repo, tmp_path, {"policy.yaml": PODS_PINNED, "shop.yaml": app("shop")})
+    feature(repo, {"shop.yaml": app("shop", image="nginx:latest")})
+    sim = await run_simulation(repo, state, opened, tmp_path)
+    assert not sim.ok
+    assert sim.settled, sim.elapsed
+    [denial] = sim.denials
+    assert denial.stage is Stage.CONTROLLER
+    assert str(denial.ref) == "Deployment.apps default/shop"
+    assert "ValidatingAdmissionPolicy 'pinned-images'" in denial.message
+    assert "images must be pinned, not :latest" in denial.message
+    # a rolling update keeps the old pods while the new ones are denied
+    assert [n.service.name for n in sim.no_endpoints] == []
+    assert by_name(sim)["Deployment/shop"][1] is Health.IN_PROGRESS
+
+
+async def test_a_revision_a_policy_refuses_is_reported_whole(
+    repo: RemoteRepo, tmp_path: Path, opened: list[Source]
+) -> None:
+    state = live_main(repo, tmp_path, {"shop.yaml": app("shop")})
+    feature(
+        repo,
+        {
+            "policy.yaml": PODS_PINNED.replace('""', "apps")
+            .replace("pods]", "deployments]")
+            .replace("[CREATE]", "[CREATE, UPDATE]")
+            .replace("object.spec.containers", "object.spec.template.spec.containers"),
+            "shop.yaml": app("shop", image="nginx:latest"),
+        },
+    )
+    sim = await run_simulation(repo, state, opened, tmp_path)
+    [denial] = sim.denials
+    assert denial.stage is Stage.REVISION
+    assert denial.message.startswith("shop.yaml:1: Deployment default/shop: ")
+    assert "images must be pinned, not :latest" in denial.message
+    assert sim.objects == ()  # nothing of a refused revision is applied
+
+
+async def test_an_empty_state_simulates_on_an_empty_twin(
+    repo: RemoteRepo, tmp_path: Path, opened: list[Source]
+) -> None:
+    repo.write("shop.yaml", app("shop"))
+    repo.commit("main")
+    repo.push()
+    feature(repo, {"big.yaml": app("big", cpu="5000")})
+    state = tmp_path / "state"
+    sim = await run_simulation(repo, state, opened, tmp_path)
+    assert not state.exists()
+    assert [u.owner.name for u in sim.unschedulable if u.owner] == ["big", "big"]
+    assert by_name(sim)["Deployment/shop"][:2] == ("created", Health.CURRENT)
