@@ -3,8 +3,11 @@
 A `gitkrm serve` process plays the cluster (its own controllers run in-process and make no
 HTTP requests); a long-lived `gitkrm run --kubeconfig` agent syncs SOURCES sources (each a
 path of one Git repository with ConfigMaps, Deployments and Services in a namespace of its
-own) every INTERVAL, for WINDOW seconds after the first syncs. Requests are counted at the
-server (`apiserver_request_total`), LIST and WATCH by resource, then divided by sources.
+own) every INTERVAL. Requests are counted at the server (`apiserver_request_total`, LIST and
+WATCH by resource, then divided by sources), in all (the first syncs, WINDOW seconds for
+them to settle and WINDOW more) and in the steady state (the last WINDOW seconds). A watch
+is counted by the server when it ends, so the ones still open come from its
+`gitkrm_open_watches` gauge (an earlier version read only the counter, and printed 0).
 
 With `--baseline-rev REV` the same run is made first with the agent of an earlier commit
 (a git worktree of it, on PYTHONPATH), and both are printed side by side with their ratio:
@@ -132,11 +135,20 @@ def _counts(url: str) -> dict[tuple[str, str], float]:
         lab = dict(_LABEL.findall(labels))
         key = (lab.get("verb", ""), lab.get("resource", ""))
         out[key] = out.get(key, 0.0) + float(value)
+    # A watch is counted in apiserver_request_total when it ends: the ones still open are
+    # the server's gauge (before this, the agent's long-lived watches showed as 0).
+    found = _OPEN.search(text)
+    if found is not None:
+        out[("OPEN_WATCHES", "")] = float(found.group(1))
     return out
 
 
-def _run_once(tree: Path, root: Path) -> dict[tuple[str, str], float]:
-    """One serve + agent run with the gitkrm of `tree`; the server's request counts."""
+Counts = dict[tuple[str, str], float]
+
+
+def _run_once(tree: Path, root: Path) -> tuple[Counts, Counts]:
+    """One serve + agent run with the gitkrm of `tree`: the server's request counts in
+    all, and in the steady state (a window after the first syncs settled)."""
     repo = _repo(root)
     config = _config(root, repo)
     env = {**os.environ, "PYTHONPATH": str(tree), "GIT_TERMINAL_PROMPT": "0"}
@@ -182,11 +194,16 @@ def _run_once(tree: Path, root: Path) -> dict[tuple[str, str], float]:
                 return made >= SOURCES * 3 * OBJECTS
 
             _wait_for("the first syncs", synced, timeout=120)
-            time.sleep(WINDOW)  # the steady state: drift checks and health follow-up
-            return _counts(url)
+            time.sleep(WINDOW)  # the first syncs settle: health follow-up
+            settled = _counts(url)
+            time.sleep(WINDOW)  # the steady state: re-syncs every INTERVAL, drift checks
+            end = _counts(url)
+            steady = {k: v - settled.get(k, 0.0) for k, v in end.items()}
+            steady[("OPEN_WATCHES", "")] = end.get(("OPEN_WATCHES", ""), 0.0)
+            return end, steady
 
 
-def _summary(counts: dict[tuple[str, str], float]) -> dict[str, float]:
+def _summary(counts: Counts) -> dict[str, float]:
     lists = sum(n for (verb, _), n in counts.items() if verb == "LIST")
     watches = sum(n for (verb, _), n in counts.items() if verb == "WATCH")
     watches += counts.get(("OPEN_WATCHES", ""), 0.0)
@@ -208,30 +225,38 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="gitkrm-bench-watch-") as tmp:
         base = Path(os.environ.get("BENCH_WATCH_DIR") or tmp)
-        results: dict[str, dict[str, float]] = {}
+        results: dict[str, tuple[dict[str, float], dict[str, float]]] = {}
         if args.baseline_rev:
             tree = base / "baseline"
             _git("worktree", "add", "-q", "--detach", str(tree), args.baseline_rev, cwd=ROOT)
             try:
                 (base / "b").mkdir()
-                results["baseline"] = _summary(_run_once(tree, base / "b"))
+                total, steady = _run_once(tree, base / "b")
+                results["baseline"] = (_summary(total), _summary(steady))
             finally:
                 _git("worktree", "remove", "--force", str(tree), cwd=ROOT)
         (base / "n").mkdir()
-        results["now"] = _summary(_run_once(ROOT, base / "n"))
-    window = f"{SOURCES} sources x {3 * OBJECTS + 1} objects, {WINDOW:.0f} s after the first syncs"
-    for key in ("lists_per_source", "watches_per_source", "gets_per_source"):
-        now = results["now"][key]
-        if "baseline" in results:
-            before = results["baseline"][key]
-            ratio = f"{before / now:.2f}x fewer" if now else "-"
-            _line(
-                key,
-                f"{before:.1f} -> {now:.1f}",
-                f"{ratio} ({window}; before: {args.baseline_rev})",
-            )
-        else:
-            _line(key, f"{now:.1f}", window)
+        total, steady = _run_once(ROOT, base / "n")
+        results["now"] = (_summary(total), _summary(steady))
+    objects = f"{SOURCES} sources x {3 * OBJECTS + 1} objects"
+    windows = (
+        f"{objects}, first syncs and {2 * WINDOW:.0f} s after",
+        f"{objects}, steady state: {WINDOW:.0f} s of re-syncs every {INTERVAL}",
+    )
+    for which, (label, window) in enumerate(zip(("all", "steady"), windows, strict=True)):
+        for key in ("lists_per_source", "watches_per_source", "gets_per_source"):
+            name = f"{label}.{key}"
+            now = results["now"][which][key]
+            if "baseline" in results:
+                before = results["baseline"][which][key]
+                ratio = f"{before / now:.2f}x fewer" if now else "-"
+                _line(
+                    name,
+                    f"{before:.1f} -> {now:.1f}",
+                    f"{ratio} ({window}; before: {args.baseline_rev})",
+                )
+            else:
+                _line(name, f"{now:.1f}", window)
 
 
 if __name__ == "__main__":
