@@ -106,6 +106,12 @@ class SourceConfig:
     app_source: AppSource | None = None
     """Argo CD's path rules and application-wide sync options (an interpreted Application's
     child only; not a GitSource field)."""
+    automated: bool = True
+    """False: each pass compares the revision with the target and reports what differs,
+    never applies it (an Argo CD Application without `syncPolicy.automated`)."""
+    self_heal: bool = True
+    """False: a change made in the target is reported, not set back, until the next
+    revision (Argo CD's `automated.selfHeal: false`)."""
 
     @property
     def safe_url(self) -> str:

@@ -247,6 +247,8 @@ STATUS_SCHEMA: dict[str, Any] = {
         "unhonoured": {"type": "array", "items": _STR},
         # Annotations of Flux and Argo CD that gitkrm does not honour (once per sync).
         "warnings": {"type": "array", "items": _STR},
+        # Compared, not applied (an Application without automated sync): what differs.
+        "outOfSync": {"type": "array", "items": _STR},
         "conditions": {
             "type": "array",
             "x-kubernetes-list-type": "map",

@@ -112,8 +112,9 @@ def fingerprint(config: SourceConfig, *, agent_name: str, apply_mode: ApplyMode)
         "applyMode": apply_mode,
         "spec": spec,
     }
-    if config.app_source is not None:  # not a GitSource field: an Application's child
+    if config.app_source is not None:  # not GitSource fields: an Application's child
         data["appSource"] = repr(config.app_source)
+        data["sync"] = [config.automated, config.self_heal]
     return hashlib.sha256(orjson.dumps(data, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 

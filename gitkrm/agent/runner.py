@@ -31,6 +31,7 @@ from gitkrm.sync import live
 from gitkrm.sync.options import SyncOptions
 from gitkrm.sync.parsecache import ParseCache
 from gitkrm.sync.results import Action, Counts, SyncResult, SyncStatus, make_result
+from gitkrm.sync.steps import WRITES, Op
 
 from . import lastsync
 from . import logging as agentlog
@@ -324,6 +325,9 @@ class SourceRunner:
             or bool(triggers & {Trigger.REQUEST, Trigger.SPEC, Trigger.START})
             or await self.engine.inputs_changed()  # substituteFrom values, decryption keys
         )
+        if not self.config.automated or (not full and not self.config.self_heal):
+            progress.phase("comparing")
+            return await self._compare(snap, git_ms), False
         try:
             if full:
                 if self.reporter is not None:
@@ -343,6 +347,42 @@ class SourceRunner:
         quiet = not full and outcome.succeeded and not _changed(outcome.counts)
         await self._report(result, quiet=quiet)
         return outcome, quiet
+
+    async def _compare(self, snap: Snapshot, git_ms: float) -> st.Outcome:
+        """Plan the revision without writing (`automated` False, or drift not healed): what
+        differs, and the health of the objects there are."""
+        try:
+            plan = await self.engine.plan(snap)
+        except GitkrmError as e:
+            return _with_timing(outcome_of_error(e, revision=snap.revision), git=git_ms)
+        if plan.errors:
+            return _with_timing(
+                st.Outcome(
+                    revision=snap.revision,
+                    succeeded=False,
+                    reason=st.Reason.SYNC_FAILED,
+                    errors=plan.errors,
+                    stalled=True,
+                ),
+                git=git_ms,
+            )
+        differ = tuple(
+            f"{s.op}: {s.ref.kind} {s.ref.namespace + '/' if s.ref.namespace else ''}{s.ref.name}"
+            for s in plan.steps
+            if s.op in WRITES or s.op in (Op.REFUSE, Op.FAIL)
+        )
+        refs = tuple(s.ref for s in plan.steps if s.desired is not None and s.live is not None)
+        self.health = await self._read_health(refs)
+        self.applied = refs
+        return _with_timing(
+            st.Outcome(
+                revision=snap.revision,
+                succeeded=True,
+                reason=st.Reason.SUCCEEDED,
+                out_of_sync=differ,
+            ),
+            git=git_ms,
+        )
 
     async def _sync(
         self, snap: Snapshot, triggers: frozenset[Trigger], progress: Progress

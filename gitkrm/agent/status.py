@@ -60,6 +60,9 @@ class Outcome:
     """The hooks run for the revision (`status.hooks`); None when this sync ran none."""
     warnings: Sequence[str] = ()
     """Annotations of Flux and Argo CD that gitkrm does not honour."""
+    out_of_sync: Sequence[str] | None = None
+    """Compared, not applied (`SourceConfig.automated` False, or a drift not healed): what
+    differs from the revision (`create: Kind ns/name`, ...); None when the sync applied."""
 
 
 def now_rfc3339() -> str:
@@ -184,6 +187,15 @@ def finished(
         status.pop("lastError", None)
         status.pop("errors", None)
         message = f"synced revision {short(outcome.revision)}: {summary(outcome.counts)}"
+        if outcome.out_of_sync is not None:
+            status["outOfSync"] = [_clip(d) for d in outcome.out_of_sync[:MAX_ERRORS]]
+            message = f"compared revision {short(outcome.revision)}: " + (
+                f"{len(outcome.out_of_sync)} object(s) differ, not applied"
+                if outcome.out_of_sync
+                else "in sync"
+            )
+        else:
+            status.pop("outOfSync", None)
         set_condition(
             conditions,
             type_=READY,

@@ -10,7 +10,7 @@ from typing import Final
 
 NAMESPACE_PATH: Final = "(syncOptions: CreateNamespace=true)"
 """Where problems and the status say the created Namespace comes from."""
-_SYNC_OPTIONS: Final = "argocd.argoproj.io/sync-options"
+_KEEP: Final = ("gitkrm.io/prune", "disabled")  # gitkrm.sync.keys.PRUNE, DISABLED
 
 
 class SourceType(StrEnum):
@@ -40,10 +40,11 @@ class ManagedNamespace:
     annotations: tuple[tuple[str, str], ...] = ()
 
     def manifest(self) -> bytes:
-        """The Namespace as a manifest (JSON is YAML); `Prune=false` keeps it when the
-        Application goes, as Argo CD never deletes a namespace it created."""
+        """The Namespace as a manifest (JSON is YAML), never pruned (`gitkrm.io/prune:
+        disabled`, also when the Application is deleted): Argo CD never deletes a namespace
+        it created."""
         ann = dict(self.annotations)
-        ann[_SYNC_OPTIONS] = "Prune=false"
+        ann[_KEEP[0]] = _KEEP[1]
         meta: dict[str, object] = {"name": self.name, "annotations": ann}
         if self.labels:
             meta["labels"] = dict(self.labels)

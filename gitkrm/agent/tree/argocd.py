@@ -1,0 +1,492 @@
+"""Argo CD's `Application` read as a child source (`--interpret argocd`).
+
+Every field of `spec` is mapped or reported as not honoured (`Unhonoured`: on the
+object's status as a warning condition, and in the log), never dropped: docs/argocd.md
+has the table. The source (`spec.source`, or `spec.sources` with one source) is a Git
+directory or kustomize source (`argocd_repo` says which repository and ref); Helm sources
+go to `argocd_helm` (issue #21). Argo CD's path rules and the application-wide sync
+options become the child's `AppSource` (`gitkrm.sync.appsource`), `spec.source.kustomize`
+its `Overlay`. Without `syncPolicy.automated` the child is compared, never applied.
+Deleting an Application prunes its objects only when it carries Argo CD's
+`resources-finalizer.argocd.argoproj.io` (Argo CD's cascade rule). Errors name the
+object and the field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import posixpath
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, cast
+
+from gitkrm.charts.spec import HelmSpec
+from gitkrm.errors import ManifestError
+from gitkrm.krm import GVK, Obj, ObjectRef
+from gitkrm.sync.appsource_spec import AppSource, DirectorySpec, ManagedNamespace, SourceType
+from gitkrm.sync.options import IgnoreDifference
+from gitkrm.sync.overlay_spec import ImageOverride, Overlay, OverlayPatch
+
+from ..config import SourceConfig
+from .argocd_spec import (
+    APPLICATION,
+    FINALIZERS,
+    GROUP,
+    IN_CLUSTER_NAME,
+    IN_CLUSTER_SERVER,
+    VERSION,
+    Application,
+    ApplicationSpec,
+    Kustomize,
+    Source,
+    SyncPolicy,
+)
+from .model import ChildSpec, ChildState, Context, Peer, Unhonoured
+from .naming import child_name
+
+_MAPPED: Final = frozenset(
+    {"project", "source", "sources", "destination", "syncPolicy", "ignoreDifferences",
+     "info", "revisionHistoryLimit"}
+)  # fmt: skip
+_SOURCE_FIELDS: Final = frozenset(
+    {"repoURL", "targetRevision", "path", "directory", "kustomize", "chart", "helm", "plugin",
+     "ref", "name"}
+)  # fmt: skip
+_KUSTOMIZE_UNHONOURED: Final = {
+    "version": "gitkrm builds with the kustomize (or kubectl) on its PATH",
+    "replicas": "not applied: patch spec.replicas instead",
+    "forceCommonLabels": "labels never replace a label a manifest sets",
+    "forceCommonAnnotations": "annotations never replace an annotation a manifest sets",
+    "commonAnnotationsEnvsubst": "annotations are set as written",
+    "labelIncludeTemplates": "labels are set on metadata only",
+    "kubeVersion": "kustomize builds without a Kubernetes version",
+    "apiVersions": "kustomize builds without API versions",
+    "ignoreMissingComponents": "a missing component is an error",
+}
+# Application-wide syncOptions: honoured as the annotation table says, or why not.
+_OPTIONS_HONOURED: Final = frozenset(
+    {"createnamespace", "serversideapply", "prune", "force", "prunelast", "applyoutofsynconly",
+     "respectignoredifferences", "failonsharedresource"}
+)  # fmt: skip
+_OPTIONS_UNHONOURED: Final = {
+    "replace": "gitkrm patches (or, with Force=true, deletes and re-creates on an immutable "
+    "change) instead of replacing",
+    "validate": "every object is validated before anything is written (all or nothing)",
+    "skipdryrunonmissingresource": "honoured per object (the sync-options annotation), not "
+    "application-wide",
+    "prunepropagationpolicy": "gitkrm prunes with background propagation",
+}
+_OPTION_DEFAULTS: Final = {
+    "replace": "false",
+    "validate": "true",
+    "skipdryrunonmissingresource": "false",
+    "prunepropagationpolicy": "background",  # what gitkrm does (Argo CD: foreground)
+}
+_UNHONOURED: Final = {
+    "revisionHistoryLimit": "gitkrm keeps the sync history in Git notes, not status.history",
+}
+
+
+class _Fail:
+    """Errors naming the source, the object and the field."""
+
+    def __init__(self, obj: Obj, parent: SourceConfig) -> None:
+        md = obj.get("metadata") or {}
+        self.object = f"Application {md.get('namespace') or ''}/{md.get('name') or ''}"
+        self.path = f"source {parent.name}"
+
+    def __call__(self, field: str, message: str) -> ManifestError:
+        return ManifestError(f"{field}: {message}", path=self.path, object=self.object)
+
+
+def _str_map(value: object, field: str, fail: _Fail) -> tuple[tuple[str, str], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, Mapping):
+        raise fail(field, "must be a map of strings")
+    return tuple((str(k), str(v)) for k, v in value.items())
+
+
+def _list(value: object, field: str, fail: _Fail) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise fail(field, "must be a list")
+    return value
+
+
+def source_path(value: object, fail: _Fail, *, at: str) -> str:
+    """`path`, relative to the repository's top; `.` (or none) is the top."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise fail(at, "must be a string")
+    p = posixpath.normpath(value.strip().lstrip("/") or ".")
+    if p == ".." or p.startswith("../"):
+        raise fail(at, f"{value!r} leaves the repository")
+    return "" if p == "." else p
+
+
+def image(text: str, fail: _Fail, *, at: str) -> ImageOverride:
+    """Argo CD's image override: `[old=]name[:tag][@digest]`."""
+    old, _, new = text.rpartition("=") if "=" in text else ("", "", text)
+    digest = None
+    if "@" in new:
+        new, _, digest = new.partition("@")
+    tag = None
+    slash = new.rfind("/")
+    colon = new.rfind(":")
+    if colon > slash:
+        new, tag = new[:colon], new[colon + 1 :]
+    if not new:
+        raise fail(at, f"{text!r}: expected [old-name=]name[:tag][@digest]")
+    if old:
+        return ImageOverride(name=old, new_name=new, new_tag=tag, digest=digest)
+    return ImageOverride(name=new, new_tag=tag, digest=digest)
+
+
+def overlay_of(k: Kustomize, fail: _Fail, *, at: str) -> tuple[Overlay | None, list[Unhonoured]]:
+    """`kustomize` as the child's Overlay, and what of it is not honoured."""
+    unhonoured: list[Unhonoured] = []
+    known = {"namePrefix", "nameSuffix", "images", "patches", "namespace", "commonLabels",
+             "commonAnnotations", "components", "labelWithoutSelector"}  # fmt: skip
+    for key in k:
+        if key in _KUSTOMIZE_UNHONOURED:
+            unhonoured.append(Unhonoured(f"{at}.{key}", _KUSTOMIZE_UNHONOURED[key]))
+        elif key not in known:
+            unhonoured.append(Unhonoured(f"{at}.{key}", "not a field gitkrm knows"))
+    patches: list[OverlayPatch] = []
+    for i, p in enumerate(_list(k.get("patches"), f"{at}.patches", fail)):
+        if not isinstance(p, Mapping):
+            raise fail(f"{at}.patches[{i}]", "must be an object (patch, target)")
+        if p.get("path"):
+            raise fail(
+                f"{at}.patches[{i}].path",
+                "a patch file is not read (gitkrm takes inline patches): give `patch`",
+            )
+        text = p.get("patch")
+        if not isinstance(text, str) or not text.strip():
+            raise fail(f"{at}.patches[{i}].patch", "required: a strategic merge or JSON 6902 patch")
+        target = p.get("target") or {}
+        if not isinstance(target, Mapping):
+            raise fail(f"{at}.patches[{i}].target", "must be a selector")
+        if p.get("options"):
+            unhonoured.append(Unhonoured(f"{at}.patches[{i}].options", "not applied"))
+        patches.append(OverlayPatch(text, tuple(sorted((str(a), b) for a, b in target.items()))))
+    images = [
+        image(str(im), fail, at=f"{at}.images[{i}]")
+        for i, im in enumerate(_list(k.get("images"), f"{at}.images", fail))
+    ]
+    components: list[str] = []
+    for i, c in enumerate(_list(k.get("components"), f"{at}.components", fail)):
+        if not isinstance(c, str) or not c or c.startswith("/") or "://" in c:
+            raise fail(f"{at}.components[{i}]", f"{c!r}: a path relative to the source path")
+        components.append(c)
+    labels = _str_map(k.get("commonLabels"), f"{at}.commonLabels", fail)
+    if labels and not k.get("labelWithoutSelector"):
+        unhonoured.append(
+            Unhonoured(
+                f"{at}.commonLabels",
+                "set on every object's labels only, not on selectors and templates (as "
+                "labelWithoutSelector: true)",
+            )
+        )
+    out = Overlay(
+        namespace=k.get("namespace") or None,
+        name_prefix=k.get("namePrefix") or "",
+        name_suffix=k.get("nameSuffix") or "",
+        patches=tuple(patches),
+        images=tuple(images),
+        components=tuple(components),
+        labels=labels,
+        annotations=_str_map(k.get("commonAnnotations"), f"{at}.commonAnnotations", fail),
+    )
+    return (None if out.empty else out), unhonoured
+
+
+def _one_source(spec: ApplicationSpec, fail: _Fail) -> tuple[Source, str]:
+    """The Application's one source and its field (`spec.source` or `spec.sources[0]`)."""
+    sources = spec.get("sources")
+    if sources is not None:
+        if spec.get("source"):
+            raise fail("spec.sources", "give spec.source or spec.sources, not both")
+        items = _list(sources, "spec.sources", fail)
+        if len(items) != 1:
+            raise fail(
+                "spec.sources",
+                f"{len(items)} sources: Applications of several sources come with issue #21 "
+                "(one source is read)",
+            )
+        if not isinstance(items[0], Mapping):
+            raise fail("spec.sources[0]", "must be an object")
+        return cast(Source, items[0]), "spec.sources[0]"
+    source = spec.get("source")
+    if not isinstance(source, Mapping):
+        raise fail("spec.source", "required (or spec.sources)")
+    return source, "spec.source"
+
+
+def _sync_options(policy: SyncPolicy, fail: _Fail) -> tuple[dict[str, bool], list[Unhonoured]]:
+    """`syncOptions` (`Name=value`): the honoured ones by lower-case name, the rest."""
+    out: dict[str, bool] = {}
+    unhonoured: list[Unhonoured] = []
+    for i, raw in enumerate(_list(policy.get("syncOptions"), "spec.syncPolicy.syncOptions", fail)):
+        at = f"spec.syncPolicy.syncOptions[{i}]"
+        name, eq, value = str(raw).partition("=")
+        key = name.strip().lower()
+        if not eq:
+            raise fail(at, f"{raw!r}: expected Name=value")
+        if key in _OPTIONS_HONOURED:
+            out[key] = value.strip().lower() == "true"
+        elif key in _OPTIONS_UNHONOURED:
+            if value.strip().lower() != _OPTION_DEFAULTS.get(key):  # asks for a change
+                unhonoured.append(Unhonoured(f"{at} ({raw})", _OPTIONS_UNHONOURED[key]))
+        else:
+            unhonoured.append(Unhonoured(f"{at} ({raw})", "not an option gitkrm knows"))
+    return out, unhonoured
+
+
+def _ignores(
+    spec: ApplicationSpec, fail: _Fail
+) -> tuple[tuple[IgnoreDifference, ...], list[Unhonoured]]:
+    out: list[IgnoreDifference] = []
+    unhonoured: list[Unhonoured] = []
+    items = _list(spec.get("ignoreDifferences"), "spec.ignoreDifferences", fail)
+    for i, item in enumerate(items):
+        at = f"spec.ignoreDifferences[{i}]"
+        if not isinstance(item, Mapping) or not item.get("kind"):
+            raise fail(f"{at}.kind", "required")
+        for key in ("jqPathExpressions", "managedFieldsManagers"):
+            if item.get(key):
+                unhonoured.append(Unhonoured(f"{at}.{key}", "only jsonPointers are honoured"))
+        pointers = [str(p) for p in _list(item.get("jsonPointers"), f"{at}.jsonPointers", fail)]
+        for p in pointers:
+            if not p.startswith("/"):
+                raise fail(f"{at}.jsonPointers", f"{p!r} is not a JSON pointer (it starts with /)")
+        if pointers:
+            out.append(
+                IgnoreDifference(
+                    group=str(item.get("group") or ""),
+                    kind=str(item["kind"]),
+                    json_pointers=tuple(pointers),
+                    name=item.get("name") or None,
+                    namespace=item.get("namespace") or None,
+                )
+            )
+    return tuple(out), unhonoured
+
+
+def _destination(spec: ApplicationSpec, fail: _Fail) -> str | None:
+    """The destination namespace; another cluster is an error."""
+    dest = spec.get("destination")
+    if not isinstance(dest, Mapping):
+        raise fail("spec.destination", "required (server or name, and namespace)")
+    server, name = dest.get("server"), dest.get("name")
+    if server and name:
+        raise fail("spec.destination", "give server or name, not both")
+    if server and str(server).rstrip("/") != IN_CLUSTER_SERVER:
+        raise fail(
+            "spec.destination.server",
+            f"{server!r}: gitkrm syncs its own target only ({IN_CLUSTER_SERVER})",
+        )
+    if name and name != IN_CLUSTER_NAME:
+        raise fail(
+            "spec.destination.name", f"{name!r}: gitkrm syncs its own target only (in-cluster)"
+        )
+    if not server and not name:
+        raise fail("spec.destination", "server or name is required")
+    return dest.get("namespace") or None
+
+
+async def read(obj: Obj, ctx: Context) -> ChildSpec:
+    """The child source an Application declares."""
+    parent = ctx.parent
+    fail = _Fail(obj, parent)
+    app = cast(Application, obj)
+    gvk = GVK.of(obj)
+    if gvk.group != GROUP or gvk.kind != APPLICATION.kind:
+        raise fail("kind", f"{obj.get('apiVersion')} {obj.get('kind')} is not an Application")
+    if gvk.version != VERSION:
+        raise fail("apiVersion", f"{obj.get('apiVersion')}: gitkrm reads {GROUP}/{VERSION}")
+    md = app.get("metadata") or {}
+    name, namespace = md.get("name") or "", md.get("namespace") or "argocd"
+    spec: ApplicationSpec = app.get("spec") or {}
+    if not isinstance(spec, Mapping):
+        raise fail("spec", "must be an object")
+    unhonoured: list[Unhonoured] = []
+    for key in spec:
+        if key in _UNHONOURED:
+            unhonoured.append(Unhonoured(f"spec.{key}", _UNHONOURED[key]))
+        elif key not in _MAPPED:
+            unhonoured.append(Unhonoured(f"spec.{key}", "not a field gitkrm knows"))
+    project = spec.get("project") or "default"
+    if project != "default":
+        unhonoured.append(
+            Unhonoured(
+                "spec.project",
+                f"{project}: AppProject restrictions (source repositories, destinations, "
+                "resource kinds) are not enforced",
+            )
+        )
+    target_ns = _destination(spec, fail)
+    source, at = _one_source(spec, fail)
+    for key in source:
+        if key not in _SOURCE_FIELDS:
+            unhonoured.append(Unhonoured(f"{at}.{key}", "not a field gitkrm knows"))
+    if source.get("plugin"):
+        raise fail(f"{at}.plugin", "config management plugins are not supported")
+    if source.get("ref"):
+        unhonoured.append(Unhonoured(f"{at}.ref", "a values reference serves Helm sources"))
+    repo_url = source.get("repoURL")
+    if not repo_url or not isinstance(repo_url, str):
+        raise fail(f"{at}.repoURL", "required")
+    extra: Mapping[str, Any] = {}
+    if source.get("chart") or source.get("helm"):
+        from .argocd_helm import helm_source
+
+        extra = await helm_source(obj, source, at=at, fail=fail)
+    from .argocd_repo import repository
+
+    repo = await repository(
+        repo_url, str(source.get("targetRevision") or ""), namespace=namespace, ctx=ctx,
+        fail=fail, at=at,
+    )  # fmt: skip
+    unhonoured.extend(repo.unhonoured)
+    path = source_path(source.get("path"), fail, at=f"{at}.path")
+    directory, kustomize = source.get("directory"), source.get("kustomize")
+    if directory is not None and kustomize is not None:
+        raise fail(at, "multiple source types: give directory or kustomize, not both")
+    source_type = SourceType.AUTO
+    dir_spec = DirectorySpec()
+    if directory is not None:
+        if not isinstance(directory, Mapping):
+            raise fail(f"{at}.directory", "must be an object (recurse, include, exclude)")
+        source_type = SourceType.DIRECTORY
+        for key in directory:
+            if key == "jsonnet":
+                if directory.get("jsonnet"):
+                    unhonoured.append(
+                        Unhonoured(f"{at}.directory.jsonnet", "jsonnet files are not evaluated")
+                    )
+            elif key not in ("recurse", "include", "exclude"):
+                unhonoured.append(Unhonoured(f"{at}.directory.{key}", "not a field gitkrm knows"))
+        dir_spec = DirectorySpec(
+            recurse=bool(directory.get("recurse")),
+            include=str(directory.get("include") or ""),
+            exclude=str(directory.get("exclude") or ""),
+        )
+    overlay = None
+    if kustomize is not None:
+        if not isinstance(kustomize, Mapping):
+            raise fail(f"{at}.kustomize", "must be an object")
+        source_type = SourceType.KUSTOMIZE
+        overlay, k_unhonoured = overlay_of(kustomize, fail, at=f"{at}.kustomize")
+        unhonoured.extend(k_unhonoured)
+    policy: SyncPolicy = spec.get("syncPolicy") or {}
+    if not isinstance(policy, Mapping):
+        raise fail("spec.syncPolicy", "must be an object")
+    for key in policy:
+        if key == "retry":
+            unhonoured.append(
+                Unhonoured("spec.syncPolicy.retry", "a failed sync is retried at the interval")
+            )
+        elif key not in ("automated", "syncOptions", "managedNamespaceMetadata"):
+            unhonoured.append(Unhonoured(f"spec.syncPolicy.{key}", "not a field gitkrm knows"))
+    automated_spec = policy.get("automated")
+    automated = automated_spec is not None and automated_spec.get("enabled", True) is not False
+    auto = automated_spec or {}
+    options, o_unhonoured = _sync_options(policy, fail)
+    unhonoured.extend(o_unhonoured)
+    create_ns = None
+    if options.get("createnamespace"):
+        if not target_ns:
+            raise fail(
+                "spec.syncPolicy.syncOptions",
+                "CreateNamespace=true needs spec.destination.namespace",
+            )
+        nsmeta = policy.get("managedNamespaceMetadata") or {}
+        create_ns = ManagedNamespace(
+            target_ns,
+            labels=_str_map(nsmeta.get("labels"), "spec.syncPolicy.managedNamespaceMetadata.labels",
+                            fail),
+            annotations=_str_map(nsmeta.get("annotations"),
+                                 "spec.syncPolicy.managedNamespaceMetadata.annotations", fail),
+        )  # fmt: skip
+    elif policy.get("managedNamespaceMetadata"):
+        unhonoured.append(
+            Unhonoured(
+                "spec.syncPolicy.managedNamespaceMetadata", "used with CreateNamespace=true only"
+            )
+        )
+    app_source = AppSource(
+        source_type=source_type,
+        directory=dir_spec,
+        server_side=options.get("serversideapply", False),
+        # Without automated prune Argo CD never deletes an object gone from Git.
+        prune=bool(auto.get("prune")) and options.get("prune", True),
+        force=options.get("force", False),
+        create_namespace=create_ns,
+    )
+    ignores, i_unhonoured = _ignores(spec, fail)
+    unhonoured.extend(i_unhonoured)
+    declared_by = ObjectRef(
+        group=GROUP, kind=APPLICATION.kind, name=name, namespace=namespace, version=VERSION
+    )
+    finalizer = next((f for f in md.get("finalizers") or () if f in FINALIZERS), None)
+    config = SourceConfig(
+        name=child_name(declared_by),
+        url=repo.url,
+        ref=repo.ref,
+        path=path,
+        interval=parent.interval,
+        timeout=parent.timeout,
+        health_timeout=parent.health_timeout,
+        default_namespace=target_ns,
+        prune=True,  # gone from Git: AppSource.prune; the Application deleted: its finalizer
+        allow_empty=bool(auto.get("allowEmpty")),
+        adoption=parent.adoption,
+        ignore_differences=ignores,
+        auth=repo.auth,
+        ca_file=repo.ca_file,
+        verify=parent.verify if repo.is_parent else None,
+        helm=HelmSpec(release_name=name, namespace=target_ns),
+        overlay=overlay,
+        interpret=parent.interpret,  # an app of apps: its path declares more Applications
+        app_source=app_source,
+        automated=automated,
+        self_heal=bool(auto.get("selfHeal")),
+    )
+    if extra:
+        config = dataclasses.replace(config, **extra)
+    return ChildSpec(
+        declared_by=declared_by,
+        config=config,
+        wait=True,  # Argo CD: Synced and Healthy
+        finalizer=finalizer,
+        unhonoured=tuple(unhonoured),
+        same_as_parent=repo.is_parent and source_path(parent.path, fail, at="path") == path,
+    )
+
+
+class ArgoCDInterpreter:
+    """Argo CD's Application (the tree's registry uses `INTERPRETER`)."""
+
+    peer: Peer | None = Peer.ARGOCD
+    kinds = frozenset({APPLICATION})
+
+    async def child(self, obj: Obj, ctx: Context) -> ChildSpec:
+        return await read(obj, ctx)
+
+    def status(self, obj: Obj, state: ChildState) -> Obj:
+        from .argocd_status import application_status
+
+        return application_status(obj, state)
+
+    def crds(self) -> Sequence[Obj]:
+        from .argocd_crds import crds
+
+        return crds()
+
+
+INTERPRETER: Final = ArgoCDInterpreter()
+
+__all__ = ["INTERPRETER", "ArgoCDInterpreter", "image", "overlay_of", "read", "source_path"]
