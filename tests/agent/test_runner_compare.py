@@ -33,11 +33,16 @@ async def agents() -> AsyncIterator[list[Agent]]:
         await a.close()
 
 
-async def _agent(agents: list[Agent], tmp_path: Path, **kw: bool) -> Agent:
+async def _agent(
+    agents: list[Agent], tmp_path: Path, *, automated: bool = True, self_heal: bool = True
+) -> Agent:
     root = tmp_path / "manifests"
     root.mkdir(parents=True)
     (root / "cm.yaml").write_text(_cm("a"))
-    source = SourceConfig(name="apps", url=str(root), ref=None, interval=3600.0, **kw)
+    source = SourceConfig(
+        name="apps", url=str(root), ref=None, interval=3600.0, automated=automated,
+        self_heal=self_heal,
+    )  # fmt: skip
     agent = Agent(
         AgentOptions(
             state_dir=tmp_path / "state", agent_name="unit", sources=(source,),
