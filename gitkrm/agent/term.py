@@ -255,6 +255,18 @@ class Term:
         outcome = await runner.reconcile(triggers)
         if outcome is not None and outcomes is not None:
             outcomes.append(outcome)
+        child = tree.by_name(name)
+        if (
+            child is not None
+            and child.spec is not None
+            and child.spec.wait
+            and outcome is not None
+            and outcome.succeeded
+            and not outcome.nothing_changed
+        ):
+            # Flux's `wait` (a HelmRelease's default): Ready once its objects are healthy,
+            # so the status written next says so (and a parent's --wait sees it).
+            await self.healthy(runner)
         tree.after_sync(name)
         await tree.after_pass(runner)
 

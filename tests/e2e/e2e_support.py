@@ -3,13 +3,14 @@ agent process that is always cleaned up, reads of its store, and waiting on cond
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sqlite3
 import subprocess
 import sys
 import urllib.request
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -19,7 +20,9 @@ import yaml
 
 from gitkrm.errors import GitkrmError, NotFound
 from gitkrm.krm import GVK, Obj, ObjectRef
+from gitkrm.server import ServeOptions, ServerThread
 from gitkrm.store import Store, open_store
+from tests.server.conftest import Kubectl, kubectl_path
 from tests.source.source_gitrepo import ENV
 from tests.support.wait import eventually_async
 
@@ -232,3 +235,15 @@ def kubeconfig_server(state: Path) -> str:
     config = yaml.safe_load((state / "kubeconfig").read_text())
     server: str = config["clusters"][0]["cluster"]["server"]
     return server
+
+
+@contextlib.contextmanager
+def api_of(state: Path, tmp_path: Path) -> Iterator[Kubectl]:
+    """kubectl against an API server over the agent's store (the store has one writer: the
+    server runs between `gitkrm run --once` runs)."""
+    with ServerThread(
+        store_path=str(state / "store.db"), options=ServeOptions(port=0, state_dir=tmp_path / "api")
+    ) as api:
+        assert api.bound is not None
+        assert api.bound.kubeconfig is not None
+        yield Kubectl(binary=kubectl_path(), kubeconfig=api.bound.kubeconfig, home=tmp_path / "h")

@@ -8,29 +8,13 @@ applied stays: server-side apply removes only what gitkrm itself stopped applyin
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from gitkrm.server import ServeOptions, ServerThread
-from tests.e2e.e2e_support import gitkrm
+from tests.e2e.e2e_support import api_of, gitkrm
 from tests.e2e.manifests import configmap
-from tests.server.conftest import Kubectl, kubectl_path
 from tests.source.source_gitrepo import RemoteRepo
-
-
-@contextlib.contextmanager
-def api_of(state: Path, tmp_path: Path) -> Iterator[Kubectl]:
-    """kubectl against an API server over the agent's store (the store has one writer: the
-    server runs between `gitkrm run --once` runs)."""
-    with ServerThread(
-        store_path=str(state / "store.db"), options=ServeOptions(port=0, state_dir=tmp_path / "api")
-    ) as api:
-        assert api.bound is not None
-        assert api.bound.kubeconfig is not None
-        yield Kubectl(binary=kubectl_path(), kubeconfig=api.bound.kubeconfig, home=tmp_path / "h")
 
 
 def owned(cm: dict[str, Any], manager: str) -> set[str]:

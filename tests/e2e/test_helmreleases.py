@@ -1,0 +1,155 @@
+"""A Flux repository of HelmReleases synced by the CLI with `--interpret flux --wait`: charts
+from the loopback HTTP chart repository, the loopback OCI registry and the repository
+itself; values from a ConfigMap and a Secret (masked); dependsOn; a post-renderer patch; a
+chart version bump in Git; `kubectl get helmreleases` reading Ready as with Flux."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from gitkrm.krm import GVK, Obj, ObjectRef
+from tests.e2e.e2e_support import api_of, get_or_none, gitkrm, reader
+from tests.e2e.flux_helm_repo import SECRET_VALUE, webapp, write_flux_repo
+from tests.source.source_gitrepo import RemoteRepo
+from tests.support.chartrepo import ChartRepo, chart_repo
+from tests.support.registry import Registry, oci_registry
+
+__all__ = ["chart_repo", "oci_registry"]  # fixtures
+HR = GVK(group="helm.toolkit.fluxcd.io", version="v2", kind="HelmRelease")
+
+
+def read(state: Path, *refs: ObjectRef) -> list[Obj | None]:
+    async def go() -> list[Obj | None]:
+        store = await reader(state)
+        try:
+            return [await get_or_none(store, r) for r in refs]
+        finally:
+            await store.close()
+
+    return asyncio.run(go())
+
+
+def ref(kind: str, name: str, ns: str | None, group: str = "") -> ObjectRef:
+    return ObjectRef(group=group, kind=kind, name=name, namespace=ns)
+
+
+def release(state: Path, name: str, ns: str) -> dict[str, Any]:
+    (obj,) = read(state, ref("HelmRelease", name, ns, HR.group))
+    assert obj is not None
+    return obj
+
+
+def ready(obj: Obj) -> tuple[str, str]:
+    c = next(c for c in obj["status"]["conditions"] if c["type"] == "Ready")
+    return c["status"], c["reason"]
+
+
+def test_a_flux_repository_of_helmreleases(
+    tmp_path: Path, chart_repo: ChartRepo, oci_registry: Registry
+) -> None:
+    from tests.e2e.flux_helm_repo import publish
+
+    publish(chart_repo, oci_registry.url, tmp_path / "pkg")
+    repo = RemoteRepo(tmp_path / "git")
+    write_flux_repo(repo, charts_url=chart_repo.url, oci_url=oci_registry.url)
+    state = tmp_path / "state"
+    run = ("run", "--repo", repo.url, "--path", "deploy", "--once", "--wait", "--timeout", "2m",
+           "--interpret", "flux", "--state", str(state))  # fmt: skip
+    started = time.monotonic()
+    done = gitkrm(*run, cwd=tmp_path)
+    first = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    assert "all " in done.stdout
+    assert "are Current" in done.stdout
+    # dependsOn: the cache release synced before the app that needs it
+    log = done.stderr
+    assert log.index("sync source=flux-system-cache-") < log.index("sync source=apps-webapp-")
+
+    deploy, cm, db, svc, tools, ns = read(
+        state,
+        ref("Deployment", "webapp", "apps", "apps"),
+        ref("ConfigMap", "webapp-config", "apps"),
+        ref("Secret", "webapp-db", "apps"),
+        ref("Service", "infra-cache", "infra"),
+        ref("Service", "tools", "apps"),
+        ref("Namespace", "infra", None),
+    )
+    assert deploy is not None
+    assert cm is not None
+    assert db is not None
+    assert deploy["spec"]["replicas"] == 2  # spec.values over the ConfigMap's
+    assert deploy["metadata"]["labels"]["post-rendered"] == "yes"  # postRenderers
+    assert deploy["metadata"]["labels"]["helm.sh/chart"] == "webapp-1.0.0"
+    container = deploy["spec"]["template"]["spec"]["containers"][0]
+    assert container["image"] == "example.com/webapp:3.1"  # a Secret key at targetPath
+    assert cm["data"]["message"] == "from-configmap"
+    assert db["data"]["password"]  # the Secret's values reached the chart
+    assert svc is not None
+    assert svc["metadata"]["annotations"]["size"] == "256Mi"
+    assert ns is not None  # install.createNamespace
+    assert tools is not None  # a chart in the Git repository
+
+    hr = release(state, "webapp", "apps")
+    assert ready(hr) == ("True", "InstallSucceeded")
+    assert hr["status"]["lastAttemptedRevision"] == "1.0.0"
+    (entry,) = hr["status"]["history"]
+    assert (entry["chartName"], entry["chartVersion"], entry["status"]) == (
+        "webapp",
+        "1.0.0",
+        "deployed",
+    )
+    assert entry["digest"].startswith("sha256:")
+    tools_hr = release(state, "tools", "flux-system")
+    unhonoured = next(c for c in tools_hr["status"]["conditions"] if c["type"] == "NotHonoured")
+    assert unhonoured["message"].startswith("spec.test: gitkrm keeps no Helm release storage")
+    assert "spec.test" in done.stderr  # and in the log
+
+    # The Secret's values are masked wherever gitkrm shows them.
+    assert SECRET_VALUE not in done.stdout + done.stderr
+    children = json.loads(gitkrm("get", "gitsources", "-n", "gitkrm-system", "-o", "json",
+                                 "--state", str(state), cwd=tmp_path).stdout)["items"]  # fmt: skip
+    child = next(c for c in children if c["metadata"]["name"].startswith("apps-webapp-"))
+    assert child["spec"]["helm"]["values"]["database"]["password"] == "***"
+    assert SECRET_VALUE not in json.dumps(children)
+
+    # Nothing changed: a re-sync applies nothing.
+    started = time.monotonic()
+    again = gitkrm(*run, cwd=tmp_path)
+    resync = time.monotonic() - started
+    assert again.returncode == 0, again.stderr
+    assert " created" not in again.stdout.replace("0 created", "")
+
+    # A chart version bump in Git: an upgrade.
+    repo.write("deploy/apps/webapp.yaml", webapp("1.1.0"))
+    repo.commit("webapp 1.1.0")
+    repo.push()
+    bumped = gitkrm(*run, cwd=tmp_path)
+    assert bumped.returncode == 0, bumped.stderr
+    (deploy, cm) = read(
+        state,
+        ref("Deployment", "webapp", "apps", "apps"),
+        ref("ConfigMap", "webapp-config", "apps"),
+    )
+    assert deploy is not None
+    assert cm is not None
+    assert deploy["metadata"]["labels"]["helm.sh/chart"] == "webapp-1.1.0"
+    assert cm["data"]["installing"] == "false"  # .Release.IsUpgrade
+    hr = release(state, "webapp", "apps")
+    assert ready(hr) == ("True", "UpgradeSucceeded")
+    assert [(h["chartVersion"], h["version"], h["status"]) for h in hr["status"]["history"]] == [
+        ("1.1.0", 2, "deployed"),
+        ("1.0.0", 1, "superseded"),
+    ]
+
+    with api_of(state, tmp_path) as kubectl:
+        table = kubectl.run("get", "helmreleases", "-A").stdout
+    lines = table.splitlines()
+    assert lines[0].split() == ["NAMESPACE", "NAME", "AGE", "READY", "STATUS"]
+    row = next(line for line in lines if line.split()[:2] == ["apps", "webapp"])
+    assert "True" in row.split()
+    assert "Helm upgrade succeeded for release apps/webapp.v2 with chart webapp@1.1.0" in row
+    print(f"flux HelmReleases: first sync {first:.2f}s, re-sync {resync:.2f}s (CLI, wall)")
