@@ -157,6 +157,8 @@ class SourceRunner:
         """The store revisions of this runner's GitSource writes."""
         self.before_wait: Callable[[], Awaitable[None]] | None = None
         """Called before a sync first waits on health (the embedded target's controllers)."""
+        self.parent = ""
+        """A child source of a source tree: the source that declares it."""
         self.before_pass: Callable[[], None] | None = None
         """Called before a pass that fetches and syncs (not before one with nothing to do)."""
 
@@ -218,7 +220,7 @@ class SourceRunner:
         )
         self.last_ok = False
         if self.reporter is not None:
-            self.reporter.register(self.name, self.source)
+            self.reporter.register(self.name, self.source, parent=self.parent)
 
     async def reconcile(self, triggers: frozenset[Trigger]) -> st.Outcome | None:
         """One pass: fetch; a full sync when the revision moved (or was asked for), else a

@@ -131,7 +131,7 @@ class Term:
 
         await crds.ensure(self._store, config.interpret, done=self._crds_done)
 
-    def _make_runner(self, config: SourceConfig, live: Obj) -> SourceRunner:
+    def _make_runner(self, config: SourceConfig, live: Obj, *, parent: str = "") -> SourceRunner:
         """A source's runner, registered with the term (and its reports, when they run)."""
         options, store = self._options, self._store
         runner = SourceRunner(
@@ -153,6 +153,7 @@ class Term:
             runner.writer = gitsources.NoStatusWriter(store, desired=desired)
         runner.observe = self._observe
         runner.before_wait = self._before_wait
+        runner.parent = parent
         self.runners[config.name] = runner
         # A request made while no agent ran is handled by the first sync.
         asked = (meta(live).get("annotations") or {}).get(REQUESTED_AT)
@@ -161,7 +162,7 @@ class Term:
         if self._reporter is not None:
             runner.reporter = self._reporter
             runner.follower = self._follower
-            self._reporter.register(config.name, runner.source)
+            self._reporter.register(config.name, runner.source, parent=runner.parent)
         return runner
 
     def start_reports(self) -> None:
@@ -181,7 +182,7 @@ class Term:
         for name, runner in self.runners.items():
             runner.reporter = self._reporter
             runner.follower = self._follower
-            self._reporter.register(name, runner.source)
+            self._reporter.register(name, runner.source, parent=runner.parent)
 
     def _on_push_state(self, name: str, state: PushState) -> None:
         """The reporter's push state changed: into the GitSource status (in the background)."""
@@ -300,7 +301,7 @@ class Term:
                 declared_by=ref_text(declared_by),
             )
         await self._peer_crds(config)
-        runner = self._make_runner(config, live)
+        runner = self._make_runner(config, live, parent=parent)
         if self._scheduler_started:
             self._start_worker(config.name, runner)
         return runner

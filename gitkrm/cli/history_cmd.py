@@ -136,17 +136,19 @@ def _details(r: SyncRecord) -> list[str]:
 
 
 def table(entries: Sequence[HistoryEntry]) -> str:
-    headers = ["COMMIT", "DATE", "AGENT", "SOURCE", "RESULT", "HEALTH", "SYNCED", "SUBJECT"]
+    headers = ["COMMIT", "DATE", "AGENT", "SOURCE", "PARENT", "RESULT", "HEALTH", "SYNCED"]
+    headers.append("SUBJECT")
     rows: list[tuple[list[str], list[str]]] = []
     for e in entries:
         c = e.commit
         date = c.time.strftime("%Y-%m-%d %H:%M") if c.time else "-"
         base = [c.sha[:12], date]
         if not e.records:
-            rows.append(([*base, "-", "-", "-", "-", "-", c.subject], []))
+            rows.append(([*base, "-", "-", "-", "-", "-", "-", c.subject], []))
         for i, r in enumerate(e.records):
             first = base if i == 0 else ["", ""]
-            cells = [*first, r.agent, r.source, r.result, r.health, r.time or "-"]
+            parent = str(r.entry.get("parent") or "-")
+            cells = [*first, r.agent, r.source, parent, r.result, r.health, r.time or "-"]
             rows.append(([*cells, c.subject if i == 0 else ""], _details(r)))
     lines = [headers] + [cells for cells, _ in rows]
     widths = [max(len(line[i]) for line in lines) for i in range(len(headers) - 1)]

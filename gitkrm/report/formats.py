@@ -78,6 +78,8 @@ class SourceInfo:
     url: str
     ref: str = ""
     path: str = ""
+    parent: str = ""
+    """A child source of a source tree: the source that declares it."""
 
 
 Key = tuple[str, str, str, str]
@@ -271,6 +273,7 @@ def _hook_entry(entry: dict[str, object], redact: Redact) -> dict[str, object]:
 def _common(report: SourceReport) -> dict[str, Any]:
     out: dict[str, Any] = {
         "revision": report.revision,
+        **({"parent": report.source.parent} if report.source.parent else {}),
         "time": rfc3339(report.synced_at),
         "updated": rfc3339(report.updated_at),
         "result": report.result.value,

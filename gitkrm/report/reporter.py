@@ -61,8 +61,9 @@ class Reporter:
 
     # -- sources --------------------------------------------------------------------------
 
-    def register(self, source_name: str, source: Source) -> None:
-        """Report `source` from now on (call again when the agent replaces the source)."""
+    def register(self, source_name: str, source: Source, *, parent: str = "") -> None:
+        """Report `source` from now on (call again when the agent replaces the source);
+        `parent`: the source that declares it (a child of a source tree)."""
         if not isinstance(source, GitSource):
             self.unregister(source_name)
             log.debug("source %s is not a Git remote: nothing is reported into Git", source_name)
@@ -74,6 +75,7 @@ class Reporter:
             url=source.spec.safe_url,
             ref=f"{ref.kind} {ref.name}",
             path=source.spec.path,
+            parent=parent,
         )
         old = self._sources.get(source_name)
         if old is not None and old[1] != target.url:

@@ -46,12 +46,13 @@ async def test_a_clone_in_the_current_directory(
     assert (code, err) == (0, "")
     lines = out.splitlines()
     assert lines[0].split() == [
-        "COMMIT", "DATE", "AGENT", "SOURCE", "RESULT", "HEALTH", "SYNCED", "SUBJECT"
+        "COMMIT", "DATE", "AGENT", "SOURCE", "PARENT", "RESULT", "HEALTH", "SYNCED", "SUBJECT"
     ]  # fmt: skip
     assert lines[1].startswith(third[:12])
-    assert lines[1].split()[3:8] == [
+    assert lines[1].split()[3:9] == [
         "edge-1",
         "default",
+        "-",
         "Failed",
         "Failed",
         "2024-05-01T10:05:00Z",
@@ -62,15 +63,16 @@ async def test_a_clone_in_the_current_directory(
         "(ProgressDeadlineExceeded: Progress deadline exceeded)"
     )
     assert lines[3] == "    ! edge-1/default: error: boom"
-    assert lines[4].split()[:5] == [
+    assert lines[4].split()[:6] == [
         "edge-2",
         "apps",
+        "-",
         "Succeeded",
         "Current",
         "2024-05-01T10:00:00Z",
     ]
     assert lines[5].startswith(second[:12])
-    assert lines[5].split()[3:] == ["-", "-", "-", "-", "-", "second"]
+    assert lines[5].split()[3:] == ["-", "-", "-", "-", "-", "-", "second"]
     assert lines[6].startswith(first[:12])
     assert len(lines) == 7
 
@@ -136,7 +138,7 @@ def test_errors_are_one_line_and_exit_2(
 def test_a_repository_without_syncs(remote: RemoteRepo, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run(capsys, "--repo", str(remote.work), "--no-fetch")
     assert code == 0
-    assert out.splitlines()[1].split()[3:] == ["-", "-", "-", "-", "-", "first"]
+    assert out.splitlines()[1].split()[3:] == ["-", "-", "-", "-", "-", "-", "first"]
 
 
 def test_gitkrm_history_is_a_command(
@@ -198,7 +200,7 @@ def _history(capsys: pytest.CaptureFixture[str], repo: RemoteRepo, *args: str) -
 
 
 def _row(lines: list[str], commit: str) -> tuple[list[str], list[str]]:
-    """A commit's first row from AGENT to SYNCED, and its `!` lines."""
+    """A commit's first row from AGENT to SYNCED (without PARENT), and its `!` lines."""
     at = next(i for i, line in enumerate(lines) if line.startswith(commit[:12]))
     cells = lines[at].split()
     cells = cells[2:] if cells[1] == "-" else cells[3:]  # DATE is "-" or "YYYY-MM-DD HH:MM"
@@ -207,7 +209,7 @@ def _row(lines: list[str], commit: str) -> tuple[list[str], list[str]]:
         if not line.startswith("    !"):
             break
         details.append(line)
-    return cells[:5], details
+    return [*cells[:2], *cells[3:6]], details
 
 
 @pytest.fixture

@@ -122,7 +122,7 @@ async def test_a_rollback_by_git_revert_shows_in_history_with_its_health(
     assert history(["--repo", str(tmp_path / "clone")]) == 0
     lines = capsys.readouterr().out.splitlines()
     rows = [line.split() for line in lines[1:] if not line.startswith(" ")]
-    assert [(r[0], r[5], r[6]) for r in rows] == [
+    assert [(r[0], r[6], r[7]) for r in rows] == [
         (revert[:12], "Succeeded", "Current"),
         (bad[:12], "Succeeded", "Failed"),
         (good[:12], "Succeeded", "Current"),

@@ -163,9 +163,17 @@ async def test_a_tree_syncs_in_order_edits_and_removes_a_leaf(
     assert shown.returncode == 0, shown.stderr
     rows = {line.split()[0]: line.split()[1] for line in shown.stdout.splitlines()[1:] if line}
     assert rows[child("apps")] == "default"
-    history = gitkrm("history", "--state", str(state), "-o", "json", cwd=state.parent)
+    history = gitkrm("history", "--state", str(state), cwd=state.parent)
     assert history.returncode == 0, history.stderr
-    assert child("infra") in history.stdout
+    parents = {}  # SOURCE -> PARENT, from the rows of every commit
+    for line in history.stdout.splitlines()[1:]:
+        cells = line.split()
+        if "e2e" in cells and cells[0] != "!":
+            at = cells.index("e2e")
+            parents[cells[at + 1]] = cells[at + 2]
+    assert parents[child("infra")] == "default"
+    assert parents[child("leaf")] == child("apps")
+    assert parents["default"] == "-"
 
 
 async def test_a_cycle_is_reported_on_the_object(repo: RemoteRepo, state: Path) -> None:
