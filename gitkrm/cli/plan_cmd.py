@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitkrm.errors import BadRequest
 
+from . import plan_simulate
 from .source_flags import add_source_flags, sources, target_url
 
 if TYPE_CHECKING:  # imported by the command, not by the parser
@@ -56,6 +57,7 @@ def add_parser(sub: Any) -> None:
         help="text (default), json (docs/schemas/plan.schema.json) or markdown (a "
         "pull-request comment)",
     )
+    plan_simulate.add_flags(p)
     p.set_defaults(func=run)
 
 
@@ -74,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
     from .sourcerun import each_source
 
     url = target_url(args)
+    simulate_for = plan_simulate.budget(args, url=url)
     configs = sources(args)
     base = None
     if args.base is not None:
@@ -84,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
 
     async def visit(opened: Opened) -> int:
         sp = await plan_source(opened, base=base)
+        if simulate_for is not None:
+            sp.extra["simulation"] = await plan_simulate.simulate(opened, sp, simulate_for)
         found.append(sp)
         return sp.code
 

@@ -82,6 +82,10 @@ def text(doc: Mapping[str, Any]) -> str:
             )
         for w in s["warnings"]:
             out.append(f"  warning: {w}")
+        if "simulation" in s:
+            from gitkrm.agent.simulate import text_lines
+
+            out.extend(text_lines(s["simulation"]))
         for key, value in s.items():
             if isinstance(value, str) and key not in _KNOWN:
                 out.append(f"  {key}: {value}")
@@ -135,6 +139,11 @@ def markdown(doc: Mapping[str, Any], *, limit: int = MARKDOWN_LIMIT) -> str:
         if base is not None:
             lines.append(f"- rendering against `{base['ref']}`: {_changes(base)}")
         lines.append("")
+    for s in doc["sources"]:
+        if "simulation" in s:
+            from gitkrm.agent.simulate import markdown_lines
+
+            lines.extend(markdown_lines(s["simulation"], s["source"]))
     head = "\n".join(lines)
     return head + _details(doc, limit - len(head))
 

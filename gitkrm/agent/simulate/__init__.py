@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from gitkrm.lazy import exports
 
 if TYPE_CHECKING:
-    from .output import to_json, to_markdown, to_text
+    from .output import markdown_lines, skipped, text_lines, to_json, to_text
     from .twin import DEFAULT_BUDGET, SIMULATION_CONTROLLERS, SimSource, simulate
     from .verdict import Simulation
 
@@ -21,8 +21,10 @@ __getattr__ = exports(
         "SimSource": ".twin",
         "Simulation": ".verdict",
         "simulate": ".twin",
+        "markdown_lines": ".output",
+        "skipped": ".output",
+        "text_lines": ".output",
         "to_json": ".output",
-        "to_markdown": ".output",
         "to_text": ".output",
     },
 )
@@ -32,8 +34,10 @@ __all__ = [
     "SIMULATION_CONTROLLERS",
     "SimSource",
     "Simulation",
+    "markdown_lines",
     "simulate",
+    "skipped",
+    "text_lines",
     "to_json",
-    "to_markdown",
     "to_text",
 ]

@@ -1,18 +1,21 @@
-"""A simulation as `plan` prints it: the `simulation` section of `-o json` (its schema is
-docs/schemas/simulation.schema.json), text lines, and a Markdown section for a pull-request
-comment. Pure: values in, text out; messages were masked when the verdict was read."""
+"""A simulation as `gitkrm plan` shows it: the `simulation` section of a source in
+`-o json` (`$defs/simulation` of docs/schemas/plan.schema.json), and the text and Markdown
+written from that section (one model, three spellings, as the rest of the plan). Pure:
+values in, text out; messages were masked when the verdict was read."""
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from typing import Any, Final
 
 from gitkrm.agent.duration import format_duration
 from gitkrm.krm import ObjectRef
 
-from .verdict import NoEndpoints, Simulation, Unschedulable
+from .verdict import Simulation
 
-MARKDOWN_ROWS: Final = 50  # per list; what is cut is said
+MARKDOWN_ROWS: Final = 50  # lines per list at most; what is cut is said
+Section = Mapping[str, Any]
 
 
 def _ref(ref: ObjectRef | None) -> dict[str, Any] | None:
@@ -24,21 +27,15 @@ def _ref(ref: ObjectRef | None) -> dict[str, Any] | None:
     return out
 
 
-def verdict_word(sim: Simulation) -> str:
-    return "ok" if sim.ok else "problems"
-
-
 def to_json(sim: Simulation) -> dict[str, Any]:
-    """The `simulation` section of `gitkrm plan -o json`."""
+    """The `simulation` section of a source in `gitkrm plan -o json`."""
     return {
-        "verdict": verdict_word(sim),
+        "verdict": "ok" if sim.ok else "problems",
         "elapsedSeconds": sim.elapsed,
         "budgetSeconds": sim.budget,
         "settled": sim.settled,
-        "clock": "wall",
         "objects": [
             {
-                "source": o.source,
                 "object": _ref(o.ref),
                 "action": o.action,
                 "health": o.health.value,
@@ -56,124 +53,135 @@ def to_json(sim: Simulation) -> dict[str, Any]:
             for n in sim.no_endpoints
         ],
         "failedHooks": [
-            {
-                "source": h.source,
-                "phase": h.phase,
-                "object": _ref(h.ref),
-                "state": h.state,
-                "message": h.message,
-            }
+            {"phase": h.phase, "object": _ref(h.ref), "state": h.state, "message": h.message}
             for h in sim.hooks
         ],
         "denials": [
-            {
-                "stage": d.stage.value,
-                "source": d.source,
-                "object": _ref(d.ref),
-                "message": d.message,
-            }
+            {"stage": d.stage.value, "object": _ref(d.ref), "message": d.message}
             for d in sim.denials
         ],
         "errors": list(sim.errors),
     }
 
 
-def _headline(sim: Simulation) -> str:
+def skipped(reason: str) -> dict[str, Any]:
+    """The section when nothing was simulated (the revision is invalid or refused)."""
+    return {"verdict": "skipped", "reason": reason}
+
+
+def _describe(ref: Mapping[str, Any] | None) -> str:
+    if not ref:
+        return "?"
+    kind = f"{ref['kind']}.{ref['group']}" if ref.get("group") else str(ref["kind"])
+    ns = ref.get("namespace")
+    return f"{kind} {ns}/{ref['name']}" if ns else f"{kind} {ref['name']}"
+
+
+def _bad(o: Section) -> bool:
+    if o["action"] == "pruned":
+        return bool(o["health"] != "NotFound")
+    return bool(o["health"] != "Current")
+
+
+def headline(section: Section) -> str:
+    if section["verdict"] == "skipped":
+        return f"simulation skipped: {section['reason']}"
+    elapsed = format_duration(section["elapsedSeconds"])
     how = (
-        f"settled after {format_duration(sim.elapsed)}"
-        if sim.settled
-        else f"the budget of {format_duration(sim.budget)} ended "
-        f"(after {format_duration(sim.elapsed)})"
+        f"settled after {elapsed}"
+        if section["settled"]
+        else f"the budget of {format_duration(section['budgetSeconds'])} ended (after {elapsed})"
     )
-    word = "no problem predicted" if sim.ok else "problems predicted"
-    return f"simulation on a twin of the embedded store: {word}; {how}"
+    word = "no problem predicted" if section["verdict"] == "ok" else "problems predicted"
+    objects = section["objects"]
+    good = sum(1 for o in objects if not _bad(o))
+    return (
+        f"simulation on a twin of the embedded store: {word}; {how}; "
+        f"{good} of {len(objects)} object(s) Current after the rollout"
+    )
 
 
-def _pods_by_owner(items: tuple[Unschedulable, ...]) -> list[tuple[str, int, str]]:
-    """(owner or pod, how many pods, the scheduler's messages) per workload."""
-    groups: dict[str, list[Unschedulable]] = defaultdict(list)
-    for u in items:
-        groups[str(u.owner) if u.owner is not None else str(u.pod)].append(u)
+def _pods(section: Section) -> list[str]:
+    """One line per workload: how many of its pods would not schedule, and why."""
+    groups: dict[str, list[str]] = defaultdict(list)
+    for u in section["unschedulable"]:
+        groups[_describe(u["owner"] or u["pod"])].append(u["message"])
     return [
-        (who, len(us), "; ".join(sorted({u.message for u in us}))) for who, us in groups.items()
+        f"{who}: {len(msgs)} pod(s): {'; '.join(sorted(set(msgs)))}" for who, msgs in groups.items()
     ]
 
 
-def _endpoints_text(n: NoEndpoints) -> str:
-    if n.before:
-        return f"had {n.before} ready endpoint(s), would have none"
-    return "new, would have no ready endpoint"
+def _endpoints(n: Section) -> str:
+    if n["endpointsBefore"]:
+        return (
+            f"{_describe(n['service'])}: had {n['endpointsBefore']} ready endpoint(s), none after"
+        )
+    return f"{_describe(n['service'])}: new, no ready endpoint"
 
 
-def _sections(sim: Simulation) -> list[tuple[str, list[str]]]:
-    """The lists both text and Markdown show, each a title and its lines."""
-    bad = [o for o in sim.objects if o.bad]
+def _object(o: Section) -> str:
+    why = f"{o['reason']}: {o['message']}" if o["reason"] else o["message"]
+    return f"{_describe(o['object'])} ({o['action']}): {o['health']} ({why})"
+
+
+def _denial(d: Section) -> str:
+    where = f"{_describe(d['object'])}: " if d["object"] else ""
+    return f"{d['stage']}: {where}{d['message']}"
+
+
+def sections(section: Section) -> list[tuple[str, list[str]]]:
+    """The lists text and Markdown both show: a title and its lines each."""
+    if section["verdict"] == "skipped":
+        return []
     return [
-        ("errors", list(sim.errors)),
-        (
-            "admission denials",
-            [
-                f"{d.stage.value}: {d.ref}: {d.message}"
-                if d.ref
-                else f"{d.stage.value}: {d.message}"
-                for d in sim.denials
-            ],
-        ),
-        (
-            "objects not Current after the rollout",
-            [
-                f"{o.ref} ({o.action}): {o.health.value}"
-                + (f" ({o.reason}: {o.message})" if o.reason else f" ({o.message})")
-                for o in bad
-            ],
-        ),
-        (
-            "pods that would not schedule",
-            [f"{who}: {n} pod(s): {msg}" for who, n, msg in _pods_by_owner(sim.unschedulable)],
-        ),
+        ("errors", list(section["errors"])),
+        ("admission denials", [_denial(d) for d in section["denials"]]),
+        ("objects not Current", [_object(o) for o in section["objects"] if _bad(o)]),
+        ("pods that would not schedule", _pods(section)),
         (
             "Services without endpoints",
-            [f"{n.service}: {_endpoints_text(n)}" for n in sim.no_endpoints],
+            [_endpoints(n) for n in section["servicesWithoutEndpoints"]],
         ),
         (
             "hooks that would fail",
-            [f"{h.phase} hook {h.ref} {h.state.lower()}: {h.message}" for h in sim.hooks],
+            [
+                f"{h['phase']} hook {_describe(h['object'])} {h['state'].lower()}: {h['message']}"
+                for h in section["failedHooks"]
+            ],
         ),
     ]
 
 
-def to_text(sim: Simulation) -> str:
-    lines = [_headline(sim)]
-    current = sum(1 for o in sim.objects if not o.bad)
-    lines.append(
-        f"  {current} of {len(sim.objects)} object(s) Current (or pruned) after the rollout"
-    )
-    for title, items in _sections(sim):
+def text_lines(section: Section, indent: str = "  ") -> list[str]:
+    """The section for a terminal, indented under its source."""
+    lines = [indent + headline(section)]
+    for title, items in sections(section):
         if items:
-            lines.append(f"  {title}:")
-            lines.extend(f"    {line}" for line in items)
-    return "\n".join(lines) + "\n"
+            lines.append(f"{indent}  {title}:")
+            lines.extend(f"{indent}    {line}" for line in items)
+    return lines
+
+
+def to_text(sim: Simulation) -> str:
+    return "\n".join(text_lines(to_json(sim), indent="")) + "\n"
 
 
 def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("`", "'").replace("\n", " ")
 
 
-def to_markdown(sim: Simulation) -> str:
-    """The section after the plan's summary: a verdict line, then one list per kind of
-    problem (at most MARKDOWN_ROWS lines each, saying how many were cut)."""
-    icon = ":white_check_mark:" if sim.ok else ":warning:"
-    out = ["### Simulation", "", f"{icon} {_md(_headline(sim))}", ""]
-    current = sum(1 for o in sim.objects if not o.bad)
-    out.append(f"{current} of {len(sim.objects)} object(s) Current (or pruned) after the rollout.")
-    out.append("")
-    for title, items in _sections(sim):
+def markdown_lines(section: Section, source: str) -> list[str]:
+    """A source's simulation for a pull-request comment: the verdict line, then one list
+    per kind of problem (at most MARKDOWN_ROWS lines each, saying how many were cut)."""
+    icon = {"ok": ":white_check_mark:", "problems": ":warning:"}.get(section["verdict"], "")
+    out = [f"#### Simulation ({source})", "", f"{icon} {_md(headline(section))}".strip(), ""]
+    for title, items in sections(section):
         if not items:
             continue
         out.append(f"**{title[0].upper()}{title[1:]}**")
         out.append("")
-        out.extend(f"- `{_md(line)}`" for line in items[:MARKDOWN_ROWS])
+        out.extend(f"- {_md(line)}" for line in items[:MARKDOWN_ROWS])
         if len(items) > MARKDOWN_ROWS:
-            out.append(f"- ... and {len(items) - MARKDOWN_ROWS} more (cut)")
+            out.append(f"- ... and {len(items) - MARKDOWN_ROWS} more (cut: see `gitkrm plan`)")
         out.append("")
-    return "\n".join(out)
+    return out
