@@ -407,6 +407,10 @@ class Term:
         )
         for runner in self.runners.values():
             await runner.record_health(result.results)
+        if self._tree is not None:  # the declaring objects say what the wait found
+            for child in self._tree.runnable():
+                self._tree.touch(child.name)
+            await self._tree.flush()
         return result
 
     # -- long-lived --------------------------------------------------------------------
