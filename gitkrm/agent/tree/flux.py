@@ -269,15 +269,21 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
             "spec.sourceRef.kind",
             f"{src.get('kind')!r}: gitkrm reads GitRepository sources only",
         )
-    from .flux_repo import read_repository
+    from .flux_repo import Repository, read_repository
 
-    repo = await read_repository(
-        ObjectRef(
-            group=GIT_REPOSITORY.group, kind=GIT_REPOSITORY.kind, name=src["name"],
-            namespace=src.get("namespace") or namespace,
-        ),
-        parent=parent, get=ctx.get, fail=fail,
+    source_ref = ObjectRef(
+        group=GIT_REPOSITORY.group, kind=GIT_REPOSITORY.kind, name=src["name"],
+        namespace=src.get("namespace") or namespace,
     )  # fmt: skip
+    deleting = bool(md.get("deletionTimestamp"))
+    try:
+        repo = await read_repository(source_ref, parent=parent, get=ctx.get, fail=fail)
+    except ManifestError:
+        if not deleting:
+            raise
+        # Being deleted (often with its GitRepository, in one commit): what the tree needs
+        # now is prune and the finalizer, not the repository, as in Flux's garbage collection.
+        repo = Repository(url=parent.url, ref=parent.ref)
     unhonoured.extend(repo.unhonoured)
     path = source_path(spec.get("path"), fail)
     prune = bool(spec.get("prune"))

@@ -142,6 +142,7 @@ class Metadata(TypedDict, total=False):
     namespace: str
     generation: int
     uid: str
+    deletionTimestamp: str
 
 
 class Kustomization(TypedDict, total=False):

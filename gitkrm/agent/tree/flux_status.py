@@ -56,11 +56,20 @@ def inventory_id(ref: ObjectRef) -> str:
     return f"{ref.namespace or ''}_{ref.name}_{ref.group}_{ref.kind}"
 
 
+def _version(ref: ObjectRef) -> str:
+    """The ref's version, or the preferred one of a built-in kind (custom kinds: "")."""
+    if ref.version:
+        return ref.version
+    from gitkrm.sync.parse import builtin_registry
+
+    found = builtin_registry().versions_of(ref.group_kind)
+    return found[0].version if found else ""
+
+
 def inventory(refs: Sequence[ObjectRef]) -> dict[str, Any]:
-    entries = sorted(
-        ({"id": inventory_id(r), "v": r.version or ""} for r in refs), key=lambda e: e["id"]
-    )
-    return {"entries": entries}
+    """Flux's `status.inventory`: entries sorted by id."""
+    entries = [{"id": inventory_id(r), "v": _version(r)} for r in refs]
+    return {"entries": sorted(entries, key=lambda e: e["id"])}
 
 
 def _clip(text: str) -> str:
@@ -147,7 +156,9 @@ def kustomization_status(obj: Mapping[str, Any], state: ChildState) -> dict[str,
             conds.drop(STALLED)
     else:  # SYNCED
         applied = attempted or applied
-        health = state.health
+        spec = state.spec
+        waits = spec is None or spec.wait or bool(spec.health_checks)
+        health = state.health if waits else None  # Flux checks health only when asked
         conds.drop(STALLED)
         if health is None or health is Health.CURRENT:
             if health is not None:

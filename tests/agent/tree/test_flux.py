@@ -299,3 +299,14 @@ async def test_semver_and_unknown_repository_fields_are_reported() -> None:
     assert [u.field for u in spec.unhonoured] == [
         "GitRepository flux-system/x spec.recurseSubmodules"
     ]
+
+
+async def test_a_kustomization_being_deleted_needs_no_repository() -> None:
+    """Its GitRepository often goes in the same commit: prune and the finalizer still work."""
+    obj = kustomization(sourceRef={"kind": "GitRepository", "name": "gone"})
+    with pytest.raises(ManifestError, match="GitRepository flux-system/gone not found"):
+        await INTERPRETER.child(obj, ctx())
+    obj["metadata"]["deletionTimestamp"] = "2026-11-26T23:00:00Z"
+    spec = await INTERPRETER.child(obj, ctx())
+    assert spec.config.prune
+    assert spec.finalizer == "finalizers.fluxcd.io"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import orjson
@@ -26,8 +27,8 @@ SPEC = ChildSpec(declared_by=KS, config=SourceConfig(name="flux-system-apps", ur
 DEPLOY = ObjectRef(group="apps", kind="Deployment", name="web", namespace="apps", version="v1")
 
 
-def state(phase: Phase, **kw: Any) -> ChildState:
-    return ChildState(phase=phase, spec=SPEC, **kw)
+def state(phase: Phase, *, spec: ChildSpec = SPEC, **kw: Any) -> ChildState:
+    return ChildState(phase=phase, spec=spec, **kw)
 
 
 def ok(revision: str = SHA) -> Outcome:
@@ -55,6 +56,11 @@ def test_a_synced_child_is_ready_with_its_revision_and_inventory() -> None:
     assert st["inventory"] == {"entries": [{"id": "apps_web_apps_Deployment", "v": "v1"}]}
     assert get_condition({"status": st}, "Reconciling") is None
     assert inventory_id(ObjectRef(group="", kind="Namespace", name="apps")) == "_apps__Namespace"
+    unversioned = ObjectRef(group="apps", kind="Deployment", name="web", namespace="apps")
+    st = INTERPRETER.status(
+        kustomization(), state(Phase.SYNCED, outcome=ok(), inventory=[unversioned])
+    )
+    assert st["inventory"]["entries"] == [{"id": "apps_web_apps_Deployment", "v": "v1"}]
 
 
 def test_syncing_pending_and_failing() -> None:
@@ -86,14 +92,23 @@ def test_syncing_pending_and_failing() -> None:
 
 def test_health_when_it_waits() -> None:
     obj = kustomization()
-    st = INTERPRETER.status(obj, state(Phase.SYNCED, outcome=ok(), health=Health.IN_PROGRESS))
+    unasked = INTERPRETER.status(obj, state(Phase.SYNCED, outcome=ok(), health=Health.IN_PROGRESS))
+    assert ready(unasked)[0] == "True"  # without wait or healthChecks, applied is Ready
+    waits = dataclasses.replace(SPEC, wait=True)
+    st = INTERPRETER.status(
+        obj, state(Phase.SYNCED, spec=waits, outcome=ok(), health=Health.IN_PROGRESS)
+    )
     assert ready(st)[:2] == ("Unknown", "Progressing")
     why = "Deployment apps/web: ProgressDeadlineExceeded"
-    failing = state(Phase.SYNCED, outcome=ok(), health=Health.FAILED, health_message=why)
+    failing = state(
+        Phase.SYNCED, spec=waits, outcome=ok(), health=Health.FAILED, health_message=why
+    )
     st = INTERPRETER.status(obj, failing)
     assert ready(st)[:2] == ("False", "HealthCheckFailed")
     assert "ProgressDeadline" in ready(st)[2]
-    st = INTERPRETER.status(obj, state(Phase.SYNCED, outcome=ok(), health=Health.CURRENT))
+    st = INTERPRETER.status(
+        obj, state(Phase.SYNCED, spec=waits, outcome=ok(), health=Health.CURRENT)
+    )
     assert ready(st)[0] == "True"
     assert get_condition({"status": st}, "Healthy")["status"] == "True"  # type: ignore[index]
 

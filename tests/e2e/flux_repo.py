@@ -1,0 +1,175 @@
+"""A repository in the shape of Flux's example repository (written here, not copied):
+`clusters/dev/` with the bootstrap GitRepository and Kustomization `flux-system`, and
+Kustomizations `infrastructure` and `apps` (dependsOn infrastructure, targetNamespace,
+namePrefix, patches, images, postBuild substitution) over `infrastructure/` and
+`apps/dev/`; optionally one more over a second bare repository."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from gitkrm.agent.tree.flux_crds import crds
+from tests.sync.sync_helpers import Remote
+
+
+def gotk_components() -> str:
+    """The flux-system namespace and Flux's CRDs, as a bootstrapped repository carries
+    them (flux_crds' look-alikes; no controllers)."""
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "flux-system"}}
+    return yaml.safe_dump_all([ns, *crds()], sort_keys=False)
+
+
+def gotk_sync(url: str) -> str:
+    return f"""\
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {{name: flux-system, namespace: flux-system}}
+spec:
+  interval: 1m0s
+  ref: {{branch: main}}
+  url: {url}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {{name: flux-system, namespace: flux-system}}
+spec:
+  interval: 10m0s
+  path: ./clusters/dev
+  prune: true
+  sourceRef: {{kind: GitRepository, name: flux-system}}
+"""
+
+
+INFRASTRUCTURE = """\
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: infrastructure, namespace: flux-system}
+spec:
+  interval: 1h
+  retryInterval: 1m
+  timeout: 2m
+  path: ./infrastructure
+  prune: true
+  wait: true
+  sourceRef: {kind: GitRepository, name: flux-system}
+"""
+
+APPS = """\
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: apps, namespace: flux-system}
+spec:
+  interval: 10m
+  dependsOn: [{name: infrastructure}]
+  path: ./apps/dev
+  prune: true
+  sourceRef: {kind: GitRepository, name: flux-system}
+  targetNamespace: podinfo
+  namePrefix: dev-
+  images:
+  - {name: ghcr.io/example/podinfo, newTag: 6.7.1}
+  patches:
+  - target: {kind: Deployment, name: podinfo}
+    patch: |
+      - op: replace
+        path: /spec/replicas
+        value: 2
+  postBuild:
+    substitute: {cluster_env: dev}
+"""
+
+NAMESPACE = "apiVersion: v1\nkind: Namespace\nmetadata: {name: podinfo}\n"
+INFRA_CONFIG = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cluster-info, namespace: flux-system}
+data: {provider: gitkrm}
+"""
+
+APP = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: podinfo-settings}
+data: {environment: "${cluster_env}", greeting: hello}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: podinfo}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: podinfo}}
+  template:
+    metadata: {labels: {app: podinfo}}
+    spec:
+      containers:
+      - name: podinfod
+        image: ghcr.io/example/podinfo:6.0.0
+        envFrom: [{configMapRef: {name: podinfo-settings}}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: podinfo}
+spec:
+  selector: {app: podinfo}
+  ports: [{port: 9898}]
+"""
+
+
+def extras(url: str) -> str:
+    """A GitRepository of its own and a Kustomization over it."""
+    return f"""\
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {{name: extras, namespace: flux-system}}
+spec:
+  interval: 5m
+  ref: {{branch: main}}
+  url: {url}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {{name: extras, namespace: flux-system}}
+spec:
+  interval: 10m
+  path: ./deploy
+  prune: true
+  sourceRef: {{kind: GitRepository, name: extras}}
+"""
+
+
+EXTRA = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: extra-settings, namespace: flux-system}
+data: {from: second-repository}
+"""
+
+
+def fleet(root: Path, *, components: bool = True, second: Remote | None = None) -> Remote:
+    """The fleet repository (pushed to its bare remote); `second`: a Kustomization over it."""
+    repo = Remote(root / "fleet")
+    if components:
+        repo.write("clusters/dev/flux-system/gotk-components.yaml", gotk_components())
+    else:  # Flux installed apart (its CRDs are gitkrm's stand-ins); the namespace in Git
+        repo.write(
+            "clusters/dev/flux-system/namespace.yaml", NAMESPACE.replace("podinfo", "flux-system")
+        )
+    repo.write("clusters/dev/flux-system/gotk-sync.yaml", gotk_sync(f"file://{repo.bare}"))
+    repo.write("clusters/dev/infrastructure.yaml", INFRASTRUCTURE)
+    repo.write("clusters/dev/apps.yaml", APPS)
+    if second is not None:
+        repo.write("clusters/dev/extras.yaml", extras(second.url))
+    repo.write("infrastructure/namespace.yaml", NAMESPACE)
+    repo.write("infrastructure/cluster-info.yaml", INFRA_CONFIG)
+    repo.write("apps/dev/podinfo.yaml", APP)
+    repo.commit("fleet")
+    return repo
+
+
+def second_repository(root: Path) -> Remote:
+    repo = Remote(root / "extras")
+    repo.write("deploy/settings.yaml", EXTRA)
+    repo.commit("extras")
+    return repo

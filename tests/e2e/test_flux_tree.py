@@ -1,0 +1,153 @@
+"""A repository in Flux's layout synced with `--interpret flux` through the CLI: the whole
+tree with `--wait` (dependsOn order, the overlay and substitution of `apps`, a
+Kustomization over a second bare repository), an edit in a leaf, a leaf Kustomization
+removed (its objects pruned, no hang), and `kubectl get kustomizations,gitrepositories`
+against the embedded API showing them as kustomize-controller would."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gitkrm.krm import ObjectRef
+from tests.e2e.e2e_support import gitkrm, read_object
+from tests.e2e.flux_repo import APP, fleet, second_repository
+from tests.server.conftest import Kubectl, kubectl_path, wait_for
+
+pytestmark = pytest.mark.usefixtures("_kustomize")
+
+
+@pytest.fixture
+def _kustomize() -> None:
+    from gitkrm.sync import kustomize
+
+    kustomize.command()  # skips nothing: kubectl or kustomize must be on PATH
+
+
+DEPLOY = ObjectRef(group="apps", kind="Deployment", name="dev-podinfo", namespace="podinfo")
+SETTINGS = ObjectRef(group="", kind="ConfigMap", name="dev-podinfo-settings", namespace="podinfo")
+
+
+def ks(name: str) -> ObjectRef:
+    return ObjectRef(group="kustomize.toolkit.fluxcd.io", kind="Kustomization", name=name,
+                     namespace="flux-system")  # fmt: skip
+
+
+def ready(obj: dict[str, Any] | None) -> tuple[str, str]:
+    assert obj is not None
+    for c in obj.get("status", {}).get("conditions", []):
+        if c["type"] == "Ready":
+            return c["status"], c["message"]
+    raise AssertionError(f"no Ready condition: {obj.get('status')}")
+
+
+def sync(root: Path, url: str, state: Path) -> subprocess.CompletedProcess[str]:
+    return gitkrm("run", "--repo", url, "--path", "clusters/dev", "--interpret", "flux",
+                  "--once", "--wait", "--timeout", "60s", "--state", str(state),
+                  cwd=root, timeout=120)  # fmt: skip
+
+
+async def test_a_flux_repository_syncs_as_a_tree(tmp_path: Path) -> None:
+    second = second_repository(tmp_path)
+    repo = fleet(tmp_path, second=second)
+    state = tmp_path / "state"
+    done = sync(tmp_path, repo.url, state)
+    assert done.returncode == 0, done.stderr
+    assert "are Current" in done.stdout
+    # dependsOn: apps syncs only after infrastructure (its namespace) is Ready.
+    log = done.stderr
+    assert log.index("sync source=flux-system-infrastructure-") < log.index(
+        "sync source=flux-system-apps-"
+    )
+    head = repo.commit("nothing")  # the revision the statuses name, once re-synced below
+    done = sync(tmp_path, repo.url, state)
+    assert done.returncode == 0, done.stderr
+    for name in ("flux-system", "infrastructure", "apps"):
+        status, message = ready(await read_object(state, ks(name)))
+        assert (status, message) == ("True", f"Applied revision: main@sha1:{head}")
+    extras = await read_object(state, ks("extras"))
+    assert ready(extras)[0] == "True"
+    assert extras is not None
+    assert extras["status"]["lastAppliedRevision"].startswith("main@sha1:")
+    assert extras["status"]["inventory"]["entries"] == [
+        {"id": "flux-system_extra-settings__ConfigMap", "v": "v1"}
+    ]
+    # apps: targetNamespace, namePrefix (its reference fixed), images, patches, postBuild.
+    deploy = await read_object(state, DEPLOY)
+    assert deploy is not None
+    assert deploy["spec"]["replicas"] == 2
+    pod = deploy["spec"]["template"]["spec"]
+    assert pod["containers"][0]["image"] == "ghcr.io/example/podinfo:6.7.1"
+    assert pod["containers"][0]["envFrom"] == [{"configMapRef": {"name": "dev-podinfo-settings"}}]
+    settings = await read_object(state, SETTINGS)
+    assert settings is not None
+    assert settings["data"] == {"environment": "dev", "greeting": "hello"}
+    # What gitkrm does not honour is on the object (infrastructure sets retryInterval).
+    infra = await read_object(state, ks("infrastructure"))
+    assert infra is not None
+    conds = {c["type"]: c for c in infra["status"]["conditions"]}
+    assert "spec.retryInterval" in conds["NotHonoured"]["message"]
+    assert conds["Healthy"]["status"] == "True"  # it waits for health
+
+    # An edit in a leaf.
+    repo.write("apps/dev/podinfo.yaml", APP.replace("greeting: hello", "greeting: hi"))
+    edited = repo.commit("edit a leaf")
+    done = sync(tmp_path, repo.url, state)
+    assert done.returncode == 0, done.stderr
+    settings = await read_object(state, SETTINGS)
+    assert settings is not None
+    assert settings["data"]["greeting"] == "hi"
+    apps = await read_object(state, ks("apps"))
+    assert apps is not None
+    assert apps["status"]["lastAppliedRevision"] == f"main@sha1:{edited}"
+
+    # A leaf Kustomization removed: its objects are pruned and the sync ends.
+    repo.remove("clusters/dev/extras.yaml")
+    repo.commit("remove extras")
+    done = sync(tmp_path, repo.url, state)
+    assert done.returncode == 0, done.stderr
+    assert await read_object(state, ks("extras")) is None
+    gone = ObjectRef(group="", kind="ConfigMap", name="extra-settings", namespace="flux-system")
+    assert await read_object(state, gone) is None
+
+
+def test_kubectl_reads_kustomizations_as_with_kustomize_controller(tmp_path: Path) -> None:
+    """A repository without Flux's CRDs: gitkrm registers its own (Flux's columns)."""
+    repo = fleet(tmp_path, components=False)
+    state = tmp_path / "state"
+    done = sync(tmp_path, repo.url, state)
+    assert done.returncode == 0, done.stderr
+    binary = kubectl_path()
+    log = tmp_path / "serve.log"
+    serve = ["serve", "--state", str(state), "--listen", "127.0.0.1:0"]
+    with log.open("w") as sink:
+        proc = subprocess.Popen([sys.executable, "-m", "gitkrm.cli.main", *serve], stderr=sink)
+    try:
+        wait_for(lambda: "gitkrm: serving" in log.read_text() or proc.poll() is not None,
+                 timeout=30)  # fmt: skip
+        assert proc.poll() is None, log.read_text()
+        kubectl = Kubectl(binary, state / "kubeconfig", tmp_path / "home")
+        table = kubectl("get", "kustomizations", "-A")
+        lines = table.splitlines()
+        assert lines[0].split() == ["NAMESPACE", "NAME", "AGE", "READY", "STATUS"]
+        rows = {line.split()[1]: line.split() for line in lines[1:]}
+        assert set(rows) == {"flux-system", "infrastructure", "apps"}
+        assert all(r[3] == "True" and r[4:6] == ["Applied", "revision:"] for r in rows.values())
+        repos = kubectl("get", "gitrepositories", "-n", "flux-system").splitlines()
+        assert repos[0].split() == ["NAME", "URL", "AGE", "READY", "STATUS"]
+        assert repos[1].split()[:2] == ["flux-system", f"file://{repo.bare}"]
+        short = json.loads(kubectl("get", "ks", "apps", "-n", "flux-system", "-o", "json"))
+        assert short["status"]["lastAppliedRevision"].startswith("main@sha1:")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
