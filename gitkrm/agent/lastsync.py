@@ -53,6 +53,7 @@ class LastSync:
     store_id: str
     resource_version: str
     objects: int  # the objects the sync left in place (all unchanged since)
+    settings: str = ""  # the fingerprint without the tracked ref (`settled`; "" unknown)
 
     def outcome(self, *, git_ms: float) -> Outcome:
         """The outcome of a pass that found nothing to do: every object unchanged."""
@@ -73,6 +74,7 @@ def of_sync(
     fingerprint: str | None,
     synced_revision: str | None,
     settled_at: str | None,
+    settings: str | None = None,
 ) -> LastSync | None:
     """The record of a sync that settled at store revision `settled_at` (its store
     identity is filled in when it is saved); None when there is nothing to record."""
@@ -93,16 +95,20 @@ def of_sync(
         store_id="",
         resource_version=settled_at,
         objects=objects,
+        settings=settings or "",
     )
 
 
-def fingerprint(config: SourceConfig, *, agent_name: str, apply_mode: ApplyMode) -> str | None:
+def fingerprint(
+    config: SourceConfig, *, agent_name: str, apply_mode: ApplyMode, any_ref: bool = False
+) -> str | None:
     """What a sync's result depends on besides the revision and the store (None: the
-    source is never trusted without a sync)."""
+    source is never trusted without a sync). `any_ref`: the settings alone, whatever ref
+    is tracked (`settled`)."""
     if config.verify is not None:
         return None
     spec = config.to_object(agent_name=agent_name)["spec"]
-    for key in _VOLATILE:
+    for key in (*_VOLATILE, "ref") if any_ref else _VOLATILE:
         spec.pop(key, None)
     data = {
         "format": FORMAT,
@@ -137,6 +143,18 @@ def load(path: Path) -> LastSync | None:
     if not all(isinstance(f, str) for f in fields) or not isinstance(record.objects, int):
         return None
     return record
+
+
+async def settled(path: Path, *, store: Store, settings: str | None) -> bool:
+    """Whether the store holds exactly what the source's last settled sync left, under
+    these settings (the fingerprint `any_ref`), whatever revision it synced: then an
+    object whose last-applied configuration is what a revision would apply is unchanged by
+    it (`gitkrm plan` of a branch skips their three-way diffs)."""
+    record = load(path)
+    if record is None or not settings or record.settings != settings:
+        return False
+    store_id, rv = await store_position(store)
+    return bool(rv) and rv == record.resource_version and store_id == record.store_id
 
 
 def save(path: Path, record: LastSync) -> None:

@@ -304,6 +304,9 @@ class SourceRunner:
             fingerprint=self._fingerprint(),
             synced_revision=self.engine.synced_revision,
             settled_at=self.engine.settled_at,
+            settings=lastsync.fingerprint(
+                self.config, agent_name=self.agent_name, apply_mode=self.apply_mode, any_ref=True
+            ),
         )
 
     async def _pass(

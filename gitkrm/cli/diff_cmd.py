@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
 
 async def _diff_one(opened: Opened) -> int:
     engine = opened.engine
-    plan = await engine.plan(opened.snapshot)
+    plan = await engine.plan(opened.snapshot, settled=opened.settled)
     if plan.errors:
         from gitkrm.krm import masking
 

@@ -142,7 +142,7 @@ async def plan_source(opened: Opened, *, base: GitRef | None = None) -> SourcePl
     from .plan_report import SourcePlan
 
     engine = opened.engine
-    preview = await engine.preview(opened.snapshot)
+    preview = await engine.preview(opened.snapshot, settled=opened.settled)
     plan = preview.plan
     sp = SourcePlan(
         source=opened.config.name,
@@ -165,8 +165,10 @@ async def _against_base(opened: Opened, ref: GitRef, head: dict[str, str]) -> di
     """Render the base revision (its own engine and Git cache) and compare by object key."""
     from gitkrm.agent.config import sync_options
     from gitkrm.agent.sources import open_source
+    from gitkrm.agent.state import parse_cache_file
     from gitkrm.sync.engine import SyncEngine
     from gitkrm.sync.objkey import parse_key
+    from gitkrm.sync.parsecache import ParseCache
     from gitkrm.sync.preview import rendering_changes
 
     from .plan_report import ref_dict
@@ -174,10 +176,11 @@ async def _against_base(opened: Opened, ref: GitRef, head: dict[str, str]) -> di
     config = replace(opened.config, ref=ref)
     source = open_source(config, git_cache=opened.tmp / f"{config.name}.base")
     options = sync_options(config, agent_name=opened.agent, apply_mode=opened.apply_mode)
-    engine = SyncEngine(store=opened.engine.store, options=options)
+    cache = ParseCache(parse_cache_file(opened.state, config.name), read_only=True)
+    engine = SyncEngine(store=opened.engine.store, options=options, parse_cache=cache)
     try:
         snapshot = await source.snapshot()
-        preview = await engine.preview(snapshot)
+        preview = await engine.preview(snapshot, plan=False)
     finally:
         await engine.close()
         await source.close()

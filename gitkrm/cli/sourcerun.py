@@ -53,6 +53,7 @@ class Opened:
     state: Path
     agent: str
     apply_mode: ApplyMode
+    settled: bool = False  # the store is as a settled sync of these settings left it
 
 
 Visit = Callable[[Opened], Awaitable[int]]
@@ -140,21 +141,27 @@ async def _one(
     source = open_source(config, git_cache=tmp / config.name)
     cache = ParseCache(parse_cache_file(state, config.name), read_only=True)
     engine = SyncEngine(store=store, options=options, parse_cache=cache)
+    path = last_sync_file(state, config.name)
     try:
         try:
             if unchanged is not None:
                 fingerprint = lastsync.fingerprint(config, agent_name=agent, apply_mode=apply_mode)
-                path = last_sync_file(state, config.name)
                 same = await lastsync.unchanged(
                     path, store=store, source=source, fingerprint=fingerprint
                 )
                 if same is not None:
                     return unchanged(config, same)
             snapshot = await source.snapshot()
+            settings = lastsync.fingerprint(
+                config, agent_name=agent, apply_mode=apply_mode, any_ref=True
+            )
+            settled = await lastsync.settled(path, store=store, settings=settings)
         except GitkrmError as e:
             print(f"gitkrm: error: source {config.name}: {e.message}", file=sys.stderr)
             return EXIT_ERROR
-        opened = Opened(config, engine, source, snapshot, tmp, state, agent, apply_mode)
+        opened = Opened(
+            config, engine, source, snapshot, tmp, state, agent, apply_mode, settled=settled
+        )
         return await visit(opened)
     finally:
         await engine.close()

@@ -53,7 +53,14 @@ from gitkrm.sync.parsecache import ParseCache
 from gitkrm.sync.patching import create_body
 from gitkrm.sync.peernotes import annotation_warnings
 from gitkrm.sync.phases import PhaseRunner
-from gitkrm.sync.plan import Plan, Step, make_plan, narrowed, prune_candidates
+from gitkrm.sync.plan import (
+    Plan,
+    Step,
+    applied_unchanged,
+    make_plan,
+    narrowed,
+    prune_candidates,
+)
 from gitkrm.sync.pool import gc_paused
 from gitkrm.sync.preview import Preview
 from gitkrm.sync.progress import ProgressFn, no_progress
@@ -387,37 +394,46 @@ class SyncEngine:
 
         return (await resolve(self.store, spec)).digest != self._memo.rendered_key[2]
 
-    async def plan(self, snapshot: Snapshot) -> Plan:
+    async def plan(self, snapshot: Snapshot, *, settled: bool = False) -> Plan:
         """What `sync` would do, without writing anything (errors: why it can't)."""
-        return (await self.preview(snapshot)).plan
+        return (await self.preview(snapshot, settled=settled)).plan
 
-    async def preview(self, snapshot: Snapshot) -> Preview:
+    async def preview(
+        self, snapshot: Snapshot, *, settled: bool = False, plan: bool = True
+    ) -> Preview:
         """The plan of `snapshot` with its hooks, rendered objects and the guards' verdict
-        (`gitkrm plan`), without writing anything."""
+        (`gitkrm plan`), without writing anything. `settled`: the store holds exactly what
+        a settled sync of this source's settings left (`agent.lastsync.settled`), so
+        objects whose last-applied configuration is unchanged need no three-way diff.
+        `plan` False: the rendering only (a plan without steps)."""
         o = self.options
         async with self._lock:
             self._allow_prune = (snapshot.revision, snapshot.allow_prune)
             with gc_paused():
                 found = await self._render(snapshot)
                 if isinstance(found, Refusal):
-                    plan = found.plan(snapshot.revision)
-                    return Preview(plan, budget=o.prune_budget, allow_prune=snapshot.allow_prune)
+                    refused = found.plan(snapshot.revision)
+                    return Preview(refused, budget=o.prune_budget, allow_prune=snapshot.allow_prune)
                 rendered, timings = found
-                plan = await self._dry_plan(rendered, timings)
+                planned = Plan(revision=rendered.revision, steps=(), inventory=frozenset())
+                if plan:
+                    planned = await self._dry_plan(rendered, timings, settled=settled)
             return Preview(
-                plan,
+                planned,
                 hooks=self._memo.hooks,
                 objects=rendered.objects,
                 budget=o.prune_budget,
                 allow_prune=snapshot.allow_prune,
-                warnings=self._warnings(rendered),
+                warnings=self._warnings(rendered) if plan else (),
             )
 
-    async def _dry_plan(self, rendered: RenderResult, timings: dict[str, float]) -> Plan:
+    async def _dry_plan(
+        self, rendered: RenderResult, timings: dict[str, float], *, settled: bool
+    ) -> Plan:
         inv = await self._read_inventory(rendered, timings)
         if isinstance(inv, Refusal):
             return inv.plan(rendered.revision)
-        plan, _ = await self._plan(rendered, inv, dry_run=True)
+        plan, _ = await self._plan(rendered, inv, dry_run=True, settled=settled)
         refused = self._budget(plan, timings)
         if refused is not None:
             return refused.plan(rendered.revision)
@@ -575,9 +591,15 @@ class SyncEngine:
     # -- planning and applying -------------------------------------------------------
 
     async def _plan(
-        self, rendered: RenderResult, inv: Inventory, *, dry_run: bool = False
+        self,
+        rendered: RenderResult,
+        inv: Inventory,
+        *,
+        dry_run: bool = False,
+        settled: bool = False,
     ) -> tuple[Plan, str]:
-        """The plan, and the store revision its live view was read at."""
+        """The plan, and the store revision its live view was read at (`settled`: see
+        `preview`)."""
         since = await live.current_revision(self.store)
         tracker = self._tracker
         await tracker.settle()
@@ -614,6 +636,8 @@ class SyncEngine:
             if tracker.watch(gvk for gvk in rendered.kinds.values() if gvk.version):
                 await asyncio.sleep(0)
         live_objects = await live.read(self.store, wanted)
+        if settled and not self.options.server_side:
+            in_sync |= applied_unchanged(rendered.objects, live_objects, inv.entries)
         plan = make_plan(
             revision=rendered.revision,
             desired=rendered.objects,

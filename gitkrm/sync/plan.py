@@ -42,6 +42,7 @@ __all__ = [
     "Op",
     "Plan",
     "Step",
+    "applied_unchanged",
     "builtin_type",
     "ignored_pointers",
     "make_plan",
@@ -189,6 +190,24 @@ def prune_candidates(
         except BadRequest:
             bad.append(k)
     return out, bad
+
+
+def applied_unchanged(
+    desired: Sequence[Desired], live: Mapping[ObjectRef, Obj | None], inventory: Collection[str]
+) -> set[str]:
+    """The keys of objects whose live last-applied configuration is what `desired` applies,
+    for a store known to hold exactly what a settled client-side sync of the same settings
+    left (`agent.lastsync.settled`): their three-way patch is empty, so they are planned as
+    unchanged without computing it. Objects not in the inventory (left in place by an
+    earlier revision, where drift may linger) and server-side ones are not among them."""
+    out: set[str] = set()
+    for d in desired:
+        if d.ssa or d.server_side or d.key not in inventory:
+            continue
+        obj = live.get(d.ref)
+        if obj is not None and keys.annotations_of(obj).get(keys.LAST_APPLIED) == d.applied:
+            out.add(d.key)
+    return out
 
 
 def make_plan(

@@ -63,3 +63,29 @@ def test_nothing_is_written(capsys: pytest.CaptureFixture[str], tmp_path: Path) 
     code, _, _ = cli(capsys, "plan", "--repo", repo.url, "--state", str(state))
     assert code == 1
     assert not state.exists()
+
+
+def test_an_edit_of_the_store_after_the_last_sync_is_planned_back(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A plan trusts the last-applied configurations only while the store is exactly what
+    the last settled sync left; after another writer's edit every object is diffed."""
+    from tests.cli.test_unchanged import _edit
+
+    repo = Repo(tmp_path / "repo")
+    repo.write("cm.yaml", configmap("cfg", ns="default"))
+    repo.write("other.yaml", configmap("other", ns="default"))
+    repo.commit("seed")
+    state = tmp_path / "st"
+    flags = _synced(capsys, repo, state)
+    repo.branch("feature")
+    repo.write("other.yaml", configmap("other", ns="default", data="a: '2'"))
+    repo.push(branch="feature")
+    code, out, _ = cli(capsys, "plan", *flags, "--branch", "feature")
+    assert code == 1
+    assert "plan: 1 to configure, 1 unchanged" in out
+    _edit(state)  # cfg's data edited in the store, its last-applied annotation kept
+    code, out, _ = cli(capsys, "plan", *flags, "--branch", "feature")
+    assert code == 1
+    assert "plan: 2 to configure" in out
+    assert "-  a: edited" in out

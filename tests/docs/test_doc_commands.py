@@ -98,6 +98,7 @@ SKIPPED: dict[str, str] = {
 
 EXIT_CODES: dict[str, tuple[int, ...]] = {
     "gitkrm diff": (0, 1),  # "exit 0 in sync, 1 differences, 2 error" (reference.md)
+    "gitkrm plan": (0, 1),  # "0 nothing to do, 1 changes, 2 error, 3 refused" (plan.md)
 }
 CWD: dict[str, str] = {"docs/status-format.md": "clone"}  # "in any copy of the repository"
 AGENT = "edge-1"
