@@ -91,9 +91,25 @@ async def forget_unconfigured(store: Store, *, agent_name: str, wanted: set[str]
     """Drop this agent's GitSources that are no longer configured (their objects stay)."""
     selector = f"gitkrm.io/agent={agent_name}"
     listed = await store.list(crd.GITSOURCE_GVK, crd.NAMESPACE, label_selector=selector)
-    for obj in listed.get("items", []):
+    items = listed.get("items", [])
+    parents = {
+        str(meta(o).get("name", "")): (meta(o).get("labels") or {}).get(PARENT_LABEL) for o in items
+    }
+
+    def rooted(name: str) -> bool:
+        """A configured source, or a child whose ancestors lead to one."""
+        seen: set[str] = set()
+        current: str | None = name
+        while current is not None and current not in seen:
+            if current in wanted:
+                return True
+            seen.add(current)
+            current = parents.get(current)
+        return False
+
+    for obj in items:
         name = meta(obj).get("name", "")
-        if name in wanted or PARENT_LABEL in (meta(obj).get("labels") or {}):
+        if rooted(name):
             continue  # configured, or a child (its parent's tree keeps it)
         log.warning(
             "source %s is no longer configured: its GitSource is removed, the objects it "
