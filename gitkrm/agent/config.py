@@ -72,6 +72,18 @@ def is_git_repository(path: Path) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
+class Mount:
+    """Another Git repository whose files a source sees under `$<name>/` (an Argo CD
+    multi-source Application's `ref` source: `$values/...` value files)."""
+
+    name: str
+    url: str = field(repr=False)
+    ref: GitRef
+    auth: Auth | None = None
+    ca_file: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class SourceConfig:
     """One source. `url` may carry user-info (used as credentials, never shown): see
     `safe_url`. `ref` is None for a plain directory (it has no history to pick from)."""
@@ -103,6 +115,7 @@ class SourceConfig:
     """A chart release: the content is one release of this chart of the chart repository
     `url` (http(s):// or oci://), rendered with `helm` (gitkrm.charts.source)."""
     overlay: Overlay | None = None  # kustomize transforms over the render (Flux, Argo CD)
+    mounts: tuple[Mount, ...] = ()  # other repositories under `$<name>/` (gitkrm.source.mounted)
     app_source: AppSource | None = None
     """Argo CD's path rules and application-wide sync options (an interpreted Application's
     child only; not a GitSource field)."""

@@ -13,7 +13,18 @@ from .state import CACHE_DIR
 
 def open_source(config: SourceConfig, *, git_cache: Path) -> Source:
     """A LocalSource for a plain directory, a ChartRepositorySource for a chart release
-    (archives cached beside the parsed files), else a GitSource caching into `git_cache`."""
+    (archives cached beside the parsed files), else a GitSource caching into `git_cache`;
+    with `mounts`, a MountedSource over it and a GitSource per mount."""
+    if config.mounts:
+        from gitkrm.source.mounted import MountedSource
+
+        main = open_source(dataclasses.replace(config, mounts=()), git_cache=git_cache)
+        mounts: dict[str, Source] = {}
+        for m in config.mounts:
+            name = f"{config.name}.{m.name}"
+            spec = GitSourceSpec(name=name, url=m.url, ref=m.ref, auth=m.auth, ca_file=m.ca_file)
+            mounts[m.name] = GitSource(spec, cache_dir=git_cache.parent / name)
+        return MountedSource(main=main, mounts=mounts)
     if config.chart is not None:
         from gitkrm.charts.repository import ChartFetcher
         from gitkrm.charts.source import ChartRepositorySource

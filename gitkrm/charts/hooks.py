@@ -18,6 +18,10 @@ Delete policies: `before-hook-creation` → `BeforeHookCreation`, `hook-succeede
 
 A hook listing several events keeps the first phase that applies (`pre-install,pre-upgrade`
 is `PreSync` on every sync). Helm's own annotations stay on the object.
+
+Argo CD's mapping (`every_sync`, an Argo CD Application's Helm source): Argo CD renders
+with `helm template` and knows no install from upgrade, so `pre-install` and `pre-upgrade`
+are `PreSync`, `post-install` and `post-upgrade` `PostSync`, on every sync.
 """
 
 from __future__ import annotations
@@ -51,16 +55,18 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
-def phase_of(hook: str, *, is_install: bool) -> HookPhase | None:
+def phase_of(hook: str, *, is_install: bool, every_sync: bool = False) -> HookPhase | None:
     """The phase of a hook with events `hook` (comma-separated), None: not run now."""
-    table = _INSTALL if is_install else _UPGRADE
+    table = {**_INSTALL, **_UPGRADE} if every_sync else _INSTALL if is_install else _UPGRADE
     for event in (e.strip() for e in hook.split(",")):
         if event in table:
             return table[event]
     return None
 
 
-def translate_object(obj: dict[str, Any], *, is_install: bool) -> dict[str, Any] | None:
+def translate_object(
+    obj: dict[str, Any], *, is_install: bool, every_sync: bool = False
+) -> dict[str, Any] | None:
     """`obj` with Argo CD's hook annotations for its Helm hook; None when it is a hook that
     does not run on this sync; `obj` itself when it is no hook."""
     md = obj.get("metadata")
@@ -68,7 +74,7 @@ def translate_object(obj: dict[str, Any], *, is_install: bool) -> dict[str, Any]
     if not isinstance(annotations, dict) or HELM_HOOK not in annotations:
         return obj
     assert isinstance(md, dict)
-    phase = phase_of(str(annotations[HELM_HOOK]), is_install=is_install)
+    phase = phase_of(str(annotations[HELM_HOOK]), is_install=is_install, every_sync=every_sync)
     if phase is None:
         return None
     added: dict[str, str] = {ARGO_HOOK: str(phase)}
@@ -85,7 +91,7 @@ def translate_object(obj: dict[str, Any], *, is_install: bool) -> dict[str, Any]
     return {**obj, "metadata": {**md, "annotations": {**annotations, **added}}}
 
 
-def translate_hooks(text: str, *, is_install: bool) -> str:
+def translate_hooks(text: str, *, is_install: bool, every_sync: bool = False) -> str:
     """A rendered template with its hooks translated (and those not run now left out).
     Text without a Helm hook comes back as it is, unparsed."""
     if HELM_HOOK not in text:
@@ -96,7 +102,7 @@ def translate_hooks(text: str, *, is_install: bool) -> str:
         if not isinstance(doc, dict):
             out.append(doc)
             continue
-        kept = translate_object(doc, is_install=is_install)
+        kept = translate_object(doc, is_install=is_install, every_sync=every_sync)
         if kept is not None:
             out.append(kept)
     return yaml.dump_all(out, Dumper=_Dumper, sort_keys=False) if out else ""

@@ -30,7 +30,7 @@ from gitkrm.charts.library import ChartError, RenderOptions
 from gitkrm.charts.model import Capabilities, Release, RenderedRelease
 from gitkrm.charts.rendercache import RenderStore
 from gitkrm.charts.repository import ChartFetcher, yaml_mapping
-from gitkrm.charts.spec import CrdPolicy, HelmSpec, merge_values
+from gitkrm.charts.spec import CrdPolicy, HelmSpec, merge_values, set_path
 
 PRUNE_ANNOTATION: Final = "gitkrm.io/prune"
 # Flux's "create when absent, never update" (honoured by the plan: `sync.peers`).
@@ -112,7 +112,9 @@ class ChartRenderer:
             json.dumps([directory, digest, self._spec_json, name, namespace, kube, apis]).encode()
         ).hexdigest()
         applied = self.store.applied.get(f"{namespace}/{name}")
-        if applied is not None and applied[0] == inputs:
+        if spec.template_mode:
+            install = True  # `helm template`, as Argo CD renders: never an upgrade
+        elif applied is not None and applied[0] == inputs:
             install = applied[1]  # nothing changed since it was applied: the same render
         else:
             install = applied is None
@@ -140,10 +142,13 @@ class ChartRenderer:
     ) -> RenderedRelease:
         where = directory or "."
         files = archive.kept(files)
+        # `$ref/...`: value files of another source (an Argo CD multi-source
+        # Application), read for values, not packed into the chart.
+        chart_files = {p: b for p, b in files.items() if not p.startswith("$")}
         meta = yaml_mapping(files.get("Chart.yaml", b""), "Chart.yaml", where)
         chart_name = str(meta.get("name") or posixpath.basename(directory) or "chart")
         values = self._values(files, where)
-        loaded = library.load_archive(archive.pack(chart_name, files), chart=where)
+        loaded = library.load_archive(archive.pack(chart_name, chart_files), chart=where)
         try:
             templates = library.render(loaded, values, options, chart=where)
             again = library.render(loaded, values, options, chart=where) if _volatile(files) else {}
@@ -173,7 +178,9 @@ class ChartRenderer:
                         "target change",
                     )
                 )
-            text = translate_hooks(text, is_install=options.is_install)
+            text = translate_hooks(
+                text, is_install=options.is_install, every_sync=self.spec.template_mode
+            )
             if text.strip():
                 manifests.append((path, text.encode()))
         release = Release(
@@ -195,12 +202,24 @@ class ChartRenderer:
         for f in spec.value_files:
             data = files.get(posixpath.normpath(f))
             if data is None:
+                if spec.ignore_missing_value_files:
+                    continue
                 raise ChartError(where, f"value file {f!r} is not in the chart's directory")
             loaded = yaml_mapping(data, f"value file {f!r}", where)
             values = merge_values(values, loaded)
         values = merge_values(values, spec.values)
         for parsed in library.parse_sets(spec.set, chart=where):
             values = merge_values(values, parsed)
+        try:
+            for key, value in spec.set_string:
+                values = set_path(values, key, value)
+            for key, f in spec.file_parameters:
+                data = files.get(posixpath.normpath(f))
+                if data is None:
+                    raise ChartError(where, f"file parameter {key}: {f!r} is not a file")
+                values = set_path(values, key, data.decode("utf-8", "replace"))
+        except ValueError as e:
+            raise ChartError(where, str(e)) from None
         return values
 
 

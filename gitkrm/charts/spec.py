@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -86,6 +87,15 @@ class HelmSpec:
     upgrade_crds: CrdPolicy = CrdPolicy.CREATE_REPLACE
     create_namespace: bool = False
     """The release namespace is created (and never pruned) when no manifest declares it."""
+    template_mode: bool = False
+    """Argo CD's semantics: rendered as `helm template` renders (always an install) and
+    Helm hooks on every sync (`hooks`)."""
+    set_string: tuple[tuple[str, str], ...] = ()
+    """(path, value) set as strings after `set` (Argo CD's `forceString` parameters)."""
+    file_parameters: tuple[tuple[str, str], ...] = ()
+    """(path, file): the file's text set at the path (Helm's `--set-file`); files as
+    `value_files` name them."""
+    ignore_missing_value_files: bool = False
 
     def crd_policy(self, *, is_install: bool) -> CrdPolicy:
         if self.skip_crds:
@@ -124,6 +134,14 @@ class HelmSpec:
             out["upgradeCRDs"] = str(self.upgrade_crds)
         if self.create_namespace:
             out["createNamespace"] = True
+        if self.template_mode:
+            out["templateMode"] = True
+        if self.set_string:
+            out["setString"] = [f"{k}={_masked(v)}" for k, v in self.set_string]
+        if self.file_parameters:
+            out["fileParameters"] = [{"name": k, "path": v} for k, v in self.file_parameters]
+        if self.ignore_missing_value_files:
+            out["ignoreMissingValueFiles"] = True
         return out
 
     @classmethod
@@ -180,7 +198,64 @@ def merge_values(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _masked(values: dict[str, Any]) -> Any:
+def _split_path(path: str) -> list[str]:
+    """`a.b\\.c.d[0]` -> ["a", "b.c", "d[0]"] (Helm's --set path: `\\.` a literal dot)."""
+    parts, cur, escaped = [], "", False
+    for ch in path:
+        if escaped:
+            cur += ch
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == ".":
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    return parts
+
+
+_INDEX = re.compile(r"^(.*?)\[(\d+)\]$")
+MAX_INDEX = 10_000
+
+
+def set_path(values: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    """`values` with `value` at the --set path `path` (copied along the path);
+    ValueError for a path that is not one."""
+    parts = _split_path(path)
+    if any(not p for p in parts):
+        raise ValueError(f"{path!r} is not a values path")
+    out = dict(values)
+    node: Any = out
+    for n, part in enumerate(parts):
+        last = n == len(parts) - 1
+        m = _INDEX.match(part)
+        key, index = (m.group(1), int(m.group(2))) if m else (part, None)
+        if index is None:
+            if last:
+                node[key] = value
+            else:
+                child = node.get(key)
+                node[key] = dict(child) if isinstance(child, dict) else {}
+                node = node[key]
+            continue
+        if index > MAX_INDEX:
+            raise ValueError(f"{path!r}: index {index} is too large")
+        old = node.get(key)
+        items = list(old) if isinstance(old, list) else []
+        items.extend([None] * (index + 1 - len(items)))
+        node[key] = items
+        if last:
+            items[index] = value
+        else:
+            child = items[index]
+            items[index] = dict(child) if isinstance(child, dict) else {}
+            node = items[index]
+    return out
+
+
+def _masked(values: Any) -> Any:
     """Values as shown on a GitSource: those read from Secrets (`valuesFrom`) masked."""
     from gitkrm.krm import masking
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -82,7 +83,7 @@ class ChartStage:
         grouped = layout.grouped(files)
         for root in layout.roots:
             base = f"{root}/" if root else ""
-            rel = grouped[root]
+            rel = self._own(grouped[root])
             problem = self._check(root, base, rel, snapshot)
             if problem is not None:
                 out.problems.append(problem)
@@ -149,6 +150,18 @@ class ChartStage:
         self._parsed.rotate()
         self.charts.rotate()
         return out
+
+    def _own(self, rel: list[str]) -> list[str]:
+        """A chart's files: those of another source mounted at `$ref/` (an Argo CD
+        multi-source Application's values) only where a value file or file parameter
+        names them, so nothing else of that repository is read."""
+        if not any(p.startswith("$") for p in rel):
+            return rel
+        spec = self.charts.spec
+        named = {posixpath.normpath(f) for f in spec.value_files} | {
+            posixpath.normpath(f) for _, f in spec.file_parameters
+        }
+        return [p for p in rel if not p.startswith("$") or p in named]
 
     def _with_own_crds(
         self, capabilities: Capabilities, snapshot: Snapshot, base: str, rel: Sequence[str]

@@ -79,3 +79,19 @@ def test_a_template_keeps_its_other_documents_and_drops_hooks_not_run_now() -> N
     docs = list(yaml.safe_load_all(translate_hooks(text, is_install=False)))
     assert [d["kind"] for d in docs] == ["ConfigMap", "Job"]
     assert translate_hooks(yaml.safe_dump(hook("test")), is_install=True) == ""
+
+
+@pytest.mark.parametrize(
+    ("events", "phase"),
+    [
+        ("pre-install", "PreSync"),
+        ("pre-upgrade", "PreSync"),
+        ("post-install", "PostSync"),
+        ("post-upgrade", "PostSync"),
+        ("pre-delete", None),
+        ("test", None),
+    ],
+)
+def test_argo_cds_mapping_runs_hooks_on_every_sync(events: str, phase: str | None) -> None:
+    for install in (True, False):
+        assert phase_of(events, is_install=install, every_sync=True) == phase

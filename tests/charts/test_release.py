@@ -219,3 +219,38 @@ def test_a_bad_set_expression_is_named() -> None:
     spec = HelmSpec.from_spec({"set": ["a[x]=1"]})
     with pytest.raises(ChartError, match=r"--set 'a\[x\]=1': error parsing index"):
         render(ChartRenderer(spec=spec))
+
+
+def test_argo_cd_semantics_set_string_file_parameters_and_values_of_another_source() -> None:
+    """`template_mode` (an Argo CD Helm source): always an install, hooks on every sync;
+    forceString parameters and --set-file; `$ref/` files give values but are not packed."""
+    spec = HelmSpec(
+        release_name="web",
+        template_mode=True,
+        value_files=("$values/prod.yaml", "missing.yaml"),
+        ignore_missing_value_files=True,
+        set_string=(("greeting", "0123"),),
+        file_parameters=(("image.tag", "$values/tag.txt"),),
+    )
+    files = shop_files()
+    files["shop/$values/prod.yaml"] = b"replicas: 4\n"
+    files["shop/$values/tag.txt"] = b"7.7"
+    renderer = ChartRenderer(spec=spec)
+    first = render(renderer, files)
+    renderer.mark_installed([first.release])
+    again = render(renderer, files, digest="d2")  # another revision: still an install
+    for r in (first, again):
+        assert settings(r)["installing"] == "true"
+        assert settings(r)["greeting"] == "0123"
+        objs = objects(r)
+        assert objs["Deployment/web"]["spec"]["replicas"] == 4
+        assert objs["Deployment/web"]["spec"]["template"]["spec"]["containers"][0][
+            "image"
+        ].endswith(":7.7")
+        hooks = {
+            k
+            for k, o in objs.items()
+            if "argocd.argoproj.io/hook" in o["metadata"].get("annotations", {})
+        }
+        assert {"ConfigMap/web-migrate-install", "ConfigMap/web-migrate-upgrade"} <= hooks
+    assert not [p for p, _ in first.manifests if "$values" in p]

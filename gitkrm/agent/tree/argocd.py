@@ -37,7 +37,6 @@ from .argocd_spec import (
     Application,
     ApplicationSpec,
     Kustomize,
-    Source,
     SyncPolicy,
 )
 from .model import ChildSpec, ChildState, Context, Peer, Unhonoured
@@ -203,28 +202,6 @@ def overlay_of(k: Kustomize, fail: _Fail, *, at: str) -> tuple[Overlay | None, l
     return (None if out.empty else out), unhonoured
 
 
-def _one_source(spec: ApplicationSpec, fail: _Fail) -> tuple[Source, str]:
-    """The Application's one source and its field (`spec.source` or `spec.sources[0]`)."""
-    sources = spec.get("sources")
-    if sources is not None:
-        if spec.get("source"):
-            raise fail("spec.sources", "give spec.source or spec.sources, not both")
-        items = _list(sources, "spec.sources", fail)
-        if len(items) != 1:
-            raise fail(
-                "spec.sources",
-                f"{len(items)} sources: Applications of several sources come with issue #21 "
-                "(one source is read)",
-            )
-        if not isinstance(items[0], Mapping):
-            raise fail("spec.sources[0]", "must be an object")
-        return cast(Source, items[0]), "spec.sources[0]"
-    source = spec.get("source")
-    if not isinstance(source, Mapping):
-        raise fail("spec.source", "required (or spec.sources)")
-    return source, "spec.source"
-
-
 def _sync_options(policy: SyncPolicy, fail: _Fail) -> tuple[dict[str, bool], list[Unhonoured]]:
     """`syncOptions` (`Name=value`): the honoured ones by lower-case name, the rest."""
     out: dict[str, bool] = {}
@@ -328,7 +305,9 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
             )
         )
     target_ns = _destination(spec, fail)
-    source, at = _one_source(spec, fail)
+    from .argocd_helm import sources
+
+    source, at, refs = sources(spec, fail)
     for key in source:
         if key not in _SOURCE_FIELDS:
             unhonoured.append(Unhonoured(f"{at}.{key}", "not a field gitkrm knows"))
@@ -340,16 +319,23 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
     if not repo_url or not isinstance(repo_url, str):
         raise fail(f"{at}.repoURL", "required")
     extra: Mapping[str, Any] = {}
-    if source.get("chart") or source.get("helm"):
+    if source.get("chart") or source.get("helm") or refs:
         from .argocd_helm import helm_source
 
-        extra = await helm_source(obj, source, at=at, fail=fail)
+        extra = await helm_source(
+            obj, source, at=at, fail=fail, ctx=ctx, namespace=namespace, target_ns=target_ns,
+            refs=refs, unhonoured=unhonoured,
+        )  # fmt: skip
     from .argocd_repo import repository
+    from .flux_repo import Repository
 
-    repo = await repository(
-        repo_url, str(source.get("targetRevision") or ""), namespace=namespace, ctx=ctx,
-        fail=fail, at=at,
-    )  # fmt: skip
+    if source.get("chart"):  # a chart repository, not Git: `extra` says where
+        repo = Repository(url=repo_url, ref=None)
+    else:
+        repo = await repository(
+            repo_url, str(source.get("targetRevision") or ""), namespace=namespace, ctx=ctx,
+            fail=fail, at=at,
+        )  # fmt: skip
     unhonoured.extend(repo.unhonoured)
     path = source_path(source.get("path"), fail, at=f"{at}.path")
     directory, kustomize = source.get("directory"), source.get("kustomize")

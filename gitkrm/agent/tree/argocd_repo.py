@@ -103,7 +103,8 @@ def _data(secret: Obj, key: str) -> tuple[str, Any] | None:
     return None
 
 
-def _text(secret: Obj, key: str) -> str:
+def secret_text(secret: Obj, key: str) -> str:
+    """A Secret's value (stringData or base64 data) as text; "" when absent."""
     found = _data(secret, key)
     if found is None:
         return ""
@@ -116,11 +117,9 @@ def _text(secret: Obj, key: str) -> str:
         return ""
 
 
-async def _credentials(
-    url: str, *, namespace: str, ctx: Context, fail: Fail, at: str
-) -> tuple[Auth | None, Path | None]:
-    """The credentials Argo CD would use for `url`: a `repository` Secret of that URL,
-    else the `repo-creds` Secret with the longest matching URL prefix."""
+async def repository_secret(url: str, *, namespace: str, ctx: Context) -> Obj | None:
+    """The Secret whose credentials Argo CD would use for `url`: a `repository` Secret of
+    that URL, else the `repo-creds` Secret with the longest matching URL prefix."""
     want = normalise_url(url)
     best: tuple[int, Obj] | None = None
     for kind, exact in (("repository", True), ("repo-creds", False)):
@@ -128,7 +127,7 @@ async def _credentials(
             _SECRET, namespace=namespace, label_selector=f"{SECRET_TYPE_LABEL}={kind}"
         )
         for secret in found:
-            their = _text(secret, "url")
+            their = secret_text(secret, "url")
             if not their:
                 continue
             if exact and normalise_url(their) == want:
@@ -139,9 +138,16 @@ async def _credentials(
                 best = (len(their), secret)
         if best is not None:
             break
-    if best is None:
+    return None if best is None else best[1]
+
+
+async def _credentials(
+    url: str, *, namespace: str, ctx: Context, fail: Fail, at: str
+) -> tuple[Auth | None, Path | None]:
+    """The credentials of `repository_secret`, as gitkrm's Git `Auth` (values in files)."""
+    secret = await repository_secret(url, namespace=namespace, ctx=ctx)
+    if secret is None:
         return None, None
-    secret = best[1]
     name = (secret.get("metadata") or {}).get("name") or ""
 
     def secret_fail(field: str, message: str) -> Exception:

@@ -16,20 +16,17 @@ from __future__ import annotations
 
 import base64
 import binascii
-import re
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any, Final
 
 import yaml
 
-from gitkrm.charts.spec import merge_values
+from gitkrm.charts.spec import merge_values, set_path
 from gitkrm.krm import Obj, ObjectRef, masking
 
 Fail = Callable[[str, str], Exception]
 DEFAULT_KEY: Final = "values.yaml"
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_INDEX: Final = re.compile(r"^(.*?)\[(\d+)\]$")
-MAX_INDEX: Final = 10_000
 
 
 async def release_values(
@@ -65,7 +62,10 @@ async def release_values(
             masking.remember([text, *_leaves(text)])
         target = ref.get("targetPath")
         if target:
-            values = set_path(values, str(target), text, at=f"{at}.targetPath", fail=fail)
+            try:
+                values = set_path(values, str(target), text)
+            except ValueError as e:
+                raise fail(f"{at}.targetPath", str(e)) from None
             continue
         try:
             loaded = yaml.load(text, Loader=_Loader) or {}
@@ -110,57 +110,3 @@ def _leaves(text: str) -> Iterator[str]:
             stack.extend(node)
         elif node is not None and not isinstance(node, bool):
             yield str(node)
-
-
-def _split(path: str) -> list[str]:
-    """`a.b\\.c.d[0]` -> ["a", "b.c", "d[0]"]."""
-    parts, cur, escaped = [], "", False
-    for ch in path:
-        if escaped:
-            cur += ch
-            escaped = False
-        elif ch == "\\":
-            escaped = True
-        elif ch == ".":
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    parts.append(cur)
-    return parts
-
-
-def set_path(
-    values: dict[str, Any], path: str, value: str, *, at: str, fail: Fail
-) -> dict[str, Any]:
-    """`values` with the string `value` at `path` (a copy along the path)."""
-    parts = _split(path)
-    if any(not p for p in parts):
-        raise fail(at, f"{path!r} is not a values path")
-    out = dict(values)
-    node: Any = out
-    for n, part in enumerate(parts):
-        last = n == len(parts) - 1
-        m = _INDEX.match(part)
-        key, index = (m.group(1), int(m.group(2))) if m else (part, None)
-        if index is not None and index > MAX_INDEX:
-            raise fail(at, f"{path!r}: index {index} is too large")
-        if index is None:
-            if last:
-                node[key] = value
-            else:
-                child = node.get(key)
-                node[key] = dict(child) if isinstance(child, dict) else {}
-                node = node[key]
-            continue
-        old = node.get(key)
-        items = list(old) if isinstance(old, list) else []
-        items.extend([None] * (index + 1 - len(items)))
-        node[key] = items
-        if last:
-            items[index] = value
-        else:
-            child = items[index]
-            items[index] = dict(child) if isinstance(child, dict) else {}
-            node = items[index]
-    return out

@@ -216,10 +216,10 @@ async def test_kustomize_options_become_the_childs_overlay() -> None:
         ({"kustomize": {"patches": [{"path": "p.yaml"}]}},
          "spec.source.kustomize.patches[0].path: a patch file is not read"),
         ({"kustomize": {"images": [""]}}, "spec.source.kustomize.images[0]: '': expected"),
-        ({"chart": "redis", "targetRevision": "17.0.0"},
-         "spec.source.chart: Helm sources of Applications come with issue #21"),
-        ({"helm": {"valueFiles": ["prod.yaml"]}},
-         "spec.source.helm: Helm options of Applications come with issue #21"),
+        ({"chart": "redis", "helm": {"valueFiles": ["$vals/x.yaml"]}},
+         "spec.source.helm.valueFiles[0]: '$vals/x.yaml': no source has ref 'vals'"),
+        ({"helm": {"valueFiles": ["https://e.com/v.yaml"]}},
+         "spec.source.helm.valueFiles[0]: 'https://e.com/v.yaml': value files from URLs"),
         ({"plugin": {"name": "x"}}, "spec.source.plugin: config management plugins are"
          " not supported"),
         ({"path": "../up"}, "spec.source.path: '../up' leaves the repository"),
@@ -238,7 +238,7 @@ async def test_sources_with_one_source_and_with_more() -> None:
     two = application(sources=[{"repoURL": URL, "path": "a"}, {"repoURL": URL, "path": "b"}])
     del two["spec"]["source"]
     assert (await error(two)).startswith(
-        "spec.sources: 2 sources: Applications of several sources come with issue #21"
+        "spec.sources: 2 sources render: gitkrm renders one source per Application"
     )
 
 
