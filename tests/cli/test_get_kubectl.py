@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +17,7 @@ import pytest
 import yaml
 
 from gitkrm.cli.main import main
-from tests.server.conftest import Kubectl, kubectl_path, wait_for
+from tests.server.conftest import Kubectl, gitkrm_serve, kubectl_path, wait_for
 from tests.support.builders import crd
 
 
@@ -142,15 +139,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Kub
     the controllers are done with them (workloads ready, every pod running)."""
     binary = kubectl_path()
     state = tmp_path_factory.mktemp("get-kubectl") / "state"
-    log = state.parent / "serve.log"
-    serve = ["serve", "--state", str(state), "--listen", "127.0.0.1:0"]
-    with log.open("w") as sink:
-        proc = subprocess.Popen([sys.executable, "-m", "gitkrm.cli.main", *serve], stderr=sink)
-    try:
-        wait_for(
-            lambda: "gitkrm: serving" in log.read_text() or proc.poll() is not None, timeout=30
-        )
-        assert proc.poll() is None, log.read_text()
+    with gitkrm_serve(state, state.parent / "serve.log"):
         kubectl = Kubectl(binary, state / "kubeconfig", tmp_path_factory.mktemp("home"))
         kubectl("apply", "-f", "-", input=CRD)
         kubectl("wait", "--for=condition=established", "crd/widgets.example.com")
@@ -158,13 +147,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Kub
         kubectl("api-resources")  # kubectl's discovery cache now knows widgets
         wait_for(lambda: settled(kubectl), timeout=60, interval=0.2)
         yield state, kubectl
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def settled(kubectl: Kubectl) -> bool:

@@ -7,9 +7,7 @@ against the embedded API showing them as kustomize-controller would."""
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +16,7 @@ import pytest
 from gitkrm.krm import ObjectRef
 from tests.e2e.e2e_support import gitkrm, read_object
 from tests.e2e.flux_repo import APP, fleet, second_repository
-from tests.server.conftest import Kubectl, kubectl_path, wait_for
+from tests.server.conftest import Kubectl, gitkrm_serve, kubectl_path
 
 pytestmark = pytest.mark.usefixtures("_kustomize")
 
@@ -124,14 +122,7 @@ def test_kubectl_reads_kustomizations_as_with_kustomize_controller(tmp_path: Pat
     done = sync(tmp_path, repo.url, state)
     assert done.returncode == 0, done.stderr
     binary = kubectl_path()
-    log = tmp_path / "serve.log"
-    serve = ["serve", "--state", str(state), "--listen", "127.0.0.1:0"]
-    with log.open("w") as sink:
-        proc = subprocess.Popen([sys.executable, "-m", "gitkrm.cli.main", *serve], stderr=sink)
-    try:
-        wait_for(lambda: "gitkrm: serving" in log.read_text() or proc.poll() is not None,
-                 timeout=30)  # fmt: skip
-        assert proc.poll() is None, log.read_text()
+    with gitkrm_serve(state, tmp_path / "serve.log"):
         kubectl = Kubectl(binary, state / "kubeconfig", tmp_path / "home")
         table = kubectl("get", "kustomizations", "-A")
         lines = table.splitlines()
@@ -144,10 +135,3 @@ def test_kubectl_reads_kustomizations_as_with_kustomize_controller(tmp_path: Pat
         assert repos[1].split()[:2] == ["flux-system", f"file://{repo.bare}"]
         short = json.loads(kubectl("get", "ks", "apps", "-n", "flux-system", "-o", "json"))
         assert short["status"]["lastAppliedRevision"].startswith("main@sha1:")
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()

@@ -3,9 +3,12 @@ module, the real kubectl pointed at it, and an HTTP client."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import signal
 import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -166,3 +169,25 @@ def wait_for(condition: Callable[[], Any], *, timeout: float = 10.0, interval: f
     """Poll `condition` until it returns something truthy (returned), or fail
     (tests.support.wait.eventually)."""
     return eventually(condition, timeout=timeout, interval=interval, message=repr(condition))
+
+
+@contextlib.contextmanager
+def gitkrm_serve(state: Path, log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """A `gitkrm serve` process over `state` on a free loopback port (its kubeconfig in
+    `state`), once it serves; stopped with SIGTERM (killed if it lingers) at the end."""
+    serve = ["serve", "--state", str(state), "--listen", "127.0.0.1:0"]
+    with log.open("w") as sink:
+        proc = subprocess.Popen([sys.executable, "-m", "gitkrm.cli.main", *serve], stderr=sink)
+    try:
+        wait_for(
+            lambda: "gitkrm: serving" in log.read_text() or proc.poll() is not None, timeout=30
+        )
+        assert proc.poll() is None, log.read_text()
+        yield proc
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

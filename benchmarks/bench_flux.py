@@ -1,0 +1,76 @@
+"""A Flux-layout repository synced through the command line with `--interpret flux`
+(tests/e2e/flux_repo.py: clusters/dev with flux-system, infrastructure and apps, and a
+Kustomization over a second bare repository: four sources, 15 objects), whole `gitkrm`
+processes, medians of several runs, each beside a baseline measured in the same run: one
+plain source (`--path apps/dev`, the leaf `apps` syncs, no interpretation) synced the same way.
+
+- flux.first_sync: `run --once --wait` into an empty state dir (the parent, then its three
+  children, apps after infrastructure, and their health);
+- flux.resync: `run --once --wait` again, nothing changed;
+- flux.resync_after_leaf_edit: `run --once --wait` after a commit that edits one leaf file.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tests.e2e.flux_repo import APP, fleet, second_repository
+
+RUNS = 3
+GITKRM = str(Path(sys.executable).with_name("gitkrm"))
+
+
+def _run(url: str, state: Path, *extra: str) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(
+        [GITKRM, "run", "--repo", url, "--once", "--wait", "--timeout", "120s",
+         "--state", str(state), *extra],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"gitkrm run {' '.join(extra)}: exit {done.returncode}\n{done.stderr}")
+    return seconds
+
+
+def _line(name: str, flux: list[float], plain: list[float]) -> None:
+    f, p = statistics.median(flux), statistics.median(plain)
+    print(
+        f"flux.{name:<28} {f:>8.3f} s  (median of {RUNS}; one plain source {p:.3f} s, "
+        f"{f / p:.1f}x)",
+        flush=True,
+    )
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="gitkrm-bench-flux-") as tmp:
+        root = Path(tmp)
+        repo = fleet(root, second=second_repository(root))
+        flux = ("--path", "clusters/dev", "--interpret", "flux")
+        plain = ("--path", "apps/dev")
+        first: dict[str, list[float]] = {"flux": [], "plain": []}
+        again: dict[str, list[float]] = {"flux": [], "plain": []}
+        edited: dict[str, list[float]] = {"flux": [], "plain": []}
+        for i in range(RUNS):
+            for kind, args in (("flux", flux), ("plain", plain)):
+                state = root / f"state-{kind}-{i}"
+                first[kind].append(_run(repo.url, state, *args))
+                again[kind].append(_run(repo.url, state, *args))
+        for i in range(RUNS):
+            greeting = f"greeting: edit-{i}"
+            repo.write("apps/dev/podinfo.yaml", APP.replace("greeting: hello", greeting))
+            repo.commit(f"edit {i}")
+            for kind, args in (("flux", flux), ("plain", plain)):
+                edited[kind].append(_run(repo.url, root / f"state-{kind}-0", *args))
+        _line("first_sync", first["flux"], first["plain"])
+        _line("resync", again["flux"], again["plain"])
+        _line("resync_after_leaf_edit", edited["flux"], edited["plain"])
+
+
+if __name__ == "__main__":
+    main()
