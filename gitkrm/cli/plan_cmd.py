@@ -93,7 +93,10 @@ def run(args: argparse.Namespace) -> int:
         return sp.code
 
     def unchanged(config: SourceConfig, same: LastSync) -> int:
-        found.append(_unchanged(config, same))
+        sp = _unchanged(config, same)
+        if simulate_for is not None:
+            sp.extra["simulation"] = plan_simulate.nothing_changed()
+        found.append(sp)
         return 0
 
     each_source(

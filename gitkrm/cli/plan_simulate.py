@@ -60,6 +60,13 @@ def budget(args: argparse.Namespace, *, url: str | None) -> float | None:
     return seconds
 
 
+def nothing_changed() -> dict[str, Any]:
+    """The section of a source that did not change since its last sync."""
+    from gitkrm.agent.simulate import skipped
+
+    return skipped("nothing changed since the last sync: the live store is the outcome")
+
+
 async def simulate(opened: Opened, sp: SourcePlan, seconds: float) -> dict[str, Any]:
     """The `simulation` section of one source's plan."""
     from gitkrm.agent.simulate import SimSource, simulate, skipped, to_json

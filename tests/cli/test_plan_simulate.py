@@ -187,6 +187,12 @@ def test_unschedulable_pods_and_services_without_endpoints(
     assert "- Service default/web: had 2 ready endpoint(s), none after" in out
     assert list(twins.iterdir()) == []
 
+    code, doc, _ = plan_json(capsys, *flags, "--simulate")  # main, as synced and settled
+    assert code == 0
+    sim = simulation(doc)
+    assert sim["verdict"] == "ok"
+    assert {o["health"] for o in sim["objects"]} == {"Current"}
+
 
 def test_a_policy_denying_the_pods_of_a_deployment(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, twins: Path
@@ -212,15 +218,33 @@ def test_a_policy_denying_the_pods_of_a_deployment(
     assert sim["servicesWithoutEndpoints"] == []  # the rolling update keeps the old pods
 
 
+def one_file(tmp_path: Path, text: str) -> list[str]:
+    """A repository of one file on main; the flags naming it and a state directory."""
+    repo = Repo(tmp_path / "repo")
+    repo.write("one.yaml", text)
+    repo.commit("one")
+    return ["--repo", repo.url, "--state", str(tmp_path / "s")]
+
+
+def test_an_unchanged_source_is_not_simulated(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    flags = one_file(tmp_path, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+    code, _, err = cli(capsys, "run", "--once", *flags)
+    assert code == 0, err
+    code, doc, _ = plan_json(capsys, *flags, "--simulate")
+    assert code == 0
+    assert simulation(doc) == {
+        "verdict": "skipped",
+        "reason": "nothing changed since the last sync: the live store is the outcome",
+    }
+
+
 def test_an_invalid_revision_is_not_simulated(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    repo = Repo(tmp_path / "repo")
-    repo.write("bad.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n")
-    repo.commit("bad")
-    code, doc, _ = plan_json(
-        capsys, "--repo", repo.url, "--state", str(tmp_path / "s"), "--simulate"
-    )
+    flags = one_file(tmp_path, "apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n")
+    code, doc, _ = plan_json(capsys, *flags, "--simulate")
     assert code == 2
     assert simulation(doc) == {
         "verdict": "skipped",
@@ -231,10 +255,7 @@ def test_an_invalid_revision_is_not_simulated(
 def test_the_cluster_target_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(json.dumps({"apiVersion": "v1", "kind": "Config"}))
-    repo = Repo(tmp_path / "repo")
-    repo.write("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
-    repo.commit("one")
-    flags = ["--repo", repo.url, "--state", str(tmp_path / "s")]
+    flags = one_file(tmp_path, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
     code, out, err = cli(capsys, "plan", *flags, "--kubeconfig", str(kubeconfig), "--simulate")
     assert (code, out) == (2, "")
     assert err.startswith("gitkrm: error: --simulate is not available on the cluster target yet: ")

@@ -183,7 +183,13 @@ async def _judge(
         result = a.result
         if result is None:
             continue
-        if result.errors and not result.objects:  # refused whole, before any write
+        hooks.extend(
+            HookFailure(name, h.phase.value, h.ref, h.state.value, masking.mask(h.message))
+            for h in result.hooks
+            if not h.ok
+        )
+        if result.errors and not result.objects and not result.hooks:
+            # refused whole before any write: what admission (or a guard) said
             denials.extend(
                 Denial(Stage.REVISION, masking.mask(e), None, name) for e in result.errors
             )
@@ -204,11 +210,6 @@ async def _judge(
                     name, o.ref, o.action.value, h.status, h.reason, masking.mask(h.message)
                 )
             )
-        hooks.extend(
-            HookFailure(name, h.phase.value, h.ref, h.state.value, masking.mask(h.message))
-            for h in result.hooks
-            if not h.ok
-        )
     pods = await live.list_all(store, verdict.POD)
     replica_sets = await live.list_all(store, verdict.REPLICA_SET)
     after = verdict.ready_endpoints(await live.list_all(store, verdict.SERVICE), pods)

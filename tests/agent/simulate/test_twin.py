@@ -97,10 +97,12 @@ def live_main(repo: RemoteRepo, tmp_path: Path, files: dict[str, str]) -> Path:
     return state
 
 
-def feature(repo: RemoteRepo, files: dict[str, str]) -> None:
+def feature(repo: RemoteRepo, files: dict[str, str], *, remove: tuple[str, ...] = ()) -> None:
     git("checkout", "-q", "-b", "feature", cwd=repo.work)
     for path, text in files.items():
         repo.write(path, text)
+    for path in remove:
+        repo.remove(path)
     repo.commit("feature")
     repo.push("HEAD:refs/heads/feature")
     git("checkout", "-q", "main", cwd=repo.work)
@@ -268,3 +270,59 @@ async def test_an_empty_state_simulates_on_an_empty_twin(
     assert not state.exists()
     assert [u.owner.name for u in sim.unschedulable if u.owner] == ["big", "big"]
     assert by_name(sim)["Deployment/shop"][:2] == ("created", Health.CURRENT)
+
+
+FAILING_HOOK = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: migrate
+  namespace: default
+  annotations: {argocd.argoproj.io/hook: PreSync}
+spec:
+  backoffLimit: 0
+  template:
+    metadata: {annotations: {gitkrm.io/simulate: fail}}
+    spec:
+      restartPolicy: Never
+      containers: [{name: m, image: "busybox:1.36"}]
+"""
+
+
+async def test_a_failing_hook_and_a_prune_are_predicted(
+    repo: RemoteRepo, tmp_path: Path, opened: list[Source]
+) -> None:
+    state = live_main(
+        repo, tmp_path, {"shop.yaml": app("shop"), "old.yaml": app("old", replicas=1)}
+    )
+    feature(
+        repo,
+        {"hook.yaml": FAILING_HOOK, "shop.yaml": app("shop", replicas=3)},
+        remove=("old.yaml",),
+    )
+    sim = await run_simulation(repo, state, opened, tmp_path)
+    assert sim.hooks, sim
+    [hook] = sim.hooks
+    assert (hook.phase, hook.ref.kind, hook.state) == ("PreSync", "Job", "Failed")
+    assert hook.ref.name.startswith("migrate")
+    # a failed PreSync phase applies nothing of the Sync phase: shop keeps 2 replicas
+    assert not sim.ok
+    assert by_name(sim) == {}
+    assert sim.errors == (
+        "source default: a PreSync hook failed: nothing of the Sync phase was applied",
+    )
+
+
+async def test_a_pruned_workload_is_gone_and_its_service_not_reported(
+    repo: RemoteRepo, tmp_path: Path, opened: list[Source]
+) -> None:
+    state = live_main(
+        repo, tmp_path, {"shop.yaml": app("shop"), "old.yaml": app("old", replicas=1)}
+    )
+    feature(repo, {}, remove=("old.yaml",))
+    sim = await run_simulation(repo, state, opened, tmp_path)
+    assert sim.ok, sim
+    objects = by_name(sim)
+    assert objects["Deployment/old"] == ("pruned", Health.NOT_FOUND, "NotFound")
+    assert objects["Service/old"] == ("pruned", Health.NOT_FOUND, "NotFound")
+    assert objects["Deployment/shop"] == ("unchanged", Health.CURRENT, "")
