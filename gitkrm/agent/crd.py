@@ -152,6 +152,18 @@ SPEC_SCHEMA: dict[str, Any] = {
                 "installCRDs": {"type": "string", "enum": _CRD_POLICIES},
                 "upgradeCRDs": {"type": "string", "enum": _CRD_POLICIES},
                 "createNamespace": _BOOL,
+                # Argo CD's Helm sources (gitkrm.agent.tree.argocd_helm).
+                "templateMode": _BOOL,
+                "setString": {"type": "array", "items": _STR},
+                "fileParameters": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["name", "path"],
+                        "properties": {"name": _STR, "path": _STR},
+                    },
+                },
+                "ignoreMissingValueFiles": _BOOL,
                 "repositories": {
                     "type": "array",
                     "items": {

@@ -175,6 +175,14 @@ class HelmSpec:
             install_crds=CrdPolicy(spec.get("installCRDs") or CrdPolicy.CREATE_REPLACE),
             upgrade_crds=CrdPolicy(spec.get("upgradeCRDs") or CrdPolicy.CREATE_REPLACE),
             create_namespace=bool(spec.get("createNamespace", False)),
+            template_mode=bool(spec.get("templateMode", False)),
+            set_string=tuple(
+                (k, v) for k, _, v in (str(e).partition("=") for e in spec.get("setString") or ())
+            ),
+            file_parameters=tuple(
+                (str(p["name"]), str(p["path"])) for p in spec.get("fileParameters") or ()
+            ),
+            ignore_missing_value_files=bool(spec.get("ignoreMissingValueFiles", False)),
         )
 
     def with_overrides(self, *, values: Mapping[str, Any], sets: tuple[str, ...]) -> HelmSpec:

@@ -236,3 +236,24 @@ def test_health_check_exprs_round_trip(tmp_path: Path) -> None:
         {"apiVersion": "db.example.com/v1", "kind": "Database",
          "current": "status.phase == 'Up'", "failed": "status.phase == 'Down'"}
     ]  # fmt: skip
+
+
+def test_a_chart_release_round_trips_through_the_gitsource_object(tmp_path: Path) -> None:
+    """What the tree writes for a HelmRelease's or a Helm Application's child is a valid
+    GitSource (the CRD's schema) and reads back as the same source."""
+    from gitkrm.charts.spec import ChartRef, CrdPolicy, HelmSpec
+
+    helm = HelmSpec(
+        release_name="web", namespace="shop", upgrade_crds=CrdPolicy.SKIP, create_namespace=True,
+        template_mode=True, set_string=(("port", "80"),), file_parameters=(("c", "f.conf"),),
+        ignore_missing_value_files=True,
+    )  # fmt: skip
+    config = SourceConfig(
+        name="web",
+        url="oci://registry.example.com/charts",
+        ref=None,
+        chart=ChartRef(repository="oci://registry.example.com/charts", name="web", version="^1"),
+        helm=helm,
+    )
+    back = from_object(config.to_object(agent_name="a"), base=tmp_path)
+    assert (back.chart, back.helm, back.ref, back.url) == (config.chart, helm, None, config.url)

@@ -52,3 +52,19 @@ def test_merge_values_replaces_lists_and_scalars() -> None:
         "l": [2],
         "m": {"k": 1, "j": 2},
     }
+
+
+def test_the_release_fields_of_flux_and_argo_cd_go_through_spec_helm() -> None:
+    from gitkrm.charts.spec import CrdPolicy
+
+    spec = HelmSpec(
+        release_name="web",
+        install_crds=CrdPolicy.CREATE,
+        upgrade_crds=CrdPolicy.SKIP,
+        create_namespace=True,
+        template_mode=True,
+        set_string=(("port", "80"),),
+        file_parameters=(("config", "files/app.conf"),),
+        ignore_missing_value_files=True,
+    )
+    assert HelmSpec.from_spec(spec.to_spec()) == spec
