@@ -118,6 +118,8 @@ def fingerprint(
         "applyMode": apply_mode,
         "spec": spec,
     }
+    if config.overlay is not None:  # not a GitSource field: a Flux or Argo CD child's
+        data["overlay"] = repr(config.overlay)
     if config.app_source is not None:  # not GitSource fields: an Application's child
         data["appSource"] = repr(config.app_source)
         data["sync"] = [config.automated, config.self_heal]

@@ -96,6 +96,12 @@ def outcome_of_error(e: GitkrmError, *, revision: str | None) -> st.Outcome:
     )
 
 
+def _components(config: SourceConfig) -> bool:
+    """Whether the source's snapshots need the whole repository tree (an overlay's
+    components may lie outside the path: `open_source`)."""
+    return config.overlay is not None and bool(config.overlay.components)
+
+
 class SourceRunner:
     """Syncs one source into the store and keeps its GitSource status."""
 
@@ -206,9 +212,10 @@ class SourceRunner:
         old = self.config
         self.config = config
         self.generation = generation
-        where = (old.url, old.ref, old.path, old.auth, old.ca_file, old.verify, old.timeout)
+        where = (old.url, old.ref, old.path, old.auth, old.ca_file, old.verify, old.timeout,
+                 _components(old))  # fmt: skip
         if where != (config.url, config.ref, config.path, config.auth, config.ca_file,
-                     config.verify, config.timeout):  # fmt: skip
+                     config.verify, config.timeout, _components(config)):  # fmt: skip
             await self.source.close()
             self.source = open_source(config, git_cache=self.git_cache)
         if self._sync_engine is not None:

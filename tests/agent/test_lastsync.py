@@ -290,3 +290,17 @@ def test_signature_verification_is_never_skipped(remote: Remote) -> None:
     assert lastsync.fingerprint(
         plain, agent_name="a", apply_mode="client-side"
     ) != lastsync.fingerprint(plain, agent_name="a", apply_mode="server-side")
+
+
+def test_an_overlay_is_part_of_the_fingerprint(remote: Remote) -> None:
+    """A Flux Kustomization over another repository edited (its namePrefix) leaves that
+    repository's revision as it was: the child must sync again all the same."""
+    from gitkrm.sync.overlay_spec import Overlay
+
+    def fp(config: SourceConfig) -> str | None:
+        return lastsync.fingerprint(config, agent_name="a", apply_mode="client-side")
+
+    plain = _source(remote)
+    a, b = (_source(remote, overlay=Overlay(name_prefix=p)) for p in ("a-", "b-"))
+    assert len({fp(plain), fp(a), fp(b)}) == 3
+    assert fp(a) == fp(_source(remote, overlay=Overlay(name_prefix="a-")))

@@ -15,7 +15,7 @@ import pytest
 
 from gitkrm.krm import ObjectRef
 from tests.e2e.e2e_support import gitkrm, read_object
-from tests.e2e.flux_repo import APP, fleet, second_repository
+from tests.e2e.flux_repo import APP, extras, fleet, second_repository
 from tests.server.conftest import Kubectl, gitkrm_serve, kubectl_path
 
 pytestmark = pytest.mark.usefixtures("_kustomize")
@@ -29,6 +29,9 @@ def _kustomize() -> None:
 
 
 DEPLOY = ObjectRef(group="apps", kind="Deployment", name="dev-podinfo", namespace="podinfo")
+EXTRA_SETTINGS = ObjectRef(
+    group="", kind="ConfigMap", name="extra-settings", namespace="flux-system"
+)
 SETTINGS = ObjectRef(group="", kind="ConfigMap", name="dev-podinfo-settings", namespace="podinfo")
 
 
@@ -69,11 +72,11 @@ async def test_a_flux_repository_syncs_as_a_tree(tmp_path: Path) -> None:
     for name in ("flux-system", "infrastructure", "apps"):
         status, message = ready(await read_object(state, ks(name)))
         assert (status, message) == ("True", f"Applied revision: main@sha1:{head}")
-    extras = await read_object(state, ks("extras"))
-    assert ready(extras)[0] == "True"
-    assert extras is not None
-    assert extras["status"]["lastAppliedRevision"].startswith("main@sha1:")
-    assert extras["status"]["inventory"]["entries"] == [
+    other = await read_object(state, ks("extras"))
+    assert ready(other)[0] == "True"
+    assert other is not None
+    assert other["status"]["lastAppliedRevision"].startswith("main@sha1:")
+    assert other["status"]["inventory"]["entries"] == [
         {"id": "flux-system_extra-settings__ConfigMap", "v": "v1"}
     ]
     # apps: targetNamespace, namePrefix (its reference fixed), images, patches, postBuild.
@@ -105,14 +108,26 @@ async def test_a_flux_repository_syncs_as_a_tree(tmp_path: Path) -> None:
     assert apps is not None
     assert apps["status"]["lastAppliedRevision"] == f"main@sha1:{edited}"
 
+    # The Kustomization over the second repository edited, that repository unchanged: its
+    # child syncs again with the new overlay (the old name pruned).
+    repo.write("clusters/dev/extras.yaml", extras(second.url).replace(
+        "  path: ./deploy\n", "  path: ./deploy\n  namePrefix: x-\n"))  # fmt: skip
+    repo.commit("prefix the extras")
+    done = sync(tmp_path, repo.url, state)
+    assert done.returncode == 0, done.stderr
+    renamed = ObjectRef(
+        group="", kind="ConfigMap", name="x-extra-settings", namespace="flux-system"
+    )
+    assert await read_object(state, renamed) is not None
+    assert await read_object(state, EXTRA_SETTINGS) is None
+
     # A leaf Kustomization removed: its objects are pruned and the sync ends.
     repo.remove("clusters/dev/extras.yaml")
     repo.commit("remove extras")
     done = sync(tmp_path, repo.url, state)
     assert done.returncode == 0, done.stderr
     assert await read_object(state, ks("extras")) is None
-    gone = ObjectRef(group="", kind="ConfigMap", name="extra-settings", namespace="flux-system")
-    assert await read_object(state, gone) is None
+    assert await read_object(state, renamed) is None
 
 
 def test_kubectl_reads_kustomizations_as_with_kustomize_controller(tmp_path: Path) -> None:
