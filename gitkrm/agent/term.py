@@ -34,6 +34,7 @@ from .status import Outcome
 if TYPE_CHECKING:
     from gitkrm.health import WaitResult
     from gitkrm.report import HealthFollower, PushState, Reporter
+    from gitkrm.sync.hooks import Phase as HookPhase
 
     from .agent import AgentOptions
     from .config import SourceConfig
@@ -355,6 +356,37 @@ class Term:
             self._store, agent_name=self._options.agent_name, parent=parent
         )
         return {n: r for n, text in found.items() if (r := parse_ref_text(text)) is not None}
+
+    async def last_revision(self, name: str) -> str | None:
+        runner = self.runners.get(name)
+        if runner is not None:
+            found = runner.synced_revision or runner.status.get("lastSyncedRevision")
+            return str(found) if found else None
+        if not self.gitsources:
+            return None
+        from .status import gitsource_ref
+
+        try:
+            live = await self._store.get(gitsource_ref(name))
+        except NotFound:
+            return None
+        found = (live.get("status") or {}).get("lastSyncedRevision")
+        return str(found) if found else None
+
+    async def delete_hooks(
+        self, name: str, config: SourceConfig, phase: HookPhase, *, revision: str | None
+    ) -> list[str]:
+        from .tree.deletehooks import DeleteHooks
+
+        hooks = DeleteHooks(
+            store=self._store,
+            cache=self._cache,
+            agent_name=self._options.agent_name,
+            apply_mode=self._options.apply_mode,
+            state_dir=self._options.state_dir,
+            before_wait=self._before_wait,
+        )
+        return await hooks.run(name, config, phase, revision=revision)
 
     def request_sync(self, name: str) -> None:
         worker = self._workers.get(name)

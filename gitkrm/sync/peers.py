@@ -163,6 +163,14 @@ class Phase(StrEnum):
     POST_SYNC = "PostSync"
     SYNC_FAIL = "SyncFail"
     SKIP = "Skip"
+    PRE_DELETE = "PreDelete"
+    """Run when the source goes (a child source whose declaring object is deleted), before
+    its objects are pruned; never in a sync (gitkrm.agent.tree)."""
+    POST_DELETE = "PostDelete"
+    """... and after they are pruned."""
+
+
+DELETE_PHASES: Final = frozenset({Phase.PRE_DELETE, Phase.POST_DELETE})
 
 
 class DeletePolicy(StrEnum):
@@ -196,7 +204,7 @@ def read_hook(annotations: Mapping[str, Any]) -> tuple[str, str, list[str]]:
         if phase is None:
             problems.append(
                 f"annotation {ARGO_HOOK}: unknown phase {p.strip()!r} (PreSync, Sync, "
-                "PostSync, SyncFail or Skip)"
+                "PostSync, SyncFail, PreDelete, PostDelete or Skip)"
             )
         else:
             phases.append(phase.value)

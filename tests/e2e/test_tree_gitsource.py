@@ -238,3 +238,41 @@ def test_a_peer_missing_from_the_build_is_a_usage_error(repo: RemoteRepo, state:
     res = run_once(repo, state, "--interpret", "flux,nothing")
     assert res.returncode == 2
     assert "'nothing': not a peer gitkrm interprets" in res.stderr
+
+
+def hook(name: str, phase: str) -> str:
+    text = configmap(name, {"ran": "yes"})
+    return text.replace(
+        "metadata:\n", f"metadata:\n  annotations: {{argocd.argoproj.io/hook: {phase}}}\n", 1
+    )
+
+
+async def test_a_removed_childs_delete_hooks_run_around_its_prune(
+    repo: RemoteRepo, state: Path
+) -> None:
+    repo.write("root/ns.yaml", namespace(NS))
+    repo.write("root/leaf.yaml", in_ns(gitsource("leaf", ".", path="leaf", interval="1h")))
+    repo.write("leaf/cm.yaml", configmap("leaf-cm", {"c": "1"}))
+    repo.write("leaf/pre.yaml", hook("pre-delete-ran", "PreDelete"))
+    repo.write("leaf/post.yaml", hook("post-delete-ran", "PostDelete"))
+    repo.commit("leaf with delete hooks")
+    repo.push()
+    res = run_once(repo, state)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert await read_object(state, cm_ref("leaf-cm")) is not None
+    assert await read_object(state, cm_ref("pre-delete-ran")) is None  # never in a sync
+    # the leaf and its path removed in one commit: the hooks of its last revision run
+    repo.remove("root/leaf.yaml")
+    for f in ("cm.yaml", "pre.yaml", "post.yaml"):
+        repo.remove(f"leaf/{f}")
+    repo.commit("no leaf")
+    repo.push()
+    res = run_once(repo, state)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert await read_object(state, cm_ref("leaf-cm")) is None
+    assert await read_object(state, cm_ref("pre-delete-ran")) is not None
+    assert await read_object(state, cm_ref("post-delete-ran")) is not None
+    assert await read_object(state, declared("leaf")) is None
+    log = res.stderr
+    pruned = log.index("object(s) pruned")
+    assert log.index("PreDelete hook") < pruned < log.index("PostDelete hook")

@@ -35,6 +35,8 @@ from .model import ChildSpec, ChildState, Interpreter, Phase
 from .naming import child_name, describe
 
 if TYPE_CHECKING:
+    from gitkrm.sync.hooks import Phase as HookPhase
+
     from ..config import SourceConfig
     from ..runner import SourceRunner
 
@@ -69,6 +71,16 @@ class Host(Protocol):
 
     def request_sync(self, name: str) -> None:
         """Ask the child for a sync (long-lived; `run --once` orders its syncs itself)."""
+        ...
+
+    async def last_revision(self, name: str) -> str | None:
+        """The revision a source last synced (its runner's, or its GitSource's status)."""
+        ...
+
+    async def delete_hooks(
+        self, name: str, config: SourceConfig, phase: HookPhase, *, revision: str | None
+    ) -> list[str]:
+        """Run a removed child's PreDelete or PostDelete hooks of `revision`: failures."""
         ...
 
     async def healthy(self, runner: SourceRunner) -> str | None:
@@ -375,9 +387,22 @@ class Tree:
         child.deleting = True
         for grandchild in await self._children_of(child):
             await self._finalize(grandchild)
+        spec = child.spec
+        hooked = spec is not None and not spec.same_as_parent
+        revision = await self._host.last_revision(child.name) if hooked else None
         await self._host.stop_child(child.name)
         child.runner = None
-        spec = child.spec
+        if spec is not None and hooked:
+            from gitkrm.sync.hooks import Phase as HookPhase
+
+            failed = await self._host.delete_hooks(
+                child.name, spec.config, HookPhase.PRE_DELETE, revision=revision
+            )
+            if failed:
+                child.error = f"a PreDelete hook failed: {failed[0]}"
+                log.error("child source %s: %s (tried again at the next pass)", child.name,
+                          child.error)  # fmt: skip
+                return
         if spec is not None and not spec.same_as_parent and spec.config.prune:
             try:
                 _, errors = await removal.prune_inventory(
@@ -389,6 +414,13 @@ class Tree:
                 child.error = f"not all objects pruned: {errors[0]}"
                 log.error("child source %s: %s (retried at the next pass)", child.name, errors[0])
                 return
+        if spec is not None and hooked:
+            from gitkrm.sync.hooks import Phase as HookPhase
+
+            for failure in await self._host.delete_hooks(
+                child.name, spec.config, HookPhase.POST_DELETE, revision=revision
+            ):
+                log.error("child source %s: %s", child.name, failure)
         finalizers = (
             [child.finalizer] if child.finalizer else [spec.finalizer] if spec and spec.finalizer
             else [GITKRM_FINALIZER]
