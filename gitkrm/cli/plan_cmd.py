@@ -11,9 +11,10 @@ whose `extra` holds what they add (`--simulate`)."""
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from gitkrm.errors import BadRequest
@@ -24,6 +25,7 @@ from .source_flags import add_source_flags, sources, target_url
 if TYPE_CHECKING:  # imported by the command, not by the parser
     from gitkrm.agent.config import SourceConfig
     from gitkrm.agent.lastsync import LastSync
+    from gitkrm.krm import ObjectRef
     from gitkrm.source import GitRef
 
     from .plan_report import SourcePlan
@@ -83,35 +85,74 @@ def run(args: argparse.Namespace) -> int:
         base = base_ref(args.base)
         if any(c.ref is None for c in configs):
             raise BadRequest("--base needs a Git repository (a plain directory has no history)")
-    found: list[SourcePlan] = []
-
-    async def visit(opened: Opened) -> int:
-        sp = await plan_source(opened, base=base)
-        if simulate_for is not None:
-            sp.extra["simulation"] = await plan_simulate.simulate(opened, sp, simulate_for)
-        found.append(sp)
-        return sp.code
-
-    def unchanged(config: SourceConfig, same: LastSync) -> int:
-        sp = _unchanged(config, same)
-        if simulate_for is not None:
-            sp.extra["simulation"] = plan_simulate.nothing_changed()
-        found.append(sp)
-        return 0
-
+    planner = _Planner(base=base, simulate_for=simulate_for)
     each_source(
         args,
-        visit=visit,
-        unchanged=None if base is not None else unchanged,
+        visit=planner.visit,
+        unchanged=None if base is not None else planner.unchanged,
         url=url,
         configs=configs,
     )
-    names = {sp.source for sp in found}
+    names = {sp.source for sp in planner.found}
     for config in configs:  # a source that could not be fetched (said on stderr)
         if config.name not in names:
-            found.append(_failed(config))
-    found.sort(key=lambda sp: [c.name for c in configs].index(sp.source))
-    return emit(found, output=args.output, target="cluster" if url else "embedded")
+            planner.found.append(_failed(config))
+    return emit(planner.found, output=args.output, target="cluster" if url else "embedded")
+
+
+@dataclass
+class _Planner:
+    """One `gitkrm plan` run: each source's plan, then those of the child sources its
+    revision declares (`plan_tree`), in the order they were planned."""
+
+    base: GitRef | None
+    simulate_for: float | None
+    found: list[SourcePlan] = field(default_factory=list)
+    declared: dict[str, ObjectRef] = field(default_factory=dict)
+    lineage: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name -> ancestors
+
+    async def visit(self, opened: Opened, parent: SourcePlan | None = None) -> int:
+        sp = await plan_source(opened, base=self.base)
+        if parent is not None:
+            sp.parent, sp.declared_by = parent.source, self.declared.get(sp.source)
+        if self.simulate_for is not None:
+            sp.extra["simulation"] = await plan_simulate.simulate(opened, sp, self.simulate_for)
+        self.found.append(sp)
+        if sp.preview is not None and not sp.preview.plan.errors:
+            await self._children(opened, sp)
+        return sp.code
+
+    def unchanged(self, config: SourceConfig, same: LastSync) -> int:
+        sp = _unchanged(config, same)
+        if self.simulate_for is not None:
+            sp.extra["simulation"] = plan_simulate.nothing_changed()
+        self.found.append(sp)
+        return 0
+
+    async def _children(self, opened: Opened, sp: SourcePlan) -> None:
+        from . import plan_tree
+        from .plan_report import SourcePlan
+        from .sourcerun import open_child
+
+        assert sp.preview is not None
+        ancestors = (*self.lineage.get(sp.source, ()), sp.source)
+        store = opened.engine.store
+        for d in await plan_tree.children(opened.config, sp.revision, sp.preview, store):
+            name = d.spec.config.name if d.spec is not None else d.declared_by.name
+            error = d.error
+            if name in ancestors or len(ancestors) > plan_tree.MAX_DEPTH:
+                error = f"a cycle of sources, or more than {plan_tree.MAX_DEPTH} levels"
+            before = len(self.found)
+            if d.spec is not None and not error:
+                self.declared[name], self.lineage[name] = d.declared_by, ancestors
+                await open_child(opened, d.spec.config, functools.partial(self.visit, parent=sp))
+                error = "the source could not be read"  # when nothing was planned
+            if len(self.found) == before:
+                ref = _ref_text(d.spec.config) if d.spec is not None else ""
+                self.found.append(
+                    SourcePlan(source=name, ref=ref, errors=[error], parent=sp.source,
+                               declared_by=d.declared_by)
+                )  # fmt: skip
 
 
 def _ref_text(config: SourceConfig) -> str:

@@ -60,6 +60,8 @@ class SourcePlan:
     base: dict[str, Any] | None = None
     errors: list[str] = field(default_factory=list)
     unchanged_since_last_sync: int | None = None  # objects, when nothing changed at all
+    parent: str = ""  # the source whose revision declares this one (`plan_tree`)
+    declared_by: ObjectRef | None = None  # the object that declares it
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -162,6 +164,10 @@ def _result(sp: SourcePlan) -> str:
 def source_doc(sp: SourcePlan) -> dict[str, Any]:
     """One source's section of the document."""
     out: dict[str, Any] = {"source": sp.source, "ref": sp.ref, "revision": sp.revision}
+    if sp.parent:
+        out["parent"] = sp.parent
+    if sp.declared_by is not None:
+        out["declaredBy"] = ref_dict(sp.declared_by)
     out["result"] = _result(sp)
     out["errors"] = list(sp.errors)
     p = sp.preview

@@ -41,7 +41,10 @@ def _where(o: Mapping[str, Any]) -> str:
 
 def _head(s: Mapping[str, Any]) -> str:
     rev = s["revision"][:12] or "?"
-    return f"source {s['source']}: revision {rev} ({s['ref']})"
+    head = f"source {s['source']}: revision {rev} ({s['ref']})"
+    if "declaredBy" in s:
+        head += f", declared by {describe(s['declaredBy'])} of source {s['parent']}"
+    return head
 
 
 def text(doc: Mapping[str, Any]) -> str:
@@ -97,7 +100,7 @@ def text(doc: Mapping[str, Any]) -> str:
     return "\n".join(out)
 
 
-_KNOWN = frozenset({"source", "ref", "revision", "result"})
+_KNOWN = frozenset({"source", "ref", "revision", "result", "parent"})
 
 
 def _changes(base: Mapping[str, Any]) -> str:

@@ -120,6 +120,14 @@ async def _each(
     return codes
 
 
+async def open_child(opened: Opened, config: SourceConfig, visit: Visit) -> int:
+    """`visit` one more source on the target of `opened` (a child source a revision
+    declares: `plan_tree`), fetched into the same temporary directory."""
+    store = opened.engine.store
+    tmp, state = opened.tmp, opened.state
+    return await _one(store, config, opened.agent, opened.apply_mode, tmp, state, visit, None)
+
+
 async def _one(
     store: Store,
     config: SourceConfig,

@@ -1,0 +1,65 @@
+"""`gitkrm plan --interpret flux` of a branch of a repository in Flux's layout: the child
+sources its Kustomizations declare are planned too, at the planned commit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from tests.cli.plan_repo import cli, plan_json
+from tests.cli.test_plan_outputs import SCHEMA
+from tests.e2e.flux_repo import APP, fleet
+from tests.sync.sync_helpers import git
+
+
+@pytest.fixture
+def _kustomize() -> None:
+    from gitkrm.sync import kustomize
+
+    kustomize.command()  # kubectl or kustomize must be on PATH
+
+
+@pytest.mark.usefixtures("_kustomize")
+def test_a_plan_of_a_flux_tree_plans_its_children(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    repo = fleet(tmp_path)
+    state = tmp_path / "st"
+    flags = ["--repo", repo.url, "--path", "clusters/dev", "--interpret", "flux",
+             "--state", str(state)]  # fmt: skip
+    code, _, err = cli(capsys, "run", "--once", *flags)
+    assert code == 0, err
+    git("checkout", "-q", "-b", "feature", cwd=repo.work)
+    repo.write("apps/dev/podinfo.yaml", APP.replace("greeting: hello", "greeting: hi"))
+    git("commit", "-q", "-am", "greeting", cwd=repo.work)
+    git("push", "-q", "origin", "HEAD:refs/heads/feature", cwd=repo.work)
+    head = git("rev-parse", "HEAD", cwd=repo.work)
+
+    code, doc, _ = plan_json(capsys, *flags, "--branch", "feature")
+    assert code == 1
+    jsonschema.validate(doc, SCHEMA)
+    by_name = {s["source"]: s for s in doc["sources"]}
+    parent = doc["sources"][0]
+    assert parent["source"] == "default"
+    assert parent["result"] == "nothing-to-do"  # the Kustomizations themselves are unchanged
+    apps = next(s for n, s in by_name.items() if n.startswith("flux-system-apps-"))
+    assert apps["parent"] == "default"
+    assert apps["declaredBy"] == {"group": "kustomize.toolkit.fluxcd.io", "kind": "Kustomization",
+                                  "name": "apps", "namespace": "flux-system"}  # fmt: skip
+    assert apps["revision"] == head  # planned at the planned commit
+    assert apps["result"] == "changes"
+    [changed] = apps["objects"]
+    assert (changed["action"], changed["name"]) == ("configure", "dev-podinfo-settings")
+    assert "+  greeting: hi" in changed["diff"]
+    infra = next(s for n, s in by_name.items() if n.startswith("flux-system-infrastructure-"))
+    assert infra["result"] == "nothing-to-do"
+    assert not any(n.startswith("flux-system-flux-system-") for n in by_name)  # the parent
+
+    code, out, _ = cli(capsys, "plan", *flags, "--branch", "feature")
+    assert code == 1
+    assert (
+        "declared by Kustomization.kustomize.toolkit.fluxcd.io flux-system/apps of source default"
+        in out
+    )
