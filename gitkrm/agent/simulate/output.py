@@ -48,6 +48,10 @@ def to_json(sim: Simulation) -> dict[str, Any]:
             {"pod": _ref(u.pod), "owner": _ref(u.owner), "message": u.message}
             for u in sim.unschedulable
         ],
+        "failingPods": [
+            {"pod": _ref(f.pod), "owner": _ref(f.owner), "reason": f.reason, "message": f.message}
+            for f in sim.failing
+        ],
         "servicesWithoutEndpoints": [
             {"service": _ref(n.service), "endpointsBefore": n.before, "new": n.new}
             for n in sim.no_endpoints
@@ -101,11 +105,13 @@ def headline(section: Section) -> str:
     )
 
 
-def _pods(section: Section) -> list[str]:
-    """One line per workload: how many of its pods would not schedule, and why."""
+def _pods(items: list[Section]) -> list[str]:
+    """One line per workload: how many of its pods would not schedule (or would fail),
+    and why."""
     groups: dict[str, list[str]] = defaultdict(list)
-    for u in section["unschedulable"]:
-        groups[_describe(u["owner"] or u["pod"])].append(u["message"])
+    for u in items:
+        why = f"{u['reason']}: {u['message']}" if u.get("reason") else u["message"]
+        groups[_describe(u["owner"] or u["pod"])].append(why)
     return [
         f"{who}: {len(msgs)} pod(s): {'; '.join(sorted(set(msgs)))}" for who, msgs in groups.items()
     ]
@@ -137,7 +143,8 @@ def sections(section: Section) -> list[tuple[str, list[str]]]:
         ("errors", list(section["errors"])),
         ("admission denials", [_denial(d) for d in section["denials"]]),
         ("objects not Current", [_object(o) for o in section["objects"] if _bad(o)]),
-        ("pods that would not schedule", _pods(section)),
+        ("pods that would not schedule", _pods(section["unschedulable"])),
+        ("pods that would fail", _pods(section["failingPods"])),
         (
             "Services without endpoints",
             [_endpoints(n) for n in section["servicesWithoutEndpoints"]],

@@ -223,6 +223,7 @@ async def _judge(
         settled=settled,
         objects=tuple(objects),
         unschedulable=tuple(verdict.unschedulable(pods, replica_sets)),
+        failing=tuple(verdict.failing(pods, replica_sets, now)),
         no_endpoints=tuple(verdict.without_endpoints(before, after, created)),
         hooks=tuple(hooks),
         denials=tuple(denials),

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 
 from gitkrm.controllers.objects import being_deleted, controller_ref, labels, pod_phase, pod_ready
-from gitkrm.health import Health
+from gitkrm.health import Health, health_of
 from gitkrm.krm import GVK, Obj, ObjectRef, ResourceKey
 from gitkrm.krm.conditions import get_condition
 
@@ -62,6 +63,17 @@ class Unschedulable:
 
 
 @dataclass(frozen=True, slots=True)
+class FailingPod:
+    """A pod health judges Failed once running (crash-looping containers, a failed pod of
+    a workload that should keep running)."""
+
+    pod: ObjectRef
+    owner: ObjectRef | None
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class NoEndpoints:
     """A Service with no ready endpoint on the twin: it had `before` in the live store,
     or is `new` (created by the revision)."""
@@ -101,6 +113,7 @@ class Simulation:
     settled: bool
     objects: tuple[ObjectVerdict, ...] = ()
     unschedulable: tuple[Unschedulable, ...] = ()
+    failing: tuple[FailingPod, ...] = ()
     no_endpoints: tuple[NoEndpoints, ...] = ()
     hooks: tuple[HookFailure, ...] = ()
     denials: tuple[Denial, ...] = ()
@@ -109,12 +122,13 @@ class Simulation:
     @property
     def ok(self) -> bool:
         """Nothing would go wrong: every object Current (pruned ones gone), no pod left
-        unscheduled, no Service without endpoints, no failed hook, nothing denied."""
+        unscheduled or failing, no Service without endpoints, no failed hook, nothing denied."""
         return not (
             self.errors
             or self.denials
             or self.hooks
             or self.unschedulable
+            or self.failing
             or self.no_endpoints
             or any(o.bad for o in self.objects)
         )
@@ -171,6 +185,23 @@ def unschedulable(pods: Iterable[Obj], replica_sets: Iterable[Obj]) -> list[Unsc
             )
         )
     return sorted(out, key=lambda u: (str(u.owner), str(u.pod)))
+
+
+def failing(pods: Iterable[Obj], replica_sets: Iterable[Obj], now: datetime) -> list[FailingPod]:
+    """Pods of workloads health judges Failed, other than for being unschedulable (listed
+    apart, with the scheduler's message): crash-looping containers, a pod that failed."""
+    by_name = _by_name(replica_sets)
+    out: list[FailingPod] = []
+    for pod in pods:
+        owner = owner_of(pod, by_name)
+        if owner is None or owner.kind in ("Job", "CronJob") or being_deleted(pod):
+            continue  # a Job's failed pods are its own business (backoffLimit)
+        h = health_of(pod, now=now)
+        if h.status is Health.FAILED and h.reason != "PodUnschedulable":
+            out.append(FailingPod(_ref(pod), owner, h.reason, h.message))
+        elif pod_phase(pod) == "Failed":
+            out.append(FailingPod(_ref(pod), owner, "PodFailed", "the pod failed"))
+    return sorted(out, key=lambda f: (str(f.owner), str(f.pod)))
 
 
 def controller_denials(replica_sets: Iterable[Obj]) -> list[Denial]:

@@ -326,3 +326,49 @@ async def test_a_pruned_workload_is_gone_and_its_service_not_reported(
     assert objects["Deployment/old"] == ("pruned", Health.NOT_FOUND, "NotFound")
     assert objects["Service/old"] == ("pruned", Health.NOT_FOUND, "NotFound")
     assert objects["Deployment/shop"] == ("unchanged", Health.CURRENT, "")
+
+
+TAINTED_NODE = """\
+apiVersion: v1
+kind: Node
+metadata:
+  name: gpu-0
+  annotations: {gitkrm.io/capacity: "cpu=8,memory=32Gi,pods=110"}
+spec:
+  taints: [{key: dedicated, value: gpu, effect: NoSchedule}]
+"""
+
+
+async def test_a_taint_no_pod_tolerates_is_predicted(
+    repo: RemoteRepo, tmp_path: Path, opened: list[Source]
+) -> None:
+    """The repository declares the only node, tainted: a Deployment that does not tolerate
+    the taint would not schedule."""
+    state = live_main(repo, tmp_path, {"node.yaml": TAINTED_NODE})
+    feature(repo, {"shop.yaml": app("shop")})
+    sim = await run_simulation(repo, state, opened, tmp_path)
+    assert {(str(u.owner), u.message) for u in sim.unschedulable} == {
+        (
+            "Deployment.apps default/shop",
+            "0/1 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}.",
+        )
+    }
+    assert [(n.service.name, n.new) for n in sim.no_endpoints] == [("shop", True)]
+
+
+async def test_crash_looping_pods_are_predicted(
+    repo: RemoteRepo, tmp_path: Path, opened: list[Source]
+) -> None:
+    state = live_main(repo, tmp_path, {"shop.yaml": app("shop")})
+    crashing = app("shop", image="nginx:1.28").replace(
+        "metadata: {labels: {app: shop}}",
+        "metadata: {labels: {app: shop}, annotations: {gitkrm.io/simulate: crashloop}}",
+    )
+    feature(repo, {"shop.yaml": crashing})
+    sim = await run_simulation(repo, state, opened, tmp_path)
+    assert not sim.ok
+    [pod] = sim.failing  # the one surge pod of the rolling update
+    assert str(pod.owner) == "Deployment.apps default/shop"
+    assert pod.reason == "ContainerCrashLooping"
+    assert sim.no_endpoints == ()  # the old pods keep serving
+    assert by_name(sim)["Deployment/shop"][1] is Health.IN_PROGRESS
