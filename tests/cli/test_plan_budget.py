@@ -63,6 +63,9 @@ def test_a_branch_deleting_most_objects_is_refused_until_the_trailer_allows_it(
     }  # fmt: skip
     code, doc, _ = plan_json(capsys, *flags, "--branch", "cleanup", "--prune-budget", "11")
     assert code == 1  # a raised budget lets it pass
+    code, _, err = cli(capsys, "diff", *flags, "--branch", "cleanup")
+    assert code == 2  # diff has no exit code of its own for a guard: an error
+    assert "would prune 11 of the 12 objects" in err
 
     # Merged without the trailer: the agent refuses it whole.
     head = git("rev-parse", "HEAD", cwd=repo.work)
@@ -79,6 +82,7 @@ def test_a_branch_deleting_most_objects_is_refused_until_the_trailer_allows_it(
     assert "would prune 11 of the 12 objects" in note
     status_file = git("show", "gitkrm/status:status/a1.yaml", cwd=repo.bare)
     assert head in status_file
+    assert "would prune 11 of the 12 objects" in status_file
 
     # A follow-up commit approving the prunes passes, in the plan and in the agent.
     repo.commit("clean up\n\nGitkrm-Allow-Prune: 11")

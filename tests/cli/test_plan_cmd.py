@@ -89,3 +89,27 @@ def test_an_edit_of_the_store_after_the_last_sync_is_planned_back(
     assert code == 1
     assert "plan: 2 to configure" in out
     assert "-  a: edited" in out
+
+
+def test_any_ref_and_a_base_commit(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """`--ref refs/pull/N/head` (what a Git host keeps for a pull request) and `--base` as a
+    commit sha, as the CI jobs of docs/plan.md pass them."""
+    from tests.sync.sync_helpers import git
+
+    repo = seeded(tmp_path, n=2)
+    base = git("rev-parse", "HEAD", cwd=repo.work)
+    repo.branch("pr")
+    repo.write("cm-1.yaml", configmap("cm-1", ns="default", data="a: pr"))
+    git("commit", "-q", "-am", "pr", cwd=repo.work)
+    git("push", "-q", "origin", "HEAD:refs/pull/1/head", cwd=repo.work)
+    flags = ["--repo", repo.url, "--state", str(tmp_path / "st")]
+    code, doc, _ = plan_json(capsys, *flags, "--ref", "refs/pull/1/head", "--base", base)
+    assert code == 1
+    s = doc["sources"][0]
+    assert s["ref"] == "ref 'refs/pull/1/head'"
+    assert s["revision"] == git("rev-parse", "HEAD", cwd=repo.work)
+    assert s["base"]["revision"] == base
+    assert [r["name"] for r in s["base"]["changed"]] == ["cm-1"]
+    code, _, err = cli(capsys, "plan", *flags, "--ref", "pull/1/head")
+    assert code == 2
+    assert "must be a full ref name" in err
