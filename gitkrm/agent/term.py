@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
@@ -153,7 +154,7 @@ class Term:
             desired = config.to_object(agent_name=options.agent_name)
             runner.writer = gitsources.NoStatusWriter(store, desired=desired)
         runner.observe = self._observe
-        runner.before_wait = self._before_wait
+        runner.before_wait = functools.partial(self._waits, config.name)
         runner.parent = parent
         self.runners[config.name] = runner
         # A request made while no agent ran is handled by the first sync.
@@ -410,6 +411,16 @@ class Term:
         if result.ok:
             return None
         return "; ".join(result.describe()[:3]) or "not healthy"
+
+    async def _waits(self, name: str) -> None:
+        """Before source `name`'s sync waits (a wave, a hook, a prune wave): the embedded
+        target's controllers start, and the tree finalizes the children whose declaring
+        objects that sync deleted (a prune wave waits for them to be gone)."""
+        if self._before_wait is not None:
+            await self._before_wait()
+        runner = self.runners.get(name)
+        if runner is not None:
+            await self.tree.finalize_deleted(runner)
 
     def synced_once(self) -> bool:
         """Whether every source that is not suspended finished a sync in this term."""

@@ -58,8 +58,11 @@ def _clip(text: str) -> str:
 def health_status(state: ChildState) -> dict[str, Any]:
     if state.phase is Phase.SUSPENDED:
         return {"status": "Suspended"}
+    outcome = state.outcome
     if state.health is None:
-        if state.outcome is not None and state.outcome.succeeded and not state.inventory:
+        if outcome is not None and any(d.startswith("create:") for d in outcome.out_of_sync or ()):
+            return {"status": "Missing"}  # compared, not created
+        if outcome is not None and outcome.succeeded and not state.inventory:
             return {"status": "Healthy"}  # nothing to be unhealthy
         return {"status": UNKNOWN}
     out: dict[str, Any] = {"status": _HEALTH.get(state.health, UNKNOWN)}

@@ -159,6 +159,9 @@ class Tree:
         self.written: set[int] = set()
         """Store revisions of the tree's writes (finalizers, statuses): the agent's own."""
         self._dirty: set[ResourceKey] = set()
+        self._whole: set[tuple[str, str]] = set()
+        """(group, kind) of declaring kinds without a status subresource (Argo CD's
+        Application): their status is written with the object (`update`)."""
 
     # -- lookups -----------------------------------------------------------------------
 
@@ -325,6 +328,39 @@ class Tree:
             child.spec = None
         child.finalizer = None if child.spec is None else child.spec.finalizer
         await self._undeclared(child)
+
+    async def finalize_deleted(self, parent: SourceRunner) -> None:
+        """Finalize the children of `parent` whose declaring object is being deleted, now:
+        called before the parent's sync waits (a prune wave waits for its objects to be
+        gone, and a declaring object with a finalizer goes only once the tree lifts it).
+        Children of an earlier run (not known yet in this process) too."""
+        known = [c for c in self.children.values() if c.parent == parent.name]
+        for child in known:
+            if child.deleting:
+                continue
+            obj = await self._deleted(child.ref)
+            if obj is not None:
+                child.obj = obj
+                await self._finalize(child)
+        try:
+            remembered = await self._host.remembered(parent.name)
+        except GitkrmError:
+            return
+        interpreters = registry.for_peers(parent.config.interpret)
+        for ref in remembered.values():
+            interpreter = interpreters.for_kind(ref.group_kind)
+            if interpreter is None or _key(ref) in self.children:
+                continue
+            if await self._deleted(ref) is not None:
+                await self._earlier(parent, interpreter, ref)
+
+    async def _deleted(self, ref: ObjectRef) -> Obj | None:
+        """The object when it is being deleted (and still held by a finalizer)."""
+        try:
+            obj = await self._store.get(ref)
+        except GitkrmError:
+            return None
+        return obj if meta(obj).get("deletionTimestamp") else None
 
     async def _undeclared(self, child: Child) -> None:
         """The parent no longer applies the object: deleted (pruned), gone, or left."""
@@ -555,7 +591,7 @@ class Tree:
             return
         try:
             written = await self._store.batch(
-                [BatchOp(op=BatchOpKind.UPDATE_STATUS, obj=body) for _, body in ops]
+                [BatchOp(op=self._status_op(child.ref), obj=body) for child, body in ops]
             )
         except GitkrmError:
             for child, _ in ops:
@@ -572,7 +608,7 @@ class Tree:
                 status = child.interpreter.status(child.obj, self.state(child))
                 if status == child.obj.get("status"):
                     return
-                written = await self._store.update_status({**child.obj, "status": status})
+                written = await self._write_status({**child.obj, "status": status}, child.ref)
             except Conflict:
                 continue
             except GitkrmError as e:
@@ -581,6 +617,22 @@ class Tree:
             child.obj = written
             self._wrote(written)
             return
+
+    def _status_op(self, ref: ObjectRef) -> BatchOpKind:
+        whole = (ref.group, ref.kind) in self._whole
+        return BatchOpKind.UPDATE if whole else BatchOpKind.UPDATE_STATUS
+
+    async def _write_status(self, body: Obj, ref: ObjectRef) -> Obj:
+        """Through the status subresource, or with the object when its kind has none (the
+        store says NotFound for the subresource of an object that exists)."""
+        if (ref.group, ref.kind) in self._whole:
+            return await self._store.update(body)
+        try:
+            return await self._store.update_status(body)
+        except NotFound:
+            written = await self._store.update(body)
+            self._whole.add((ref.group, ref.kind))
+            return written
 
     def _wrote(self, obj: Obj) -> None:
         rv = str(meta(obj).get("resourceVersion") or "")

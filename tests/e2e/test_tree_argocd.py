@@ -1,0 +1,171 @@
+"""An Argo CD app of apps through the real CLI (`run --once --interpret argocd`), on real
+bare repositories and the real SQLite store: the first sync of the whole tree with
+`--wait`, an edit in a leaf, an Application removed with the resources finalizer (its
+objects pruned, no Terminating hang) and one without it (its objects left), an Application
+without automated sync (OutOfSync, nothing applied), a child on a second repository, and
+`kubectl get applications` against the embedded API showing Synced and Healthy."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gitkrm.krm import GVK, ObjectRef
+from tests.e2e.argocd_apps import ARGOCD, ui, write_app_of_apps, write_other
+from tests.e2e.e2e_support import cm_ref, get_or_none, gitkrm, read_object, reader
+from tests.server.conftest import Kubectl, kubectl_path
+from tests.source.source_gitrepo import RemoteRepo
+from tests.support.processes import end
+from tests.support.wait import eventually
+
+APPLICATION = GVK(group="argoproj.io", version="v1alpha1", kind="Application")
+
+
+def app_ref(name: str) -> ObjectRef:
+    return ObjectRef(group="argoproj.io", kind="Application", name=name, namespace=ARGOCD)
+
+
+def deploy_ref(name: str, namespace: str) -> ObjectRef:
+    return ObjectRef(group="apps", kind="Deployment", name=name, namespace=namespace)
+
+
+def run_once(repo: RemoteRepo, state: Path, *extra: str) -> Any:
+    return gitkrm(
+        "run", "--once", "--repo", repo.url, "--path", "bootstrap", "--state", str(state),
+        "--agent-name", "e2e", "--interpret", "argocd", *extra, cwd=state.parent,
+    )  # fmt: skip
+
+
+async def statuses(state: Path) -> dict[str, tuple[str, str]]:
+    """Each Application's (sync status, health status)."""
+    store = await reader(state)
+    try:
+        listed = await store.list(APPLICATION, ARGOCD)
+    finally:
+        await store.close()
+    return {
+        o["metadata"]["name"]: (
+            o.get("status", {}).get("sync", {}).get("status", ""),
+            o.get("status", {}).get("health", {}).get("status", ""),
+        )
+        for o in listed["items"]
+    }
+
+
+@pytest.fixture
+def other(tmp_path: Path) -> RemoteRepo:
+    second = RemoteRepo(tmp_path / "other")
+    write_other(second)
+    second.commit("other")
+    second.push()
+    return second
+
+
+def kubectl_get_applications(state: Path, home: Path) -> str:
+    """`kubectl get applications -o wide` through `gitkrm serve` on the state dir."""
+    log = state.parent / "serve.log"
+    with log.open("w") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gitkrm.cli.main", "serve", "--state", str(state),
+             "--listen", "127.0.0.1:0"],
+            stderr=sink,
+        )  # fmt: skip
+    try:
+        eventually(lambda: "gitkrm: serving" in log.read_text() or proc.poll() is not None)
+        assert proc.poll() is None, log.read_text()
+        kubectl = Kubectl(kubectl_path(), state / "kubeconfig", home)
+        return kubectl("get", "applications", "-n", ARGOCD, "-o", "wide")
+    finally:
+        end(proc)
+
+
+async def test_an_app_of_apps_syncs_edits_and_removes_children(
+    repo: RemoteRepo, state: Path, other: RemoteRepo, tmp_path: Path
+) -> None:
+    write_app_of_apps(repo, other=other)
+    repo.commit("app of apps")
+    repo.push()
+    res = run_once(repo, state, "--wait", "--timeout", "2m")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert await statuses(state) == {
+        "root": ("Synced", "Healthy"),
+        "guestbook": ("Synced", "Healthy"),
+        "kustomize-guestbook": ("Synced", "Healthy"),
+        "keeper": ("Synced", "Healthy"),
+        "other": ("Synced", "Healthy"),
+        "manual": ("OutOfSync", "Missing"),  # no automated sync: compared, not applied
+    }
+    store = await reader(state)
+    try:
+        web = await get_or_none(store, deploy_ref("guestbook-ui", "guestbook"))
+        assert web is not None  # the destination namespace, created (CreateNamespace=true)
+        assert web["status"]["availableReplicas"] == 1
+        # the kustomize source's namePrefix
+        assert await get_or_none(store, deploy_ref("kust-guestbook-ui", "kustomized"))
+        assert await get_or_none(store, cm_ref("other-cm", "other"))  # second repository
+        assert await get_or_none(store, cm_ref("manual-cm", "manual")) is None
+        ns = await get_or_none(store, ObjectRef(group="", kind="Namespace", name="guestbook"))
+        assert ns is not None
+        assert ns["metadata"]["annotations"]["gitkrm.io/prune"] == "disabled"
+        gb = await get_or_none(store, app_ref("guestbook"))
+        assert gb is not None
+        op = gb["status"]["operationState"]
+        assert op["phase"] == "Succeeded"
+        assert gb["status"]["sync"]["revision"] == op["syncResult"]["revision"]
+        assert {r["kind"] for r in gb["status"]["resources"]} == {
+            "Namespace", "Deployment", "Service"
+        }  # fmt: skip
+        manual = await get_or_none(store, app_ref("manual"))
+        assert manual is not None
+        assert "operationState" not in manual["status"]
+        warned = await get_or_none(store, app_ref("other"))
+        assert warned is not None
+        [cond] = warned["status"]["conditions"]
+        assert cond["type"] == "NotHonouredWarning"
+    finally:
+        await store.close()
+    shown = kubectl_get_applications(state, tmp_path / "home")
+    rows = [line.split() for line in shown.splitlines()]
+    assert rows[0] == ["NAME", "SYNC", "STATUS", "HEALTH", "STATUS", "REVISION", "PROJECT"]
+    by_name = {r[0]: r[1:] for r in rows[1:]}
+    assert by_name["guestbook"][:2] == ["Synced", "Healthy"]
+    assert by_name["guestbook"][3] == "default"
+    assert by_name["manual"][:2] == ["OutOfSync", "Missing"]
+
+    # an edit in a leaf: applied, the Application Synced at the new revision
+    repo.write("guestbook/guestbook-ui.yaml", ui("guestbook-ui", replicas=2))
+    repo.commit("two replicas")
+    repo.push()
+    res = run_once(repo, state, "--wait", "--timeout", "2m")
+    assert res.returncode == 0, res.stdout + res.stderr
+    web = await read_object(state, deploy_ref("guestbook-ui", "guestbook"))
+    assert web is not None
+    assert web["spec"]["replicas"] == 2
+    gb = await read_object(state, app_ref("guestbook"))
+    assert gb is not None
+    assert gb["status"]["sync"] == {**gb["status"]["sync"], "status": "Synced",
+                                    "revision": repo.head()}  # fmt: skip
+
+    # removed from Git: with the resources finalizer its objects go (no Terminating hang);
+    # without it they stay (Argo CD's cascade rule)
+    repo.remove("apps/guestbook.yaml")
+    repo.remove("apps/keeper.yaml")
+    repo.commit("fewer apps")
+    repo.push()
+    res = run_once(repo, state)
+    assert res.returncode == 0, res.stdout + res.stderr
+    store = await reader(state)
+    try:
+        assert await get_or_none(store, app_ref("guestbook")) is None
+        assert await get_or_none(store, app_ref("keeper")) is None
+        assert await get_or_none(store, deploy_ref("guestbook-ui", "guestbook")) is None
+        assert await get_or_none(store, cm_ref("keeper-cm", "keeper")) is not None
+        # the namespace Argo CD created is never deleted with the Application
+        assert await get_or_none(store, ObjectRef(group="", kind="Namespace", name="guestbook"))
+        assert await get_or_none(store, deploy_ref("kust-guestbook-ui", "kustomized"))
+    finally:
+        await store.close()
