@@ -52,7 +52,17 @@ spec:
 """
 
 
-def write_flux_repo(git: RemoteRepo, *, charts_url: str, oci_url: str) -> str:
+def write_flux_repo(
+    git: RemoteRepo, *, charts_url: str, oci_url: str, credentials: tuple[str, str] | None = None
+) -> str:
+    """The repository; with `credentials` the HelmRepository reads them from a Secret."""
+    auth = ""
+    if credentials is not None:
+        user, password = credentials
+        auth = (
+            "---\napiVersion: v1\nkind: Secret\nmetadata: {name: charts-auth, namespace: "
+            f"flux-system}}\nstringData: {{username: {user}, password: {password}}}\n"
+        )
     git.write(
         "deploy/infrastructure/namespaces.yaml",
         "\n---\n".join(
@@ -66,8 +76,8 @@ def write_flux_repo(git: RemoteRepo, *, charts_url: str, oci_url: str) -> str:
 apiVersion: source.toolkit.fluxcd.io/v1
 kind: HelmRepository
 metadata: {{name: charts, namespace: flux-system}}
-spec: {{url: "{charts_url}", interval: 1h}}
----
+spec: {{url: "{charts_url}", interval: 1h{", secretRef: {name: charts-auth}" if auth else ""}}}
+{auth}---
 apiVersion: source.toolkit.fluxcd.io/v1
 kind: OCIRepository
 metadata: {{name: cache, namespace: flux-system}}

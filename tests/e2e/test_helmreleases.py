@@ -19,6 +19,7 @@ from tests.support.chartrepo import ChartRepo, chart_repo
 from tests.support.registry import Registry, oci_registry
 
 __all__ = ["chart_repo", "oci_registry"]  # fixtures
+PASSWORD = "chart-repo-pw-0451"
 HR = GVK(group="helm.toolkit.fluxcd.io", version="v2", kind="HelmRelease")
 
 
@@ -54,8 +55,12 @@ def test_a_flux_repository_of_helmreleases(
     from tests.e2e.flux_helm_repo import publish
 
     publish(chart_repo, oci_registry.url, tmp_path / "pkg")
+    chart_repo.credentials = ("reader", PASSWORD)  # the HelmRepository's secretRef
     repo = RemoteRepo(tmp_path / "git")
-    write_flux_repo(repo, charts_url=chart_repo.url, oci_url=oci_registry.url)
+    write_flux_repo(
+        repo, charts_url=chart_repo.url, oci_url=oci_registry.url,
+        credentials=("reader", PASSWORD),
+    )  # fmt: skip
     state = tmp_path / "state"
     run = ("run", "--repo", repo.url, "--path", "deploy", "--once", "--wait", "--timeout", "2m",
            "--interpret", "flux", "--state", str(state))  # fmt: skip
@@ -110,11 +115,13 @@ def test_a_flux_repository_of_helmreleases(
 
     # The Secret's values are masked wherever gitkrm shows them.
     assert SECRET_VALUE not in done.stdout + done.stderr
+    assert PASSWORD not in done.stdout + done.stderr
     children = json.loads(gitkrm("get", "gitsources", "-n", "gitkrm-system", "-o", "json",
                                  "--state", str(state), cwd=tmp_path).stdout)["items"]  # fmt: skip
     child = next(c for c in children if c["metadata"]["name"].startswith("apps-webapp-"))
     assert child["spec"]["helm"]["values"]["database"]["password"] == "***"
     assert SECRET_VALUE not in json.dumps(children)
+    assert PASSWORD not in json.dumps(children)
 
     # Nothing changed: a re-sync applies nothing.
     started = time.monotonic()
