@@ -117,8 +117,10 @@ spec:
 """
 
 
-def extras(url: str) -> str:
-    """A GitRepository of its own and a Kustomization over it."""
+def extras(url: str, *, secret: str | None = None) -> str:
+    """A GitRepository of its own (credentials in the Secret `secret`) and a
+    Kustomization over it."""
+    auth = f"  secretRef: {{name: {secret}}}\n" if secret else ""
     return f"""\
 apiVersion: source.toolkit.fluxcd.io/v1
 kind: GitRepository
@@ -127,7 +129,7 @@ spec:
   interval: 5m
   ref: {{branch: main}}
   url: {url}
----
+{auth}---
 apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
 metadata: {{name: extras, namespace: flux-system}}
@@ -147,8 +149,15 @@ data: {from: second-repository}
 """
 
 
-def fleet(root: Path, *, components: bool = True, second: Remote | None = None) -> Remote:
-    """The fleet repository (pushed to its bare remote); `second`: a Kustomization over it."""
+def fleet(
+    root: Path,
+    *,
+    components: bool = True,
+    second: Remote | None = None,
+    files: dict[str, str] | None = None,
+) -> Remote:
+    """The fleet repository (pushed to its bare remote); `second`: a Kustomization over it
+    (unless `files` say otherwise: more files, by path)."""
     repo = Remote(root / "fleet")
     if components:
         repo.write("clusters/dev/flux-system/gotk-components.yaml", gotk_components())
@@ -164,6 +173,8 @@ def fleet(root: Path, *, components: bool = True, second: Remote | None = None) 
     repo.write("infrastructure/namespace.yaml", NAMESPACE)
     repo.write("infrastructure/cluster-info.yaml", INFRA_CONFIG)
     repo.write("apps/dev/podinfo.yaml", APP)
+    for path, text in (files or {}).items():
+        repo.write(path, text)
     repo.commit("fleet")
     return repo
 

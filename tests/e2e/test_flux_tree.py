@@ -6,6 +6,7 @@ against the embedded API showing them as kustomize-controller would."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 from pathlib import Path
@@ -17,6 +18,7 @@ from gitkrm.krm import ObjectRef
 from tests.e2e.e2e_support import gitkrm, read_object
 from tests.e2e.flux_repo import APP, extras, fleet, second_repository
 from tests.server.conftest import Kubectl, gitkrm_serve, kubectl_path
+from tests.source.source_https import GitHttpsServer, require_tools
 
 pytestmark = pytest.mark.usefixtures("_kustomize")
 
@@ -150,3 +152,39 @@ def test_kubectl_reads_kustomizations_as_with_kustomize_controller(tmp_path: Pat
         assert repos[1].split()[:2] == ["flux-system", f"file://{repo.bare}"]
         short = json.loads(kubectl("get", "ks", "apps", "-n", "flux-system", "-o", "json"))
         assert short["status"]["lastAppliedRevision"].startswith("main@sha1:")
+
+
+USER = "robot"
+TOKEN = "tok-flux-7d3e91SECRET"
+
+
+def test_a_kustomization_over_a_repository_behind_basic_auth(tmp_path: Path) -> None:
+    """The GitRepository's secretRef (username, password, ca.crt) reaches git; the token is
+    never shown, and the private files holding it are gone when the process ends."""
+    require_tools()
+    second = second_repository(tmp_path)
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    with GitHttpsServer(second.bare.parent, username=USER, password=TOKEN, certs=certs) as srv:
+        secret = {
+            "apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "extras-auth", "namespace": "flux-system"},
+            "stringData": {"username": USER, "password": TOKEN,
+                           "ca.crt": srv.cert.read_text()},
+        }  # fmt: skip
+        repo = fleet(tmp_path, files={
+            "clusters/dev/extras.yaml": extras(srv.url("remote.git"), secret="extras-auth"),
+            "clusters/dev/extras-auth.yaml": json.dumps(secret),
+        })  # fmt: skip
+        state, tmp = tmp_path / "state", tmp_path / "tmp"
+        tmp.mkdir()
+        done = gitkrm("run", "--repo", repo.url, "--path", "clusters/dev", "--interpret",
+                      "flux", "--once", "--wait", "--timeout", "60s", "--state", str(state),
+                      cwd=tmp_path, env={"TMPDIR": str(tmp)}, timeout=120)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert any(h.startswith("Basic ") for h in srv.auth_headers)
+    assert TOKEN not in done.stdout + done.stderr
+    assert list(tmp.iterdir()) == []  # the private credential files were removed
+    configmap = asyncio.run(read_object(state, EXTRA_SETTINGS))
+    assert configmap is not None
+    assert configmap["data"] == {"from": "second-repository"}
