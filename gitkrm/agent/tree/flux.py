@@ -20,11 +20,15 @@ from typing import Any, Final, cast
 from gitkrm.errors import BadRequest, ManifestError
 from gitkrm.health.expressions import HealthChecks
 from gitkrm.krm import GVK, Obj, ObjectRef
+from gitkrm.source import GitRef
 from gitkrm.sync.overlay_spec import ImageOverride, Overlay, OverlayPatch
 from gitkrm.sync.postbuild_spec import DecryptionSpec, PostBuildSpec, RefKind, SubstituteRef
 
 from ..config import SourceConfig
-from .flux_repo import duration
+from ..crd import GROUP as GITSOURCE_GROUP
+from ..crd import KIND as GITSOURCE_KIND
+from ..crd import NAMESPACE as GITSOURCE_NAMESPACE
+from .flux_repo import Repository, duration, read_repository
 from .flux_spec import (
     FINALIZER,
     GIT_REPOSITORY,
@@ -232,6 +236,28 @@ def _refs(
     return tuple(out)
 
 
+async def _remembered(declared_by: ObjectRef, parent: SourceConfig, ctx: Context) -> Repository:
+    """The repository the child of `declared_by` last synced, from its GitSource object
+    (`gitkrm-system`); the parent's when there is none."""
+    gitsource = await ctx.get(
+        ObjectRef(group=GITSOURCE_GROUP, kind=GITSOURCE_KIND, name=child_name(declared_by),
+                  namespace=GITSOURCE_NAMESPACE)
+    )  # fmt: skip
+    spec = (gitsource or {}).get("spec") or {}
+    if not spec.get("url"):
+        return Repository(url=parent.url, ref=parent.ref)
+    ref = spec.get("ref") or {}
+    gref: GitRef | None
+    try:
+        gref = GitRef.from_flags(
+            branch=ref.get("branch"), tag=ref.get("tag"), commit=ref.get("commit")
+        )
+    except BadRequest:
+        gref = parent.ref
+    url = str(spec["url"])
+    return Repository(url=url, ref=gref, auth=parent.auth if url == parent.safe_url else None)
+
+
 async def read(obj: Obj, ctx: Context) -> ChildSpec:
     """The child source a Kustomization declares."""
     parent = ctx.parent
@@ -269,7 +295,6 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
             "spec.sourceRef.kind",
             f"{src.get('kind')!r}: gitkrm reads GitRepository sources only",
         )
-    from .flux_repo import Repository, read_repository
 
     source_ref = ObjectRef(
         group=GIT_REPOSITORY.group, kind=GIT_REPOSITORY.kind, name=src["name"],
@@ -282,8 +307,13 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
         if not deleting:
             raise
         # Being deleted (often with its GitRepository, in one commit): what the tree needs
-        # now is prune and the finalizer, not the repository, as in Flux's garbage collection.
-        repo = Repository(url=parent.url, ref=parent.ref)
+        # now is prune, the finalizer and the repository the child synced, which its own
+        # GitSource object remembers (as Flux's inventory does for garbage collection).
+        repo = await _remembered(
+            ObjectRef(group=KUSTOMIZE_GROUP, kind=KUSTOMIZATION.kind, name=name,
+                      namespace=namespace),
+            parent, ctx,
+        )  # fmt: skip
     unhonoured.extend(repo.unhonoured)
     path = source_path(spec.get("path"), fail)
     prune = bool(spec.get("prune"))

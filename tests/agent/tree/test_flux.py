@@ -310,3 +310,16 @@ async def test_a_kustomization_being_deleted_needs_no_repository() -> None:
     spec = await INTERPRETER.child(obj, ctx())
     assert spec.config.prune
     assert spec.finalizer == "finalizers.fluxcd.io"
+    assert spec.config.url == URL  # no record of the child: the parent's repository
+    # The repository the child synced, as its GitSource object remembers it (for the
+    # tree's PreDelete hooks of its last revision).
+    remembered: dict[str, object] = {
+        "apiVersion": "gitkrm.io/v1alpha1", "kind": "GitSource",
+        "metadata": {"name": spec.config.name, "namespace": "gitkrm-system"},
+        "spec": {"url": "https://other.example/x", "ref": {"tag": "v2"}},
+    }  # fmt: skip
+    spec = await INTERPRETER.child(obj, ctx(remembered))
+    assert (spec.config.url, spec.config.ref) == (
+        "https://other.example/x",
+        GitRef(RefKind.TAG, "v2"),
+    )
