@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitkrm.cache import WatchCache
 from gitkrm.errors import GitkrmError, NotFound
-from gitkrm.krm import Obj, ObjectRef
+from gitkrm.krm import GVK, Obj, ObjectRef, ResourceKey
 from gitkrm.store import Store
 from gitkrm.store.protocol import meta
 
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from .agent import AgentOptions
     from .config import SourceConfig
     from .tree.children import Tree
+    from .tree.watch import DeclaringWatch
 
 log = logging.getLogger("gitkrm.agent")
 
@@ -84,6 +85,9 @@ class Term:
         self._follower: HealthFollower | None = None
         self._tree: Tree | None = None
         self._crds_done: set[str] = set()
+        self._declaring: DeclaringWatch | None = None
+        self._pending_child: dict[str, tuple[SourceConfig, int]] = {}
+        """Per child: the spec its next sync takes (its declaring object changed)."""
 
     @property
     def tree(self) -> Tree:
@@ -310,7 +314,6 @@ class Term:
 
     async def reconfigure_child(self, name: str, config: SourceConfig) -> None:
         runner = self.runners[name]
-        interval = runner.config.interval
         generation = runner.generation
         if self.gitsources:
             parent = self.tree.parent_of(name)
@@ -318,15 +321,28 @@ class Term:
                 self._store, config, agent_name=self._options.agent_name, parent=parent
             )  # the declaring object is the same: its annotation stays
             generation = int(meta(live).get("generation") or generation)
-        await runner.reconfigure(config, generation=generation)
         worker = self._workers.get(name)
-        if worker is not None:
-            if config.interval != interval:
-                self._scheduler.reschedule(name, interval=config.interval)
-            replaced = self._replaced.get(name)
-            if replaced is not None:
-                replaced.set()
-            worker.request(Trigger.SPEC)
+        if worker is None:
+            await runner.reconfigure(config, generation=generation)  # run --once: no sync runs
+            return
+        # Taken at the start of the child's next sync, never under a sync that runs now.
+        self._pending_child[name] = (config, generation)
+        worker.request(Trigger.SPEC)
+
+    async def _reconfigure_pending(self, name: str, runner: SourceRunner) -> None:
+        """A child's new spec, in its worker before the sync it asked for."""
+        pending = self._pending_child.pop(name, None)
+        if pending is None:
+            return
+        config, generation = pending
+        interval = runner.config.interval
+        source = runner.source
+        await runner.reconfigure(config, generation=generation)
+        if config.interval != interval:
+            self._scheduler.reschedule(name, interval=config.interval)
+        replaced = self._replaced.get(name)
+        if replaced is not None and runner.source is not source:
+            replaced.set()
 
     async def stop_child(self, name: str) -> None:
         worker = self._workers.pop(name, None)
@@ -335,6 +351,7 @@ class Term:
             if asyncio.current_task() is not getattr(worker, "_task", None):
                 await worker.stop(grace=0)
         self._replaced.pop(name, None)
+        self._pending_child.pop(name, None)
         runner = self.runners.pop(name, None)
         if runner is not None:
             await runner.close()
@@ -519,8 +536,10 @@ class Term:
             if runner is None:
                 return  # a child stopped meanwhile
             if self.tree.by_name(name) is not None:
+                await self._reconfigure_pending(name, runner)
                 await self._sync_child(name, triggers)
                 await self.tree.flush()
+                self._follow_declaring()
                 return
             pending = self._pending_spec.pop(name, None)
             if pending is not None:
@@ -534,12 +553,32 @@ class Term:
                 )
             await runner.reconcile(triggers)
             await self.tree.after_pass(runner)
+            self._follow_declaring()
 
         return reconcile
+
+    def _follow_declaring(self) -> None:
+        """Hear of the deletion of any declaring object at once (long-lived)."""
+        if self._tree is None or not self._tree.children:
+            return
+        if self._declaring is None:
+            from .tree.watch import DeclaringWatch
+
+            self._declaring = DeclaringWatch(self._cache, self._declaring_deleted)
+        self._declaring.follow(GVK.of(c.obj) for c in self._tree.children.values() if c.obj)
+
+    def _declaring_deleted(self, key: ResourceKey) -> None:
+        child = None if self._tree is None else self._tree.children.get(key)
+        worker = None if child is None else self._workers.get(child.parent)
+        if worker is not None:
+            worker.request(Trigger.CHANGE)  # its pass removes the child
 
     async def _cancel_tasks(self) -> None:
         self._stopping = True
         self._scheduler.shutdown()
+        declaring, self._declaring = self._declaring, None
+        if declaring is not None:
+            await declaring.close()
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -587,6 +626,7 @@ class Term:
         self._workers.clear()
         self._replaced.clear()
         self._pending_spec.clear()
+        self._pending_child.clear()
 
     async def _record_last_syncs(self) -> None:
         """Record each source's last settled sync at the store's revision now, when every

@@ -4,11 +4,13 @@ its own worker (pushes into the local bare repository wake every source of it)."
 
 from __future__ import annotations
 
+import asyncio
+import urllib.request
 from pathlib import Path
 
 from gitkrm.agent.tree.naming import child_name
 from gitkrm.krm import ObjectRef
-from tests.e2e.e2e_support import AgentProcess, cm_ref, read_object, wait_for
+from tests.e2e.e2e_support import AgentProcess, cm_ref, kubeconfig_server, read_object, wait_for
 from tests.e2e.manifests import configmap, gitsource, namespace
 from tests.e2e.test_agent_lifecycle import free_port
 from tests.source.source_gitrepo import RemoteRepo
@@ -19,6 +21,13 @@ NS = "tree"
 def declaring(name: str, path: str) -> str:
     text = gitsource(name, ".", path=path, interval="1h")
     return text.replace("metadata:\n", f"metadata:\n  namespace: {NS}\n", 1)
+
+
+def api_delete(url: str) -> int:
+    """DELETE through the agent's Kubernetes API (as `kubectl delete --wait=false`)."""
+    with urllib.request.urlopen(urllib.request.Request(url, method="DELETE"), timeout=30) as res:
+        status: int = res.status
+        return status
 
 
 async def value(state: Path, name: str) -> str | None:
@@ -79,5 +88,10 @@ async def test_children_follow_later_revisions(
         )
         assert await read_object(state, child) is None
         assert await value(state, "infra-cm") == "2"
+        # a user deletes a declaring object: its child goes at once (the parent's interval
+        # is 1h), and the parent's next pass would create it again from Git
+        path = f"/apis/gitkrm.io/v1alpha1/namespaces/{NS}/gitsources/infra"
+        assert await asyncio.to_thread(api_delete, kubeconfig_server(state) + path) == 200
+        await wait_for(lambda: is_("infra-cm", None), what="a deleted child's objects pruned")
         assert agent.alive, agent.log()
     assert agent.proc.returncode == 0, agent.log()
