@@ -14,13 +14,15 @@ attributed to the file and line it came from (objects a component adds are attri
 `spec.components`). The result is cached by the digest of its inputs: the rendered files'
 content keys, the overlay and the blobs the components read.
 
-Callers: `Renderer` (after the post-build steps, before validation; so, unlike Flux,
-variables in the overlay's patches are not substituted). Argo CD's
-`spec.source.kustomize` options use the same `Overlay`.
+Callers: `Renderer`, after the post-build steps (Flux substitutes after its build, so
+the overlay's own values, patches and images included, are substituted here with the
+same variables) and before validation. Argo CD's `spec.source.kustomize` options use the
+same `Overlay`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import posixpath
 from collections.abc import Sequence
@@ -36,6 +38,7 @@ from gitkrm.sync import kustomize
 from gitkrm.sync.cache import GenerationCache
 from gitkrm.sync.overlay_spec import Overlay
 from gitkrm.sync.parse import ParseContext, ParsedFile, ParsedObject, builtin_registry, parse_object
+from gitkrm.sync.postbuild import PostBuild
 from gitkrm.sync.problems import Problem
 
 ORIGIN: Final = "gitkrm.io/overlay-origin"
@@ -91,6 +94,46 @@ def component_paths(overlay: Overlay, prefix: str) -> tuple[list[str], list[str]
     return paths, problems
 
 
+def substituted(overlay: Overlay, postbuild: PostBuild | None) -> Overlay:
+    """The overlay with the post-build variables in its values, as Flux substitutes
+    what its build (patches, images, names) put into the objects. SubstitutionError
+    naming the field."""
+    if postbuild is None or not postbuild.substitutes or postbuild.problems:
+        return overlay
+    from gitkrm.sync.envsubst import SubstitutionError, substitute
+
+    def sub(text: str, field: str) -> str:
+        try:
+            return substitute(text, postbuild.variables, strict=postbuild.strict)
+        except SubstitutionError as e:
+            raise SubstitutionError(f"{field}: {e.message}", e.line) from None
+
+    def opt(text: str | None, field: str) -> str | None:
+        return None if text is None else sub(text, field)
+
+    return dataclasses.replace(
+        overlay,
+        namespace=opt(overlay.namespace, "namespace"),
+        name_prefix=sub(overlay.name_prefix, "namePrefix"),
+        name_suffix=sub(overlay.name_suffix, "nameSuffix"),
+        patches=tuple(
+            dataclasses.replace(p, patch=sub(p.patch, f"patches[{i}]"))
+            for i, p in enumerate(overlay.patches)
+        ),
+        images=tuple(
+            dataclasses.replace(
+                im,
+                new_name=opt(im.new_name, f"images[{i}].newName"),
+                new_tag=opt(im.new_tag, f"images[{i}].newTag"),
+                digest=opt(im.digest, f"images[{i}].digest"),
+            )
+            for i, im in enumerate(overlay.images)
+        ),
+        labels=tuple((k, sub(v, f"labels.{k}")) for k, v in overlay.labels),
+        annotations=tuple((k, sub(v, f"annotations.{k}")) for k, v in overlay.annotations),
+    )
+
+
 def _set_metadata(obj: dict[str, Any], overlay: Overlay) -> None:
     md = obj.setdefault("metadata", {})
     for field, pairs in (("labels", overlay.labels), ("annotations", overlay.annotations)):
@@ -110,18 +153,30 @@ class OverlayStage:
         )
 
     async def apply(
-        self, outputs: Sequence[Output], snapshot: Snapshot, problems: list[Problem]
+        self,
+        outputs: Sequence[Output],
+        snapshot: Snapshot,
+        problems: list[Problem],
+        postbuild: PostBuild | None = None,
     ) -> list[Output]:
-        """`outputs` with the overlay applied; problems added to `problems`. A render that
-        already has problems is returned as it is (it is refused anyway)."""
+        """`outputs` with the overlay applied (its values substituted with `postbuild`'s
+        variables); problems added to `problems`. A render that already has problems is
+        returned as it is (it is refused anyway)."""
         self._done.rotate()
         if problems or any(
             pf.error is not None or any(po.problems for po in pf.objects) for _, _, pf in outputs
         ):
             return list(outputs)
+        from gitkrm.sync.envsubst import SubstitutionError
+
+        try:
+            overlay = substituted(self.overlay, postbuild)
+        except SubstitutionError as e:
+            problems.append(Problem("spec (overlay)", None, None, e.message))
+            return list(outputs)
         tree = snapshot.tree
         prefix = tree.root if tree is not None else ""
-        components, bad = component_paths(self.overlay, prefix)
+        components, bad = component_paths(overlay, prefix)
         if bad:
             problems.extend(Problem(COMPONENTS_PATH, None, None, m) for m in bad)
             return list(outputs)
@@ -144,7 +199,7 @@ class OverlayStage:
                     problems.append(Problem(kfile, None, None, layout.problems[kfile]))
                     return list(outputs)
                 needed |= layout.needs.get(c, set())
-        h = hashlib.sha256(repr(self.overlay).encode())
+        h = hashlib.sha256(repr(overlay).encode())
         for path, key, _ in outputs:
             h.update(f"\0{path}\0{key}".encode())
         for p in sorted(needed):
@@ -152,13 +207,16 @@ class OverlayStage:
         digest = h.hexdigest()
         hit = self._done.get(digest)
         if hit is None:
-            hit = await self._build(outputs, components, needed, snapshot, tree is not None, digest)
+            hit = await self._build(
+                overlay, outputs, components, needed, snapshot, tree is not None, digest
+            )
             self._done.put(digest, hit)
         problems.extend(hit[1])
         return list(hit[0])
 
     async def _build(
         self,
+        overlay: Overlay,
         outputs: Sequence[Output],
         components: Sequence[str],
         needed: set[str],
@@ -178,7 +236,7 @@ class OverlayStage:
                 docs.append(obj)
                 secrets = secrets or po.kind == "Secret"
         resources = yaml.dump_all(docs, Dumper=yaml.CSafeDumper, sort_keys=False).encode()
-        k = kustomization(self.overlay, components)
+        k = kustomization(overlay, components)
         contents: dict[str, bytes] = {
             f"{_DIR}/kustomization.yaml": yaml.dump(k, Dumper=yaml.CSafeDumper).encode()
         }
@@ -195,10 +253,15 @@ class OverlayStage:
                 out = await kustomize.build(_DIR, {**contents, **served})
         except BadRequest as e:
             return list(outputs), (Problem("spec (overlay)", None, None, e.message),)
-        return self._attribute(outputs, out, origins, digest), ()
+        return self._attribute(overlay, outputs, out, origins, digest), ()
 
     def _attribute(
-        self, outputs: Sequence[Output], out: bytes, origins: Sequence[ParsedObject], digest: str
+        self,
+        overlay: Overlay,
+        outputs: Sequence[Output],
+        out: bytes,
+        origins: Sequence[ParsedObject],
+        digest: str,
     ) -> list[Output]:
         """The built objects, parsed again and given back to the files they came from."""
         per_file: list[list[ParsedObject]] = [[] for _ in outputs]
@@ -211,7 +274,7 @@ class OverlayStage:
             origin = ann.pop(ORIGIN, None)
             if not ann:
                 md.pop("annotations", None)
-            _set_metadata(obj, self.overlay)
+            _set_metadata(obj, overlay)
             if isinstance(origin, str) and ":" in origin:
                 file_index, _, obj_index = origin.partition(":")
                 src = origins[int(obj_index)]

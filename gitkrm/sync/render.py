@@ -316,7 +316,7 @@ class Renderer:
             )
         if self._overlay is not None:
             # Over the charts' objects too: a HelmRelease's postRenderers.
-            outputs = await self._overlay.apply(outputs, snapshot, problems)
+            outputs = await self._overlay.apply(outputs, snapshot, problems, postbuild)
         if self.app is not None and self.app.create_namespace is not None:
             self._create_namespace(self.app.create_namespace, outputs)
         registry, fingerprint = self._registry(outputs, store_crds, problems)

@@ -12,6 +12,7 @@ from gitkrm.source import LocalSource
 from gitkrm.sync import kustomize
 from gitkrm.sync.overlay_spec import ImageOverride, Overlay, OverlayPatch
 from gitkrm.sync.parse import ParseContext
+from gitkrm.sync.postbuild import PostBuild
 from gitkrm.sync.render import Renderer
 
 APP = """\
@@ -198,3 +199,28 @@ async def test_secrets_reach_kustomize_through_a_fifo_only(tmp_path: Path) -> No
                                     "stringData: {password: hunter2}\n"})  # fmt: skip
     objs = await render(tmp_path, Overlay(name_prefix="p-"))
     assert objs["Secret default/p-creds"].obj["data"] == {"password": "aHVudGVyMg=="}
+
+
+async def test_the_overlays_values_take_the_post_build_variables(tmp_path: Path) -> None:
+    """Flux substitutes after its build: what the patches and images put in is substituted."""
+    write(tmp_path, {"apps/app.yaml": APP})
+    overlay = Overlay(
+        name_prefix="${env}-",
+        patches=(OverlayPatch("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"
+                              "spec: {replicas: ${replicas}}\n"),),
+        images=(ImageOverride("nginx", new_tag="${tag:=1.0}"),),
+    )  # fmt: skip
+    source = LocalSource(name="s", root=tmp_path, path="apps")
+    renderer = Renderer(
+        context=ParseContext(source="s", default_namespace="default"), overlay=overlay
+    )
+    variables = PostBuild(variables={"env": "dev", "replicas": "4"})
+    result = await renderer.render(await source.snapshot(), postbuild=variables)
+    assert result.ok, [str(p) for p in result.problems]
+    deploy = next(d for d in result.objects if d.ref.kind == "Deployment")
+    assert deploy.ref.name == "dev-web"
+    assert deploy.obj["spec"]["replicas"] == 4
+    assert deploy.obj["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.0"
+    strict = PostBuild(variables={"env": "dev"}, strict=True)
+    refused = await renderer.render(await source.snapshot(), postbuild=strict)
+    assert any("patches[0]" in str(p) and "replicas" in str(p) for p in refused.problems)
