@@ -9,6 +9,9 @@ counted at the server (`apiserver_request_total` of its /metrics).
   (>= 1,000 objects/s, and >= 2x each other tool);
 - cluster.gitkrm_resync: the same revision again, nothing changed (<= 1 s, and >= 20x a
   repeated kubectl apply);
+- cluster.cli_run_once, cluster.cli_run_once_again: `gitkrm run --once --kubeconfig` as a
+  whole process (start-up included) from a Git repository of the same objects, cold, then
+  with nothing changed (the owned objects' digest: one list per kind; target <= 2 s);
 - cluster.kubectl_apply, cluster.kubectl_apply_again, cluster.kubectl_server_side,
   cluster.kpt_live_apply: the same objects through each tool.
 
@@ -45,7 +48,7 @@ BIN: Final = Path("/usr/lib/google-cloud-sdk/bin")
 KUBECTL: Final = BIN / "kubectl"
 KPT: Final = shutil.which("kpt") or str(BIN / "kpt")
 TOKEN: Final = "bench-cluster-token"
-TOOLS: Final = ("gitkrm", "kubectl", "kubectl-ssa", "kpt")
+TOOLS: Final = ("gitkrm", "gitkrm-cli", "kubectl", "kubectl-ssa", "kpt")
 _COUNTER = re.compile(rb"^apiserver_request_total\{[^}]*\} ([0-9.e+]+)$", re.M)
 
 
@@ -181,6 +184,26 @@ def _gitkrm(server: Server, tree: Path, objects: int, options: ClientOptions) ->
     return figures
 
 
+def _gitkrm_cli(server: Server, tree: Path) -> tuple[Figure, Figure]:
+    """`gitkrm run --once` against the server from a Git repository of `tree`, twice."""
+    repo = server.dir / "repo"
+    shutil.copytree(tree, repo)
+    git = ("git", "-C", str(repo), "-c", "user.name=b", "-c", "user.email=b@example.com")
+    env = {**_env(server, server.dir / "home"), "GIT_TERMINAL_PROMPT": "0"}
+    _run(*git, "init", "-q", "--initial-branch=main", env=env)
+    _run(*git, "add", "-A", env=env)
+    _run(*git, "commit", "-qm", "w10k", env=env)
+    cmd = (
+        *(sys.executable, "-m", "gitkrm.cli.main", "run", "--once"),
+        *("--repo", str(repo), "--state", str(server.dir / "agent")),
+        *("--kubeconfig", str(server.kubeconfig)),
+    )
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    cold = _measure(server, lambda: _run(*cmd, env=env))
+    again = _measure(server, lambda: _run(*cmd, env=env))
+    return cold, again
+
+
 def _run(*cmd: str, env: dict[str, str]) -> None:
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
@@ -264,6 +287,12 @@ def _main(args: argparse.Namespace) -> None:
                 )
             finally:
                 server.stop()
+        if "gitkrm-cli" in tools:
+            server = Server()
+            try:
+                figures["cli_run_once"], figures["cli_run_once_again"] = _gitkrm_cli(server, tree)
+            finally:
+                server.stop()
         if "kubectl" in tools:
             server = Server()
             try:
@@ -314,6 +343,13 @@ def _report(figures: dict[str, Figure], objects: int) -> None:
             f"{resync.seconds:.3f} s",
             f"{resync.requests} requests; target <= 1 s",
         )
+    cli, cli_again = figures.get("cli_run_once"), figures.get("cli_run_once_again")
+    if cli is not None and cli_again is not None:
+        _line("cli_run_once", f"{cli.seconds:.2f} s", f"{cli.requests} requests; cold, a process")
+        note = f"{cli_again.requests} requests; nothing changed, a process; target <= 2 s"
+        if again_k := figures.get("kubectl_apply_again"):
+            note += f"; {again_k.seconds / cli_again.seconds:.1f}x faster than kubectl apply"
+        _line("cli_run_once_again", f"{cli_again.seconds:.2f} s", note)
     again = figures.get("kubectl_apply_again")
     if again is not None:
         note = "nothing changed"

@@ -14,15 +14,25 @@ settings and the same gitkrm, that finds the store at that resourceVersion and t
 at that revision (one `ls-remote`) has nothing to do: it says so and stops. Any write in
 between (a `kubectl edit`, a controller, another source's sync, a requested sync) or a new
 commit means a full sync. A source with signature verification is never trusted this way
-(keys and signatures expire without a commit). On a cluster other writers move the
-resourceVersion all the time, so this rarely applies there.
+(keys and signatures expire without a commit).
+
+On a cluster (and on the embedded store after other sources wrote) other writers move the
+resourceVersion all the time. There the record also holds a digest of the source's owned
+objects as the sync left them (`gitkrm.sync.owned`: keys, uids, generations, labels and
+annotations, so a rollout's status updates don't count), taken when the agent ends after
+checking each object still stands as the sync saw it. A later run whose resourceVersion
+differs lists the owned objects (one list per kind of the revision) and has nothing to do
+when their digest is the same. A source whose render reads objects of the store
+(`substituteFrom`, a decryption Secret) is not trusted this way: their changes are not in
+the digest.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Final
 
@@ -30,17 +40,18 @@ import orjson
 
 from gitkrm import __version__
 from gitkrm.errors import NotFound
-from gitkrm.krm import ObjectRef
+from gitkrm.krm import GVK, ObjectRef
 from gitkrm.source import Source
 from gitkrm.store import Store
-from gitkrm.sync import live
+from gitkrm.sync import live, owned
+from gitkrm.sync.drift import Seen
 from gitkrm.sync.parsecache import write_private
 from gitkrm.sync.results import Counts, Timings
 
 from .config import ApplyMode, SourceConfig
 from .status import Outcome, Reason
 
-FORMAT: Final = 1
+FORMAT: Final = 2
 KUBE_SYSTEM: Final = ObjectRef(group="", kind="Namespace", name="kube-system")
 _VOLATILE: Final = ("interval", "suspend", "timeout")  # spec fields that change no result
 
@@ -54,6 +65,10 @@ class LastSync:
     resource_version: str
     objects: int  # the objects the sync left in place (all unchanged since)
     settings: str = ""  # the fingerprint without the tracked ref (`settled`; "" unknown)
+    owned: str = ""
+    """The digest of the owned objects (`gitkrm.sync.owned`), "" when not taken."""
+    kinds: tuple[str, ...] = ()
+    """The revision's kinds the digest lists (`group/version/Kind`)."""
 
     def outcome(self, *, git_ms: float) -> Outcome:
         """The outcome of a pass that found nothing to do: every object unchanged."""
@@ -76,12 +91,12 @@ def of_sync(
     settled_at: str | None,
     settings: str | None = None,
 ) -> LastSync | None:
-    """The record of a sync that settled at store revision `settled_at` (its store
-    identity is filled in when it is saved); None when there is nothing to record."""
+    """The record of a sync that settled at store revision `settled_at` (None: others
+    wrote meanwhile, the owned objects' digest may stand in, see `Term`); its store
+    identity is filled in when it is saved; None when there is nothing to record."""
     if (
         not outcome.succeeded
         or fingerprint is None
-        or settled_at is None
         or not outcome.revision
         or outcome.revision != synced_revision
     ):
@@ -93,7 +108,7 @@ def of_sync(
         fingerprint=fingerprint,
         revision=outcome.revision,
         store_id="",
-        resource_version=settled_at,
+        resource_version=settled_at or "",
         objects=objects,
         settings=settings or "",
     )
@@ -144,7 +159,9 @@ def load(path: Path) -> LastSync | None:
     )
     if not all(isinstance(f, str) for f in fields) or not isinstance(record.objects, int):
         return None
-    return record
+    if not isinstance(record.owned, str) or not isinstance(record.kinds, list | tuple):
+        return None
+    return replace(record, kinds=tuple(str(k) for k in record.kinds))
 
 
 async def settled(path: Path, *, store: Store, settings: str | None) -> bool:
@@ -180,17 +197,68 @@ async def store_position(store: Store) -> tuple[str, str]:
     return str((ns.get("metadata") or {}).get("uid") or ""), rv
 
 
+def reads_store(config: SourceConfig) -> bool:
+    """Whether the source's render reads objects of the store (their changes are not in
+    the owned objects' digest)."""
+    pb = config.postbuild
+    return pb is not None and (
+        bool(pb.substitute_from) or (pb.decryption is not None and bool(pb.decryption.secret_name))
+    )
+
+
+def kind_names(kinds: Iterable[GVK]) -> tuple[str, ...]:
+    return tuple(sorted(f"{g.group}/{g.version}/{g.kind}" for g in kinds))
+
+
+def _kinds(names: Iterable[str]) -> list[GVK]:
+    out = []
+    for name in names:
+        group, version, kind = name.split("/")
+        out.append(GVK(group=group, version=version, kind=kind))
+    return out
+
+
+async def with_owned(
+    store: Store,
+    record: LastSync,
+    *,
+    config: SourceConfig,
+    settled: tuple[Mapping[str, Seen], Sequence[GVK]] | None,
+) -> LastSync | None:
+    """The record with its owned objects' digest, when the sync settled (`settled`: the
+    objects as it saw them and its kinds) and each object still stands as it saw it; None
+    when that can't be told."""
+    if settled is None or reads_store(config):
+        return None
+    seen, kinds = settled
+    objects = await owned.listed(store, source=record.source, kinds=kinds)
+    if not owned.as_seen(objects, seen):
+        return None
+    return replace(record, owned=owned.digest(objects), kinds=kind_names(kinds))
+
+
+async def owned_unchanged(store: Store, record: LastSync) -> bool:
+    """Whether the owned objects stand as the record's digest says."""
+    if not record.owned:
+        return False
+    objects = await owned.listed(store, source=record.source, kinds=_kinds(record.kinds))
+    return owned.digest(objects) == record.owned
+
+
 async def unchanged(
     path: Path, *, store: Store, source: Source, fingerprint: str | None
 ) -> LastSync | None:
     """The record of the source's last sync when nothing changed since: same settings,
-    same store at the same resourceVersion, the remote at the same revision; else None.
-    Errors of the store or the source are raised."""
+    same store at the same resourceVersion (or, when it moved, the owned objects with the
+    same digest), the remote at the same revision; else None. Errors of the store or the
+    source are raised."""
     record = load(path)
     if record is None or fingerprint is None or record.fingerprint != fingerprint:
         return None
     store_id, rv = await store_position(store)
-    if rv != record.resource_version or store_id != record.store_id or not rv:
+    if not rv or store_id != record.store_id:
+        return None
+    if rv != record.resource_version and not await owned_unchanged(store, record):
         return None
     if await source.poll() != record.revision:
         return None

@@ -45,6 +45,7 @@ from .state import last_sync_file, parse_cache_file
 
 if TYPE_CHECKING:
     from gitkrm.report import HealthFollower, Reporter
+    from gitkrm.sync.drift import Seen
     from gitkrm.sync.engine import SyncEngine
 
 log = logging.getLogger("gitkrm.agent")
@@ -183,6 +184,12 @@ class SourceRunner:
             if isinstance(hooks, dict) and isinstance(hooks.get("revision"), str):
                 self._sync_engine.hooked_revision = hooks["revision"]  # ran before a restart
         return self._sync_engine
+
+    def settled_objects(self) -> tuple[Mapping[str, Seen], tuple[GVK, ...]] | None:
+        """What this runner's last sync left, when it settled (see `SyncEngine`)."""
+        if self._sync_engine is None:
+            return None
+        return self._sync_engine.settled_objects()
 
     def _engine(self, config: SourceConfig) -> SyncEngine:
         from gitkrm.sync.engine import SyncEngine

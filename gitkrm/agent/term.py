@@ -630,7 +630,8 @@ class Term:
 
     async def _record_last_syncs(self) -> None:
         """Record each source's last settled sync at the store's revision now, when every
-        write since that sync was the agent's own GitSource status (see `lastsync`)."""
+        write since that sync was the agent's own GitSource status, or else with the digest
+        of its owned objects when they stand as it left them (see `lastsync`)."""
         settled = [r for r in self.runners.values() if r.last_sync is not None]
         if not settled:
             return
@@ -649,9 +650,24 @@ class Term:
                 continue  # recorded as it is (a pass with nothing to do)
             from gitkrm.sync.engine import contiguous
 
+            done: lastsync.LastSync | None = dataclasses.replace(
+                record, store_id=store_id, resource_version=now
+            )
             if not contiguous(record.resource_version, now, ours):
+                done = None  # others wrote meanwhile: the owned objects' digest may tell
+            if done is None or self._options.target_url is not None:
+                # On a cluster the next run's Lease moves the resourceVersion: always the digest.
+                try:
+                    found = await lastsync.with_owned(
+                        self._store, record, config=runner.config, settled=runner.settled_objects()
+                    )
+                except GitkrmError as e:
+                    log.debug("the last sync of %s is not recorded: %s", runner.name, e.message)
+                    continue
+                if found is not None:
+                    done = dataclasses.replace(found, store_id=store_id, resource_version=now)
+            if done is None:
                 continue
-            done = dataclasses.replace(record, store_id=store_id, resource_version=now)
             if done != record:
                 lastsync.save(last_sync_file(self._options.state_dir, runner.name), done)
 

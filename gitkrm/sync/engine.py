@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Final
 
@@ -39,7 +39,7 @@ from gitkrm.sync import admission, guards, inventory, keys, live
 from gitkrm.sync.apply import Applied, Applier
 from gitkrm.sync.desired import Desired
 from gitkrm.sync.diff import diff_step, diff_text
-from gitkrm.sync.drift import DriftTracker
+from gitkrm.sync.drift import DriftTracker, Seen
 from gitkrm.sync.gates import Cancelled, Gate, GroupKey, levels, uses_gates
 from gitkrm.sync.guards import Verdict
 from gitkrm.sync.hooks import NO_HOOKS, HookRun, Phase, kinds_of
@@ -170,6 +170,16 @@ class SyncEngine:
     def synced_revision(self) -> str | None:
         """The revision last applied (the state drift checks restore)."""
         return self._memo.synced.revision if self._memo.synced is not None else None
+
+    def settled_objects(self) -> tuple[Mapping[str, Seen], tuple[GVK, ...]] | None:
+        """What the last sync left when it settled every object and nothing drifted since:
+        the owned objects as it saw them and the kinds of its revision (`owned`); None
+        otherwise."""
+        memo = self._memo
+        if not memo.settled or memo.synced is None or self._tracker.dirty:
+            return None
+        kinds = tuple(gvk for gvk in memo.synced.kinds.values() if gvk.version)
+        return dict(self._tracker.seen), kinds
 
     @property
     def settled_at(self) -> str | None:
