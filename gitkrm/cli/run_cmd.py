@@ -273,6 +273,11 @@ def _print_summary(agent: Agent, outcomes: list[Outcome]) -> None:
         result = "synced" if o.succeeded else f"FAILED ({len(o.errors)} error(s) above)"
         if o.nothing_changed:
             result = "in sync, nothing changed since the last sync of"
+        if o.succeeded and o.out_of_sync is not None:  # compared only (no automated sync)
+            differ = f"{len(o.out_of_sync)} object(s) differ, not applied"
+            print(f"{indent}{runner.name}: compared revision {short(o.revision)}: "
+                  f"{differ if o.out_of_sync else 'in sync'}")  # fmt: skip
+            continue
         print(f"{indent}{runner.name}: {result} revision {short(o.revision)}: {summary(o.counts)}")
     for problem in [] if term is None else term.problems():
         print(f"error: {problem}")

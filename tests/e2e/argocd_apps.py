@@ -17,6 +17,19 @@ ARGOCD = "argocd"
 FINALIZER = "resources-finalizer.argocd.argoproj.io"
 
 
+PROJECT = f"""\
+apiVersion: argoproj.io/v1alpha1
+kind: AppProject
+metadata:
+  name: default
+  namespace: {ARGOCD}
+spec:
+  sourceRepos: ['*']
+  destinations: [{{namespace: '*', server: '*'}}]
+  clusterResourceWhitelist: [{{group: '*', kind: '*'}}]
+"""
+
+
 def application(
     name: str,
     repo_url: str,
@@ -84,6 +97,7 @@ spec:
 def write_app_of_apps(repo: RemoteRepo, *, other: RemoteRepo | None = None) -> None:
     """The whole layout into `repo` (not committed)."""
     repo.write("bootstrap/argocd-ns.yaml", namespace(ARGOCD))
+    repo.write("bootstrap/project.yaml", PROJECT)
     repo.write("bootstrap/root.yaml", application("root", repo.url, "apps", dest=ARGOCD,
                                                   create_namespace=False))  # fmt: skip
     repo.write("apps/guestbook.yaml", application("guestbook", repo.url, "guestbook",

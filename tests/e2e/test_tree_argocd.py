@@ -7,20 +7,17 @@ without automated sync (OutOfSync, nothing applied), a child on a second reposit
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from gitkrm.agent.tree.naming import child_name
 from gitkrm.krm import GVK, ObjectRef
 from tests.e2e.argocd_apps import ARGOCD, ui, write_app_of_apps, write_other
 from tests.e2e.e2e_support import cm_ref, get_or_none, gitkrm, read_object, reader
-from tests.server.conftest import Kubectl, kubectl_path
+from tests.server.conftest import Kubectl, gitkrm_serve, kubectl_path
 from tests.source.source_gitrepo import RemoteRepo
-from tests.support.processes import end
-from tests.support.wait import eventually
 
 APPLICATION = GVK(group="argoproj.io", version="v1alpha1", kind="Application")
 
@@ -67,20 +64,9 @@ def other(tmp_path: Path) -> RemoteRepo:
 
 def kubectl_get_applications(state: Path, home: Path) -> str:
     """`kubectl get applications -o wide` through `gitkrm serve` on the state dir."""
-    log = state.parent / "serve.log"
-    with log.open("w") as sink:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "gitkrm.cli.main", "serve", "--state", str(state),
-             "--listen", "127.0.0.1:0"],
-            stderr=sink,
-        )  # fmt: skip
-    try:
-        eventually(lambda: "gitkrm: serving" in log.read_text() or proc.poll() is not None)
-        assert proc.poll() is None, log.read_text()
+    with gitkrm_serve(state, state.parent / "serve.log"):
         kubectl = Kubectl(kubectl_path(), state / "kubeconfig", home)
         return kubectl("get", "applications", "-n", ARGOCD, "-o", "wide")
-    finally:
-        end(proc)
 
 
 async def test_an_app_of_apps_syncs_edits_and_removes_children(
@@ -91,6 +77,12 @@ async def test_an_app_of_apps_syncs_edits_and_removes_children(
     repo.push()
     res = run_once(repo, state, "--wait", "--timeout", "2m")
     assert res.returncode == 0, res.stdout + res.stderr
+    manual_child = child_name(app_ref("manual"))
+    assert f"{manual_child}: compared revision " in res.stdout
+    assert (
+        f"{manual_child}: compared revision {repo.head()[:12]}: 2 object(s) differ, not "
+        "applied" in res.stdout
+    )
     assert await statuses(state) == {
         "root": ("Synced", "Healthy"),
         "guestbook": ("Synced", "Healthy"),
@@ -108,6 +100,9 @@ async def test_an_app_of_apps_syncs_edits_and_removes_children(
         assert await get_or_none(store, deploy_ref("kust-guestbook-ui", "kustomized"))
         assert await get_or_none(store, cm_ref("other-cm", "other"))  # second repository
         assert await get_or_none(store, cm_ref("manual-cm", "manual")) is None
+        project = ObjectRef(group="argoproj.io", kind="AppProject", name="default",
+                            namespace=ARGOCD)  # fmt: skip
+        assert await get_or_none(store, project) is not None  # synced with its CRD
         ns = await get_or_none(store, ObjectRef(group="", kind="Namespace", name="guestbook"))
         assert ns is not None
         assert ns["metadata"]["annotations"]["gitkrm.io/prune"] == "disabled"

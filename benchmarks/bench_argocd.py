@@ -1,0 +1,71 @@
+"""An Argo CD app of apps synced through the command line with `--interpret argocd`
+(tests/e2e/argocd_apps.py: a root Application whose path holds six child Applications over
+directory and kustomize sources, one on a second bare repository, one without automated
+sync: eight sources, two Deployments among 25 objects), whole `gitkrm` processes, medians of
+several runs, each beside a baseline measured in the same run: one plain source (`--path
+kustomize-guestbook`, one leaf: its kustomization builds the same under both path rules,
+no interpretation) synced the same way.
+
+- argocd.first_sync: `run --once --wait` into an empty state dir (bootstrap, the root
+  Application, then its children, and their health);
+- argocd.resync: `run --once --wait` again, nothing changed;
+- argocd.resync_after_leaf_edit: `run --once --wait` after a commit that edits one leaf.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+from pathlib import Path
+
+from benchmarks.bench_flux import _run  # one `gitkrm run --once --wait`, timed
+from tests.e2e.argocd_apps import ui, write_app_of_apps, write_other
+from tests.source.source_gitrepo import RemoteRepo
+
+RUNS = 3
+
+
+def _line(name: str, argo: list[float], plain: list[float]) -> None:
+    a, p = statistics.median(argo), statistics.median(plain)
+    print(
+        f"argocd.{name:<26} {a:>8.3f} s  (median of {RUNS}; one plain source {p:.3f} s, "
+        f"{a / p:.1f}x)",
+        flush=True,
+    )
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="gitkrm-bench-argocd-") as tmp:
+        root = Path(tmp)
+        other = RemoteRepo(root / "other")
+        write_other(other)
+        other.commit("other")
+        other.push()
+        repo = RemoteRepo(root / "repo")
+        write_app_of_apps(repo, other=other)
+        repo.commit("app of apps")
+        repo.push()
+        argo = ("--path", "bootstrap", "--interpret", "argocd")
+        plain = ("--path", "kustomize-guestbook")
+        first: dict[str, list[float]] = {"argo": [], "plain": []}
+        again: dict[str, list[float]] = {"argo": [], "plain": []}
+        edited: dict[str, list[float]] = {"argo": [], "plain": []}
+        for i in range(RUNS):
+            for kind, args in (("argo", argo), ("plain", plain)):
+                state = root / f"state-{kind}-{i}"
+                first[kind].append(_run(repo.url, state, *args))
+                again[kind].append(_run(repo.url, state, *args))
+        for i in range(RUNS):
+            edit = ui("guestbook-ui", image=f"ui:edit-{i}")
+            repo.write("kustomize-guestbook/guestbook-ui.yaml", edit)  # a leaf of both
+            repo.commit(f"edit {i}")
+            repo.push()
+            for kind, args in (("argo", argo), ("plain", plain)):
+                edited[kind].append(_run(repo.url, root / f"state-{kind}-0", *args))
+        _line("first_sync", first["argo"], first["plain"])
+        _line("resync", again["argo"], again["plain"])
+        _line("resync_after_leaf_edit", edited["argo"], edited["plain"])
+
+
+if __name__ == "__main__":
+    main()
