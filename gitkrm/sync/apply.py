@@ -45,6 +45,8 @@ from gitkrm.sync.serverside import (
 ATTEMPTS: Final = 4
 WAIT_LIMIT: Final = 30.0  # seconds for a CRD to be established, or a forced delete to finish
 _POLL: Final = 0.05
+_GATED: Final = frozenset({Action.CREATED, Action.CONFIGURED, Action.UNCHANGED})
+"""What a health gate waits for: every object of its group that is in place."""
 
 
 @dataclass(slots=True)
@@ -160,12 +162,14 @@ class Applier:
         indexes: Sequence[int],
         results: list[ObjectResult | None],
     ) -> str | None:
-        """Wait for what the group wrote to be healthy: None, or why the sync stops."""
+        """Wait for every object of the group to be healthy, the ones it wrote and the ones
+        already in sync (an unchanged wave-0 Deployment that is not Available holds wave 1
+        back, as in Argo CD): None, or why the sync stops."""
         assert self.gate is not None
         written = [
             self._versioned(plan.steps[i])
             for i in indexes
-            if (r := results[i]) is not None and r.action in (Action.CREATED, Action.CONFIGURED)
+            if (r := results[i]) is not None and r.action in _GATED
         ]
         try:
             why = await self.gate.healthy(written, (key[0], key[1], key[2] if len(key) > 2 else 0))

@@ -1,12 +1,12 @@
 """Health gates: a wave (or a depends-on level) is applied only once the one before it is
 healthy, and pruning goes wave by wave in reverse, each wave gone before the next.
 
-A gate waits on the objects the stage wrote: Current by kstatus, except Jobs and Pods,
-which count once completed (Argo CD's health of a Job). It gives up when any is Failed,
-when the source's `healthTimeout` runs out (naming each object not ready and its
-message), or when `cancel` is set: a new revision arrived and is synced instead of
-waiting on the old one (Flux's CancelHealthCheckOnNewRevision). A revision without waves
-or dependencies has no gates: it is applied as fast as before.
+A gate waits on every object of the stage, written or already in sync: Current by
+kstatus, except Jobs and Pods, which count once completed (Argo CD's health of a Job).
+It gives up when any is Failed, when the source's `healthTimeout` runs out (naming each
+object not ready and its message), or when `cancel` is set: a new revision arrived and
+is synced instead of waiting on the old one (Flux's CancelHealthCheckOnNewRevision). A
+revision without waves or dependencies has no gates: it is applied as fast as before.
 """
 
 from __future__ import annotations

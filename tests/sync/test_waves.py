@@ -122,6 +122,27 @@ async def test_a_health_timeout_stops_the_sync_naming_objects_and_messages(
     assert [h.phase.value for h in result.hooks] == ["SyncFail"]
 
 
+async def test_a_wave_waits_for_its_objects_already_in_sync(
+    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+) -> None:
+    # No controllers: the Deployment never becomes Available. Alone (one wave) it is
+    # applied without a gate; once a wave 1 joins it, wave 0's Deployment, unchanged by
+    # that commit, must still be healthy before wave 1 is written.
+    remote.write("ns.yaml", namespace("apps"))
+    remote.write("db.yaml", deployment("db", replicas=1, annotations=wave(0)))
+    remote.commit()
+    engine, source = make_engine(health_timeout=0.5), make_source(remote.url)
+    assert (await sync(engine, source)).ok
+    remote.write("app.yaml", configmap("app", extra="  annotations:\n" + wave(1)))
+    remote.commit()
+    result = await sync(engine, source)
+    assert result.status is SyncStatus.FAILED
+    assert actions(result)["Deployment/db"] is Action.UNCHANGED
+    assert result.errors[0].startswith("wave 0 not healthy within 0.5s: Deployment.apps apps/db")
+    assert actions(result)["ConfigMap/app"] is Action.SKIPPED
+    assert await get(store, cm_ref("app")) is None
+
+
 async def test_a_cancelled_wait_stops_the_sync(
     store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
 ) -> None:
