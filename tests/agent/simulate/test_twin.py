@@ -16,7 +16,9 @@ from gitkrm.agent.simulate.verdict import Stage
 from gitkrm.agent.sources import open_source
 from gitkrm.health import Health
 from gitkrm.source import Source
+from gitkrm.store.sqlite import SqliteStore, db
 from tests.source.source_gitrepo import RemoteRepo, git
+from tests.support.builders import configmap
 from tests.support.verdicts import gitkrm_cli
 
 AGENT = "sim"
@@ -149,10 +151,12 @@ def live_versions(db: Path) -> tuple[dict[tuple[str, str, str], int], int]:
 
 
 def files(state: Path) -> dict[str, tuple[bytes, int]]:
+    """Bytes and mtime of the store file and its -wal (the -shm is SQLite's shared index of
+    the WAL: readers mark in it what they read)."""
     return {
         p.name: (p.read_bytes(), p.stat().st_mtime_ns)
-        for p in sorted(state.iterdir())
-        if p.name.startswith("store.db")
+        for p in (state / "store.db", state / "store.db-wal")
+        if p.exists()
     }
 
 
@@ -372,3 +376,24 @@ async def test_crash_looping_pods_are_predicted(
     assert pod.reason == "ContainerCrashLooping"
     assert sim.no_endpoints == ()  # the old pods keep serving
     assert by_name(sim)["Deployment/shop"][1] is Health.IN_PROGRESS
+
+
+async def test_a_store_its_writer_holds_open_is_copied_not_written(
+    repo: RemoteRepo, tmp_path: Path, opened: list[Source], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent running on the live store (its writer open, commits in the WAL not yet
+    checkpointed): the twin sees those commits, and neither file changes."""
+    state = live_main(repo, tmp_path, {"shop.yaml": app("shop")})
+    feature(repo, {"big.yaml": app("big", cpu="2000")})
+    monkeypatch.setattr(db, "CHECKPOINT_INTERVAL", 3600.0)  # the WAL keeps what is written
+    writer = SqliteStore.open(str(state / "store.db"))
+    try:
+        await writer.create(configmap("written-while-planning", data={"a": "1"}))
+        before = files(state)
+        assert "store.db-wal" in before
+        sim = await run_simulation(repo, state, opened, tmp_path)
+        assert files(state) == before
+    finally:
+        await writer.close()
+    assert [(u.owner.name if u.owner else "") for u in sim.unschedulable] == ["big", "big"]
+    assert by_name(sim)["Deployment/shop"] == ("unchanged", Health.CURRENT, "")
