@@ -31,7 +31,7 @@ from gitkrm.cache import WatchCache
 from gitkrm.controllers import ControllerManager, ControllerOptions
 from gitkrm.errors import GitkrmError
 from gitkrm.health import health_of
-from gitkrm.krm import GVK, ObjectRef, ResourceKey, masking
+from gitkrm.krm import GVK, Obj, ObjectRef, ResourceKey, masking
 from gitkrm.source.snapshot import Snapshot
 from gitkrm.store import Store, open_store
 from gitkrm.store.sqlite.backup import copy_store
@@ -108,15 +108,16 @@ class _Applied:
 async def _run(
     store: Store, sources: Sequence[SimSource], deadline: float, options: ControllerOptions
 ) -> Simulation:
-    before = verdict.ready_endpoints(
-        await live.list_all(store, verdict.SERVICE), await live.list_all(store, verdict.POD)
-    )
     cache = WatchCache(store)
     manager = ControllerManager(store=store, options=options, cache=cache)
     applied: list[_Applied] = []
     errors: list[str] = []
     try:
         await manager.start()
+        # The live state as the controllers listed it: their workers have not run yet.
+        before = verdict.ready_endpoints(
+            await _all(store, cache, verdict.SERVICE), await _all(store, cache, verdict.POD)
+        )
         for src in sources:
             engine = SyncEngine(
                 store=store,
@@ -136,7 +137,7 @@ async def _run(
                     f"source {src.options.source_name}: its sync did not finish within the budget"
                 )
         settled = not errors and await _settle(store, manager, deadline)
-        return await _judge(store, applied, before, settled=settled, errors=errors)
+        return await _judge(store, cache, applied, before, settled=settled, errors=errors)
     finally:
         for a in applied:
             await a.engine.close()
@@ -165,8 +166,35 @@ async def _settle(store: Store, manager: ControllerManager, deadline: float) -> 
         await asyncio.sleep(POLL)
 
 
+async def _all(store: Store, cache: WatchCache, gvk: GVK) -> list[Obj]:
+    """Every object of a kind: from the controllers' cache (decoded already), else the
+    store."""
+    informer = cache.find(gvk.group, gvk.kind)
+    if informer is not None and informer.trusted:
+        return informer.items()
+    return await live.list_all(store, gvk)
+
+
+async def _read(
+    store: Store, cache: WatchCache, wanted: dict[ObjectRef, GVK]
+) -> dict[ObjectRef, Obj | None]:
+    """The objects `wanted` names, from the controllers' cache where it holds their kind."""
+    out: dict[ObjectRef, Obj | None] = {}
+    rest: dict[ObjectRef, GVK] = {}
+    for ref, gvk in wanted.items():
+        informer = cache.find(ref.group, ref.kind)
+        if informer is not None and informer.trusted:
+            out[ref] = informer.get(ref.namespace, ref.name)
+        else:
+            rest[ref] = gvk
+    if rest:
+        out.update(await live.read(store, rest))
+    return out
+
+
 async def _judge(
     store: Store,
+    cache: WatchCache,
     applied: Sequence[_Applied],
     before: dict[ResourceKey, int],
     *,
@@ -196,7 +224,7 @@ async def _judge(
             continue
         errors.extend(f"source {name}: {masking.mask(e)}" for e in result.errors)
         wanted = {o.ref: _gvk(a.engine, o.ref) for o in result.objects}
-        found = await live.read(store, wanted)
+        found = await _read(store, cache, wanted)
         ttl = a.engine.jobs_with_ttl()
         checks = a.source.options.health_checks
         for o in result.objects:
@@ -210,9 +238,9 @@ async def _judge(
                     name, o.ref, o.action.value, h.status, h.reason, masking.mask(h.message)
                 )
             )
-    pods = await live.list_all(store, verdict.POD)
-    replica_sets = await live.list_all(store, verdict.REPLICA_SET)
-    after = verdict.ready_endpoints(await live.list_all(store, verdict.SERVICE), pods)
+    pods = await _all(store, cache, verdict.POD)
+    replica_sets = await _all(store, cache, verdict.REPLICA_SET)
+    after = verdict.ready_endpoints(await _all(store, cache, verdict.SERVICE), pods)
     denials.extend(
         replace(d, message=masking.mask(d.message))
         for d in verdict.controller_denials(replica_sets)
