@@ -221,7 +221,7 @@ def controller_denials(replica_sets: Iterable[Obj]) -> list[Denial]:
 
 def ready_endpoints(services: Iterable[Obj], pods: Iterable[Obj]) -> dict[ResourceKey, int]:
     """Per Service with a selector: how many ready addresses its Endpoints would list."""
-    by_ns: dict[str, list[Obj]] = {}
+    by_label: dict[tuple[str, str, str], list[Obj]] = {}  # (namespace, key, value) -> pods
     for pod in pods:
         if (
             pod_ready(pod)
@@ -229,15 +229,20 @@ def ready_endpoints(services: Iterable[Obj], pods: Iterable[Obj]) -> dict[Resour
             and pod_phase(pod) not in ("Succeeded", "Failed")
             and (pod.get("status") or {}).get("podIP")
         ):
-            by_ns.setdefault(str(pod["metadata"].get("namespace") or ""), []).append(pod)
+            ns = str(pod["metadata"].get("namespace") or "")
+            for k, v in labels(pod).items():
+                by_label.setdefault((ns, k, v), []).append(pod)
     out: dict[ResourceKey, int] = {}
     for svc in services:
         selector = (svc.get("spec") or {}).get("selector")
         if not isinstance(selector, dict) or not selector or being_deleted(svc):
             continue
         ns = str(svc["metadata"].get("namespace") or "")
+        k0, v0 = next(iter(selector.items()))
         out[ResourceKey.of(svc)] = sum(
-            1 for p in by_ns.get(ns, ()) if all(labels(p).get(k) == v for k, v in selector.items())
+            1
+            for p in by_label.get((ns, k0, v0), ())
+            if all(labels(p).get(k) == v for k, v in selector.items())
         )
     return out
 
