@@ -14,7 +14,7 @@ import pytest
 
 from gitkrm.agent.tree.naming import child_name
 from gitkrm.krm import GVK, ObjectRef
-from tests.e2e.argocd_apps import ARGOCD, ui, write_app_of_apps, write_other
+from tests.e2e.argocd_apps import ARGOCD, application, ui, write_app_of_apps, write_other
 from tests.e2e.e2e_support import cm_ref, get_or_none, gitkrm, read_object, reader
 from tests.server.conftest import Kubectl, gitkrm_serve, kubectl_path
 from tests.source.source_gitrepo import RemoteRepo
@@ -164,3 +164,35 @@ async def test_an_app_of_apps_syncs_edits_and_removes_children(
         assert await get_or_none(store, deploy_ref("kust-guestbook-ui", "kustomized"))
     finally:
         await store.close()
+
+
+async def test_a_repository_carrying_argo_cds_crds_syncs_and_owns_them(
+    repo: RemoteRepo, state: Path
+) -> None:
+    import yaml
+
+    from gitkrm.agent.tree.argocd_crds import crds
+
+    installed = []
+    for crd in crds():  # as Argo CD's install manifest carries them (no gitkrm labels)
+        crd["metadata"]["labels"] = {"app.kubernetes.io/part-of": "argocd"}
+        installed.append(yaml.safe_dump(crd))
+    repo.write("bootstrap/crds.yaml", "---\n".join(installed))
+    repo.write("bootstrap/argocd-ns.yaml", "apiVersion: v1\nkind: Namespace\nmetadata:\n"
+               f"  name: {ARGOCD}\n")  # fmt: skip
+    repo.write("bootstrap/guestbook.yaml", application("guestbook", repo.url, "guestbook",
+                                                       dest="guestbook"))  # fmt: skip
+    repo.write("guestbook/guestbook-ui.yaml", ui("guestbook-ui"))
+    repo.commit("argo cd's crds and one application")
+    repo.push()
+    res = run_once(repo, state, "--wait", "--timeout", "2m")
+    assert res.returncode == 0, res.stdout + res.stderr
+    crd = await read_object(
+        state,
+        ObjectRef(group="apiextensions.k8s.io", kind="CustomResourceDefinition",
+                  name="applications.argoproj.io"),
+    )  # fmt: skip
+    assert crd is not None
+    assert crd["metadata"]["labels"]["gitkrm.io/source"] == "default"
+    assert crd["metadata"]["labels"]["app.kubernetes.io/part-of"] == "argocd"  # Git's
+    assert await statuses(state) == {"guestbook": ("Synced", "Healthy")}
