@@ -12,8 +12,8 @@ application-controller would write. Pure.
 - `operationState` (automated syncs only): `phase` Running / Succeeded / Failed / Error
   (the object could not be read), `message`, `syncResult.revision` and `resources`,
   `startedAt`, `finishedAt`.
-- `resources[]` (group, version, kind, namespace, name, status, and health when the
-  whole is Healthy), `conditions` (InvalidSpecError, ComparisonError, SyncError, and
+- `resources[]` (group, version, kind, namespace, name, status, and each object's health
+  where known), `conditions` (InvalidSpecError, ComparisonError, SyncError, and
   `NotHonouredWarning` naming the fields gitkrm does not honour), `summary`,
   `reconciledAt`, `sourceType`.
 
@@ -117,7 +117,9 @@ def resources(state: ChildState) -> list[dict[str, Any]]:
     for ref in state.inventory:
         where = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
         status = OUT_OF_SYNC if (ref.kind, where) in differ else SYNCED
-        out.append(_resource(ref, status, "Healthy" if healthy else None))
+        known = state.object_health.get(ref)
+        shown = _HEALTH.get(known, UNKNOWN) if known is not None else None
+        out.append(_resource(ref, status, shown or ("Healthy" if healthy else None)))
     listed = {(ref.kind, f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name)
               for ref in state.inventory}  # fmt: skip
     for kind, where in sorted(differ - listed):  # not created yet

@@ -559,6 +559,7 @@ class Tree:
             health=health,
             health_message=f"{not_current} object(s) not Current" if not_current else "",
             inventory=() if runner is None else runner.applied,
+            object_health={} if runner is None else {r: h.status for r, h in runner.health.items()},
             waiting_for=child.waiting_for,
             unhonoured=() if spec is None else spec.unhonoured,
             error=child.error,

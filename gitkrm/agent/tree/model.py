@@ -10,7 +10,7 @@ the children; it knows no peer.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
@@ -84,6 +84,8 @@ class ChildState:
     """The aggregate health of its objects (None when not followed)."""
     health_message: str = ""
     inventory: Sequence[ObjectRef] = ()
+    object_health: Mapping[ObjectRef, Health] = field(default_factory=dict)
+    """Each object's health, where known (Argo CD's `status.resources[].health`)."""
     waiting_for: tuple[ObjectRef, ...] = ()
     unhonoured: tuple[Unhonoured, ...] = ()
     error: str | None = None

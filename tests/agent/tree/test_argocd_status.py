@@ -79,8 +79,14 @@ async def test_running_then_failed_sync_is_out_of_sync_with_a_sync_error() -> No
     )  # fmt: skip
     st = INTERPRETER.status(
         {**obj, "status": running},
-        ChildState(phase=Phase.FAILED, outcome=failed, health=Health.FAILED, spec=spec),
-    )
+        ChildState(
+            phase=Phase.FAILED, outcome=failed, health=Health.FAILED, spec=spec,
+            inventory=[DEPLOY, SVC], object_health={DEPLOY: Health.FAILED, SVC: Health.CURRENT},
+        ),
+    )  # fmt: skip
+    assert [(r["kind"], r["health"]["status"]) for r in st["resources"]] == [
+        ("Service", "Healthy"), ("Deployment", "Degraded"),
+    ]  # fmt: skip
     assert st["sync"]["status"] == "OutOfSync"
     assert st["health"]["status"] == "Degraded"
     assert st["operationState"]["phase"] == "Failed"
