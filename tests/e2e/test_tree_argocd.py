@@ -187,12 +187,12 @@ async def test_a_repository_carrying_argo_cds_crds_syncs_and_owns_them(
     repo.push()
     res = run_once(repo, state, "--wait", "--timeout", "2m")
     assert res.returncode == 0, res.stdout + res.stderr
-    crd = await read_object(
+    owned = await read_object(
         state,
         ObjectRef(group="apiextensions.k8s.io", kind="CustomResourceDefinition",
                   name="applications.argoproj.io"),
     )  # fmt: skip
-    assert crd is not None
-    assert crd["metadata"]["labels"]["gitkrm.io/source"] == "default"
-    assert crd["metadata"]["labels"]["app.kubernetes.io/part-of"] == "argocd"  # Git's
+    assert owned is not None
+    assert owned["metadata"]["labels"]["gitkrm.io/source"] == "default"
+    assert owned["metadata"]["labels"]["app.kubernetes.io/part-of"] == "argocd"  # Git's
     assert await statuses(state) == {"guestbook": ("Synced", "Healthy")}
