@@ -32,7 +32,9 @@ async def test_applying_and_pruning_report_done_of_total(make_engine: EngineFact
 
     seen.clear()
     kept = CHUNK // 2
-    result = await engine.sync(snapshot({"cms.yaml": configmaps(kept)}, "r2"), progress=hear)
+    r2 = snapshot({"cms.yaml": configmaps(kept)}, "r2")
+    r2.allow_prune = n - kept  # more than the prune budget: approved, as by a commit trailer
+    result = await engine.sync(r2, progress=hear)
     assert result.ok, result.errors
     assert ("pruning", 0, n - kept) in seen
     assert seen[-1] == ("pruning", n - kept, n - kept)
