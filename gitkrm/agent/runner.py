@@ -12,6 +12,7 @@ did not change since its last settled sync is not synced again (see `lastsync`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -33,7 +34,7 @@ from gitkrm.sync.parsecache import ParseCache
 from gitkrm.sync.results import Action, Counts, SyncResult, SyncStatus, make_result
 from gitkrm.sync.steps import WRITES, Op
 
-from . import lastsync
+from . import hookstate, lastsync
 from . import logging as agentlog
 from . import status as st
 from .config import ApplyMode, SourceConfig, sync_options
@@ -41,7 +42,7 @@ from .logging import log_sync, sync_fields
 from .progress import Progress
 from .scheduler import Trigger
 from .sources import open_source
-from .state import last_sync_file, parse_cache_file
+from .state import hooks_file, last_sync_file, parse_cache_file
 
 if TYPE_CHECKING:
     from gitkrm.report import HealthFollower, Reporter
@@ -140,6 +141,7 @@ class SourceRunner:
         self.config = config
         self.source: Source = open_source(config, git_cache=git_cache)
         self._sync_engine: SyncEngine | None = None  # made at the first sync (`engine`)
+        self._hooked_restored = False
         self._engine_store = store  # the store the engine syncs into, as given here
         self.writer = st.StatusWriter(store, desired=config.to_object(agent_name=agent_name))
         live = live or {}
@@ -416,6 +418,7 @@ class SourceRunner:
         """A full sync, its hooks run again on a request; while it runs the source is
         polled, and a new revision cancels a wait on health and is synced at once."""
         run_hooks = Trigger.REQUEST in triggers
+        await self._restore_hooked()
         while True:
             cancel = asyncio.Event()
             watch = asyncio.create_task(self._watch_revision(snap.revision, cancel))
@@ -427,6 +430,7 @@ class SourceRunner:
                 watch.cancel()
                 await asyncio.gather(watch, return_exceptions=True)
             if not cancel.is_set():
+                await self._record_hooked(result)
                 return result
             fields = sync_fields(
                 source=self.name,
@@ -440,6 +444,23 @@ class SourceRunner:
             await self._report(result)
             snap = await self.source.snapshot()
             await self._progressing(snap.revision)
+
+    async def _restore_hooked(self) -> None:
+        """Before the first sync of a process: the revision whose hooks ran, from the state
+        dir when the status did not say (a target without GitSource objects)."""
+        if self._hooked_restored or self.state_dir is None:
+            return
+        self._hooked_restored = True
+        if self.engine.hooked_revision is None:
+            with contextlib.suppress(GitkrmError):
+                path = hooks_file(self.state_dir, self.name)
+                self.engine.hooked_revision = await hookstate.load(path, store=self.store)
+
+    async def _record_hooked(self, result: SyncResult) -> None:
+        if result.hooks and self.state_dir is not None and result.revision:
+            with contextlib.suppress(GitkrmError):
+                path = hooks_file(self.state_dir, self.name)
+                await hookstate.save(path, result.revision, store=self.store)
 
     async def _watch_revision(self, revision: str, cancel: asyncio.Event) -> None:
         """Set `cancel` when the source moves past `revision` (polled while a sync runs:

@@ -32,3 +32,8 @@ def parse_cache_file(state_dir: Path, source: str) -> Path:
 def last_sync_file(state_dir: Path, source: str) -> Path:
     """Where the record of a source's last settled sync is kept (`gitkrm.agent.lastsync`)."""
     return state_dir / CACHE_DIR / "synced" / f"{source}.json"
+
+
+def hooks_file(state_dir: Path, source: str) -> Path:
+    """Where the revision whose hooks last ran is kept (`gitkrm.agent.hookstate`)."""
+    return state_dir / CACHE_DIR / "hooked" / f"{source}.json"
