@@ -134,6 +134,12 @@ def substituted(overlay: Overlay, postbuild: PostBuild | None) -> Overlay:
     )
 
 
+def overlay_needed(overlay: Overlay, outputs: Sequence[Output]) -> bool:
+    """Whether a build has anything to do: objects to transform, or components (which
+    may add some)."""
+    return bool(overlay.components) or any(pf.objects for _, _, pf in outputs)
+
+
 def _set_metadata(obj: dict[str, Any], overlay: Overlay) -> None:
     md = obj.setdefault("metadata", {})
     for field, pairs in (("labels", overlay.labels), ("annotations", overlay.annotations)):
@@ -166,6 +172,8 @@ class OverlayStage:
         if problems or any(
             pf.error is not None or any(po.problems for po in pf.objects) for _, _, pf in outputs
         ):
+            return list(outputs)
+        if not overlay_needed(self.overlay, outputs):
             return list(outputs)
         from gitkrm.sync.envsubst import SubstitutionError
 

@@ -191,6 +191,10 @@ async def test_a_kustomize_error_is_a_problem_and_renders_are_cached(
     write(tmp_path, {"apps/app.yaml": APP.replace("mode: prod", "mode: dev")})
     changed = await renderer.render(await source.snapshot())
     assert builds == 2
+    (tmp_path / "apps" / "app.yaml").write_text("# nothing here yet\n")
+    empty = await renderer.render(await source.snapshot())
+    assert empty.ok
+    assert builds == 2  # nothing to transform: no build
     assert '"mode":"dev"' in next(d.applied for d in changed.objects if d.ref.kind == "ConfigMap")
 
 
