@@ -60,7 +60,10 @@ def layout(repo: RemoteRepo, *, other: RemoteRepo | None = None) -> None:
     repo.write("apps/leaf.yaml", in_ns(gitsource("leaf", ".", path="leaf", interval="1h")))
     repo.write("leaf/cm.yaml", configmap("leaf-cm", {"c": "1"}))
     if other is not None:
-        repo.write("root/other.yaml", in_ns(gitsource("other", other.url, interval="1h")))
+        repo.write(
+            "root/other.yaml",
+            in_ns(gitsource("other", other.url, ref={"branch": "release"}, interval="1h")),
+        )
 
 
 def run_once(repo: RemoteRepo, state: Path, *extra: str) -> Any:
@@ -78,7 +81,7 @@ async def declared_status(state: Path, name: str) -> dict[str, Any]:
 
 @pytest.fixture
 def other(tmp_path: Path) -> RemoteRepo:
-    second = RemoteRepo(tmp_path / "other")
+    second = RemoteRepo(tmp_path / "other", branch="release")
     second.write("cm.yaml", configmap("other-cm", {"d": "1"}))
     second.commit("other")
     second.push()
