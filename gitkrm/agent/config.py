@@ -203,7 +203,17 @@ def sync_options(config: SourceConfig, *, agent_name: str, apply_mode: ApplyMode
         helm=config.helm,
         overlay=config.overlay,
         app_source=config.app_source,
+        extra_crds=_peer_crds(config.interpret),
     )
+
+
+def _peer_crds(peers: frozenset[Peer]) -> tuple[str, ...]:
+    """The CRDs of the peers a source interprets, as `SyncOptions.extra_crds`."""
+    if not peers:
+        return ()
+    from .tree import registry  # the peers' modules only for a source that names them
+
+    return registry.crd_texts(peers)
 
 
 def _ignore_to_spec(i: IgnoreDifference) -> dict[str, Any]:

@@ -25,6 +25,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Final
 
+import orjson
+
 from gitkrm.cache import WatchCache
 from gitkrm.charts.release import ChartRenderer
 from gitkrm.errors import GitkrmError, NotFound
@@ -470,6 +472,10 @@ class SyncEngine:
     async def _render(self, snapshot: Snapshot) -> tuple[RenderResult, dict[str, float]] | Refusal:
         start = time.perf_counter()
         crds, self._memo.started_at = await live.list_at(self.store, live.CRD)
+        if self.options.extra_crds:
+            have = {str(keys.metadata(c).get("name")) for c in crds}
+            extra = [orjson.loads(c) for c in self.options.extra_crds]
+            crds = [*crds, *(c for c in extra if str(keys.metadata(c).get("name")) not in have)]
         crd_key = tuple(
             sorted(
                 (str(keys.metadata(c).get("name")), str(keys.metadata(c).get("resourceVersion")))

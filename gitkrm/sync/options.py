@@ -113,6 +113,10 @@ class SyncOptions:
     health_checks: HealthChecks | None = None  # spec.healthCheckExprs, for waves and hooks
     overlay: Overlay | None = None  # kustomize transforms over the render (`overlay`)
     app_source: AppSource | None = None  # Argo CD's path rules (an interpreted Application)
+    extra_crds: tuple[str, ...] = ()
+    """CRDs (JSON) the source's objects may use though the target lacks them: the peers'
+    CRDs under `--interpret`, which the agent registers but `gitkrm diff` and `plan` (that
+    write nothing) cannot. The render knows those the store has no CRD of that name for."""
     prune_budget: PruneBudget = DEFAULT_PRUNE_BUDGET  # spec.pruneBudget (sync.guards)
 
     def __post_init__(self) -> None:

@@ -279,3 +279,22 @@ async def test_a_removed_childs_delete_hooks_run_around_its_prune(
     log = res.stderr
     pruned = log.index("object(s) pruned")
     assert log.index("PreDelete hook") < pruned < log.index("PostDelete hook")
+
+
+def test_diff_knows_the_peers_crds_it_cannot_register(repo: RemoteRepo, state: Path) -> None:
+    repo.write(
+        "root/ks.yaml",
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\n"
+        "metadata: {name: apps, namespace: flux-system}\n"
+        "spec: {interval: 10m, path: ./apps, prune: true, "
+        "sourceRef: {kind: GitRepository, name: flux-system}}\n",
+    )
+    repo.write("root/ns.yaml", namespace("flux-system"))
+    repo.commit("flux")
+    repo.push()
+    flags = ("--repo", repo.url, "--path", "root", "--state", str(state))
+    plain = gitkrm("diff", *flags, cwd=state.parent)
+    assert plain.returncode == 2, plain.stdout + plain.stderr  # a kind nobody defines
+    res = gitkrm("diff", *flags, "--interpret", "flux", cwd=state.parent)
+    assert res.returncode == 1, res.stdout + res.stderr  # differences: nothing synced yet
+    assert "kind: Kustomization" in res.stdout

@@ -70,6 +70,14 @@ def for_peers(peers: frozenset[Peer]) -> Interpreters:
     return Interpreters(all=tuple(out))
 
 
+@cache
+def crd_texts(peers: frozenset[Peer]) -> tuple[str, ...]:
+    """The CRDs of `peers`' interpreters as JSON (`SyncOptions.extra_crds`)."""
+    import orjson
+
+    return tuple(orjson.dumps(crd).decode() for i in for_peers(peers).all for crd in i.crds())
+
+
 def check(peers: Iterable[Peer]) -> None:
     """Raise the usage error of `for_peers` before anything starts (the CLI's flags, a
     `--config` file's `spec.interpret`)."""
