@@ -83,6 +83,7 @@ def outcome_of(result: SyncResult) -> st.Outcome:
         stalled=stalled,
         hooks=hooks,
         warnings=result.warnings,
+        releases=result.releases,
     )
 
 

@@ -60,6 +60,9 @@ class Outcome:
     """The hooks run for the revision (`status.hooks`); None when this sync ran none."""
     warnings: Sequence[str] = ()
     """Annotations of Flux and Argo CD that gitkrm does not honour."""
+    releases: Sequence[Mapping[str, str]] = ()
+    """The Helm releases the sync rendered (`Release.to_report`: chart, version, digest);
+    empty when nothing was rendered (or nothing changed)."""
     out_of_sync: Sequence[str] | None = None
     """Compared, not applied (`SourceConfig.automated` False, or a drift not healed): what
     differs from the revision (`create: Kind ns/name`, ...); None when the sync applied."""

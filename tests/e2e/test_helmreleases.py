@@ -109,6 +109,8 @@ def test_a_flux_repository_of_helmreleases(
     )
     assert entry["digest"].startswith("sha256:")
     tools_hr = release(state, "tools", "flux-system")
+    assert tools_hr["status"]["lastAttemptedRevision"] == "0.1.0"  # the Git chart's version
+    assert tools_hr["status"]["history"][0]["chartName"] == "cache"
     unhonoured = next(c for c in tools_hr["status"]["conditions"] if c["type"] == "NotHonoured")
     assert unhonoured["message"].startswith("spec.test: gitkrm keeps no Helm release storage")
     assert "spec.test" in done.stderr  # and in the log
@@ -129,6 +131,7 @@ def test_a_flux_repository_of_helmreleases(
     resync = time.monotonic() - started
     assert again.returncode == 0, again.stderr
     assert " created" not in again.stdout.replace("0 created", "")
+    assert len(release(state, "tools", "flux-system")["status"]["history"]) == 1
 
     # A chart version bump in Git: an upgrade.
     repo.write("deploy/apps/webapp.yaml", webapp("1.1.0"))

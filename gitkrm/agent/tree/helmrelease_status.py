@@ -17,7 +17,7 @@ reads Ready and its message as with Flux.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from gitkrm.krm import Obj
@@ -44,11 +44,39 @@ def split_revision(revision: str | None) -> tuple[str, str]:
     return (version, digest) if at else (revision, revision)
 
 
+def _attempted(
+    revision: str,
+    releases: Sequence[Mapping[str, str]],
+    history: list[dict[str, Any]],
+    chart: str,
+) -> tuple[str, str, str]:
+    """(chart, version, digest) of an attempt: the chart's own name and version as rendered;
+    the archive's digest of a chart repository's revision (`<version>@sha256:...`), the
+    chart files' digest of a chart in Git; a pass that rendered nothing (nothing changed)
+    is the newest release again."""
+    rendered = releases[0] if releases else None
+    if rendered is not None:
+        version = str(rendered.get("version") or "")
+        at_version, at, at_digest = revision.partition("@")
+        digest = at_digest if at else str(rendered.get("digest") or "")
+        return str(rendered.get("chart") or chart), version or at_version, digest
+    if "@" in revision or not history:
+        version, digest = split_revision(revision)
+        return chart, version, digest
+    newest = history[0]
+    return (
+        str(newest.get("chartName") or chart),
+        str(newest.get("chartVersion") or ""),
+        str(newest.get("digest") or ""),
+    )
+
+
 def _history(
     previous: list[dict[str, Any]],
     *,
     chart: str,
-    revision: str,
+    version: str,
+    digest: str,
     name: str,
     namespace: str,
     succeeded: bool,
@@ -56,7 +84,6 @@ def _history(
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The history with this attempt: the same chart version and digest updates the newest
     entry, another one is a new release on top."""
-    version, digest = split_revision(revision)
     status = "deployed" if succeeded else "failed"
     newest = previous[0] if previous else None
     if newest is not None and (newest.get("chartVersion"), newest.get("digest")) == (
@@ -121,13 +148,16 @@ def release_status(
     elif outcome is None:
         ready = ("Unknown", "Progressing", "reconciliation in progress")
     else:
-        revision = outcome.revision or ""
-        if revision:
-            status["lastAttemptedRevision"] = split_revision(revision)[0]
+        chart, version, digest = _attempted(
+            outcome.revision or "", outcome.releases, history, chart
+        )
+        if version:
+            status["lastAttemptedRevision"] = version
         history, entry = _history(
             history,
             chart=chart,
-            revision=revision,
+            version=version,
+            digest=digest,
             name=release,
             namespace=namespace,
             succeeded=outcome.succeeded,

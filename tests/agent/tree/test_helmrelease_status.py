@@ -85,3 +85,19 @@ def test_an_invalid_spec_stalls_and_unhonoured_fields_are_a_condition() -> None:
     st = status(obj, dataclasses.replace(done, unhonoured=(Unhonoured("spec.test", "no tests"),)))
     assert find_condition(st["conditions"], "Stalled") is None
     assert cond(st, "NotHonoured") == ("True", "FieldsNotHonoured", "spec.test: no tests")
+
+
+def test_a_chart_in_git_reads_its_version_from_the_render_and_a_quiet_pass_keeps_it() -> None:
+    obj = helm_release()
+    sha = "a" * 40
+    rendered = {"chart": "tools", "version": "0.3.0", "digest": "sha256:files"}
+    done = Outcome(revision=sha, succeeded=True, reason=Reason.SUCCEEDED, releases=(rendered,))
+    st = status(obj, ChildState(phase=Phase.SYNCED, outcome=done, spec=CHILD))
+    assert st["lastAttemptedRevision"] == "0.3.0"
+    assert [(h["chartName"], h["chartVersion"], h["digest"]) for h in st["history"]] == [
+        ("tools", "0.3.0", "sha256:files")
+    ]
+    quiet = Outcome(revision=sha, succeeded=True, reason=Reason.SUCCEEDED, nothing_changed=True)
+    st = status(obj, ChildState(phase=Phase.SYNCED, outcome=quiet, spec=CHILD))
+    assert len(st["history"]) == 1
+    assert st["lastAttemptedRevision"] == "0.3.0"
