@@ -92,4 +92,34 @@ CASES: Final = (
             new="LOG_LEVEL=trace",
         ),
     ),
+    Case(
+        id="podinfo-lookalike-kustomize",
+        repo="podinfo-lookalike",
+        path="kustomize",
+        edit=Edit(file="kustomize/deployment.yaml", old="server:2.3.0", new="server:2.3.1"),
+    ),
+    Case(
+        id="podinfo-lookalike-dev",
+        repo="podinfo-lookalike",
+        path="deploy/overlays/dev",
+        edit=Edit(
+            file="deploy/overlays/dev/kustomization.yaml", old="2.4.0-rc.1", new="2.4.0-rc.2"
+        ),
+    ),
+    Case(
+        id="podinfo-lookalike-production",
+        repo="podinfo-lookalike",
+        path="deploy/overlays/production",
+        edit=Edit(
+            file="deploy/overlays/production/settings.env",
+            old="CARD_LOG_LEVEL=warn",
+            new="CARD_LOG_LEVEL=error",
+        ),
+    ),
+    Case(
+        id="podinfo-lookalike-chart",
+        repo="podinfo-lookalike",
+        path="charts/pagecard",
+        edit=Edit(file="charts/pagecard/values.yaml", old="maxReplicas: 4", new="maxReplicas: 6"),
+    ),
 )
