@@ -298,3 +298,23 @@ def test_diff_knows_the_peers_crds_it_cannot_register(repo: RemoteRepo, state: P
     res = gitkrm("diff", *flags, "--interpret", "flux", cwd=state.parent)
     assert res.returncode == 1, res.stdout + res.stderr  # differences: nothing synced yet
     assert "kind: Kustomization" in res.stdout
+
+
+async def test_children_waiting_on_each_other_stay_pending(repo: RemoteRepo, state: Path) -> None:
+    repo.write("root/ns.yaml", namespace(NS))
+    for name, other in (("a", "b"), ("b", "a")):
+        repo.write(
+            f"root/{name}.yaml",
+            in_ns(gitsource(name, ".", path=name, interval="1h", dependsOn=[{"name": other}])),
+        )
+        repo.write(f"{name}/cm.yaml", configmap(f"{name}-cm", {"v": "1"}))
+    repo.commit("a dependsOn cycle")
+    repo.push()
+    res = run_once(repo, state)
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert f"{child('a')}: not synced: waiting for GitSource {NS}/b" in res.stdout
+    a = await declared_status(state, "a")
+    ready = {c["type"]: c for c in a["status"]["conditions"]}["Ready"]
+    assert (ready["status"], ready["reason"]) == ("False", "DependencyNotReady")
+    assert a["status"]["waitingFor"] == [f"GitSource {NS}/b"]
+    assert await read_object(state, cm_ref("a-cm")) is None
