@@ -347,7 +347,8 @@ class SourceRunner:
             or bool(triggers & {Trigger.REQUEST, Trigger.SPEC, Trigger.START})
             or await self.engine.inputs_changed()  # substituteFrom values, decryption keys
         )
-        if not self.config.automated or (not full and not self.config.self_heal):
+        manual = not self.config.automated and Trigger.REQUEST not in triggers  # a request syncs
+        if manual or (not full and not self.config.self_heal):
             progress.phase("comparing")
             compared = await self._compare(snap, git_ms)
             last = self.last_outcome

@@ -73,6 +73,16 @@ async def test_without_automated_sync_a_revision_is_compared_never_applied(
     assert again.out_of_sync == ("create: ConfigMap default/settings",)
     with pytest.raises(NotFound):
         await agent.store.get(CM)
+    # A request (gitkrm.io/requestedAt) syncs it once, as Argo CD's manual sync.
+    synced = await agent.runners["apps"].reconcile(frozenset({Trigger.REQUEST}))
+    assert synced is not None
+    assert synced.out_of_sync is None
+    assert (await agent.store.get(CM))["data"] == {"mode": "a"}
+    status = (await agent.store.get(gitsource_ref("apps")))["status"]
+    assert "outOfSync" not in status
+    after = await agent.runners["apps"].reconcile(frozenset({Trigger.INTERVAL}))
+    assert after is not None
+    assert after.out_of_sync == ()  # compared again: in sync
 
 
 async def test_without_self_heal_drift_is_reported_not_set_back(
