@@ -122,4 +122,40 @@ CASES: Final = (
         path="charts/pagecard",
         edit=Edit(file="charts/pagecard/values.yaml", old="maxReplicas: 4", new="maxReplicas: 6"),
     ),
+    Case(
+        id="examples-lookalike-guestbook",
+        repo="kubernetes-examples-lookalike",
+        path="web/guestbook",
+        edit=Edit(
+            file="web/guestbook/frontend-deployment.yaml", old="replicas: 3", new="replicas: 2"
+        ),
+    ),
+    Case(
+        id="examples-lookalike-statefulset",
+        repo="kubernetes-examples-lookalike",
+        path="databases/keystore",
+        edit=Edit(
+            file="databases/keystore/keystore-statefulset.yaml",
+            old="value: 256M",
+            new="value: 384M",
+        ),
+    ),
+    Case(
+        id="examples-lookalike-batch",
+        repo="kubernetes-examples-lookalike",
+        path="batch/reports",
+        edit=Edit(
+            file="batch/reports/nightly-cronjob.yaml", old='"17 3 * * *"', new='"17 4 * * *"'
+        ),
+    ),
+    Case(
+        id="examples-lookalike-access",
+        repo="kubernetes-examples-lookalike",
+        path="access/restricted-api",
+        edit=Edit(
+            file="access/restricted-api/rbac.yaml",
+            old='verbs: ["get", "watch"]',
+            new='verbs: ["get", "list", "watch"]',
+        ),
+    ),
 )
