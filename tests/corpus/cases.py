@@ -158,4 +158,34 @@ CASES: Final = (
             new='verbs: ["get", "list", "watch"]',
         ),
     ),
+    Case(
+        id="metrics-server-lookalike-base",
+        repo="metrics-server-lookalike",
+        path="manifests/base",
+        edit=Edit(
+            file="manifests/base/deployment.yaml",
+            old="--scrape-every=20s",
+            new="--scrape-every=30s",
+        ),
+    ),
+    Case(
+        id="metrics-server-lookalike-release",
+        repo="metrics-server-lookalike",
+        path="manifests/overlays/release",
+        edit=Edit(
+            file="manifests/components/release/kustomization.yaml",
+            old="newTag: v0.3.2",
+            new="newTag: v0.3.3",
+        ),
+    ),
+    Case(
+        id="metrics-server-lookalike-ha",
+        repo="metrics-server-lookalike",
+        path="manifests/overlays/release-ha",
+        edit=Edit(
+            file="manifests/components/high-availability/pdb.yaml",
+            old="minAvailable: 1",
+            new="minAvailable: 2",
+        ),
+    ),
 )
