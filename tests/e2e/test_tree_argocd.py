@@ -7,17 +7,28 @@ without automated sync (OutOfSync, nothing applied), a child on a second reposit
 
 from __future__ import annotations
 
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gitkrm.agent.tree.naming import child_name
+from gitkrm.errors import NotFound
 from gitkrm.krm import GVK, ObjectRef
 from tests.e2e.argocd_apps import ARGOCD, application, ui, write_app_of_apps, write_other
-from tests.e2e.e2e_support import cm_ref, get_or_none, gitkrm, read_object, reader
+from tests.e2e.e2e_support import (
+    AgentProcess,
+    cm_ref,
+    get_or_none,
+    gitkrm,
+    kubeconfig_server,
+    read_object,
+    reader,
+)
 from tests.server.conftest import Kubectl, gitkrm_serve, kubectl_path
 from tests.source.source_gitrepo import RemoteRepo
+from tests.support.wait import eventually, eventually_async
 
 APPLICATION = GVK(group="argoproj.io", version="v1alpha1", kind="Application")
 
@@ -196,3 +207,59 @@ async def test_a_repository_carrying_argo_cds_crds_syncs_and_owns_them(
     assert owned["metadata"]["labels"]["gitkrm.io/source"] == "default"
     assert owned["metadata"]["labels"]["app.kubernetes.io/part-of"] == "argocd"  # Git's
     assert await statuses(state) == {"guestbook": ("Synced", "Healthy")}
+
+
+async def resource_versions(state: Path) -> dict[str, str]:
+    store = await reader(state)
+    try:
+        listed = await store.list(APPLICATION, ARGOCD)
+    finally:
+        await store.close()
+    return {o["metadata"]["name"]: o["metadata"]["resourceVersion"] for o in listed["items"]}
+
+
+def passes_of(server: str, source: str) -> float:
+    """How many passes of `source` the agent's /metrics counted (quiet ones too)."""
+    with urllib.request.urlopen(f"{server}/metrics", timeout=10) as resp:
+        text = resp.read().decode()
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith("gitkrm_sync_duration_seconds_count") and f'source="{source}"' in line
+    )
+
+
+async def test_the_long_lived_agent_leaves_settled_applications_alone(
+    repo: RemoteRepo, state: Path, other: RemoteRepo, tmp_path: Path
+) -> None:
+    """Application statuses are written with the object (no status subresource): settled
+    ones are not rewritten pass after pass, and a manual one's comparisons stay quiet."""
+    write_app_of_apps(repo, other=other)
+    repo.commit("app of apps")
+    repo.push()
+    expected = {
+        "root": ("Synced", "Healthy"), "guestbook": ("Synced", "Healthy"),
+        "kustomize-guestbook": ("Synced", "Healthy"), "keeper": ("Synced", "Healthy"),
+        "other": ("Synced", "Healthy"), "manual": ("OutOfSync", "Missing"),
+    }  # fmt: skip
+    with AgentProcess(
+        "run", "--repo", repo.url, "--path", "bootstrap", "--state", str(state),
+        "--agent-name", "e2e", "--interpret", "argocd", "--interval", "2s",
+        "--listen", "127.0.0.1:0", cwd=tmp_path, log=tmp_path / "agent.log",
+    ) as agent:  # fmt: skip
+
+        async def settled() -> bool:
+            try:
+                return await statuses(state) == expected
+            except NotFound:  # the agent has not made its store yet
+                return False
+
+        await eventually_async(settled, timeout=90, message="the applications settled")
+        before = await resource_versions(state)
+        server = kubeconfig_server(state)
+        manual = child_name(app_ref("manual"))
+        counted = passes_of(server, manual)
+        eventually(lambda: passes_of(server, manual) >= counted + 3, timeout=60,
+                   message="three more passes of the manual application")  # fmt: skip
+        assert await resource_versions(state) == before, agent.log()
+        assert agent.stop() == 0
