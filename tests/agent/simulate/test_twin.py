@@ -397,3 +397,17 @@ async def test_a_store_its_writer_holds_open_is_copied_not_written(
         await writer.close()
     assert [(u.owner.name if u.owner else "") for u in sim.unschedulable] == ["big", "big"]
     assert by_name(sim)["Deployment/shop"] == ("unchanged", Health.CURRENT, "")
+
+
+async def test_a_budget_too_short_says_so(
+    repo: RemoteRepo, tmp_path: Path, opened: list[Source]
+) -> None:
+    repo.write("shop.yaml", app("shop"))
+    repo.commit("main")
+    repo.push()
+    feature(repo, {"shop.yaml": app("shop", replicas=3)})
+    sim = await run_simulation(repo, tmp_path / "state", opened, tmp_path, budget=0.001)
+    assert not sim.settled
+    assert not sim.ok
+    assert sim.errors == ("source default: its sync did not finish within the budget",)
+    assert list((tmp_path / "twins").iterdir()) == []
