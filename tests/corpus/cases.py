@@ -188,4 +188,18 @@ CASES: Final = (
             new="minAvailable: 2",
         ),
     ),
+    Case(
+        id="microservices-demo-lookalike-release",
+        repo="microservices-demo-lookalike",
+        path="release",
+        edit=Edit(file="release/kubernetes-manifests.yaml", old='value: "8"', new='value: "16"'),
+    ),
+    Case(
+        id="microservices-demo-lookalike-kustomize",
+        repo="microservices-demo-lookalike",
+        path="kustomize",
+        edit=Edit(
+            file="kustomize/base/storefront.yaml", old='value: "classic"', new='value: "holiday"'
+        ),
+    ),
 )
