@@ -150,6 +150,12 @@ def test_kubectl_reads_kustomizations_as_with_kustomize_controller(tmp_path: Pat
         repos = kubectl("get", "gitrepositories", "-n", "flux-system").splitlines()
         assert repos[0].split() == ["NAME", "URL", "AGE", "READY", "STATUS"]
         assert repos[1].split()[:2] == ["flux-system", f"file://{repo.bare}"]
+        # Ready as source-controller writes it: the artifact the Kustomizations fetched.
+        assert repos[1].split()[3:5] == ["True", "stored"], repos[1]
+        gitrepo = json.loads(
+            kubectl("get", "gitrepositories", "flux-system", "-n", "flux-system", "-o", "json")
+        )
+        assert gitrepo["status"]["artifact"]["revision"].startswith("main@sha1:")
         short = json.loads(kubectl("get", "ks", "apps", "-n", "flux-system", "-o", "json"))
         assert short["status"]["lastAppliedRevision"].startswith("main@sha1:")
 

@@ -157,6 +157,15 @@ def test_a_flux_repository_of_helmreleases(
 
     with api_of(state, tmp_path) as kubectl:
         table = kubectl.run("get", "helmreleases", "-A").stdout
+        sources = kubectl.run("get", "helmrepositories,ocirepositories", "-A", "-o", "json")
+    # Each chart source Ready with the artifact its HelmRelease fetched, as source-controller
+    # would write it (kubectl's READY column).
+    items = json.loads(sources.stdout)["items"]
+    assert items, sources.stdout
+    for item in items:
+        ready_cond = next(c for c in item["status"]["conditions"] if c["type"] == "Ready")
+        assert ready_cond["status"] == "True", item["metadata"]["name"]
+        assert "@sha256:" in item["status"]["artifact"]["revision"]
     lines = table.splitlines()
     assert lines[0].split() == ["NAMESPACE", "NAME", "AGE", "READY", "STATUS"]
     row = next(line for line in lines if line.split()[:2] == ["apps", "webapp"])

@@ -39,7 +39,7 @@ from .argocd_spec import (
     Kustomize,
     SyncPolicy,
 )
-from .model import ChildSpec, ChildState, Context, Peer, Unhonoured
+from .model import ChildSpec, ChildState, Context, Peer, SourceStatus, Unhonoured
 from .naming import child_name
 
 _MAPPED: Final = frozenset(
@@ -466,6 +466,9 @@ class ArgoCDInterpreter:
         from .argocd_status import application_status
 
         return application_status(obj, state)
+
+    def source_statuses(self, obj: Obj, state: ChildState) -> Sequence[SourceStatus]:
+        return ()  # Argo CD keeps no source objects: the Application carries it all
 
     def crds(self) -> Sequence[Obj]:
         from .argocd_crds import crds

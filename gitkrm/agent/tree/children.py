@@ -29,9 +29,9 @@ from gitkrm.store import BatchOp, BatchOpKind, Store
 from gitkrm.store.protocol import meta
 from gitkrm.sync import inventory
 
-from . import registry, removal
+from . import registry, removal, sourcewrites
 from .gitsource import FINALIZER as GITKRM_FINALIZER
-from .model import ChildSpec, ChildState, Interpreter, Phase
+from .model import ChildSpec, ChildState, Interpreter, Phase, SourceStatus
 from .naming import child_name, describe
 
 if TYPE_CHECKING:
@@ -578,16 +578,22 @@ class Tree:
         only the statuses that differ from what the object has."""
         dirty, self._dirty = self._dirty, set()
         ops: list[tuple[Child, Obj]] = []
+        sources: list[SourceStatus] = []
         for key in dirty:
             child = self.children.get(key)
             if child is None:
                 continue
             state = self.state(child)
+            sources.extend(child.interpreter.source_statuses(child.obj, state))
             if state.phase is Phase.SYNCING and state.outcome is None and child.obj.get("status"):
                 continue  # not synced yet in this term: its last status stands until it is
             status = child.interpreter.status(child.obj, state)
             if status != child.obj.get("status"):
                 ops.append((child, {**child.obj, "status": status}))
+        if sources:
+            await sourcewrites.write(
+                self._store, sources, write_status=self._write_status, wrote=self._wrote
+            )
         if not ops:
             return
         try:

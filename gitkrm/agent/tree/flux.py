@@ -38,7 +38,7 @@ from .flux_spec import (
     Kustomization,
     KustomizationSpec,
 )
-from .model import ChildSpec, ChildState, Context, Peer, Unhonoured
+from .model import ChildSpec, ChildState, Context, Peer, SourceStatus, Unhonoured
 from .naming import child_name
 
 _UNHONOURED: Final = {
@@ -385,6 +385,11 @@ class FluxInterpreter:
         from .flux_status import kustomization_status
 
         return kustomization_status(obj, state)
+
+    def source_statuses(self, obj: Obj, state: ChildState) -> Sequence[SourceStatus]:
+        from .flux_sources import kustomization_sources
+
+        return kustomization_sources(obj, state)
 
     def crds(self) -> Sequence[Obj]:
         from .flux_crds import crds

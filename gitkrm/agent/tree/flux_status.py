@@ -84,7 +84,7 @@ def unhonoured_message(items: Sequence[Unhonoured]) -> str:
     return _clip("; ".join(f"{u.field}: {u.reason}" for u in items))
 
 
-class _Conditions:
+class FluxConditions:
     def __init__(self, obj: Mapping[str, Any], generation: int | None) -> None:
         self.items: list[Condition] = [dict(c) for c in conditions_of(obj)]  # type: ignore[misc]
         self.now = now_rfc3339()
@@ -123,7 +123,7 @@ def kustomization_status(obj: Mapping[str, Any], state: ChildState) -> dict[str,
     generation = state.observed_generation
     if generation is None:
         generation = md.get("generation")
-    conds = _Conditions(obj, generation)
+    conds = FluxConditions(obj, generation)
     ref = state.spec.config.ref if state.spec is not None else None
     outcome = state.outcome
     attempted = flux_revision(outcome.revision if outcome else None, ref)
@@ -202,7 +202,7 @@ def git_repository_status(
     old: Mapping[str, Any] = obj.get("status") or {}
     md = obj.get("metadata") or {}
     generation = md.get("generation")
-    conds = _Conditions(obj, generation)
+    conds = FluxConditions(obj, generation)
     out: dict[str, Any] = {}
     if error:
         conds.set(READY, "False", "GitOperationFailed", error)

@@ -32,7 +32,7 @@ from gitkrm.source.redact import split_userinfo
 from .. import status as st
 from ..config import from_object, is_git_repository, is_remote_url
 from ..crd import API_VERSION, GROUP, KIND, NAMESPACE
-from .model import ChildSpec, ChildState, Context, Peer, Phase
+from .model import ChildSpec, ChildState, Context, Peer, Phase, SourceStatus
 from .naming import child_name, describe
 
 FINALIZER: Final = "gitkrm.io/prune"
@@ -140,6 +140,9 @@ class GitSourceInterpreter:
     def status(self, obj: Obj, state: ChildState) -> Obj:
         """A GitSource status (the CRD's schema) without times that move on quiet syncs."""
         return child_status(obj.get("status") or {}, state, obj=obj)
+
+    def source_statuses(self, obj: Obj, state: ChildState) -> Sequence[SourceStatus]:
+        return ()  # a GitSource is its own source
 
     def crds(self) -> Sequence[Obj]:
         return ()  # the agent installs the GitSource CRD itself

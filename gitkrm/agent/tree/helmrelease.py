@@ -32,7 +32,7 @@ from .helmrelease_chart import chart_origin
 from .helmrelease_crds import crds
 from .helmrelease_status import release_status
 from .helmrelease_values import release_values
-from .model import ChildSpec, ChildState, Context, Peer, Unhonoured
+from .model import ChildSpec, ChildState, Context, Peer, SourceStatus, Unhonoured
 from .naming import child_name, describe
 
 GROUP: Final = "helm.toolkit.fluxcd.io"
@@ -169,6 +169,11 @@ class HelmReleaseInterpreter:
             release=release_name(str(md.get("name") or ""), spec),
             namespace=str(spec.get("targetNamespace") or namespace),
         )
+
+    def source_statuses(self, obj: Obj, state: ChildState) -> Sequence[SourceStatus]:
+        from .flux_sources import helmrelease_sources
+
+        return helmrelease_sources(obj, state)
 
     def crds(self) -> Sequence[Obj]:
         return crds()

@@ -10,7 +10,7 @@ the children; it knows no peer.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
@@ -96,6 +96,17 @@ class ChildState:
     and URL, which the peer's status names (Flux's `main@sha1:<sha>` revisions)."""
 
 
+@dataclass(frozen=True, slots=True)
+class SourceStatus:
+    """A status an interpreter gives an object its declaring object reads from (a Flux
+    GitRepository or HelmRepository): in the peer, another controller writes it; under
+    gitkrm the child that fetched the source knows it. `status` maps the live object to
+    its whole new `status`."""
+
+    ref: ObjectRef
+    status: Callable[[Obj], Obj]
+
+
 class Context(Protocol):
     """What an interpreter may read besides the object."""
 
@@ -135,6 +146,10 @@ class Interpreter(Protocol):
 
     def crds(self) -> Sequence[Obj]:
         """The peer's CRDs gitkrm registers when the repository does not carry them."""
+        ...
+
+    def source_statuses(self, obj: Obj, state: ChildState) -> Sequence[SourceStatus]:
+        """Statuses of the objects `obj` reads its source from (empty: none to write)."""
         ...
 
 

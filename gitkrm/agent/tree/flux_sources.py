@@ -1,0 +1,107 @@
+"""The status of Flux's source objects (GitRepository, HelmRepository, OCIRepository).
+
+In Flux, source-controller fetches each source and writes its `Ready` condition and
+`artifact`. Under gitkrm the child that synced a Kustomization or HelmRelease is what
+fetched it, so that child's state gives the source object its status: Ready True with the
+artifact of the revision it fetched, or False with the fetch's error; nothing before its
+first attempt. `kubectl get gitrepositories,helmrepositories,ocirepositories` then read
+as with source-controller. Several children sharing a source write the same status.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from gitkrm.krm import GroupKind, Obj, ObjectRef
+
+from ..status import Reason
+from .flux_spec import GIT_REPOSITORY, SOURCE_GROUP
+from .flux_status import READY, RECONCILING, STALLED, FluxConditions, git_repository_status
+from .model import ChildState, SourceStatus
+
+HELM_REPOSITORY: Final = GroupKind(group=SOURCE_GROUP, kind="HelmRepository")
+OCI_REPOSITORY: Final = GroupKind(group=SOURCE_GROUP, kind="OCIRepository")
+
+
+def _fetched(state: ChildState) -> tuple[str | None, str | None] | None:
+    """(revision fetched, fetch error) of the child's last attempt; None before one."""
+    outcome = state.outcome
+    if outcome is None:
+        return None
+    if outcome.reason is Reason.SOURCE_FAILED:
+        return None, (outcome.errors[0] if outcome.errors else "the fetch failed")
+    return outcome.revision, None
+
+
+def _ref(kind: GroupKind, given: Mapping[str, Any], obj: Obj) -> ObjectRef | None:
+    name = str(given.get("name") or "")
+    if not name or str(given.get("kind") or kind.kind) != kind.kind:
+        return None
+    namespace = str(given.get("namespace") or (obj.get("metadata") or {}).get("namespace") or "")
+    return ObjectRef(group=kind.group, kind=kind.kind, name=name, namespace=namespace or "default")
+
+
+def repository_status(obj: Obj, *, revision: str | None, error: str | None) -> Obj:
+    """A HelmRepository's or OCIRepository's `status`: Ready with the artifact the child
+    fetched (`<version>@sha256:<digest>`), or False with the fetch's error."""
+    old: Mapping[str, Any] = obj.get("status") or {}
+    md = obj.get("metadata") or {}
+    generation = md.get("generation")
+    conds = FluxConditions(obj, generation if isinstance(generation, int) else None)
+    out: dict[str, Any] = {}
+    if error:
+        conds.set(READY, "False", "FetchFailed", error)
+        if old.get("artifact"):
+            out["artifact"] = old["artifact"]
+    elif revision:
+        conds.set(READY, "True", "Succeeded", f"stored artifact: revision '{revision}'")
+        prior = old.get("artifact") or {}
+        out["artifact"] = {
+            "revision": revision,
+            "url": f"gitkrm://{md.get('namespace') or ''}/{md.get('name') or ''}/{revision}",
+            "lastUpdateTime": prior.get("lastUpdateTime")
+            if prior.get("revision") == revision
+            else conds.now,
+        }
+    conds.drop(RECONCILING, STALLED)
+    out["conditions"] = conds.items
+    if isinstance(generation, int):
+        out["observedGeneration"] = generation
+    return out
+
+
+def kustomization_sources(obj: Obj, state: ChildState) -> tuple[SourceStatus, ...]:
+    """The GitRepository a Kustomization's `sourceRef` names."""
+    fetched = _fetched(state)
+    ref = _ref(GIT_REPOSITORY, (obj.get("spec") or {}).get("sourceRef") or {}, obj)
+    if fetched is None or ref is None:
+        return ()
+    sha, error = fetched
+    git_ref = state.spec.config.ref if state.spec is not None else None
+
+    def status(live: Obj) -> Obj:
+        return git_repository_status(live, sha=sha, ref=git_ref, error=error)
+
+    return (SourceStatus(ref=ref, status=status),)
+
+
+def helmrelease_sources(obj: Obj, state: ChildState) -> tuple[SourceStatus, ...]:
+    """The HelmRepository (`chart.spec.sourceRef`) or OCIRepository (`chartRef`) of a
+    HelmRelease; a chart in a GitRepository leaves that to the Kustomizations over it."""
+    fetched = _fetched(state)
+    spec: Mapping[str, Any] = obj.get("spec") or {}
+    chart_ref = spec.get("chartRef") or {}
+    template = ((spec.get("chart") or {}).get("spec") or {}).get("sourceRef") or {}
+    if chart_ref:
+        ref = _ref(OCI_REPOSITORY, chart_ref, obj)
+    else:
+        ref = _ref(HELM_REPOSITORY, template, obj)
+    if fetched is None or ref is None:
+        return ()
+    revision, error = fetched
+
+    def status(live: Obj) -> Obj:
+        return repository_status(live, revision=revision, error=error)
+
+    return (SourceStatus(ref=ref, status=status),)
