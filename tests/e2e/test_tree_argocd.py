@@ -247,6 +247,10 @@ async def test_the_long_lived_agent_leaves_settled_applications_alone(
         "--agent-name", "e2e", "--interpret", "argocd", "--interval", "2s",
         "--listen", "127.0.0.1:0", cwd=tmp_path, log=tmp_path / "agent.log",
     ) as agent:  # fmt: skip
+        # The agent serves its API (and writes the kubeconfig) once its store is made:
+        # read before that, a half-made store.db has no tables yet.
+        eventually(lambda: (state / "kubeconfig").exists(), timeout=60,
+                   message="the agent serving its API")  # fmt: skip
 
         async def settled() -> bool:
             try:
