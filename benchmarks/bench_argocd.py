@@ -18,7 +18,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from benchmarks.bench_flux import _run  # one `gitkrm run --once --wait`, timed
+from benchmarks.cli_runs import timed_run
 from tests.e2e.argocd_apps import ui, write_app_of_apps, write_other
 from tests.source.source_gitrepo import RemoteRepo
 
@@ -53,15 +53,15 @@ def main() -> None:
         for i in range(RUNS):
             for kind, args in (("argo", argo), ("plain", plain)):
                 state = root / f"state-{kind}-{i}"
-                first[kind].append(_run(repo.url, state, *args))
-                again[kind].append(_run(repo.url, state, *args))
+                first[kind].append(timed_run(repo.url, state, *args))
+                again[kind].append(timed_run(repo.url, state, *args))
         for i in range(RUNS):
             edit = ui("guestbook-ui", image=f"ui:edit-{i}")
             repo.write("kustomize-guestbook/guestbook-ui.yaml", edit)  # a leaf of both
             repo.commit(f"edit {i}")
             repo.push()
             for kind, args in (("argo", argo), ("plain", plain)):
-                edited[kind].append(_run(repo.url, root / f"state-{kind}-0", *args))
+                edited[kind].append(timed_run(repo.url, root / f"state-{kind}-0", *args))
         _line("first_sync", first["argo"], first["plain"])
         _line("resync", again["argo"], again["plain"])
         _line("resync_after_leaf_edit", edited["argo"], edited["plain"])

@@ -13,29 +13,13 @@ plain source (`--path apps/dev`, the leaf `apps` syncs, no interpretation) synce
 from __future__ import annotations
 
 import statistics
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
+from benchmarks.cli_runs import timed_run
 from tests.e2e.flux_repo import APP, fleet, second_repository
 
 RUNS = 3
-GITKRM = str(Path(sys.executable).with_name("gitkrm"))
-
-
-def _run(url: str, state: Path, *extra: str) -> float:
-    start = time.perf_counter()
-    done = subprocess.run(
-        [GITKRM, "run", "--repo", url, "--once", "--wait", "--timeout", "120s",
-         "--state", str(state), *extra],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    seconds = time.perf_counter() - start
-    if done.returncode != 0:
-        raise SystemExit(f"gitkrm run {' '.join(extra)}: exit {done.returncode}\n{done.stderr}")
-    return seconds
 
 
 def _line(name: str, flux: list[float], plain: list[float]) -> None:
@@ -59,14 +43,14 @@ def main() -> None:
         for i in range(RUNS):
             for kind, args in (("flux", flux), ("plain", plain)):
                 state = root / f"state-{kind}-{i}"
-                first[kind].append(_run(repo.url, state, *args))
-                again[kind].append(_run(repo.url, state, *args))
+                first[kind].append(timed_run(repo.url, state, *args))
+                again[kind].append(timed_run(repo.url, state, *args))
         for i in range(RUNS):
             greeting = f"greeting: edit-{i}"
             repo.write("apps/dev/podinfo.yaml", APP.replace("greeting: hello", greeting))
             repo.commit(f"edit {i}")
             for kind, args in (("flux", flux), ("plain", plain)):
-                edited[kind].append(_run(repo.url, root / f"state-{kind}-0", *args))
+                edited[kind].append(timed_run(repo.url, root / f"state-{kind}-0", *args))
         _line("first_sync", first["flux"], first["plain"])
         _line("resync", again["flux"], again["plain"])
         _line("resync_after_leaf_edit", edited["flux"], edited["plain"])

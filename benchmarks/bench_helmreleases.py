@@ -16,12 +16,10 @@ from __future__ import annotations
 
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
+from benchmarks.cli_runs import timed_run
 from tests.charts.release_charts import CACHE, WEBAPP, push
 from tests.e2e.argocd_helm_repo import write_argocd_repo
 from tests.e2e.flux_helm_repo import publish, write_flux_repo
@@ -30,20 +28,6 @@ from tests.support.chartrepo import ChartRepo
 from tests.support.registry import start_registry, stop_registry
 
 RUNS = 3
-GITKRM = str(Path(sys.executable).with_name("gitkrm"))
-
-
-def _run(url: str, state: Path, *extra: str) -> float:
-    start = time.perf_counter()
-    done = subprocess.run(
-        [GITKRM, "run", "--repo", url, "--once", "--wait", "--timeout", "120s",
-         "--state", str(state), *extra],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    seconds = time.perf_counter() - start
-    if done.returncode != 0:
-        raise SystemExit(f"gitkrm run {' '.join(extra)}: exit {done.returncode}\n{done.stderr}")
-    return seconds
 
 
 def _line(name: str, got: list[float], base: list[float]) -> None:
@@ -83,8 +67,8 @@ def main() -> None:
             for i in range(RUNS):
                 for kind, (url, *args) in cases.items():
                     state = root / f"state-{kind}-{i}"
-                    first[kind].append(_run(url, state, *args))
-                    again[kind].append(_run(url, state, *args))
+                    first[kind].append(timed_run(url, state, *args))
+                    again[kind].append(timed_run(url, state, *args))
             for peer in ("flux", "argocd"):
                 _line(f"{peer}_first_sync", first[peer], first["plain"])
                 _line(f"{peer}_resync", again[peer], again["plain"])
