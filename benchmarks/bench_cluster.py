@@ -11,7 +11,7 @@ counted at the server (`apiserver_request_total` of its /metrics).
   repeated kubectl apply);
 - cluster.cli_run_once, cluster.cli_run_once_again: `gitkrm run --once --kubeconfig` as a
   whole process (start-up included) from a Git repository of the same objects, cold, then
-  with nothing changed (the owned objects' digest: one list per kind; target <= 2 s);
+  with nothing changed (the owned objects' digest: one list per kind);
 - cluster.kubectl_apply, cluster.kubectl_apply_again, cluster.kubectl_server_side,
   cluster.kpt_live_apply: the same objects through each tool.
 
@@ -346,7 +346,7 @@ def _report(figures: dict[str, Figure], objects: int) -> None:
     cli, cli_again = figures.get("cli_run_once"), figures.get("cli_run_once_again")
     if cli is not None and cli_again is not None:
         _line("cli_run_once", f"{cli.seconds:.2f} s", f"{cli.requests} requests; cold, a process")
-        note = f"{cli_again.requests} requests; nothing changed, a process; target <= 2 s"
+        note = f"{cli_again.requests} requests; nothing changed, a process"
         if again_k := figures.get("kubectl_apply_again"):
             note += f"; {again_k.seconds / cli_again.seconds:.1f}x faster than kubectl apply"
         _line("cli_run_once_again", f"{cli_again.seconds:.2f} s", note)
