@@ -74,7 +74,7 @@ class RenderResult:
     objects: tuple[Desired, ...]
     problems: tuple[Problem, ...]
     warnings: tuple[Problem, ...]
-    files: int
+    files: int  # manifest files, kustomizations built and chart templates rendered
     parsed: int  # objects read, valid or not
     registry: Registry
     kinds: Mapping[tuple[str, str], GVK] = field(default_factory=dict)  # (group, kind) used
@@ -310,10 +310,13 @@ class Renderer:
         releases: tuple[Release, ...] = ()
         self._namespaces = {}
         self._remote = False
+        templates = 0  # the charts' rendered templates: files too (validate counts them)
         if charts.roots:
+            before = len(outputs)
             releases = await self._render_charts(
                 snapshot, charts, outputs, store_crds, problems, warnings
             )
+            templates = len(outputs) - before
         if self._overlay is not None:
             # Over the charts' objects too: a HelmRelease's postRenderers.
             outputs = await self._overlay.apply(outputs, snapshot, problems, postbuild)
@@ -356,7 +359,7 @@ class Renderer:
             objects=ordered.objects,
             problems=tuple(problems),
             warnings=tuple(warnings),
-            files=len(entries) + len(layout.roots),
+            files=len(entries) + len(layout.roots) + templates,
             parsed=count,
             registry=registry,
             kinds=kinds,

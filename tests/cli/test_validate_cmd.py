@@ -75,3 +75,12 @@ def test_the_default_namespace_is_runs_and_the_store_crds_count(tmp_path: Path) 
     missing = gitkrm("validate", str(tree), "--state", str(tmp_path / "nowhere"))
     assert missing.returncode == 2
     assert "no store.db there" in missing.stderr
+
+
+def test_a_charts_rendered_templates_are_counted_as_files() -> None:
+    # The corpus chart renders a Deployment, a Service and an HPA from three templates; its
+    # disabled Ingress, its ServiceMonitor (no such CRD) and its test hook render nothing.
+    chart = Path(__file__).resolve().parents[1] / "corpus/podinfo-lookalike/charts/pagecard"
+    res = gitkrm("validate", str(chart))
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "3 object(s) in 3 file(s): valid"
