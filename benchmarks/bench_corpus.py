@@ -89,15 +89,16 @@ def _measure(case: Case, root: Path) -> dict[str, list[float]]:
 
 
 def main() -> None:
+    w = max(len(c.id) for c in CASES) + 2
     print(
-        f"{'corpus case':<32}{'first':>8}{'engine':>8}{'unchanged':>11}{'edited':>8}"
+        f"{'corpus case':<{w}}{'first':>8}{'engine':>8}{'unchanged':>11}{'edited':>8}"
         f"{'start':>8}  (seconds, medians of {RUNS}; first/start ratio)",
         flush=True,
     )
     with tempfile.TemporaryDirectory(prefix="gitkrm-bench-corpus-") as tmp:
         for case in CASES:
             if case.xfail is not None:
-                print(f"{case.id:<32}left out: fails today ({case.xfail})", flush=True)
+                print(f"{case.id:<{w}}left out: fails today ({case.xfail})", flush=True)
                 continue
             figures = _measure(case, Path(tmp) / case.id)
             med = {k: statistics.median(v) for k, v in figures.items()}
@@ -109,7 +110,7 @@ def main() -> None:
             if case.invalid:
                 note += "; refused (needs cert-manager's CRDs)"
             print(
-                f"{case.id:<32}{cell('first', 8)}{cell('engine', 8)}{cell('unchanged', 11)}"
+                f"{case.id:<{w}}{cell('first', 8)}{cell('engine', 8)}{cell('unchanged', 11)}"
                 f"{cell('edited', 8)}{cell('start', 8)}  {note}",
                 flush=True,
             )
