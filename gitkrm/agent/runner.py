@@ -29,6 +29,7 @@ from gitkrm.source.snapshot import Snapshot
 from gitkrm.store import Store
 from gitkrm.store.protocol import meta
 from gitkrm.sync import live
+from gitkrm.sync.objkey import object_key
 from gitkrm.sync.options import SyncOptions
 from gitkrm.sync.parsecache import ParseCache
 from gitkrm.sync.results import Action, Counts, SyncResult, SyncStatus, make_result
@@ -512,8 +513,16 @@ class SourceRunner:
             if gvk is None:
                 gvk = versions[ref.group, ref.kind] = self.engine.read_gvk(ref)
             wanted[ref] = gvk
+        known = self.engine.take_live()  # what the sync just wrote or read: not read again
+        objs: dict[ObjectRef, Obj | None] = {}
+        for ref in refs:
+            obj = known.get(object_key(ref))
+            if obj is not None:
+                objs[ref] = obj
+                del wanted[ref]
         try:
-            objs = await live.read(self.store, wanted)
+            if wanted:
+                objs.update(await live.read(self.store, wanted))
         except GitkrmError as e:
             log.debug("source %s: health not read: %s", self.name, e.message)
             return {}

@@ -167,6 +167,7 @@ class SyncEngine:
         self._lock = asyncio.Lock()
         self._ttl_jobs: tuple[RenderResult | None, frozenset[ResourceKey]] = (None, frozenset())
         self._allow_prune: tuple[str, int | None] = ("", None)  # a revision's trailer
+        self._live_after: dict[str, Obj] = {}  # `take_live`
 
     @property
     def synced_revision(self) -> str | None:
@@ -182,6 +183,12 @@ class SyncEngine:
             return None
         kinds = tuple(gvk for gvk in memo.synced.kinds.values() if gvk.version)
         return dict(self._tracker.seen), kinds
+
+    def take_live(self) -> dict[str, Obj]:
+        """The live objects the last sync wrote or read, by object key, once: the agent
+        judges their health from them instead of reading 10,000 objects again."""
+        live, self._live_after = self._live_after, {}
+        return live
 
     @property
     def settled_at(self) -> str | None:
@@ -798,6 +805,7 @@ class SyncEngine:
         ours: set[int],
     ) -> None:
         """Record what was seen and written, and watch the owned kinds for drift."""
+        self._live_after = applied.live
         tracker = self._tracker
         unsettled: set[str] = set()
         settled = True
