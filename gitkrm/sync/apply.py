@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -45,6 +45,8 @@ from gitkrm.sync.serverside import (
 ATTEMPTS: Final = 4
 WAIT_LIMIT: Final = 30.0  # seconds for a CRD to be established, or a forced delete to finish
 _POLL: Final = 0.05
+Between = Callable[[int], Awaitable[str | None]]
+"""Runs what belongs before wave `limit` (see `Applier`); None, or why the apply stops."""
 _GATED: Final = frozenset({Action.CREATED, Action.CONFIGURED, Action.UNCHANGED})
 """What a health gate waits for: every object of its group that is in place."""
 
@@ -85,8 +87,12 @@ class Applier:
         reuse: Mapping[str, tuple[Desired, ObjectResult]] | None = None,
         progress: ProgressFn = no_progress,
         gate: Gate | None = None,
+        between: Between | None = None,
     ) -> None:
-        """`gate`: waits for health between waves (see `gates`). `reuse`: "unchanged"
+        """`gate`: waits for health between waves (see `gates`). `between(limit)`: runs
+        what belongs before wave `limit` (Argo CD's Sync hooks of the earlier waves), called
+        before each wave is written and after its last object; a message stops the apply
+        as a failed gate does. `reuse`: "unchanged"
         results of earlier syncs by object key, with the desired object they were for
         (taken when it is the same object); `progress`: told after each batch how many
         writes of how many are done."""
@@ -103,6 +109,7 @@ class Applier:
         self.reuse = reuse or {}
         self.progress = progress
         self.gate = gate
+        self.between = between
         self.stopped: str | None = None  # why a gate stopped the apply
         self.cancelled = False  # a gate was cancelled by a new revision
         self.inventory: Collection[str] = frozenset()  # the plan's (set by apply)
@@ -138,10 +145,20 @@ class Applier:
             groups[-1][1].append(i)
         prunes = [i for i, s in enumerate(plan.steps) if s.desired is None]
         for n, (key, indexes) in enumerate(groups):
+            wave = key[1] if key[0] else None  # stage 0: the Namespaces and CRDs, before waves
+            stopped = await self._between(wave)
+            if stopped is not None:
+                self._stop([i for _, rest in groups[n:] for i in rest] + prunes, plan,
+                           results, stopped)  # fmt: skip
+                prunes = []
+                break
             await self._stage(plan, indexes, results, out)
-            if gate is None or n == len(groups) - 1:
+            if wave is not None and (n == len(groups) - 1 or groups[n + 1][0][:2] != key[:2]):
+                stopped = await self._between(wave + 1)  # what belongs to this wave
+            if stopped is None and (gate is None or n == len(groups) - 1):
                 continue
-            stopped = await self._gate(plan, key, indexes, results)
+            if stopped is None:
+                stopped = await self._gate(plan, key, indexes, results)
             if stopped is not None:
                 self._stop([i for _, rest in groups[n + 1 :] for i in rest] + prunes, plan,
                            results, stopped)  # fmt: skip
@@ -154,6 +171,14 @@ class Applier:
         return out
 
     # -- gates -------------------------------------------------------------------------
+
+    async def _between(self, limit: int | None) -> str | None:
+        if self.between is None or limit is None:
+            return None
+        why = await self.between(limit)
+        if why is not None:
+            self.stopped = why
+        return why
 
     async def _gate(
         self,

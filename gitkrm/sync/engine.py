@@ -38,7 +38,7 @@ from gitkrm.schema import patch_meta_for, ssa_type_for
 from gitkrm.source.snapshot import Snapshot
 from gitkrm.store import Store
 from gitkrm.sync import admission, guards, inventory, keys, live
-from gitkrm.sync.apply import Applied, Applier
+from gitkrm.sync.apply import Applied, Applier, Between
 from gitkrm.sync.desired import Desired
 from gitkrm.sync.diff import diff_step, diff_text
 from gitkrm.sync.drift import DriftTracker, Seen
@@ -75,6 +75,9 @@ _UNSETTLED: Final = frozenset({Action.FAILED, Action.REFUSED, Action.SKIPPED})
 
 def _ms(start: float) -> float:
     return (time.perf_counter() - start) * 1000
+
+
+_AFTER_ALL_WAVES: Final = 2**62  # `sync_hooks`: every wave is before it
 
 
 def contiguous(since: str, after: str, ours: set[int]) -> bool:
@@ -289,10 +292,28 @@ class SyncEngine:
                 warnings=self._warnings(rendered),
             )
             return memo.hook_failure
-        done = await self._apply(rendered, timings, progress=progress, cancel=cancel)
+        pending = list(hooks.of(Phase.SYNC))
+
+        async def sync_hooks(limit: int) -> str | None:
+            """Argo CD's Sync hooks of the waves before `limit`, in the apply's wave order."""
+            nonlocal pending
+            due = [d for d in pending if d.wave < limit]
+            if not due:
+                return None
+            pending = [d for d in pending if d.wave >= limit]
+            progress(f"{Phase.SYNC.value} hooks", None, None)
+            done = await runner.run(Phase.SYNC, due)
+            runs.extend(done)
+            if all(r.ok for r in done):
+                return None
+            return "a Sync hook failed: the later waves were not applied"
+
+        done = await self._apply(
+            rendered, timings, progress=progress, cancel=cancel, between=sync_hooks
+        )
         result = done.result(revision) if isinstance(done, Refusal) else done
         errors = list(result.errors)
-        ok = result.ok and await phase(Phase.SYNC)
+        ok = result.ok and await sync_hooks(_AFTER_ALL_WAVES) is None
         if ok and hooks.of(Phase.POST_SYNC):
             why = await self._all_healthy(result, cancel)
             if why is not None:
@@ -696,6 +717,7 @@ class SyncEngine:
         *,
         progress: ProgressFn = no_progress,
         cancel: asyncio.Event | None = None,
+        between: Between | None = None,
     ) -> SyncResult | Refusal:
         o = self.options
         start = time.perf_counter()
@@ -748,6 +770,7 @@ class SyncEngine:
             reuse=self._memo.reuse_results,
             progress=progress,
             gate=self._gate_for(rendered, cancel=cancel, progress=progress),
+            between=between,
         )
         applied = await applier.apply(plan)
         if not any(r.action is Action.FAILED for r in applied.results):

@@ -152,6 +152,61 @@ async def test_hooks_run_once_per_revision_in_phase_order(
     assert not any(o.action.value == "pruned" for o in new.objects)
 
 
+def _waved(name: str, n: int) -> str:
+    return configmap(name, extra=f"  annotations: {{argocd.argoproj.io/sync-wave: '{n}'}}\n")
+
+
+async def test_sync_hooks_run_inside_their_wave(
+    store: Store,
+    apps: None,
+    remote: Remote,
+    make_source: SourceFactory,
+    make_engine: EngineFactory,
+) -> None:
+    """Argo CD orders Sync hooks with the objects by wave: a wave-1 hook Job completes
+    after wave 0 is written and before wave 2 is."""
+    remote.write("a.yaml", _waved("first", 0))
+    remote.write("hook.yaml", job("between", "Sync", wave=1))
+    remote.write("b.yaml", _waved("last", 2))
+    remote.commit()
+    engine, source = make_engine(health_timeout=30.0), make_source(remote.url)
+    result = await sync(engine, source)
+    assert result.ok, result.problems()
+    assert runs(result) == [("Sync", "between", "Succeeded")]
+    first, last = await get(store, cm_ref("first")), await get(store, cm_ref("last"))
+    hook = (await jobs(store))["between"]
+    assert first is not None
+    assert last is not None
+    rv = {
+        name: int(o["metadata"]["resourceVersion"])
+        for name, o in (("first", first), ("last", last))
+    }
+    started = int(hook["metadata"]["resourceVersion"])  # its last write: completed
+    assert rv["first"] < started < rv["last"]
+
+
+async def test_a_failing_sync_hook_stops_the_later_waves(
+    store: Store,
+    apps: None,
+    remote: Remote,
+    make_source: SourceFactory,
+    make_engine: EngineFactory,
+) -> None:
+    remote.write("a.yaml", _waved("first", 0))
+    remote.write("hook.yaml", job("broken", "Sync", wave=0, fail=True))
+    remote.write("b.yaml", _waved("last", 1))
+    remote.write("fail.yaml", hook_cm("on-failure", "SyncFail"))
+    remote.commit()
+    engine, source = make_engine(health_timeout=30.0), make_source(remote.url)
+    result = await sync(engine, source)
+    assert result.status is SyncStatus.FAILED
+    assert runs(result)[0] == ("Sync", "broken", "Failed")
+    assert "a Sync hook failed: the later waves were not applied" in result.errors
+    assert await get(store, cm_ref("first")) is not None  # its own wave: written with it
+    assert await get(store, cm_ref("last")) is None
+    assert await get(store, cm_ref("on-failure")) is not None  # SyncFail ran
+
+
 async def test_delete_policies(
     store: Store,
     apps: None,
