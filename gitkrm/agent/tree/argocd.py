@@ -15,12 +15,10 @@ object and the field.
 from __future__ import annotations
 
 import dataclasses
-import posixpath
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, cast
 
 from gitkrm.charts.spec import HelmSpec
-from gitkrm.errors import ManifestError
 from gitkrm.krm import GVK, Obj, ObjectRef
 from gitkrm.sync.appsource_spec import AppSource, DirectorySpec, ManagedNamespace, SourceType
 from gitkrm.sync.options import IgnoreDifference
@@ -39,6 +37,7 @@ from .argocd_spec import (
     Kustomize,
     SyncPolicy,
 )
+from .fields import Fail, FieldErrors, as_list, source_path, str_map
 from .model import ChildSpec, ChildState, Context, Peer, SourceStatus, Unhonoured
 from .naming import child_name
 
@@ -85,47 +84,7 @@ _UNHONOURED: Final = {
 }
 
 
-class _Fail:
-    """Errors naming the source, the object and the field."""
-
-    def __init__(self, obj: Obj, parent: SourceConfig) -> None:
-        md = obj.get("metadata") or {}
-        self.object = f"Application {md.get('namespace') or ''}/{md.get('name') or ''}"
-        self.path = f"source {parent.name}"
-
-    def __call__(self, field: str, message: str) -> ManifestError:
-        return ManifestError(f"{field}: {message}", path=self.path, object=self.object)
-
-
-def _str_map(value: object, field: str, fail: _Fail) -> tuple[tuple[str, str], ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, Mapping):
-        raise fail(field, "must be a map of strings")
-    return tuple((str(k), str(v)) for k, v in value.items())
-
-
-def _list(value: object, field: str, fail: _Fail) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise fail(field, "must be a list")
-    return value
-
-
-def source_path(value: object, fail: _Fail, *, at: str) -> str:
-    """`path`, relative to the repository's top; `.` (or none) is the top."""
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise fail(at, "must be a string")
-    p = posixpath.normpath(value.strip().lstrip("/") or ".")
-    if p == ".." or p.startswith("../"):
-        raise fail(at, f"{value!r} leaves the repository")
-    return "" if p == "." else p
-
-
-def image(text: str, fail: _Fail, *, at: str) -> ImageOverride:
+def image(text: str, fail: Fail, *, at: str) -> ImageOverride:
     """Argo CD's image override: `[old=]name[:tag][@digest]`."""
     old, _, new = text.rpartition("=") if "=" in text else ("", "", text)
     digest = None
@@ -143,7 +102,7 @@ def image(text: str, fail: _Fail, *, at: str) -> ImageOverride:
     return ImageOverride(name=new, new_tag=tag, digest=digest)
 
 
-def overlay_of(k: Kustomize, fail: _Fail, *, at: str) -> tuple[Overlay | None, list[Unhonoured]]:
+def overlay_of(k: Kustomize, fail: Fail, *, at: str) -> tuple[Overlay | None, list[Unhonoured]]:
     """`kustomize` as the child's Overlay, and what of it is not honoured."""
     unhonoured: list[Unhonoured] = []
     known = {"namePrefix", "nameSuffix", "images", "patches", "namespace", "commonLabels",
@@ -154,7 +113,7 @@ def overlay_of(k: Kustomize, fail: _Fail, *, at: str) -> tuple[Overlay | None, l
         elif key not in known:
             unhonoured.append(Unhonoured(f"{at}.{key}", "not a field gitkrm knows"))
     patches: list[OverlayPatch] = []
-    for i, p in enumerate(_list(k.get("patches"), f"{at}.patches", fail)):
+    for i, p in enumerate(as_list(k.get("patches"), f"{at}.patches", fail)):
         if not isinstance(p, Mapping):
             raise fail(f"{at}.patches[{i}]", "must be an object (patch, target)")
         if p.get("path"):
@@ -173,14 +132,14 @@ def overlay_of(k: Kustomize, fail: _Fail, *, at: str) -> tuple[Overlay | None, l
         patches.append(OverlayPatch(text, tuple(sorted((str(a), b) for a, b in target.items()))))
     images = [
         image(str(im), fail, at=f"{at}.images[{i}]")
-        for i, im in enumerate(_list(k.get("images"), f"{at}.images", fail))
+        for i, im in enumerate(as_list(k.get("images"), f"{at}.images", fail))
     ]
     components: list[str] = []
-    for i, c in enumerate(_list(k.get("components"), f"{at}.components", fail)):
+    for i, c in enumerate(as_list(k.get("components"), f"{at}.components", fail)):
         if not isinstance(c, str) or not c or c.startswith("/") or "://" in c:
             raise fail(f"{at}.components[{i}]", f"{c!r}: a path relative to the source path")
         components.append(c)
-    labels = _str_map(k.get("commonLabels"), f"{at}.commonLabels", fail)
+    labels = str_map(k.get("commonLabels"), f"{at}.commonLabels", fail)
     if labels and not k.get("labelWithoutSelector"):
         unhonoured.append(
             Unhonoured(
@@ -197,16 +156,18 @@ def overlay_of(k: Kustomize, fail: _Fail, *, at: str) -> tuple[Overlay | None, l
         images=tuple(images),
         components=tuple(components),
         labels=labels,
-        annotations=_str_map(k.get("commonAnnotations"), f"{at}.commonAnnotations", fail),
+        annotations=str_map(k.get("commonAnnotations"), f"{at}.commonAnnotations", fail),
     )
     return (None if out.empty else out), unhonoured
 
 
-def _sync_options(policy: SyncPolicy, fail: _Fail) -> tuple[dict[str, bool], list[Unhonoured]]:
+def _sync_options(policy: SyncPolicy, fail: Fail) -> tuple[dict[str, bool], list[Unhonoured]]:
     """`syncOptions` (`Name=value`): the honoured ones by lower-case name, the rest."""
     out: dict[str, bool] = {}
     unhonoured: list[Unhonoured] = []
-    for i, raw in enumerate(_list(policy.get("syncOptions"), "spec.syncPolicy.syncOptions", fail)):
+    for i, raw in enumerate(
+        as_list(policy.get("syncOptions"), "spec.syncPolicy.syncOptions", fail)
+    ):
         at = f"spec.syncPolicy.syncOptions[{i}]"
         name, eq, value = str(raw).partition("=")
         key = name.strip().lower()
@@ -223,11 +184,11 @@ def _sync_options(policy: SyncPolicy, fail: _Fail) -> tuple[dict[str, bool], lis
 
 
 def _ignores(
-    spec: ApplicationSpec, fail: _Fail
+    spec: ApplicationSpec, fail: Fail
 ) -> tuple[tuple[IgnoreDifference, ...], list[Unhonoured]]:
     out: list[IgnoreDifference] = []
     unhonoured: list[Unhonoured] = []
-    items = _list(spec.get("ignoreDifferences"), "spec.ignoreDifferences", fail)
+    items = as_list(spec.get("ignoreDifferences"), "spec.ignoreDifferences", fail)
     for i, item in enumerate(items):
         at = f"spec.ignoreDifferences[{i}]"
         if not isinstance(item, Mapping) or not item.get("kind"):
@@ -235,7 +196,7 @@ def _ignores(
         for key in ("jqPathExpressions", "managedFieldsManagers"):
             if item.get(key):
                 unhonoured.append(Unhonoured(f"{at}.{key}", "only jsonPointers are honoured"))
-        pointers = [str(p) for p in _list(item.get("jsonPointers"), f"{at}.jsonPointers", fail)]
+        pointers = [str(p) for p in as_list(item.get("jsonPointers"), f"{at}.jsonPointers", fail)]
         for p in pointers:
             if not p.startswith("/"):
                 raise fail(f"{at}.jsonPointers", f"{p!r} is not a JSON pointer (it starts with /)")
@@ -252,7 +213,7 @@ def _ignores(
     return tuple(out), unhonoured
 
 
-def _destination(spec: ApplicationSpec, fail: _Fail) -> str | None:
+def _destination(spec: ApplicationSpec, fail: Fail) -> str | None:
     """The destination namespace; another cluster is an error."""
     dest = spec.get("destination")
     if not isinstance(dest, Mapping):
@@ -277,7 +238,7 @@ def _destination(spec: ApplicationSpec, fail: _Fail) -> str | None:
 async def read(obj: Obj, ctx: Context) -> ChildSpec:
     """The child source an Application declares."""
     parent = ctx.parent
-    fail = _Fail(obj, parent)
+    fail = FieldErrors(obj, parent)
     app = cast(Application, obj)
     gvk = GVK.of(obj)
     if gvk.group != GROUP or gvk.kind != APPLICATION.kind:
@@ -392,9 +353,9 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
         nsmeta = policy.get("managedNamespaceMetadata") or {}
         create_ns = ManagedNamespace(
             target_ns,
-            labels=_str_map(nsmeta.get("labels"), "spec.syncPolicy.managedNamespaceMetadata.labels",
+            labels=str_map(nsmeta.get("labels"), "spec.syncPolicy.managedNamespaceMetadata.labels",
                             fail),
-            annotations=_str_map(nsmeta.get("annotations"),
+            annotations=str_map(nsmeta.get("annotations"),
                                  "spec.syncPolicy.managedNamespaceMetadata.annotations", fail),
         )  # fmt: skip
     elif policy.get("managedNamespaceMetadata"):
@@ -478,4 +439,4 @@ class ArgoCDInterpreter:
 
 INTERPRETER: Final = ArgoCDInterpreter()
 
-__all__ = ["INTERPRETER", "ArgoCDInterpreter", "image", "overlay_of", "read", "source_path"]
+__all__ = ["INTERPRETER", "ArgoCDInterpreter", "image", "overlay_of", "read"]

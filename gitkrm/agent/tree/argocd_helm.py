@@ -23,7 +23,7 @@ rendered one; the result is laid over the child's Git configuration.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final, cast
 
 import orjson
@@ -35,9 +35,8 @@ from gitkrm.krm import Obj, masking
 from ..config import Mount
 from .argocd_repo import repository, repository_secret, secret_text
 from .argocd_spec import Source
+from .fields import Fail
 from .model import Context, Unhonoured
-
-Fail = Callable[[str, str], Exception]
 
 _HONOURED: Final = frozenset(
     {"valueFiles", "values", "valuesObject", "parameters", "fileParameters", "releaseName",

@@ -21,7 +21,6 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -31,10 +30,9 @@ from gitkrm.source import Auth, GitRef, RefKind
 
 from ..config import SourceConfig
 from .argocd_spec import KNOWN_HOSTS_CONFIGMAP, SECRET_TYPE_LABEL
+from .fields import Fail
 from .flux_repo import Repository, credentials, normalise_url
 from .model import Context, Unhonoured
-
-Fail = Callable[[str, str], Exception]
 
 _SHA: Final = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 _VERSION: Final = re.compile(r"^v?\d+(\.\d+)*([-+].*)?$")

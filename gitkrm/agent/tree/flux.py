@@ -13,7 +13,6 @@ transforms (`targetNamespace`, `namePrefix`/`nameSuffix`, `patches`, `images`,
 from __future__ import annotations
 
 import json
-import posixpath
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, cast
 
@@ -28,6 +27,7 @@ from ..config import SourceConfig
 from ..crd import GROUP as GITSOURCE_GROUP
 from ..crd import KIND as GITSOURCE_KIND
 from ..crd import NAMESPACE as GITSOURCE_NAMESPACE
+from .fields import Fail, FieldErrors, as_list, source_path, str_map
 from .flux_repo import Repository, duration, read_repository
 from .flux_spec import (
     FINALIZER,
@@ -59,48 +59,7 @@ _MAPPED: Final = frozenset(
 )  # fmt: skip
 
 
-class _Fail:
-    """Errors naming the source, the object and the field."""
-
-    def __init__(self, obj: Obj, parent: SourceConfig) -> None:
-        md = obj.get("metadata") or {}
-        self.object = f"Kustomization {md.get('namespace') or ''}/{md.get('name') or ''}"
-        self.path = f"source {parent.name}"
-
-    def __call__(self, field: str, message: str) -> ManifestError:
-        return ManifestError(f"{field}: {message}", path=self.path, object=self.object)
-
-
-def source_path(value: object, fail: _Fail) -> str:
-    """Flux's `spec.path`, relative to the repository's top (`./x`, `x/`, `/x` alike)."""
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise fail("spec.path", "must be a string")
-    raw = value.strip().lstrip("/")
-    p = posixpath.normpath(raw) if raw else "."
-    if p == ".." or p.startswith("../"):
-        raise fail("spec.path", f"{value!r} leaves the repository")
-    return "" if p == "." else p
-
-
-def _str_map(value: object, field: str, fail: _Fail) -> tuple[tuple[str, str], ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, Mapping):
-        raise fail(field, "must be a map of strings")
-    return tuple((str(k), str(v)) for k, v in value.items())
-
-
-def _list(value: object, field: str, fail: _Fail) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise fail(field, "must be a list")
-    return value
-
-
-def _target(value: object, field: str, fail: _Fail) -> tuple[tuple[str, Any], ...]:
+def _target(value: object, field: str, fail: Fail) -> tuple[tuple[str, Any], ...]:
     if value is None:
         return ()
     if not isinstance(value, Mapping):
@@ -108,22 +67,22 @@ def _target(value: object, field: str, fail: _Fail) -> tuple[tuple[str, Any], ..
     return tuple(sorted((str(k), v) for k, v in value.items()))
 
 
-def overlay_of(spec: KustomizationSpec, fail: _Fail) -> Overlay | None:
+def overlay_of(spec: KustomizationSpec, fail: Fail) -> Overlay | None:
     """The kustomize transforms the Kustomization asks for (None: none)."""
     patches: list[OverlayPatch] = []
-    for i, p in enumerate(_list(spec.get("patches"), "spec.patches", fail)):
+    for i, p in enumerate(as_list(spec.get("patches"), "spec.patches", fail)):
         if not isinstance(p, Mapping) or not isinstance(p.get("patch"), str) or not p["patch"]:
             raise fail(f"spec.patches[{i}].patch", "required: a strategic merge or JSON 6902 patch")
         patches.append(
             OverlayPatch(p["patch"], _target(p.get("target"), f"spec.patches[{i}].target", fail))
         )
     for i, p in enumerate(
-        _list(spec.get("patchesStrategicMerge"), "spec.patchesStrategicMerge", fail)
+        as_list(spec.get("patchesStrategicMerge"), "spec.patchesStrategicMerge", fail)
     ):
         if not isinstance(p, Mapping):
             raise fail(f"spec.patchesStrategicMerge[{i}]", "must be an object")
         patches.append(OverlayPatch(json.dumps(p)))
-    for i, p in enumerate(_list(spec.get("patchesJson6902"), "spec.patchesJson6902", fail)):
+    for i, p in enumerate(as_list(spec.get("patchesJson6902"), "spec.patchesJson6902", fail)):
         at = f"spec.patchesJson6902[{i}]"
         if not isinstance(p, Mapping) or not isinstance(p.get("patch"), list):
             raise fail(f"{at}.patch", "required: a list of JSON 6902 operations")
@@ -133,7 +92,7 @@ def overlay_of(spec: KustomizationSpec, fail: _Fail) -> Overlay | None:
             OverlayPatch(json.dumps(p["patch"]), _target(p["target"], f"{at}.target", fail))
         )
     images: list[ImageOverride] = []
-    for i, im in enumerate(_list(spec.get("images"), "spec.images", fail)):
+    for i, im in enumerate(as_list(spec.get("images"), "spec.images", fail)):
         if not isinstance(im, Mapping) or not im.get("name"):
             raise fail(f"spec.images[{i}].name", "required")
         images.append(
@@ -145,7 +104,7 @@ def overlay_of(spec: KustomizationSpec, fail: _Fail) -> Overlay | None:
             )
         )
     components = []
-    for i, c in enumerate(_list(spec.get("components"), "spec.components", fail)):
+    for i, c in enumerate(as_list(spec.get("components"), "spec.components", fail)):
         if not isinstance(c, str) or not c or c.startswith("/") or "://" in c:
             raise fail(f"spec.components[{i}]", f"{c!r}: a path relative to spec.path")
         components.append(c)
@@ -162,14 +121,14 @@ def overlay_of(spec: KustomizationSpec, fail: _Fail) -> Overlay | None:
         patches=tuple(patches),
         images=tuple(images),
         components=tuple(components),
-        labels=_str_map(md.get("labels"), "spec.commonMetadata.labels", fail),
-        annotations=_str_map(md.get("annotations"), "spec.commonMetadata.annotations", fail),
+        labels=str_map(md.get("labels"), "spec.commonMetadata.labels", fail),
+        annotations=str_map(md.get("annotations"), "spec.commonMetadata.annotations", fail),
     )
     return None if out.empty else out
 
 
 def postbuild_of(
-    spec: KustomizationSpec, namespace: str, parent: SourceConfig, fail: _Fail
+    spec: KustomizationSpec, namespace: str, parent: SourceConfig, fail: Fail
 ) -> tuple[PostBuildSpec | None, tuple[Unhonoured, ...]]:
     """`postBuild` (variables from the object's namespace) and `decryption`."""
     pb = spec.get("postBuild") or {}
@@ -179,7 +138,7 @@ def postbuild_of(
         if k not in ("substitute", "substituteFrom")
     )
     refs: list[SubstituteRef] = []
-    for i, r in enumerate(_list(pb.get("substituteFrom"), "spec.postBuild.substituteFrom", fail)):
+    for i, r in enumerate(as_list(pb.get("substituteFrom"), "spec.postBuild.substituteFrom", fail)):
         at = f"spec.postBuild.substituteFrom[{i}]"
         if not isinstance(r, Mapping) or r.get("kind") not in ("ConfigMap", "Secret"):
             raise fail(f"{at}.kind", "must be ConfigMap or Secret")
@@ -206,7 +165,7 @@ def postbuild_of(
             secret_name=name or None, secret_namespace=namespace, key_files=parent_keys
         )
     out = PostBuildSpec(
-        substitute=_str_map(pb.get("substitute"), "spec.postBuild.substitute", fail),
+        substitute=str_map(pb.get("substitute"), "spec.postBuild.substitute", fail),
         substitute_from=tuple(refs),
         decryption=decryption,
     )
@@ -214,10 +173,10 @@ def postbuild_of(
 
 
 def _refs(
-    items: object, field: str, namespace: str, fail: _Fail, *, kind: bool
+    items: object, field: str, namespace: str, fail: Fail, *, kind: bool
 ) -> tuple[ObjectRef, ...]:
     out = []
-    for i, d in enumerate(_list(items, field, fail)):
+    for i, d in enumerate(as_list(items, field, fail)):
         if not isinstance(d, Mapping) or not d.get("name"):
             raise fail(f"{field}[{i}].name", "required")
         if kind:
@@ -261,7 +220,7 @@ async def _remembered(declared_by: ObjectRef, parent: SourceConfig, ctx: Context
 async def read(obj: Obj, ctx: Context) -> ChildSpec:
     """The child source a Kustomization declares."""
     parent = ctx.parent
-    fail = _Fail(obj, parent)
+    fail = FieldErrors(obj, parent)
     ks = cast(Kustomization, obj)
     gvk = GVK.of(obj)
     if gvk.group != KUSTOMIZE_GROUP or gvk.kind != KUSTOMIZATION.kind:

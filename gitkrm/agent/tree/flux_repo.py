@@ -35,11 +35,9 @@ from gitkrm.source import Auth, GitRef, HttpsAuth, RefKind, SecretRef, SshAuth
 
 from ..config import SourceConfig, is_remote_url
 from ..duration import parse_duration
+from .fields import Fail
 from .flux_spec import GitRepository, GitRepositorySpec
 from .model import Unhonoured
-
-Fail = Callable[[str, str], Exception]
-"""Builds the error for a field of the declaring object: (field, message)."""
 
 HONOURED: Final = frozenset({"url", "ref", "interval", "timeout", "secretRef", "suspend"})
 _UNHONOURED: Final = {

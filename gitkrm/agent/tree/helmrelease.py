@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final, cast
 
 import orjson
@@ -25,6 +25,7 @@ from gitkrm.sync.options import IgnoreDifference
 from gitkrm.sync.overlay_spec import Overlay
 
 from ..config import DEFAULT_INTERVAL, SourceConfig
+from .fields import Fail
 from .flux import overlay_of
 from .flux_repo import duration
 from .flux_spec import KustomizationSpec
@@ -39,7 +40,6 @@ GROUP: Final = "helm.toolkit.fluxcd.io"
 HELM_RELEASE: Final = GroupKind(group=GROUP, kind="HelmRelease")
 FINALIZER: Final = "finalizers.fluxcd.io"
 MAX_RELEASE_NAME: Final = 53
-Fail = Callable[[str, str], Exception]
 
 _NO_RELEASE_STORAGE: Final = "gitkrm keeps no Helm release storage (its inventory owns the objects)"
 _UNHONOURED: Final = {

@@ -30,10 +30,10 @@ from gitkrm.krm import GroupKind, Obj, ObjectRef, masking
 from gitkrm.source import Auth, GitRef
 
 from ..config import SourceConfig
+from .fields import Fail
 from .flux_repo import duration
 from .model import Unhonoured
 
-Fail = Callable[[str, str], Exception]
 Get = Callable[[ObjectRef], Awaitable[Obj | None]]
 
 SOURCE_GROUP: Final = "source.toolkit.fluxcd.io"

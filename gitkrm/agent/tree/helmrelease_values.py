@@ -24,7 +24,8 @@ import yaml
 from gitkrm.charts.spec import merge_values, set_path
 from gitkrm.krm import Obj, ObjectRef, masking
 
-Fail = Callable[[str, str], Exception]
+from .fields import Fail
+
 DEFAULT_KEY: Final = "values.yaml"
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

@@ -1,0 +1,58 @@
+"""Reading the fields of declaring objects (Flux's, Argo CD's): one error form naming the
+source, the object and the field, and the checks every interpreter makes of a value."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from gitkrm.errors import ManifestError
+from gitkrm.krm import Obj
+
+from ..config import SourceConfig
+
+Fail = Callable[[str, str], Exception]
+"""Builds the error for a field of the declaring object: (field, message)."""
+
+
+class FieldErrors:
+    """A `Fail` naming the source that applied `obj`, and `obj` as `Kind namespace/name`."""
+
+    def __init__(self, obj: Obj, parent: SourceConfig) -> None:
+        md = obj.get("metadata") or {}
+        kind = obj.get("kind") or "object"
+        self.object = f"{kind} {md.get('namespace') or ''}/{md.get('name') or ''}"
+        self.path = f"source {parent.name}"
+
+    def __call__(self, field: str, message: str) -> ManifestError:
+        return ManifestError(f"{field}: {message}", path=self.path, object=self.object)
+
+
+def str_map(value: object, field: str, fail: Fail) -> tuple[tuple[str, str], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, Mapping):
+        raise fail(field, "must be a map of strings")
+    return tuple((str(k), str(v)) for k, v in value.items())
+
+
+def as_list(value: object, field: str, fail: Fail) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise fail(field, "must be a list")
+    return value
+
+
+def source_path(value: object, fail: Fail, *, at: str = "spec.path") -> str:
+    """A path relative to the repository's top (`./x`, `x/`, `/x` alike; `.` or none is
+    the top); one that leaves the repository is an error of the field `at`."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise fail(at, "must be a string")
+    p = posixpath.normpath(value.strip().lstrip("/") or ".")
+    if p == ".." or p.startswith("../"):
+        raise fail(at, f"{value!r} leaves the repository")
+    return "" if p == "." else p
