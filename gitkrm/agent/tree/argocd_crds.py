@@ -17,14 +17,13 @@ from typing import Any, Final
 from gitkrm.krm import Obj
 
 from .argocd_spec import GROUP, VERSION
+from .peercrd import ANY, STR, peer_crd
 
-_STR: Final = {"type": "string"}
-_ANY: Final = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
 _SOURCE: Final = {
     "type": "object",
     "x-kubernetes-preserve-unknown-fields": True,
     "required": ["repoURL"],
-    "properties": {"repoURL": _STR, "targetRevision": _STR, "path": _STR, "chart": _STR},
+    "properties": {"repoURL": STR, "targetRevision": STR, "path": STR, "chart": STR},
 }
 _APP_COLUMNS: Final = [
     {"name": "Sync Status", "type": "string", "jsonPath": ".status.sync.status"},
@@ -37,50 +36,22 @@ _APP_COLUMNS: Final = [
 def _crd(
     *, kind: str, plural: str, short: list[str], spec: dict[str, Any], columns: list[Any]
 ) -> Obj:
-    schema = {
-        "type": "object",
-        "required": ["metadata", "spec"],
-        "properties": {
-            "apiVersion": _STR,
-            "kind": _STR,
-            "metadata": {"type": "object"},
-            "spec": spec,
-            "status": _ANY,
-            "operation": _ANY,
-        },
-    }
-    version: dict[str, Any] = {
-        "name": VERSION,
-        "served": True,
-        "storage": True,
-        "schema": {"openAPIV3Schema": schema},
-    }
-    if columns:
-        version["additionalPrinterColumns"] = columns
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {
-            "name": f"{plural}.{GROUP}",
-            "labels": {
-                "app.kubernetes.io/managed-by": "gitkrm",
-                "gitkrm.io/interpret": "argocd",
-                "app.kubernetes.io/part-of": "argocd",
-            },
-        },
-        "spec": {
-            "group": GROUP,
-            "names": {
-                "kind": kind,
-                "listKind": f"{kind}List",
-                "plural": plural,
-                "singular": kind.lower(),
-                "shortNames": short,
-            },
-            "scope": "Namespaced",
-            "versions": [version],
-        },
-    }
+    """Argo CD's: one version, no status subresource (status and `operation` are written
+    with the object)."""
+    return peer_crd(
+        peer="argocd",
+        group=GROUP,
+        kind=kind,
+        plural=plural,
+        short=short,
+        spec=spec,
+        versions=(VERSION,),
+        columns=columns,
+        status_subresource=False,
+        required=("metadata", "spec"),
+        properties={"operation": ANY},
+        labels={"app.kubernetes.io/part-of": "argocd"},
+    )
 
 
 def application_crd() -> Obj:
@@ -89,16 +60,16 @@ def application_crd() -> Obj:
         "x-kubernetes-preserve-unknown-fields": True,
         "required": ["destination"],
         "properties": {
-            "project": _STR,
+            "project": STR,
             "source": _SOURCE,
             "sources": {"type": "array", "items": _SOURCE},
             "destination": {
                 "type": "object",
-                "properties": {"server": _STR, "name": _STR, "namespace": _STR},
+                "properties": {"server": STR, "name": STR, "namespace": STR},
             },
-            "syncPolicy": _ANY,
-            "ignoreDifferences": {"type": "array", "items": _ANY},
-            "info": {"type": "array", "items": _ANY},
+            "syncPolicy": ANY,
+            "ignoreDifferences": {"type": "array", "items": ANY},
+            "info": {"type": "array", "items": ANY},
             "revisionHistoryLimit": {"type": "integer", "format": "int64"},
         },
     }

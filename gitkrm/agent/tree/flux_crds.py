@@ -16,16 +16,15 @@ from typing import Any, Final
 from gitkrm.krm import Obj
 
 from .flux_spec import GIT_REPOSITORY, KUSTOMIZATION
+from .peercrd import STR, peer_crd
 
-_STR: Final = {"type": "string"}
 _BOOL: Final = {"type": "boolean"}
-_ANY: Final = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
 _READY_STATUS: Final = '.status.conditions[?(@.type=="Ready")].status'
 _READY_MESSAGE: Final = '.status.conditions[?(@.type=="Ready")].message'
 _NAMED: Final = {
     "type": "object",
     "required": ["name"],
-    "properties": {"name": _STR, "namespace": _STR},
+    "properties": {"name": STR, "namespace": STR},
 }
 
 
@@ -53,47 +52,17 @@ def crd_object(
 ) -> Obj:
     """A Flux CRD: `versions` served (the first stored), the status subresource, and
     Flux's printer columns (Age, Ready, Status; URL first when `url`)."""
-    schema = {
-        "type": "object",
-        "properties": {
-            "apiVersion": _STR,
-            "kind": _STR,
-            "metadata": {"type": "object"},
-            "spec": spec,
-            "status": _ANY,
-        },
-    }
-    served: list[dict[str, Any]] = [
-        {
-            "name": v,
-            "served": True,
-            "storage": v == versions[0],
-            "schema": {"openAPIV3Schema": schema},
-            "subresources": {"status": {}},
-            "additionalPrinterColumns": _columns(url=url),
-        }
-        for v in versions
-    ]
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {
-            "name": f"{plural}.{group}",
-            "labels": {"app.kubernetes.io/managed-by": "gitkrm", "gitkrm.io/interpret": "flux"},
-        },
-        "spec": {
-            "group": group,
-            "names": {
-                "kind": kind,
-                "listKind": f"{kind}List",
-                "plural": plural,
-                "singular": kind.lower(),
-                "shortNames": short,
-            },
-            "scope": "Namespaced",
-            "versions": served,
-        },
-    }
+    return peer_crd(
+        peer="flux",
+        group=group,
+        kind=kind,
+        plural=plural,
+        short=short,
+        spec=spec,
+        versions=versions,
+        columns=_columns(url=url),
+        status_subresource=True,
+    )
 
 
 def kustomization_crd() -> Obj:
@@ -102,33 +71,33 @@ def kustomization_crd() -> Obj:
         "x-kubernetes-preserve-unknown-fields": True,
         "required": ["interval", "prune", "sourceRef"],
         "properties": {
-            "path": _STR,
-            "interval": _STR,
-            "retryInterval": _STR,
-            "timeout": _STR,
+            "path": STR,
+            "interval": STR,
+            "retryInterval": STR,
+            "timeout": STR,
             "prune": _BOOL,
             "suspend": _BOOL,
             "wait": _BOOL,
             "force": _BOOL,
             "targetNamespace": {"type": "string", "maxLength": 63},
-            "namePrefix": _STR,
-            "nameSuffix": _STR,
-            "serviceAccountName": _STR,
+            "namePrefix": STR,
+            "nameSuffix": STR,
+            "serviceAccountName": STR,
             "sourceRef": {
                 "type": "object",
                 "required": ["kind", "name"],
                 "properties": {
-                    "apiVersion": _STR,
+                    "apiVersion": STR,
                     "kind": {
                         "type": "string",
                         "enum": ["OCIRepository", "GitRepository", "Bucket", "ExternalArtifact"],
                     },
-                    "name": _STR,
-                    "namespace": _STR,
+                    "name": STR,
+                    "namespace": STR,
                 },
             },
             "dependsOn": {"type": "array", "items": _NAMED},
-            "components": {"type": "array", "items": _STR},
+            "components": {"type": "array", "items": STR},
         },
     }
     return crd_object(
@@ -144,13 +113,13 @@ def git_repository_crd() -> Obj:
         "required": ["url"],
         "properties": {
             "url": {"type": "string", "pattern": "^(http|https|ssh)://.*$|^file://.*$|^/.*$"},
-            "interval": _STR,
-            "timeout": _STR,
+            "interval": STR,
+            "timeout": STR,
             "suspend": _BOOL,
-            "secretRef": {"type": "object", "required": ["name"], "properties": {"name": _STR}},
+            "secretRef": {"type": "object", "required": ["name"], "properties": {"name": STR}},
             "ref": {
                 "type": "object",
-                "properties": {k: _STR for k in ("branch", "tag", "semver", "name", "commit")},
+                "properties": {k: STR for k in ("branch", "tag", "semver", "name", "commit")},
             },
         },
     }

@@ -14,23 +14,22 @@ from typing import Any, Final
 from gitkrm.krm import Obj
 
 from .flux_crds import crd_object
+from .peercrd import ANY, STR
 
-_STR: Final = {"type": "string"}
 _BOOL: Final = {"type": "boolean"}
-_ANY: Final = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
 _NAMED: Final = {
     "type": "object",
     "required": ["name"],
-    "properties": {"name": _STR, "namespace": _STR},
+    "properties": {"name": STR, "namespace": STR},
 }
 _VALUES_FROM: Final = {
     "type": "object",
     "required": ["kind", "name"],
     "properties": {
         "kind": {"type": "string", "enum": ["ConfigMap", "Secret"]},
-        "name": _STR,
-        "valuesKey": _STR,
-        "targetPath": _STR,
+        "name": STR,
+        "valuesKey": STR,
+        "targetPath": STR,
         "optional": _BOOL,
     },
 }
@@ -41,18 +40,18 @@ def helm_release_crd() -> Obj:
         "type": "object",
         "x-kubernetes-preserve-unknown-fields": True,
         "properties": {
-            "interval": _STR,
-            "chart": _ANY,
+            "interval": STR,
+            "chart": ANY,
             "chartRef": {
                 "type": "object",
                 "required": ["kind", "name"],
-                "properties": {"kind": _STR, "name": _STR, "namespace": _STR},
+                "properties": {"kind": STR, "name": STR, "namespace": STR},
             },
             "releaseName": {"type": "string", "maxLength": 53},
             "targetNamespace": {"type": "string", "maxLength": 63},
             "storageNamespace": {"type": "string", "maxLength": 63},
             "suspend": _BOOL,
-            "values": _ANY,
+            "values": ANY,
             "valuesFrom": {"type": "array", "items": _VALUES_FROM},
             "dependsOn": {"type": "array", "items": _NAMED},
         },
@@ -69,9 +68,9 @@ def _source_spec(**extra: dict[str, Any]) -> dict[str, Any]:
         "x-kubernetes-preserve-unknown-fields": True,
         "required": ["url"],
         "properties": {
-            "url": _STR,
-            "interval": _STR,
-            "timeout": _STR,
+            "url": STR,
+            "interval": STR,
+            "timeout": STR,
             "suspend": _BOOL,
             "secretRef": _NAMED,
             "certSecretRef": _NAMED,
@@ -91,7 +90,7 @@ def helm_repository_crd() -> Obj:
 def oci_repository_crd() -> Obj:
     ref = {
         "type": "object",
-        "properties": {k: _STR for k in ("tag", "semver", "semverFilter", "digest")},
+        "properties": {k: STR for k in ("tag", "semver", "semverFilter", "digest")},
     }
     return crd_object(
         group="source.toolkit.fluxcd.io", kind="OCIRepository", plural="ocirepositories",
