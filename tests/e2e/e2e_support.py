@@ -3,6 +3,7 @@ agent process that is always cleaned up, reads of its store, and waiting on cond
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
@@ -123,6 +124,23 @@ async def read_object(state: Path, ref: ObjectRef) -> Obj | None:
         return await get_or_none(store, ref)
     finally:
         await store.close()
+
+
+def read_objects(state: Path, *refs: ObjectRef) -> list[Obj | None]:
+    """Objects of the state's store, from a test outside an event loop (None: absent)."""
+
+    async def go() -> list[Obj | None]:
+        store = await reader(state)
+        try:
+            return [await get_or_none(store, r) for r in refs]
+        finally:
+            await store.close()
+
+    return asyncio.run(go())
+
+
+def object_ref(kind: str, name: str, ns: str | None, group: str = "") -> ObjectRef:
+    return ObjectRef(group=group, kind=kind, name=name, namespace=ns)
 
 
 async def read_status(state: Path, name: str = "default") -> dict[str, Any]:

@@ -6,34 +6,17 @@ Healthy as with Argo CD."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 
-from gitkrm.krm import Obj, ObjectRef
 from tests.charts.release_charts import CACHE, WEBAPP, push
 from tests.e2e.argocd_helm_repo import application, write_argocd_repo
-from tests.e2e.e2e_support import api_of, get_or_none, gitkrm, reader
+from tests.e2e.e2e_support import api_of, gitkrm, object_ref, read_objects
 from tests.source.source_gitrepo import RemoteRepo
 from tests.support.chartrepo import ChartRepo, chart_repo
 from tests.support.registry import Registry, oci_registry
 
 __all__ = ["chart_repo", "oci_registry"]  # fixtures
-
-
-def read(state: Path, *refs: ObjectRef) -> list[Obj | None]:
-    async def go() -> list[Obj | None]:
-        store = await reader(state)
-        try:
-            return [await get_or_none(store, r) for r in refs]
-        finally:
-            await store.close()
-
-    return asyncio.run(go())
-
-
-def ref(kind: str, name: str, ns: str | None, group: str = "") -> ObjectRef:
-    return ObjectRef(group=group, kind=kind, name=name, namespace=ns)
 
 
 def test_an_argo_cd_app_of_helm_apps(
@@ -52,14 +35,14 @@ def test_an_argo_cd_app_of_helm_apps(
     first = time.monotonic() - started
     assert done.returncode == 0, done.stderr
 
-    deploy, cm, hook, cache, tools, multi = read(
+    deploy, cm, hook, cache, tools, multi = read_objects(
         state,
-        ref("Deployment", "shop", "shop", "apps"),
-        ref("ConfigMap", "shop-config", "shop"),
-        ref("ConfigMap", "shop-migrated", "shop"),
-        ref("Service", "cache", "cache"),
-        ref("Service", "tools", "tools"),
-        ref("ConfigMap", "multi-config", "multi"),
+        object_ref("Deployment", "shop", "shop", "apps"),
+        object_ref("ConfigMap", "shop-config", "shop"),
+        object_ref("ConfigMap", "shop-migrated", "shop"),
+        object_ref("Service", "cache", "cache"),
+        object_ref("Service", "tools", "tools"),
+        object_ref("ConfigMap", "multi-config", "multi"),
     )
     assert deploy is not None
     assert cm is not None
@@ -74,8 +57,10 @@ def test_an_argo_cd_app_of_helm_apps(
     assert tools["metadata"]["annotations"]["size"] == "8Mi"  # a chart in Git, valueFiles
     assert multi is not None
     assert multi["data"]["message"] == "from-the-values-repository"  # $values
-    (crd,) = read(state, ref("CustomResourceDefinition", "gadgets.webapp.example.com", None,
-                             "apiextensions.k8s.io"))  # fmt: skip
+    gadgets = object_ref(
+        "CustomResourceDefinition", "gadgets.webapp.example.com", None, "apiextensions.k8s.io"
+    )
+    (crd,) = read_objects(state, gadgets)
     assert crd is not None  # the chart's crds/, from webapp (multi skips them: skipCrds)
 
     # A chart version bump in Git: Argo CD renders it as `helm template` does (an install),
@@ -92,8 +77,10 @@ def test_an_argo_cd_app_of_helm_apps(
     bumped = gitkrm(*run, cwd=tmp_path)
     resync = time.monotonic() - started
     assert bumped.returncode == 0, bumped.stderr
-    cm, hook = read(
-        state, ref("ConfigMap", "shop-config", "shop"), ref("ConfigMap", "shop-migrated", "shop")
+    cm, hook = read_objects(
+        state,
+        object_ref("ConfigMap", "shop-config", "shop"),
+        object_ref("ConfigMap", "shop-migrated", "shop"),
     )
     assert cm is not None
     assert hook is not None

@@ -5,14 +5,13 @@ chart version bump in Git; `kubectl get helmreleases` reading Ready as with Flux
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from pathlib import Path
 from typing import Any
 
-from gitkrm.krm import GVK, Obj, ObjectRef
-from tests.e2e.e2e_support import api_of, get_or_none, gitkrm, reader
+from gitkrm.krm import GVK, Obj
+from tests.e2e.e2e_support import api_of, gitkrm, object_ref, read_objects
 from tests.e2e.flux_helm_repo import SECRET_VALUE, webapp, write_flux_repo
 from tests.source.source_gitrepo import RemoteRepo
 from tests.support.chartrepo import ChartRepo, chart_repo
@@ -23,23 +22,8 @@ PASSWORD = "chart-repo-pw-0451"
 HR = GVK(group="helm.toolkit.fluxcd.io", version="v2", kind="HelmRelease")
 
 
-def read(state: Path, *refs: ObjectRef) -> list[Obj | None]:
-    async def go() -> list[Obj | None]:
-        store = await reader(state)
-        try:
-            return [await get_or_none(store, r) for r in refs]
-        finally:
-            await store.close()
-
-    return asyncio.run(go())
-
-
-def ref(kind: str, name: str, ns: str | None, group: str = "") -> ObjectRef:
-    return ObjectRef(group=group, kind=kind, name=name, namespace=ns)
-
-
 def release(state: Path, name: str, ns: str) -> dict[str, Any]:
-    (obj,) = read(state, ref("HelmRelease", name, ns, HR.group))
+    (obj,) = read_objects(state, object_ref("HelmRelease", name, ns, HR.group))
     assert obj is not None
     return obj
 
@@ -74,14 +58,14 @@ def test_a_flux_repository_of_helmreleases(
     log = done.stderr
     assert log.index("sync source=flux-system-cache-") < log.index("sync source=apps-webapp-")
 
-    deploy, cm, db, svc, tools, ns = read(
+    deploy, cm, db, svc, tools, ns = read_objects(
         state,
-        ref("Deployment", "webapp", "apps", "apps"),
-        ref("ConfigMap", "webapp-config", "apps"),
-        ref("Secret", "webapp-db", "apps"),
-        ref("Service", "infra-cache", "infra"),
-        ref("Service", "tools", "apps"),
-        ref("Namespace", "infra", None),
+        object_ref("Deployment", "webapp", "apps", "apps"),
+        object_ref("ConfigMap", "webapp-config", "apps"),
+        object_ref("Secret", "webapp-db", "apps"),
+        object_ref("Service", "infra-cache", "infra"),
+        object_ref("Service", "tools", "apps"),
+        object_ref("Namespace", "infra", None),
     )
     assert deploy is not None
     assert cm is not None
@@ -139,10 +123,10 @@ def test_a_flux_repository_of_helmreleases(
     repo.push()
     bumped = gitkrm(*run, cwd=tmp_path)
     assert bumped.returncode == 0, bumped.stderr
-    (deploy, cm) = read(
+    (deploy, cm) = read_objects(
         state,
-        ref("Deployment", "webapp", "apps", "apps"),
-        ref("ConfigMap", "webapp-config", "apps"),
+        object_ref("Deployment", "webapp", "apps", "apps"),
+        object_ref("ConfigMap", "webapp-config", "apps"),
     )
     assert deploy is not None
     assert cm is not None
