@@ -19,9 +19,8 @@ def cm_url(ns: str) -> str:
     return f"/api/v1/namespaces/{ns}/configmaps/test-cm"
 
 
-def test_apply_managed_fields(http: httpx.Client, ns: str) -> None:
-    """An apply, then two merge patches by "updater": the updater takes `data.key`, its two
-    writes make one grouped entry, the applier keeps its label; entries in that order."""
+def _apply_test_cm(http: httpx.Client, ns: str) -> None:
+    """The ConfigMap both of Kubernetes' tests start from, applied by "apply_test"."""
     config = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -35,6 +34,12 @@ def test_apply_managed_fields(http: httpx.Client, ns: str) -> None:
         headers=APPLY,
     )
     assert r.status_code == 201, r.text
+
+
+def test_apply_managed_fields(http: httpx.Client, ns: str) -> None:
+    """An apply, then two merge patches by "updater": the updater takes `data.key`, its two
+    writes make one grouped entry, the applier keeps its label; entries in that order."""
+    _apply_test_cm(http, ns)
     for patch in ({"data": {"new-key": "value"}}, {"data": {"key": "new value"}}):
         r = http.patch(
             cm_url(ns),
@@ -113,19 +118,7 @@ def test_apply_remove_container_port(http: httpx.Client, ns: str) -> None:
 
 
 def test_clear_managed_fields_with_merge_patch(http: httpx.Client, ns: str) -> None:
-    config = {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": "test-cm", "namespace": ns, "labels": {"test-label": "test"}},
-        "data": {"key": "value"},
-    }
-    r = http.patch(
-        cm_url(ns),
-        params={"fieldManager": "apply_test"},
-        content=orjson.dumps(config),
-        headers=APPLY,
-    )
-    assert r.status_code == 201, r.text
+    _apply_test_cm(http, ns)
     clear = orjson.dumps({"metadata": {"managedFields": [{}]}})
     assert http.patch(cm_url(ns), content=clear, headers=MERGE).status_code == 200
     assert not http.get(cm_url(ns)).json()["metadata"].get("managedFields")
