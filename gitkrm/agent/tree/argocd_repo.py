@@ -1,9 +1,9 @@
 """Where an Application's source comes from: `repoURL` and `targetRevision`.
 
-A `repoURL` naming the repository the parent syncs (compared normalised, as for Flux: no
-user-info, no `.git`, host in lower case; the parent's local path and its `file://` URL
-alike) is that repository: the child takes the parent's URL and credentials, and with
-`targetRevision` `HEAD` (or none) the parent's ref. Another URL is a repository of its own,
+A `repoURL` naming the repository the parent syncs (`repourl`: in any spelling, or, at
+the parent's revision, the remote of the local clone the parent syncs) is that
+repository: the child takes the parent's URL and credentials, and with `targetRevision`
+`HEAD` (or none) the parent's ref. Another URL is a repository of its own,
 with the credentials of Argo CD's repository Secrets in the Application's namespace
 (label `argocd.argoproj.io/secret-type: repository` whose `url` is the same repository, or
 `repo-creds` whose `url` is a prefix of it): `username`/`password`, or `sshPrivateKey`
@@ -31,8 +31,9 @@ from gitkrm.source import Auth, GitRef, RefKind
 from ..config import SourceConfig
 from .argocd_spec import KNOWN_HOSTS_CONFIGMAP, SECRET_TYPE_LABEL
 from .fields import Fail
-from .flux_repo import Repository, credentials, normalise_url
+from .flux_repo import Repository, credentials
 from .model import Context, Unhonoured
+from .repourl import clone_of, normalise_url, same_repository
 
 _SHA: Final = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 _VERSION: Final = re.compile(r"^v?\d+(\.\d+)*([-+].*)?$")
@@ -70,14 +71,14 @@ async def repository(
     """The repository and ref of one source (`at`: the source's field, for errors)."""
     parent: SourceConfig = ctx.parent
     ref = target_ref(revision, fail, at=f"{at}.targetRevision")
-    if normalise_url(url) == normalise_url(parent.url):
-        same = ref is None or ref == parent.ref
+    at_parent_ref = ref is None or ref == parent.ref
+    if same_repository(url, parent) or (at_parent_ref and await clone_of(url, parent)):
         return Repository(
             url=parent.url,
             ref=parent.ref if ref is None else ref,
             auth=parent.auth,
             ca_file=parent.ca_file,
-            is_parent=same,
+            is_parent=at_parent_ref,
         )
     unhonoured: tuple[Unhonoured, ...] = ()
     if ref is None:

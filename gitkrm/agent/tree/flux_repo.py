@@ -1,9 +1,9 @@
 """A Flux `GitRepository` as the repository a child source syncs.
 
-A GitRepository whose URL names the repository the parent syncs (compared normalised: no
-user-info, no `.git`, the host in lower case, `https://`, `ssh://` and `git@host:` alike;
-a local path and its `file://` URL alike) *is* that repository: the child takes the
-parent's URL, ref and credentials (unless the GitRepository asks for another ref). Any
+A GitRepository whose URL names the repository the parent syncs (`repourl`: in any
+spelling, or the remote of the local clone the parent syncs) *is* that repository: the
+child takes the parent's URL, ref and credentials (unless the GitRepository asks for
+another ref). Any
 other URL is a repository of its own, with its `ref`, `interval`, `timeout` and
 `secretRef` credentials: the Secret's `username`/`password`, `bearerToken`, or
 `identity`/`known_hosts` (and `ca.crt`), written to files of a private directory (mode
@@ -27,17 +27,17 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, cast
-from urllib.parse import unquote, urlsplit
 
 from gitkrm.errors import BadRequest
 from gitkrm.krm import Obj, ObjectRef
 from gitkrm.source import Auth, GitRef, HttpsAuth, RefKind, SecretRef, SshAuth
 
-from ..config import SourceConfig, is_remote_url
+from ..config import SourceConfig
 from ..duration import parse_duration
 from .fields import Fail
 from .flux_spec import GitRepository, GitRepositorySpec
 from .model import Unhonoured
+from .repourl import clone_of, same_repository
 
 HONOURED: Final = frozenset({"url", "ref", "interval", "timeout", "secretRef", "suspend"})
 _UNHONOURED: Final = {
@@ -50,30 +50,6 @@ _UNHONOURED: Final = {
     "provider": "only the generic provider (a Secret's credentials) is supported",
     "sparseCheckout": "the whole repository is fetched",
 }
-_PORTS: Final = {"https": "443", "http": "80", "ssh": "22", "git": "9418"}
-
-
-def normalise_url(url: str) -> str:
-    """A key that is equal for two spellings of one repository."""
-    u = url.strip()
-    if u.startswith("file://"):
-        return "file:" + os.path.realpath(unquote(urlsplit(u).path))
-    if not is_remote_url(u):
-        return "file:" + os.path.realpath(os.path.expanduser(u))
-    if "://" not in u:  # scp-like git@host:org/repo
-        userhost, _, path = u.partition(":")
-        host, port = userhost.rpartition("@")[2], ""
-    else:
-        parts = urlsplit(u)
-        host = parts.hostname or ""
-        port = str(parts.port) if parts.port and str(parts.port) != _PORTS.get(parts.scheme) else ""
-        path = parts.path
-    path = path.strip("/").removesuffix(".git").rstrip("/")
-    return f"{host.lower()}{':' + port if port else ''}/{path}"
-
-
-def same_repository(url: str, parent: SourceConfig) -> bool:
-    return normalise_url(url) == normalise_url(parent.url)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +126,8 @@ async def read_repository(
     interval = duration(spec.get("interval"), "spec.interval", repo_fail)
     timeout = duration(spec.get("timeout"), "spec.timeout", repo_fail)
     suspend = bool(spec.get("suspend"))
-    if same_repository(url, parent):
+    same = same_repository(url, parent)
+    if same or await clone_of(url, parent):
         asked = spec.get("ref")
         gref = (
             git_ref(cast("Mapping[str, Any]", asked), repo_fail, at="spec.ref") if asked else None
@@ -161,6 +138,7 @@ async def read_repository(
                 interval=interval, timeout=timeout, suspend=suspend, is_parent=True,
                 unhonoured=unhonoured,
             )  # fmt: skip
+    if same:
         return Repository(
             url=parent.url, ref=gref, auth=parent.auth, ca_file=parent.ca_file,
             interval=interval, timeout=timeout, suspend=suspend, unhonoured=unhonoured,

@@ -11,9 +11,9 @@ import pytest
 
 from gitkrm.agent.config import SourceConfig
 from gitkrm.agent.tree.flux import INTERPRETER
-from gitkrm.agent.tree.flux_repo import normalise_url
 from gitkrm.agent.tree.model import Peer
 from gitkrm.agent.tree.naming import child_name
+from gitkrm.agent.tree.repourl import normalise_url
 from gitkrm.errors import ManifestError
 from gitkrm.krm import GroupKind, ObjectRef
 from gitkrm.source import GitRef, HttpsAuth, RefKind, SshAuth

@@ -1,0 +1,91 @@
+"""`gitkrm run --repo .` in a clone of a GitOps repository whose Applications and
+GitRepositories name the clone's remote: at the parent's revision the children are the
+clone (its local commits included), not a fetch of a remote that is not even reachable
+here (`git.invalid` never resolves)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gitkrm.krm import ObjectRef
+from tests.e2e.argocd_apps import ARGOCD, application, ui
+from tests.e2e.e2e_support import get_or_none, gitkrm, reader
+from tests.e2e.manifests import namespace
+from tests.source.source_gitrepo import RemoteRepo, git
+
+REMOTE = "https://git.invalid/example/fleet.git"
+SPELLED = "git@git.invalid:example/fleet"  # the same repository, spelled as ssh
+
+
+def run_once(clone: Path, state: Path, *extra: str) -> tuple[int, str]:
+    res = gitkrm(
+        "run", "--once", "--repo", str(clone), "--path", "bootstrap", "--state", str(state),
+        "--agent-name", "e2e", *extra, cwd=state.parent,
+    )  # fmt: skip
+    return res.returncode, res.stdout + res.stderr
+
+
+async def deployments(state: Path, *names: str) -> dict[str, bool]:
+    store = await reader(state)
+    try:
+        return {
+            n: await get_or_none(
+                store, ObjectRef(group="apps", kind="Deployment", name=n, namespace=n)
+            )
+            is not None
+            for n in names
+        }
+    finally:
+        await store.close()
+
+
+async def test_argo_cd_applications_naming_the_clones_remote_read_the_clone(
+    repo: RemoteRepo, state: Path
+) -> None:
+    git("remote", "set-url", "origin", REMOTE, cwd=repo.work)
+    repo.write("bootstrap/argocd-ns.yaml", namespace(ARGOCD))
+    repo.write("bootstrap/root.yaml", application("root", REMOTE, "apps", dest=ARGOCD,
+                                                  create_namespace=False))  # fmt: skip
+    repo.write("apps/web.yaml", application("web", SPELLED, "web", dest="web"))
+    repo.write("apps/pinned.yaml", application("pinned", REMOTE, "pinned", dest="pinned",
+                                               targetRevision="v9"))  # fmt: skip
+    repo.write("web/ui.yaml", ui("web"))
+    repo.write("pinned/ui.yaml", ui("pinned"))
+    repo.commit("app of apps, not pushed")  # only the clone has it
+    code, out = run_once(repo.work, state, "--interpret", "argocd")
+    assert await deployments(state, "web", "pinned") == {"web": True, "pinned": False}
+    # Another revision of the remote is the remote, as named: unreachable here, said so.
+    assert "git.invalid" in out
+    assert code == 1, out
+
+
+async def test_flux_git_repositories_naming_the_clones_remote_read_the_clone(
+    repo: RemoteRepo, state: Path
+) -> None:
+    git("remote", "set-url", "origin", REMOTE, cwd=repo.work)
+    repo.write("bootstrap/flux-ns.yaml", namespace("flux-system"))
+    repo.write(
+        "bootstrap/sync.yaml",
+        f"""\
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {{name: fleet, namespace: flux-system}}
+spec: {{interval: 1m, url: {REMOTE}, ref: {{branch: main}}}}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {{name: web, namespace: flux-system}}
+spec:
+  interval: 1m
+  path: ./web
+  prune: true
+  targetNamespace: web
+  sourceRef: {{kind: GitRepository, name: fleet}}
+""",
+    )
+    repo.write("web/ns.yaml", namespace("web"))
+    repo.write("web/ui.yaml", ui("web"))
+    repo.commit("flux layout, not pushed")
+    code, out = run_once(repo.work, state, "--interpret", "flux", "--branch", "main")
+    assert code == 0, out
+    assert await deployments(state, "web") == {"web": True}
