@@ -68,27 +68,63 @@ def translate_object(
     obj: dict[str, Any], *, is_install: bool, every_sync: bool = False
 ) -> dict[str, Any] | None:
     """`obj` with Argo CD's hook annotations for its Helm hook; None when it is a hook that
-    does not run on this sync; `obj` itself when it is no hook."""
+    does not run on this sync; `obj` itself when it is no hook. `every_sync`: Argo CD's
+    reading (`argo_reading`)."""
+    if every_sync:
+        return argo_reading(obj)
     md = obj.get("metadata")
     annotations = md.get("annotations") if isinstance(md, dict) else None
     if not isinstance(annotations, dict) or HELM_HOOK not in annotations:
         return obj
     assert isinstance(md, dict)
-    phase = phase_of(str(annotations[HELM_HOOK]), is_install=is_install, every_sync=every_sync)
+    phase = phase_of(str(annotations[HELM_HOOK]), is_install=is_install)
     if phase is None:
         return None
-    added: dict[str, str] = {ARGO_HOOK: str(phase)}
+    added: dict[str, str] = {ARGO_HOOK: str(phase), **_delete_policies(annotations)}
     weight = annotations.get(HELM_WEIGHT)
     if weight is not None and ARGO_WAVE not in annotations:
         added[ARGO_WAVE] = str(weight).strip()
+    return {**obj, "metadata": {**md, "annotations": {**annotations, **added}}}
+
+
+def argo_reading(obj: dict[str, Any]) -> dict[str, Any] | None:
+    """Helm's annotations on any manifest of an Argo CD Application, read as Argo CD reads
+    them (gitops-engine's hook and syncwaves packages): `helm.sh/hook` makes a hook unless
+    `argocd.argoproj.io/hook` is there (Argo CD's wins); its install and upgrade events are
+    PreSync and PostSync on every sync (each phase it names), and a hook of no such event
+    is never applied (None; `crd-install` is no hook at all). `helm.sh/hook-weight` is the
+    sync wave of any object without `argocd.argoproj.io/sync-wave`."""
+    md = obj.get("metadata")
+    annotations = md.get("annotations") if isinstance(md, dict) else None
+    if not isinstance(annotations, dict) or (
+        HELM_HOOK not in annotations and HELM_WEIGHT not in annotations
+    ):
+        return obj
+    assert isinstance(md, dict)
+    added: dict[str, str] = {}
+    weight = str(annotations.get(HELM_WEIGHT, "")).strip()
+    if ARGO_WAVE not in annotations and weight.lstrip("+-").isdigit():
+        added[ARGO_WAVE] = str(int(weight))
+    hook = str(annotations.get(HELM_HOOK, "")).strip()
+    if hook and hook != "crd-install" and ARGO_HOOK not in annotations:
+        table = {**_INSTALL, **_UPGRADE}
+        phases = dict.fromkeys(table[e] for e in (e.strip() for e in hook.split(",")) if e in table)
+        if not phases:
+            return None
+        added[ARGO_HOOK] = ",".join(phases)
+        added.update(_delete_policies(annotations))
+    if not added:
+        return obj
+    return {**obj, "metadata": {**md, "annotations": {**annotations, **added}}}
+
+
+def _delete_policies(annotations: dict[str, Any]) -> dict[str, str]:
     policies = [
         _DELETE_POLICIES[p.strip()]
         for p in str(annotations.get(HELM_DELETE, "")).split(",")
         if p.strip() in _DELETE_POLICIES
     ]
-    if policies:
-        added[ARGO_DELETE] = ",".join(policies)
-    return {**obj, "metadata": {**md, "annotations": {**annotations, **added}}}
+    return {ARGO_DELETE: ",".join(policies)} if policies else {}
 
 
 def translate_hooks(text: str, *, is_install: bool, every_sync: bool = False) -> str:

@@ -155,7 +155,11 @@ class SyncEngine:
         target's controllers, which `run --once` runs only when something waits)."""
         self._cache = cache
         self._renderer = Renderer(
-            context=ParseContext(source=options.source_name, default_namespace=options.namespace),
+            context=ParseContext(
+                source=options.source_name,
+                default_namespace=options.namespace,
+                argo_cd=options.app_source is not None,
+            ),
             disk=parse_cache,
             annotation_limit=not options.server_side,
             charts=_charts(options, parse_cache),

@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from gitkrm.charts.hooks import argo_reading
 from gitkrm.errors import GitkrmError, ManifestError, NotFound
 from gitkrm.krm import GVK, FieldValidation, Obj
 from gitkrm.krm.yamlio import DEFAULT_MAX_BYTES, load_manifests
@@ -42,6 +43,9 @@ class ParseContext:
     source: str | None = None  # None: no gitkrm labels (offline validation)
     default_namespace: str | None = None  # None: a missing namespace is a problem
     max_bytes: int = DEFAULT_MAX_BYTES
+    argo_cd: bool = False
+    """An Argo CD Application's source: Helm's hook annotations on any manifest are read
+    as Argo CD reads them (`gitkrm.charts.hooks.argo_reading`)."""
 
 
 class ParsedObject(NamedTuple):
@@ -231,8 +235,9 @@ def parse_file(path: str, data: bytes, *, ctx: ParseContext, registry: Registry)
     except ManifestError as e:
         return ParsedFile(error=FileError(e.line, e.object, e.detail))
     objects = tuple(
-        parse_object(m.obj, line=m.line, index=m.index, ctx=ctx, registry=registry)
+        parse_object(obj, line=m.line, index=m.index, ctx=ctx, registry=registry)
         for m in manifests
+        if (obj := argo_reading(m.obj) if ctx.argo_cd else m.obj) is not None
     )
     return ParsedFile(objects, None, any(not po.resolved for po in objects), postbuild_text(data))
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import yaml
 
-from gitkrm.charts.hooks import phase_of, translate_hooks, translate_object
+from gitkrm.charts.hooks import argo_reading, phase_of, translate_hooks, translate_object
 
 
 def hook(events: str, **extra: str) -> dict[str, Any]:
@@ -95,3 +95,14 @@ def test_a_template_keeps_its_other_documents_and_drops_hooks_not_run_now() -> N
 def test_argo_cds_mapping_runs_hooks_on_every_sync(events: str, phase: str | None) -> None:
     for install in (True, False):
         assert phase_of(events, is_install=install, every_sync=True) == phase
+
+
+def test_argo_cd_runs_a_hook_in_each_phase_it_names() -> None:
+    events = "pre-install, post-upgrade,pre-upgrade"
+    obj = {"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": {"name": "c", "annotations": {"helm.sh/hook": events}}}  # fmt: skip
+    out = argo_reading(obj)
+    assert out is not None
+    assert out["metadata"]["annotations"]["argocd.argoproj.io/hook"] == "PreSync,PostSync"
+    crd = {**obj, "metadata": {"name": "c", "annotations": {"helm.sh/hook": "crd-install"}}}
+    assert argo_reading(crd) is crd  # Helm 2's CRD mark: no hook, applied as it is

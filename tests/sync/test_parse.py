@@ -72,3 +72,69 @@ def test_unknown_kinds_are_left_for_the_renderer() -> None:
     assert not po.resolved
     assert po.problems == ()
     assert orjson.loads(po.doc)["metadata"] == {"name": "w"}
+
+
+HELM_HOOKS = b"""\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  generateName: migrate-
+  annotations: {helm.sh/hook: pre-install, helm.sh/hook-weight: "-2"}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: m, image: example.test/m:1}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: weighted
+  annotations: {helm.sh/hook-weight: "2"}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: helm-test
+  annotations: {helm.sh/hook: test}
+spec:
+  containers: [{name: t, image: example.test/t:1}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: argo-wins
+  annotations:
+    helm.sh/hook: post-install,post-upgrade,pre-upgrade
+    helm.sh/hook-delete-policy: hook-succeeded
+    argocd.argoproj.io/hook: Sync
+"""
+
+
+def _annotations(po: object) -> dict[str, str]:
+    doc = orjson.loads(po.doc)  # type: ignore[attr-defined]
+    return {k: v for k, v in doc["metadata"]["annotations"].items() if "argoproj" in k}
+
+
+def test_an_argo_cd_source_reads_helms_hook_annotations_as_argo_cd_does() -> None:
+    argo = parse_file(
+        "m.yaml", HELM_HOOKS, ctx=ParseContext(source="src", default_namespace="apps",
+                                               argo_cd=True),
+        registry=builtin_registry(),
+    )  # fmt: skip
+    assert [(po.name, po.problems) for po in argo.objects] == [
+        ("", ()),
+        ("weighted", ()),
+        ("argo-wins", ()),
+    ]  # fmt: skip  (the `test` hook is never applied)
+    job, weighted, argo_wins = argo.objects
+    assert _annotations(job) == {
+        "argocd.argoproj.io/hook": "PreSync", "argocd.argoproj.io/sync-wave": "-2"
+    }  # fmt: skip
+    assert _annotations(weighted) == {"argocd.argoproj.io/sync-wave": "2"}
+    assert _annotations(argo_wins) == {"argocd.argoproj.io/hook": "Sync"}
+    # Elsewhere (a Flux or gitkrm source) Helm's annotations are only annotations.
+    plain = parse_file("m.yaml", HELM_HOOKS, ctx=CTX, registry=builtin_registry())
+    assert len(plain.objects) == 4
+    assert "generateName is not supported" in plain.objects[0].problems[0]
+    assert _annotations(plain.objects[1]) == {}
