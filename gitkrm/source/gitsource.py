@@ -24,7 +24,7 @@ from .catfile import CatFile
 from .credentials import CredentialProvider
 from .errors import InvalidRevision, PathNotFound, UntrustedRevision
 from .gitcli import CorruptCache, GitRunner
-from .ignore import IGNORE_FILES, KUSTOMIZATION_NAMES, IgnoreRules, merge_ignore_texts
+from .ignore import IGNORE_FILES, IgnoreRules, merge_ignore_texts, wants_repo_tree
 from .redact import split_userinfo
 from .snapshot import MODE_SYMLINK, FileEntry, RepoTree, Snapshot
 from .spec import GitSourceSpec, RefKind
@@ -259,7 +259,7 @@ class GitSource:
             raise InvalidRevision(revision=revision, causes=listing.causes)
         entries = {p: FileEntry(p, e.ref, e.size, e.mode) for p, e in listing.files.items()}
         tree = None
-        if self.spec.repo_tree or any(_base(p) in KUSTOMIZATION_NAMES for p in entries):
+        if self.spec.repo_tree or any(wants_repo_tree(p) for p in entries):
             tree = await self._repo_tree(revision, raw if not sub else None, rules)
         return Snapshot(
             revision=revision,

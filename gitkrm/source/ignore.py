@@ -55,6 +55,7 @@ DEFAULT_IGNORES: tuple[str, ...] = (
 )
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+JSONNET_SUFFIXES = (".jsonnet", ".libsonnet")  # an Argo CD directory source evaluates them
 KUSTOMIZATION_NAMES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
 # A directory holding one of these is read whole: kustomize and Helm read any of its files.
 WHOLE_DIRECTORY_NAMES = KUSTOMIZATION_NAMES | {"Chart.yaml"}
@@ -75,9 +76,22 @@ def _basename(path: str) -> str:
 
 
 def is_manifest_name(path: str) -> bool:
-    """A name the renderer reads: `*.yaml`, `*.yml`, `*.json` or a `Kustomization` file."""
+    """A name the renderer reads: `*.yaml`, `*.yml`, `*.json`, a `Kustomization` file, or
+    jsonnet (`*.jsonnet`, `*.libsonnet`)."""
     name = _basename(path)
-    return name.endswith(MANIFEST_SUFFIXES) or name in KUSTOMIZATION_NAMES
+    return (
+        name.endswith(MANIFEST_SUFFIXES)
+        or name in KUSTOMIZATION_NAMES
+        or name.endswith(JSONNET_SUFFIXES)
+    )
+
+
+def wants_repo_tree(path: str) -> bool:
+    """A file that may read files anywhere in the repository: a kustomization (its bases)
+    or a jsonnet file (its imports and library paths); the source then lists the whole
+    repository (`RepoTree`)."""
+    name = _basename(path)
+    return name in KUSTOMIZATION_NAMES or name.endswith(".jsonnet")
 
 
 class _Level:

@@ -23,9 +23,9 @@ from .errors import InvalidRevision
 from .ignore import (
     DEFAULT_IGNORES,
     IGNORE_FILES,
-    KUSTOMIZATION_NAMES,
     IgnoreRules,
     merge_ignore_texts,
+    wants_repo_tree,
 )
 from .snapshot import (
     MODE_EXECUTABLE,
@@ -162,9 +162,7 @@ class LocalSource:
             blobs[cached.blob] = cached.content
         revision = listing_revision(files)
         self._tree = None
-        if self._repo_tree_always or any(
-            p.rpartition("/")[2] in KUSTOMIZATION_NAMES for p in files
-        ):
+        if self._repo_tree_always or any(wants_repo_tree(p) for p in files):
             self._tree, revision = self._repo_tree(
                 repo, entries, targets, ignore_files, blobs, seen
             )

@@ -48,6 +48,7 @@ __all__ = [
 ]
 
 MANIFEST_SUFFIXES: Final = (".yaml", ".yml", ".json")
+DIRECTORY_SUFFIXES: Final = (*MANIFEST_SUFFIXES, ".jsonnet")  # jsonnet: gitkrm.sync.jsonnet
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +135,7 @@ def select(paths: Iterable[str], app: AppSource) -> Selection:
     keep = sorted(
         p
         for p in paths
-        if p.endswith(MANIFEST_SUFFIXES)
+        if p.endswith(DIRECTORY_SUFFIXES)
         and (spec.recurse or "/" not in p)
         and not (spec.exclude and matches(spec.exclude, p))
         and (not spec.include or matches(spec.include, p))

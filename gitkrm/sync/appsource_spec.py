@@ -23,12 +23,32 @@ class SourceType(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class JsonnetVar:
+    """An external variable or a top-level argument: a string, or jsonnet code."""
+
+    name: str
+    value: str
+    code: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class JsonnetSpec:
+    """`spec.source.directory.jsonnet`: `libs` are repository paths, searched after the
+    importing file's directory (gitkrm.sync.jsonnet)."""
+
+    ext_vars: tuple[JsonnetVar, ...] = ()
+    tlas: tuple[JsonnetVar, ...] = ()
+    libs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class DirectorySpec:
-    """`spec.source.directory` (`jsonnet` is not honoured: the interpreter says so)."""
+    """`spec.source.directory`."""
 
     recurse: bool = False
     include: str = ""
     exclude: str = ""
+    jsonnet: JsonnetSpec = JsonnetSpec()
 
 
 @dataclass(frozen=True, slots=True)

@@ -81,12 +81,17 @@ def _release_sockets() -> None:
         os.close(null)
 
 
-def _init_worker(parent: int) -> None:
-    """Workers die with the agent, hold none of its sockets, ignore Ctrl-C (the agent
-    shuts them down) and warm the schema registry."""
+def prepare_child(parent: int) -> None:
+    """A forked child (a pool worker, a jsonnet evaluation) dies with the agent, holds none
+    of its sockets and ignores Ctrl-C (the agent ends it)."""
     _die_with(parent)
     _release_sockets()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _init_worker(parent: int) -> None:
+    """A worker is a prepared child with the schema registry warm."""
+    prepare_child(parent)
     builtin_registry()
 
 

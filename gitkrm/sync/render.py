@@ -58,6 +58,7 @@ from gitkrm.sync.problems import Problem, cross_checks, describe_ref
 if TYPE_CHECKING:
     from gitkrm.charts import ChartRenderer, Release
     from gitkrm.sync.charts import ChartStage
+    from gitkrm.sync.jsonnet import JsonnetStage
     from gitkrm.sync.overlay import OverlayStage
     from gitkrm.sync.overlay_spec import Overlay
 
@@ -202,6 +203,7 @@ class Renderer:
         self._registries: dict[str, Registry] = {}
         self._postbuild = Transformer(context=context)  # substitution and decryption
         self._overlay: OverlayStage | None = None
+        self._jsonnet: JsonnetStage | None = None  # an Argo CD directory source's jsonnet
         if overlay is not None and not overlay.empty:
             from gitkrm.sync.overlay import OverlayStage
 
@@ -269,6 +271,9 @@ class Renderer:
                 for p in files
                 if p.endswith(MANIFEST_SUFFIXES) and not kustomize.hidden(p) and not charts.owned(p)
             )
+        jsonnet = [p for p in plain if p.endswith(".jsonnet")]  # only Argo CD selects them
+        if jsonnet:
+            plain = [p for p in plain if not p.endswith(".jsonnet")]
         entries: dict[str, tuple[str, FileEntry]] = {}  # path -> (path read, entry read)
         for path in plain:
             entry = files[path]
@@ -298,6 +303,12 @@ class Renderer:
         outputs: list[tuple[str, str, ParsedFile]] = [
             (p, entries[p][1].blob, parsed[p]) for p in entries
         ]
+        if jsonnet:
+            evaluated, failed = await self._jsonnet_stage().outputs(
+                jsonnet, snapshot, prefix=prefix
+            )
+            outputs.extend(evaluated)
+            problems.extend(failed)
         for root in layout.roots:
             kpath = layout.kfiles[root]
             if kpath in layout.problems:
@@ -394,6 +405,17 @@ class Renderer:
                 return kustomize.Units((), frozenset()), ChartLayout(), ()
             return kustomize.Units(("",), frozenset({""})), ChartLayout(), None
         return kustomize.Units((), frozenset()), ChartLayout(), sel.plain
+
+    def _jsonnet_stage(self) -> JsonnetStage:
+        if self._jsonnet is None:
+            from gitkrm.sync.jsonnet import JsonnetStage
+
+            assert self.app is not None
+            self._jsonnet = JsonnetStage(
+                self.app.directory.jsonnet, context=self.context,
+                max_file_size=self.max_file_size,
+            )  # fmt: skip
+        return self._jsonnet
 
     def _create_namespace(
         self, ns: appsource.ManagedNamespace, outputs: list[tuple[str, str, ParsedFile]]

@@ -7,7 +7,7 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
-from gitkrm.source.snapshot import FileEntry, MemoryBlobs, Snapshot, git_blob_id
+from gitkrm.source.snapshot import FileEntry, MemoryBlobs, RepoTree, Snapshot, git_blob_id
 from gitkrm.sync.desired import Desired, make_desired
 from gitkrm.sync.parse import ParseContext, builtin_registry, parse_file
 
@@ -33,6 +33,21 @@ def snapshot(files: Mapping[str, str | bytes], revision: str = "rev-1") -> Snaps
         entries[path] = FileEntry(path=path, blob=blob, size=len(data))
         blobs[blob] = data
     return Snapshot(revision=revision, files=entries, reader=MemoryBlobs(blobs))
+
+
+def tree_snapshot(files: Mapping[str, str], root: str) -> Snapshot:
+    """A snapshot of the source path `root` of a repository of `files` (repository paths),
+    with the whole repository as its `RepoTree`, as a source lists it for kustomize."""
+    whole = snapshot(files)
+    mine = {
+        p[len(root) + 1 :]: FileEntry(path=p[len(root) + 1 :], blob=e.blob, size=e.size)
+        for p, e in whole.files.items()
+        if p.startswith(root + "/")
+    }
+    blobs = {e.blob: whole.read(p) for p, e in whole.files.items()}
+    return Snapshot(
+        revision="r1", files=mine, reader=MemoryBlobs(blobs), tree=RepoTree(root, whole.files)
+    )
 
 
 def git(*args: str, cwd: Path) -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from gitkrm.source.snapshot import FileEntry, MemoryBlobs, RepoTree, Snapshot, git_blob_id
 from gitkrm.sync.appsource import (
     AppSource,
     DirectorySpec,
@@ -17,7 +16,7 @@ from gitkrm.sync.appsource import (
 )
 from gitkrm.sync.parse import ParseContext
 from gitkrm.sync.render import Renderer, RenderResult
-from tests.sync.sync_helpers import configmap, namespace, snapshot
+from tests.sync.sync_helpers import configmap, namespace, snapshot, tree_snapshot
 
 CTX = ParseContext(source="src", default_namespace="apps")
 KUBECTL_PATH = "/usr/lib/google-cloud-sdk/bin:/usr/bin:/bin"
@@ -109,20 +108,6 @@ async def test_a_kustomization_below_a_directory_source_is_read_as_a_plain_file(
     assert problem.startswith("sub/kustomization.yaml:1: Kustomization k: unknown kind")
 
 
-def _tree_snapshot(files: dict[str, str], root: str) -> Snapshot:
-    entries: dict[str, FileEntry] = {}
-    blobs: dict[str, bytes] = {}
-    for path, text in files.items():
-        data = text.encode()
-        blobs[git_blob_id(data)] = data
-        entries[path] = FileEntry(path=path, blob=git_blob_id(data), size=len(data))
-    mine = {p[len(root) + 1 :]: e for p, e in entries.items() if p.startswith(root + "/")}
-    mine = {p: FileEntry(path=p, blob=e.blob, size=e.size) for p, e in mine.items()}
-    return Snapshot(
-        revision="r1", files=mine, reader=MemoryBlobs(blobs), tree=RepoTree(root, entries)
-    )
-
-
 async def test_a_kustomize_source_loads_files_only_under_its_directory(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -135,17 +120,17 @@ async def test_a_kustomize_source_loads_files_only_under_its_directory(
         "app/plain.yaml": configmap("plain"),  # the kustomization alone is built
     }
     renderer = Renderer(context=CTX, app=AppSource())
-    ok = await renderer.render(_tree_snapshot(repo, "app"), namespaces={"apps"})
+    ok = await renderer.render(tree_snapshot(repo, "app"), namespaces={"apps"})
     assert names(ok) == ["prod-settings"]  # a base anywhere in the repository
     repo["app/kustomization.yaml"] = "resources: [../base, ../shared/extra.yaml]\n"
     refused = await Renderer(context=CTX, app=AppSource()).render(
-        _tree_snapshot(repo, "app"), namespaces={"apps"}
+        tree_snapshot(repo, "app"), namespaces={"apps"}
     )
     [problem] = [str(p) for p in refused.problems]
     assert problem.startswith("kustomization.yaml: kubectl kustomize failed:"), problem
     assert "is not in or below" in problem, problem
     # Flux's rules (no load restrictions) build the same kustomization.
-    flux = await Renderer(context=CTX).render(_tree_snapshot(repo, "app"), namespaces={"apps"})
+    flux = await Renderer(context=CTX).render(tree_snapshot(repo, "app"), namespaces={"apps"})
     assert names(flux) == ["extra", "settings"]
 
 

@@ -25,6 +25,7 @@ from gitkrm.sync.options import IgnoreDifference
 from gitkrm.sync.overlay_spec import ImageOverride, Overlay, OverlayPatch
 
 from ..config import SourceConfig
+from .argocd_jsonnet import jsonnet_of
 from .argocd_spec import (
     APPLICATION,
     FINALIZERS,
@@ -309,17 +310,13 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
             raise fail(f"{at}.directory", "must be an object (recurse, include, exclude)")
         source_type = SourceType.DIRECTORY
         for key in directory:
-            if key == "jsonnet":
-                if directory.get("jsonnet"):
-                    unhonoured.append(
-                        Unhonoured(f"{at}.directory.jsonnet", "jsonnet files are not evaluated")
-                    )
-            elif key not in ("recurse", "include", "exclude"):
+            if key not in ("recurse", "include", "exclude", "jsonnet"):
                 unhonoured.append(Unhonoured(f"{at}.directory.{key}", "not a field gitkrm knows"))
         dir_spec = DirectorySpec(
             recurse=bool(directory.get("recurse")),
             include=str(directory.get("include") or ""),
             exclude=str(directory.get("exclude") or ""),
+            jsonnet=jsonnet_of(directory.get("jsonnet"), fail, at=f"{at}.directory.jsonnet"),
         )
     overlay = None
     if kustomize is not None:

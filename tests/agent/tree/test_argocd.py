@@ -15,7 +15,13 @@ from gitkrm.agent.tree.naming import child_name
 from gitkrm.errors import ManifestError
 from gitkrm.krm import GroupKind, ObjectRef
 from gitkrm.source import GitRef, HttpsAuth, RefKind
-from gitkrm.sync.appsource_spec import DirectorySpec, ManagedNamespace, SourceType
+from gitkrm.sync.appsource_spec import (
+    DirectorySpec,
+    JsonnetSpec,
+    JsonnetVar,
+    ManagedNamespace,
+    SourceType,
+)
 from gitkrm.sync.options import IgnoreDifference
 from gitkrm.sync.overlay_spec import ImageOverride, OverlayPatch
 
@@ -160,16 +166,33 @@ async def test_a_directory_source() -> None:
     source = {
         "repoURL": URL, "path": "apps", "targetRevision": "main",
         "directory": {"recurse": True, "include": "{a,b}/*.yaml", "exclude": "b/skip.yaml",
-                      "jsonnet": {"tlas": [{"name": "x", "value": "1"}]}},
+                      "jsonnet": {"tlas": [{"name": "x", "value": "1"}],
+                                  "extVars": [{"name": "n", "value": "2", "code": True}],
+                                  "libs": ["vendor/"]}},
     }  # fmt: skip
     spec = await child(application(source=source))
     app = spec.config.app_source
     assert app is not None
     assert app.source_type is SourceType.DIRECTORY
     assert app.directory == DirectorySpec(
-        recurse=True, include="{a,b}/*.yaml", exclude="b/skip.yaml"
-    )
-    assert fields(spec) == ["spec.source.directory.jsonnet"]
+        recurse=True, include="{a,b}/*.yaml", exclude="b/skip.yaml",
+        jsonnet=JsonnetSpec(tlas=(JsonnetVar("x", "1"),), ext_vars=(JsonnetVar("n", "2", True),),
+                            libs=("vendor",)),
+    )  # fmt: skip
+    assert fields(spec) == []
+
+
+@pytest.mark.parametrize(
+    ("jsonnet", "field"),
+    [
+        ({"libs": ["../outside"]}, "spec.source.directory.jsonnet.libs"),
+        ({"tlas": [{"value": "1"}]}, "spec.source.directory.jsonnet.tlas[0].name"),
+        ({"extvars": []}, "spec.source.directory.jsonnet.extvars"),
+    ],
+)
+async def test_bad_jsonnet_options_name_the_field(jsonnet: dict[str, Any], field: str) -> None:
+    source = {"repoURL": URL, "path": "apps", "directory": {"jsonnet": jsonnet}}
+    assert (await error(application(source=source))).startswith(field)
 
 
 async def test_kustomize_options_become_the_childs_overlay() -> None:
