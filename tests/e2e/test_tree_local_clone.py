@@ -1,7 +1,7 @@
 """`gitkrm run --repo .` in a clone of a GitOps repository whose Applications and
-GitRepositories name the clone's remote: at the parent's revision the children are the
-clone (its local commits included), not a fetch of a remote that is not even reachable
-here (`git.invalid` never resolves)."""
+GitRepositories name the clone's remote: at the parent's revision, or a branch or tag the
+clone has, the children are the clone (its local commits included), not a fetch of a
+remote that is not even reachable here (`git.invalid` never resolves)."""
 
 from __future__ import annotations
 
@@ -49,11 +49,19 @@ async def test_argo_cd_applications_naming_the_clones_remote_read_the_clone(
     repo.write("apps/web.yaml", application("web", SPELLED, "web", dest="web"))
     repo.write("apps/pinned.yaml", application("pinned", REMOTE, "pinned", dest="pinned",
                                                targetRevision="v9"))  # fmt: skip
+    repo.write("apps/stable.yaml", application("stable", REMOTE, "stable", dest="stable",
+                                               targetRevision="stable"))  # fmt: skip
     repo.write("web/ui.yaml", ui("web"))
     repo.write("pinned/ui.yaml", ui("pinned"))
     repo.commit("app of apps, not pushed")  # only the clone has it
+    git("checkout", "-q", "-b", "stable", cwd=repo.work)
+    repo.write("stable/ui.yaml", ui("stable"))  # on the clone's own branch stable only
+    repo.commit("stable")
+    git("checkout", "-q", "main", cwd=repo.work)
     code, out = run_once(repo.work, state, "--interpret", "argocd")
-    assert await deployments(state, "web", "pinned") == {"web": True, "pinned": False}
+    assert await deployments(state, "web", "stable", "pinned") == {
+        "web": True, "stable": True, "pinned": False
+    }  # fmt: skip
     # Another revision of the remote is the remote, as named: unreachable here, said so.
     assert "git.invalid" in out
     assert code == 1, out

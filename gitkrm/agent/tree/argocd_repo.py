@@ -1,8 +1,8 @@
 """Where an Application's source comes from: `repoURL` and `targetRevision`.
 
-A `repoURL` naming the repository the parent syncs (`repourl`: in any spelling, or, at
-the parent's revision, the remote of the local clone the parent syncs) is that
-repository: the child takes the parent's URL and credentials, and with `targetRevision`
+A `repoURL` naming the repository the parent syncs (`repourl`: in any spelling, or the
+remote of the local clone the parent syncs, at a ref the clone has) is that repository:
+the child takes the parent's URL and credentials, and with `targetRevision`
 `HEAD` (or none) the parent's ref. Another URL is a repository of its own,
 with the credentials of Argo CD's repository Secrets in the Application's namespace
 (label `argocd.argoproj.io/secret-type: repository` whose `url` is the same repository, or
@@ -33,7 +33,7 @@ from .argocd_spec import KNOWN_HOSTS_CONFIGMAP, SECRET_TYPE_LABEL
 from .fields import Fail
 from .flux_repo import Repository, credentials
 from .model import Context, Unhonoured
-from .repourl import clone_of, normalise_url, same_repository
+from .repourl import clone_of, has_ref, normalise_url, same_repository
 
 _SHA: Final = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 _VERSION: Final = re.compile(r"^v?\d+(\.\d+)*([-+].*)?$")
@@ -72,7 +72,10 @@ async def repository(
     parent: SourceConfig = ctx.parent
     ref = target_ref(revision, fail, at=f"{at}.targetRevision")
     at_parent_ref = ref is None or ref == parent.ref
-    if same_repository(url, parent) or (at_parent_ref and await clone_of(url, parent)):
+    if same_repository(url, parent) or (
+        await clone_of(url, parent)
+        and (at_parent_ref or (ref is not None and await has_ref(parent.url, ref)))
+    ):
         return Repository(
             url=parent.url,
             ref=parent.ref if ref is None else ref,

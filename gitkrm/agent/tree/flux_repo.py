@@ -37,7 +37,7 @@ from ..duration import parse_duration
 from .fields import Fail
 from .flux_spec import GitRepository, GitRepositorySpec
 from .model import Unhonoured
-from .repourl import clone_of, same_repository
+from .repourl import clone_of, has_ref, same_repository
 
 HONOURED: Final = frozenset({"url", "ref", "interval", "timeout", "secretRef", "suspend"})
 _UNHONOURED: Final = {
@@ -127,7 +127,8 @@ async def read_repository(
     timeout = duration(spec.get("timeout"), "spec.timeout", repo_fail)
     suspend = bool(spec.get("suspend"))
     same = same_repository(url, parent)
-    if same or await clone_of(url, parent):
+    clone = not same and await clone_of(url, parent)
+    if same or clone:
         asked = spec.get("ref")
         gref = (
             git_ref(cast("Mapping[str, Any]", asked), repo_fail, at="spec.ref") if asked else None
@@ -138,7 +139,7 @@ async def read_repository(
                 interval=interval, timeout=timeout, suspend=suspend, is_parent=True,
                 unhonoured=unhonoured,
             )  # fmt: skip
-    if same:
+    if same or (clone and gref is not None and await has_ref(parent.url, gref)):
         return Repository(
             url=parent.url, ref=gref, auth=parent.auth, ca_file=parent.ca_file,
             interval=interval, timeout=timeout, suspend=suspend, unhonoured=unhonoured,

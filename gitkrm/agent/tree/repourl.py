@@ -9,7 +9,8 @@ Argo CD Applications and Flux GitRepositories name the clone's remote
 (`https://github.com/org/repo`). At the parent's revision such a child *is* the clone
 (`clone_of`), as it is on the cluster where the parent is the remote: reading the remote
 instead would miss the local commits the parent syncs (and, offline, fail). At another
-revision the remote is read, as named.
+branch or tag the clone has (`has_ref`: its own branches, not its remote-tracking ones)
+it is the clone at that ref; otherwise the remote is read, as named.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Final
 from urllib.parse import unquote, urlsplit
 
+from gitkrm.source import GitRef, RefKind
 from gitkrm.source.gitcli import GitRunner
 
 from ..config import SourceConfig, is_remote_url
@@ -84,3 +86,16 @@ async def _remotes(local: str) -> frozenset[str]:
     )
     _REMOTES[key] = (mtime, urls)
     return urls
+
+
+async def has_ref(local: str, ref: GitRef) -> bool:
+    """The local repository has branch or tag `ref` of its own (as a source of it would
+    see it: `git ls-remote` of its path)."""
+    if ref.kind not in (RefKind.BRANCH, RefKind.TAG):
+        return False
+    name = f"refs/{'heads' if ref.kind is RefKind.BRANCH else 'tags'}/{ref.name}"
+    result = await GitRunner(git_dir=None).run(
+        "ls-remote", "--end-of-options", local, name, in_repo=False, ok_codes=(0, 2),
+        what=f"look up {name} in {local}",
+    )  # fmt: skip
+    return bool(result.stdout.strip())

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from gitkrm.agent.config import SourceConfig
-from gitkrm.agent.tree.repourl import clone_of
+from gitkrm.agent.tree.repourl import clone_of, has_ref
+from gitkrm.source import GitRef, RefKind
 from tests.source.source_gitrepo import git
 
 
@@ -35,3 +36,17 @@ async def test_a_bare_mirror_is_named_by_its_remote_and_a_remote_parent_by_nothi
     assert not await clone_of("https://github.com/example/fleet", remote)
     plain = SourceConfig(name="d", url=str(tmp_path))  # no repository at all
     assert not await clone_of("https://github.com/example/fleet", plain)
+
+
+async def test_a_clone_has_its_own_branches_and_tags_not_its_remotes(tmp_path: Path) -> None:
+    clone = tmp_path / "clone"
+    git("init", "-q", "--initial-branch=main", str(clone), cwd=tmp_path)
+    git("-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q",
+        "--allow-empty", "-m", "one", cwd=clone)  # fmt: skip
+    git("tag", "v1", cwd=clone)
+    git("update-ref", "refs/remotes/origin/feature", "HEAD", cwd=clone)
+    local = str(clone)
+    assert await has_ref(local, GitRef(RefKind.BRANCH, "main"))
+    assert await has_ref(local, GitRef(RefKind.TAG, "v1"))
+    assert not await has_ref(local, GitRef(RefKind.BRANCH, "feature"))  # remote-tracking only
+    assert not await has_ref(local, GitRef(RefKind.TAG, "v2"))
