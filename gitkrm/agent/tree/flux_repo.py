@@ -18,6 +18,7 @@ import base64
 import binascii
 import hashlib
 import hmac
+import logging
 import os
 import shutil
 import stat
@@ -38,6 +39,11 @@ from .fields import Fail
 from .flux_spec import GitRepository, GitRepositorySpec
 from .model import Unhonoured
 from .repourl import clone_of, has_ref, same_repository
+
+BOOTSTRAP: Final = ("flux-system", "flux-system")
+"""The namespace and name of `flux bootstrap`'s GitRepository."""
+_SAID: set[str] = set()  # the sources that logged their use of BOOTSTRAP
+log = logging.getLogger(__name__)
 
 HONOURED: Final = frozenset({"url", "ref", "interval", "timeout", "secretRef", "suspend"})
 _UNHONOURED: Final = {
@@ -106,6 +112,20 @@ async def read_repository(
     """The repository the GitRepository `ref` names (`fail` builds errors naming the
     Kustomization's `spec.sourceRef`)."""
     obj = await get(ref)
+    if obj is None and (ref.namespace, ref.name) == BOOTSTRAP:
+        # `flux bootstrap` writes this GitRepository (gotk-sync.yaml) naming the repository
+        # itself; a repository whose bootstrap files are placeholders has none, and gitkrm
+        # syncing it stands where bootstrap would: the repository being synced.
+        if parent.name not in _SAID:
+            _SAID.add(parent.name)
+            log.info(
+                "source %s: GitRepository flux-system/flux-system is not defined: read as "
+                "the repository being synced (flux bootstrap's)", parent.name,
+            )  # fmt: skip
+        return Repository(
+            url=parent.url, ref=parent.ref, auth=parent.auth, ca_file=parent.ca_file,
+            is_parent=True,
+        )  # fmt: skip
     if obj is None:
         raise fail("spec.sourceRef", f"GitRepository {ref.namespace}/{ref.name} not found")
     repo = cast(GitRepository, obj)

@@ -323,3 +323,12 @@ async def test_a_kustomization_being_deleted_needs_no_repository() -> None:
         "https://other.example/x",
         GitRef(RefKind.TAG, "v2"),
     )
+
+
+async def test_flux_bootstraps_git_repository_when_undefined_is_the_parents() -> None:
+    # A repository whose gotk-sync.yaml is a placeholder: no GitRepository flux-system.
+    spec = await INTERPRETER.child(kustomization(path="apps"), Objects(parent()))
+    assert (spec.config.url, spec.config.ref) == (URL, parent().ref)
+    other = kustomization(sourceRef={"kind": "GitRepository", "name": "tenant"})
+    with pytest.raises(ManifestError, match="GitRepository flux-system/tenant not found"):
+        await INTERPRETER.child(other, Objects(parent()))
