@@ -564,8 +564,21 @@ class Term:
         if self._declaring is None:
             from .tree.watch import DeclaringWatch
 
-            self._declaring = DeclaringWatch(self._cache, self._declaring_deleted)
+            self._declaring = DeclaringWatch(
+                self._cache, self._declaring_deleted, on_read=self._read_changed
+            )
         self._declaring.follow(GVK.of(c.obj) for c in self._tree.children.values() if c.obj)
+        self._declaring.follow_reads(self._tree.read_kinds())
+
+    def _read_changed(self, key: ResourceKey, resource_version: str | None) -> None:
+        """An object children were read from changed (an AppProject): their parents'
+        passes re-read them."""
+        if self._tree is None:
+            return
+        for parent in self._tree.readers(key, resource_version):
+            worker = self._workers.get(parent)
+            if worker is not None:
+                worker.request(Trigger.CHANGE)
 
     def _declaring_deleted(self, key: ResourceKey) -> None:
         child = None if self._tree is None else self._tree.children.get(key)

@@ -60,15 +60,18 @@ class Selection:
     chart: bool = False  # a Chart.yaml at the top: the chart renders (gitkrm.charts)
 
 
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A gobwas glob without separators (Argo CD's `directory.include`/`exclude`) as a
-    regular expression: `*` and `**` any run of characters (`/` too), `?` one character,
-    `[...]`/`[!...]` a class, `{a,b}` alternation (nestable), `\\` escapes."""
-    return _compiled(pattern)
+def glob_regex(pattern: str, *, separator: str = "") -> re.Pattern[str]:
+    """A gobwas glob (Argo CD's globs: `directory.include`/`exclude`, an AppProject's
+    patterns) as a regular expression. Without a separator: `*` and `**` any run of
+    characters (`/` too), `?` one character; with one (`/` for `sourceRepos`), `*` and `?`
+    stop at it and `**` crosses it. `[...]`/`[!...]` a class, `{a,b}` alternation
+    (nestable), `\\` escapes."""
+    return _compiled(pattern, separator)
 
 
-@lru_cache(maxsize=64)
-def _compiled(pattern: str) -> re.Pattern[str]:
+@lru_cache(maxsize=256)
+def _compiled(pattern: str, separator: str = "") -> re.Pattern[str]:
+    one = f"[^{re.escape(separator)}]" if separator else "."
     out: list[str] = []
     depth = 0
     i = 0
@@ -79,11 +82,13 @@ def _compiled(pattern: str) -> re.Pattern[str]:
             i += 2
             continue
         if c == "*":
+            stars = 1
             while i + 1 < len(pattern) and pattern[i + 1] == "*":
                 i += 1
-            out.append(".*")
+                stars += 1
+            out.append(".*" if stars > 1 else one + "*")
         elif c == "?":
-            out.append(".")
+            out.append(one)
         elif c == "[":
             end = pattern.find("]", i + 2)
             if end < 0:

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
+from gitkrm.sync.appproject_spec import ProjectPolicy
+
 NAMESPACE_PATH: Final = "(syncOptions: CreateNamespace=true)"
 """Where problems and the status say the created Namespace comes from."""
 _KEEP: Final = ("gitkrm.io/prune", "disabled")  # gitkrm.sync.keys.PRUNE, DISABLED
@@ -81,3 +83,5 @@ class AppSource:
     prune: bool = True  # False: syncOptions Prune=false, every object left when gone
     force: bool = False  # syncOptions Force=true (with Replace=true: re-created)
     create_namespace: ManagedNamespace | None = None
+    project: ProjectPolicy | None = None
+    """The AppProject's rules for the objects (None: none checked, e.g. `default`)."""

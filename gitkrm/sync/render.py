@@ -355,6 +355,10 @@ class Renderer:
         if self.annotation_limit:
             problems.extend(_too_big_to_annotate(desired))
         kinds, object_keys = cross_checks(desired, namespaces, problems)
+        if self.app is not None and self.app.project is not None:
+            from gitkrm.sync import appproject  # interpreted Applications only
+
+            problems.extend(appproject.check(desired, self.app.project))
         ordered = self._order(desired)
         for d, message in ordered.errors:
             problems.append(Problem(d.path, d.line or None, describe_ref(d.ref), message))

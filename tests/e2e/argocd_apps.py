@@ -8,6 +8,7 @@ without automated sync, one without the resources finalizer, one on a second rep
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from tests.e2e.manifests import namespace
@@ -128,6 +129,15 @@ def write_app_of_apps(repo: RemoteRepo, *, other: RemoteRepo | None = None) -> N
 
 def write_other(other: RemoteRepo) -> None:
     other.write("cm.yaml", _cm("other-cm"))
+
+
+def other_repository(root: Path) -> RemoteRepo:
+    """A second repository (its ConfigMap `other-cm`), committed and pushed."""
+    second = RemoteRepo(root / "other")
+    write_other(second)
+    second.commit("other")
+    second.push()
+    return second
 
 
 def _cm(name: str) -> str:

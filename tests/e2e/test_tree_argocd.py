@@ -16,7 +16,7 @@ import pytest
 from gitkrm.agent.tree.naming import child_name
 from gitkrm.errors import NotFound
 from gitkrm.krm import GVK, ObjectRef
-from tests.e2e.argocd_apps import ARGOCD, application, ui, write_app_of_apps, write_other
+from tests.e2e.argocd_apps import ARGOCD, application, other_repository, ui, write_app_of_apps
 from tests.e2e.e2e_support import (
     AgentProcess,
     cm_ref,
@@ -66,11 +66,7 @@ async def statuses(state: Path) -> dict[str, tuple[str, str]]:
 
 @pytest.fixture
 def other(tmp_path: Path) -> RemoteRepo:
-    second = RemoteRepo(tmp_path / "other")
-    write_other(second)
-    second.commit("other")
-    second.push()
-    return second
+    return other_repository(tmp_path)
 
 
 def kubectl_get_applications(state: Path, home: Path) -> str:

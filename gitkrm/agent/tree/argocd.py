@@ -257,16 +257,11 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
             unhonoured.append(Unhonoured(f"spec.{key}", _UNHONOURED[key]))
         elif key not in _MAPPED:
             unhonoured.append(Unhonoured(f"spec.{key}", "not a field gitkrm knows"))
-    project = spec.get("project") or "default"
-    if project != "default":
-        unhonoured.append(
-            Unhonoured(
-                "spec.project",
-                f"{project}: AppProject restrictions (source repositories, destinations, "
-                "resource kinds) are not enforced",
-            )
-        )
     target_ns = _destination(spec, fail)
+    from .argocd_project import project_check
+
+    project = await project_check(spec, app=name, namespace=namespace, ctx=ctx, fail=fail)
+    unhonoured.extend(project.unhonoured)
     from .argocd_helm import sources
 
     source, at, refs = sources(spec, fail)
@@ -369,6 +364,7 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
         prune=bool(auto.get("prune")) and options.get("prune", True),
         force=options.get("force", False),
         create_namespace=create_ns,
+        project=project.policy,
     )
     ignores, i_unhonoured = _ignores(spec, fail)
     unhonoured.extend(i_unhonoured)
@@ -408,6 +404,8 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
         finalizer=finalizer,
         unhonoured=tuple(unhonoured),
         same_as_parent=repo.is_parent and source_path(parent.path, fail, at="path") == path,
+        refused=project.refused,
+        reads=project.reads,
     )
 
 

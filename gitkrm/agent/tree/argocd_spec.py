@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import Any, Final, TypedDict
 
 from gitkrm.krm import GroupKind
+from gitkrm.sync.appproject_spec import IN_CLUSTER_NAME as IN_CLUSTER_NAME
+from gitkrm.sync.appproject_spec import IN_CLUSTER_SERVER as IN_CLUSTER_SERVER
 
 GROUP: Final = "argoproj.io"
 VERSION: Final = "v1alpha1"
@@ -18,8 +20,6 @@ FINALIZER: Final = "resources-finalizer.argocd.argoproj.io"
 FINALIZERS: Final = (FINALIZER, FINALIZER + "/background", FINALIZER + "/foreground")
 """Argo CD's cascade finalizers: on an Application, deleting it deletes its objects."""
 
-IN_CLUSTER_SERVER: Final = "https://kubernetes.default.svc"
-IN_CLUSTER_NAME: Final = "in-cluster"
 
 SECRET_TYPE_LABEL: Final = "argocd.argoproj.io/secret-type"
 KNOWN_HOSTS_CONFIGMAP: Final = "argocd-ssh-known-hosts-cm"

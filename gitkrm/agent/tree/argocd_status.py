@@ -231,10 +231,34 @@ def _source_type(state: ChildState) -> str | None:
     return str(app.source_type)
 
 
+def _refused(state: ChildState, previous: Mapping[str, Any], now: str) -> Obj:
+    """Argo CD's status of an Application its project refuses: its conditions (one per
+    refusal, Argo CD's type and message), sync and health Unknown; what an earlier
+    reconciliation wrote (resources, operationState) stays, as Argo CD leaves it."""
+    assert state.spec is not None
+    kept = previous.get("conditions") or []
+    conds = [_condition(kept, r.reason, _clip(r.message), now) for r in state.spec.refused]
+    if state.spec.unhonoured:
+        conds.append(_condition(kept, NOT_HONOURED, unhonoured_message(state.spec.unhonoured), now))
+    sync = {k: v for k, v in (previous.get("sync") or {}).items() if k != "status"}
+    status: dict[str, Any] = {
+        **previous,
+        "sync": {"status": UNKNOWN, **sync},
+        "health": {"status": UNKNOWN},
+        "conditions": conds,
+    }
+    status.setdefault("resources", [])
+    status.setdefault("summary", {})
+    status["reconciledAt"] = previous.get("reconciledAt") or now
+    return status
+
+
 def application_status(obj: Obj, state: ChildState) -> Obj:
     """The Application's whole `status` for `state` (see the module docstring)."""
     previous: Mapping[str, Any] = obj.get("status") or {}
     now = now_rfc3339()
+    if state.phase is Phase.REFUSED and state.spec is not None:
+        return _refused(state, previous, now)
     outcome = state.outcome
     revision = (outcome.revision if outcome is not None else None) or ""
     sync: dict[str, Any] = {"status": sync_status(state)}

@@ -90,16 +90,21 @@ class Host(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class _Context:
-    """The interpreters' `Context`."""
+    """The interpreters' `Context`; `seen` records the resourceVersion of each object read
+    (None: absent), so that a change to one of a child's `reads` is told from an echo."""
 
     parent: SourceConfig
     store: Store
+    seen: dict[ResourceKey, str | None] = field(default_factory=dict)
 
     async def get(self, ref: ObjectRef) -> Obj | None:
         try:
-            return await self.store.get(ref)
+            obj = await self.store.get(ref)
         except NotFound:
+            self.seen[_key(ref)] = None
             return None
+        self.seen[_key(ref)] = str(meta(obj).get("resourceVersion") or "")
+        return obj
 
     async def list(
         self, gvk: GVK, *, namespace: str, label_selector: str | None = None
@@ -129,6 +134,8 @@ class Child:
     deleting: bool = False
     pending: bool = field(default=False)
     """Its dependencies were not Ready at its last turn (synced when they are)."""
+    read_versions: dict[ResourceKey, str | None] = field(default_factory=dict)
+    """The `spec.reads` objects as they were read (resourceVersion; None: absent)."""
 
     @property
     def name(self) -> str:
@@ -141,6 +148,10 @@ class Child:
 
 def _key(ref: ObjectRef) -> ResourceKey:
     return dataclasses.replace(ref, version=None).key
+
+
+def _keys(refs: Sequence[ObjectRef]) -> set[ResourceKey]:
+    return {_key(r) for r in refs}
 
 
 def _where(config: SourceConfig) -> tuple[str, object, str]:
@@ -186,8 +197,34 @@ class Tree:
         return [c for c in self.children.values() if c.runner is not None and not c.deleting]
 
     def problems(self) -> list[str]:
-        """The errors of declaring objects that run no child (invalid, a cycle)."""
-        return [f"{describe(c.ref)}: {c.error}" for c in self.children.values() if c.error]
+        """The errors of declaring objects that run no child (invalid, a cycle, refused)."""
+        out = []
+        for c in self.children.values():
+            if c.error:
+                out.append(f"{describe(c.ref)}: {c.error}")
+            elif c.spec is not None and c.spec.refused and not c.deleting:
+                out.extend(f"{describe(c.ref)}: {r.message}" for r in c.spec.refused)
+        return out
+
+    def read_kinds(self) -> set[GVK]:
+        """The kinds of the objects children's specs were read from (`ChildSpec.reads`)."""
+        return {
+            GVK(group=r.group, version=r.version or "", kind=r.kind)
+            for c in self.children.values()
+            if c.spec is not None
+            for r in c.spec.reads
+        }
+
+    def readers(self, key: ResourceKey, resource_version: str | None) -> list[str]:
+        """The parents of the children that read the object `key` at another version than
+        `resource_version` (None: gone): their passes re-read those children."""
+        return sorted(
+            {
+                c.parent
+                for c in self.children.values()
+                if key in c.read_versions and c.read_versions[key] != resource_version
+            }
+        )
 
     # -- after a parent's pass ---------------------------------------------------------
 
@@ -246,8 +283,9 @@ class Tree:
             self.children[key] = child
         child.obj = obj
         self._dirty.add(key)
+        ctx = _Context(parent=parent.config, store=self._store)
         try:
-            spec = await interpreter.child(obj, _Context(parent=parent.config, store=self._store))
+            spec = await interpreter.child(obj, ctx)
             self._check(spec, parent)
         except GitkrmError as e:
             if meta(obj).get("deletionTimestamp"):
@@ -258,6 +296,7 @@ class Tree:
             child.error = e.message
             return
         child.error = None
+        child.read_versions = {k: v for k, v in ctx.seen.items() if k in _keys(spec.reads)}
         if meta(obj).get("deletionTimestamp"):
             child.spec = child.spec or spec
             await self._finalize(child)
@@ -266,6 +305,17 @@ class Tree:
             for u in spec.unhonoured:
                 log.warning("%s: %s not honoured: %s", describe(ref), u.field, u.reason)
         previous, child.spec = child.spec, spec
+        if spec.refused:
+            if previous is None or previous.refused != spec.refused:
+                for r in spec.refused:
+                    log.error("source %s: %s: %s: not synced", parent.name, describe(ref),
+                              r.message)  # fmt: skip
+            if child.runner is not None:
+                log.info("child source %s stopped; its objects stay", child.name)
+                await self._host.stop_child(child.name)
+                child.runner = None
+            child.finalizer = spec.finalizer
+            return
         if spec.same_as_parent:
             if child.runner is not None:
                 await self._host.stop_child(child.name)
@@ -540,6 +590,8 @@ class Tree:
         spec = child.spec
         if child.deleting:
             phase = Phase.DELETING
+        elif spec is not None and spec.refused:
+            phase = Phase.REFUSED
         elif child.waiting_for:
             phase = Phase.PENDING
         elif runner is not None and runner.config.suspend:

@@ -42,6 +42,15 @@ class Unhonoured:
 
 
 @dataclass(frozen=True, slots=True)
+class Refused:
+    """Why the peer would not sync a child although its object reads (an Argo CD
+    project's rule): `reason` is the peer's condition type (Argo CD's InvalidSpecError)."""
+
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class ChildSpec:
     """One child source, as its declaring object asks for it."""
 
@@ -62,6 +71,13 @@ class ChildSpec:
     same_as_parent: bool = False
     """The object declares the source that applied it (Flux's bootstrap `flux-system`
     Kustomization over its own path): no child runs; its status mirrors the parent's."""
+    refused: tuple[Refused, ...] = ()
+    """While set no child runs (a running one stops; its objects stay): the object's
+    status says why. Deleting the object still finalizes the child (its objects pruned
+    by its finalizer), so it never hangs."""
+    reads: tuple[ObjectRef, ...] = ()
+    """Objects other than the declaring one the spec was read from (an Argo CD
+    AppProject, also one that does not exist yet): a change to one re-reads the object."""
 
 
 class Phase(StrEnum):
@@ -71,6 +87,7 @@ class Phase(StrEnum):
     FAILED = "Failed"
     SUSPENDED = "Suspended"
     DELETING = "Deleting"
+    REFUSED = "Refused"  # ChildSpec.refused: not synced
 
 
 @dataclass(frozen=True, slots=True)

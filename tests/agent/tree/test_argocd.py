@@ -10,7 +10,8 @@ import pytest
 
 from gitkrm.agent.config import SourceConfig
 from gitkrm.agent.tree.argocd import INTERPRETER
-from gitkrm.agent.tree.model import ChildSpec, Peer
+from gitkrm.agent.tree.argocd_project import namespace_permitted, source_permitted
+from gitkrm.agent.tree.model import ChildSpec, Peer, Refused
 from gitkrm.agent.tree.naming import child_name
 from gitkrm.errors import ManifestError
 from gitkrm.krm import GroupKind, ObjectRef
@@ -386,11 +387,41 @@ async def test_project_info_history_and_unknown_fields() -> None:
             frobnicate=True,
         )
     )
-    assert fields(spec) == ["spec.revisionHistoryLimit", "spec.frobnicate", "spec.project"]
-    assert "AppProject restrictions" in spec.unhonoured[2].reason
+    assert fields(spec) == ["spec.revisionHistoryLimit", "spec.frobnicate"]
+    # a project the target does not hold: Argo CD's condition, no child runs
+    assert spec.refused == (
+        Refused("InvalidSpecError", "Application referencing project team-a which does not exist"),
+    )
 
 
 async def test_not_an_application() -> None:
     obj = application()
     obj["apiVersion"] = "argoproj.io/v1beta1"
     assert (await error(obj)).startswith("apiVersion: argoproj.io/v1beta1: gitkrm reads")
+
+
+@pytest.mark.parametrize(
+    ("patterns", "url", "expected"),
+    [
+        (["*"], OTHER, True),
+        (["https://git.example.com/team/*"], OTHER, True),  # `.git` and case ignored
+        (["https://GIT.example.com/team/apps"], OTHER, True),
+        (["https://git.example.com/*"], OTHER, False),  # `*` stops at `/`
+        (["https://git.example.com/**"], OTHER, True),
+        (["!https://git.example.com/**", "*"], OTHER, False),  # denied among all
+        (["!https://gitlab.com/group/**", "*"], OTHER, True),
+        (["git@github.com:example/*"], "ssh://git@github.com/example/fleet.git", True),
+        ([], OTHER, False),
+    ],
+)
+def test_source_repositories_are_matched_as_argo_cd_matches_them(
+    patterns: list[str], url: str, expected: bool
+) -> None:
+    assert source_permitted(patterns, url) is expected
+
+
+def test_source_namespaces_are_globs_or_regular_expressions() -> None:
+    assert namespace_permitted(["team-*"], "team-a")
+    assert not namespace_permitted(["team-*"], "prod")
+    assert namespace_permitted(["/^apps-[0-9]+$/"], "apps-12")
+    assert not namespace_permitted(["/^apps-[0-9]+$/"], "apps-x")

@@ -127,12 +127,12 @@ async def test_an_invalid_application_and_unhonoured_fields_are_conditions() -> 
     assert st["operationState"]["phase"] == "Error"
     [cond] = st["conditions"]
     assert (cond["type"], cond["message"]) == ("InvalidSpecError", message)
-    warned = application(project="team-a")
+    warned = application(revisionHistoryLimit=3)
     spec = await spec_of(warned)
     st = INTERPRETER.status(warned, ChildState(phase=Phase.SYNCED, outcome=ok(), spec=spec))
     [cond] = st["conditions"]
     assert cond["type"] == "NotHonouredWarning"
-    assert cond["message"].startswith("spec.project: team-a: AppProject restrictions")
+    assert cond["message"].startswith("spec.revisionHistoryLimit: gitkrm keeps")
     extra = (Unhonoured("spec.x", "why"),)
     st = INTERPRETER.status(
         warned, ChildState(phase=Phase.SYNCED, outcome=ok(), spec=spec, unhonoured=extra)
