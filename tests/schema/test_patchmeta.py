@@ -10,6 +10,7 @@ from gitkrm.errors import NotFound
 from gitkrm.krm.refs import GVK
 from gitkrm.patch import PatchMeta, apply_strategic_merge_patch
 from gitkrm.schema import Registry, patch_meta_for
+from tests.support import builders
 
 DEPLOYMENT = GVK(group="apps", version="v1", kind="Deployment")
 
@@ -54,44 +55,18 @@ def test_unknown_kind() -> None:
 
 
 def test_custom_kind_uses_list_types(registry: Registry) -> None:
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "gizmos.example.com"},
-        "spec": {
-            "group": "example.com",
-            "scope": "Namespaced",
-            "names": {"plural": "gizmos", "kind": "Gizmo"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "properties": {
-                                "spec": {
-                                    "type": "object",
-                                    "properties": {
-                                        "items": {
-                                            "type": "array",
-                                            "x-kubernetes-list-type": "map",
-                                            "x-kubernetes-list-map-keys": ["id"],
-                                            "items": {
-                                                "type": "object",
-                                                "properties": {"id": {"type": "string"}},
-                                            },
-                                        }
-                                    },
-                                }
-                            },
-                        }
-                    },
-                }
-            ],
+    crd = builders.crd(
+        "Gizmo",
+        spec={
+            "items": {
+                "type": "array",
+                "x-kubernetes-list-type": "map",
+                "x-kubernetes-list-map-keys": ["id"],
+                "items": {"type": "object", "properties": {"id": {"type": "string"}}},
+            }
         },
-    }
+        status_subresource=False,
+    )
     registry.register_crd(crd)
     gvk = GVK(group="example.com", version="v1", kind="Gizmo")
     meta = patch_meta_for(gvk, registry=registry)

@@ -13,53 +13,24 @@ from gitkrm.errors import BadRequest, Invalid
 from gitkrm.krm.types import FieldValidation
 from gitkrm.schema import Registry
 from tests.schema.schema_objects import deployment, service
+from tests.support.builders import crd
 
 REGISTRY = Registry.builtin()
 REGISTRY.register_crd(
-    {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "gadgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "scope": "Namespaced",
-            "names": {"plural": "gadgets", "kind": "Gadget"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "properties": {
-                                "spec": {
-                                    "type": "object",
-                                    "properties": {
-                                        "size": {"type": "integer", "default": 1},
-                                        "tags": {
-                                            "type": "array",
-                                            "x-kubernetes-list-type": "set",
-                                            "items": {"type": "string"},
-                                        },
-                                        "free": {
-                                            "type": "object",
-                                            "x-kubernetes-preserve-unknown-fields": True,
-                                        },
-                                        "inner": {
-                                            "type": "object",
-                                            "x-kubernetes-embedded-resource": True,
-                                            "x-kubernetes-preserve-unknown-fields": True,
-                                        },
-                                    },
-                                }
-                            },
-                        }
-                    },
-                }
-            ],
+    crd(
+        "Gadget",
+        spec={
+            "size": {"type": "integer", "default": 1},
+            "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+            "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+            "inner": {
+                "type": "object",
+                "x-kubernetes-embedded-resource": True,
+                "x-kubernetes-preserve-unknown-fields": True,
+            },
         },
-    }
+        status_subresource=False,
+    )
 )
 
 JSON = st.recursive(

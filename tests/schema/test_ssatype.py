@@ -7,6 +7,7 @@ from gitkrm.krm import GVK
 from gitkrm.patch.fieldmanager import fields_of
 from gitkrm.patch.fieldmanager.typed import DEDUCED, LIST, LIST_MAP, LIST_SET, MAP
 from gitkrm.schema import Registry, ssa_type_for
+from tests.support import builders
 
 DEPLOYMENT = GVK(group="apps", version="v1", kind="Deployment")
 
@@ -36,46 +37,13 @@ def test_unknown_kind_is_deduced() -> None:
 
 def test_crd_schema_is_used() -> None:
     registry = Registry.builtin()
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "names": {
-                "kind": "Widget",
-                "plural": "widgets",
-                "singular": "widget",
-                "listKind": "WidgetList",
-            },
-            "scope": "Namespaced",
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "properties": {
-                                "spec": {
-                                    "type": "object",
-                                    "properties": {
-                                        "tags": {
-                                            "type": "array",
-                                            "x-kubernetes-list-type": "set",
-                                            "items": {"type": "string"},
-                                        },
-                                        "raw": {"type": "array", "items": {"type": "string"}},
-                                    },
-                                }
-                            },
-                        }
-                    },
-                }
-            ],
+    crd = builders.crd(
+        spec={
+            "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+            "raw": {"type": "array", "items": {"type": "string"}},
         },
-    }
+        status_subresource=False,
+    )
     registry.register_crd(crd)
     typ = ssa_type_for(GVK(group="example.com", version="v1", kind="Widget"), registry=registry)
     spec = typ.field("spec")[0]

@@ -1,88 +1,36 @@
-"""Objects the store tests write."""
+"""Objects the store tests write: tests.support's builders with the store tests' defaults
+(an image with a tag, a `data` field on every ConfigMap, a Widget kind with a status and a
+top-level `extra` field whose changes bump the generation)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from tests.support import builders
+
 
 def deployment(
     name: str, ns: str = "default", *, replicas: int = 1, **labels: str
 ) -> dict[str, Any]:
-    app = {"app": name}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name, "namespace": ns, "labels": {**app, **labels}},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": app},
-            "template": {
-                "metadata": {"labels": app},
-                "spec": {"containers": [{"name": "c", "image": "nginx:1.25"}]},
-            },
-        },
-    }
+    return builders.deployment(name, ns, replicas=replicas, image="nginx:1.25", labels=labels)
 
 
 def configmap(name: str, ns: str = "default", **data: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": name, "namespace": ns},
-        "data": dict(data),
-    }
+    return builders.configmap(name, ns, data=data)
 
 
 def namespace(name: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    return builders.namespace(name)
 
 
 def crd(
     group: str = "example.com", kind: str = "Widget", plural: str = "widgets"
 ) -> dict[str, Any]:
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{plural}.{group}"},
-        "spec": {
-            "group": group,
-            "scope": "Namespaced",
-            "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "subresources": {"status": {}},
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "properties": {
-                                "spec": {
-                                    "type": "object",
-                                    "properties": {
-                                        "size": {"type": "integer"},
-                                        "color": {"type": "string"},
-                                    },
-                                },
-                                "status": {
-                                    "type": "object",
-                                    "properties": {"ready": {"type": "boolean"}},
-                                },
-                                "extra": {"type": "string"},
-                            },
-                        }
-                    },
-                }
-            ],
-        },
-    }
+    out = builders.crd(kind, group, plural=plural, status={"ready": {"type": "boolean"}})
+    schema = out["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    schema["properties"]["extra"] = {"type": "string"}
+    return out
 
 
 def widget(name: str, ns: str = "default", size: int = 1) -> dict[str, Any]:
-    return {
-        "apiVersion": "example.com/v1",
-        "kind": "Widget",
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {"size": size},
-    }
+    return builders.custom_resource("Widget", name, ns, size=size)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from gitkrm.errors import Invalid
 from gitkrm.schema import Registry
+from tests.support import builders
 
 RULES = [
     {"rule": "self.min <= self.max", "message": "min above max"},
@@ -43,26 +44,12 @@ def crd(rules: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
             },
         },
     }
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "things.cel.example.com"},
-        "spec": {
-            "group": "cel.example.com",
-            "scope": "Namespaced",
-            "names": {"plural": "things", "kind": "Thing"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {"type": "object", "properties": {"spec": spec_schema}}
-                    },
-                }
-            ],
-        },
-    }
+    return builders.crd(
+        "Thing",
+        "cel.example.com",
+        schema={"type": "object", "properties": {"spec": spec_schema}},
+        status_subresource=False,
+    )
 
 
 def thing(**spec: Any) -> dict[str, Any]:

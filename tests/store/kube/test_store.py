@@ -19,6 +19,7 @@ from gitkrm.sync.options import SyncOptions
 from gitkrm.sync.results import SyncResult
 from tests.store.kube.conftest import cm, new_namespace
 from tests.store.kube.faultproxy import FaultProxy
+from tests.support.builders import crd
 from tests.support.wait import eventually_async
 from tests.sync.sync_helpers import snapshot
 
@@ -26,29 +27,13 @@ CM = GVK(group="", version="v1", kind="ConfigMap")
 
 
 def _crd(plural: str, kind: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{plural}.kube.test"},
-        "spec": {
-            "group": "kube.test",
-            "scope": "Namespaced",
-            "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "x-kubernetes-preserve-unknown-fields": True,
-                        }
-                    },
-                }
-            ],
-        },
-    }
+    return crd(
+        kind,
+        "kube.test",
+        plural=plural,
+        schema={"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+        status_subresource=False,
+    )
 
 
 async def test_discovery_finds_a_kind_whose_crd_appears(kube: KubeStore) -> None:
