@@ -9,7 +9,6 @@ import asyncio
 import subprocess
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
-from types import TracebackType
 from typing import Any, TypeVar
 from urllib.parse import urlencode
 
@@ -23,6 +22,7 @@ from gitkrm.server.tls import generate_self_signed
 from gitkrm.store import Store, open_store
 from gitkrm.store.sqlite import SqliteStore
 from tests.e2e.e2e_support import gitkrm
+from tests.support.running import Running
 
 T = TypeVar("T")
 
@@ -46,7 +46,7 @@ def lease_ref(agent: str, namespace: str = "gitkrm-system") -> ObjectRef:
     )
 
 
-class Cluster:
+class Cluster(Running):
     """The API server in a thread of this process; `kubeconfig` is what agents are given.
 
     `secure`: TLS and a token (the default); else plain HTTP on loopback (what the fault
@@ -74,20 +74,14 @@ class Cluster:
         )
         self.kubeconfig = root / "kubeconfig"
 
-    def __enter__(self) -> Cluster:
+    def start(self) -> None:
         self.server.start()
         assert self.server.bound is not None
         assert self.server.bound.kubeconfig == self.kubeconfig
         if self._crd:
             self.run(lambda store: store.create(gitsource_crd()))
-        return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def stop(self) -> None:
         self.server.stop()
 
     @property

@@ -13,7 +13,6 @@ import sys
 import urllib.request
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import orjson
@@ -25,6 +24,7 @@ from gitkrm.server import ServeOptions, ServerThread
 from gitkrm.store import Store, open_store
 from tests.server.conftest import Kubectl, kubectl_path
 from tests.source.source_gitrepo import ENV
+from tests.support.running import Running
 from tests.support.wait import eventually_async
 
 CM = GVK(group="", version="v1", kind="ConfigMap")
@@ -170,7 +170,7 @@ def start(*args: str, cwd: Path) -> subprocess.Popen[bytes]:
     )
 
 
-class AgentProcess:
+class AgentProcess(Running):
     """`gitkrm run ...` in the background, its log in a file; stopped (or killed) on exit."""
 
     def __init__(
@@ -222,17 +222,6 @@ class AgentProcess:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(10)
         self._log.close()
-
-    def __enter__(self) -> AgentProcess:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 def api_patch(server: str, path: str, patch: Mapping[str, Any]) -> dict[str, Any]:

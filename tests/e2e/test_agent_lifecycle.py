@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import urllib.request
 from pathlib import Path
 
@@ -21,13 +20,7 @@ from tests.e2e.e2e_support import (
 )
 from tests.e2e.manifests import configmap
 from tests.source.source_gitrepo import RemoteRepo
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+from tests.support.net import free_port
 
 
 async def _data(state: Path, name: str) -> dict[str, str] | None:

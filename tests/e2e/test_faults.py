@@ -8,7 +8,6 @@ commit is applied.
 
 from __future__ import annotations
 
-import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from tests.e2e.e2e_support import (
 from tests.e2e.manifests import configmap, deployment, gitsource
 from tests.source.source_gitrepo import RemoteRepo, git
 from tests.source.source_https import GitHttpsServer, require_tools
+from tests.support.net import free_port
 
 BOMB = """\
 apiVersion: v1
@@ -111,13 +111,6 @@ CONTENT_FAULTS = [
         expect=("latin.yaml",),
     ),
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 class Harness:

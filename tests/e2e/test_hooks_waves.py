@@ -18,10 +18,10 @@ from tests.e2e.e2e_support import (
     wait_for,
 )
 from tests.e2e.manifests import configmap, deployment
-from tests.e2e.test_agent_lifecycle import free_port
 from tests.report.report_helpers import read_note
 from tests.report.report_helpers import read_status as read_status_file
 from tests.source.source_gitrepo import RemoteRepo
+from tests.support.net import free_port
 
 JOBS = GVK(group="batch", version="v1", kind="Job")
 DB = ObjectRef(group="apps", kind="Deployment", name="db", namespace="default")

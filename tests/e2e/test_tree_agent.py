@@ -12,8 +12,8 @@ from gitkrm.agent.tree.naming import child_name
 from gitkrm.krm import ObjectRef
 from tests.e2e.e2e_support import AgentProcess, cm_ref, kubeconfig_server, read_object, wait_for
 from tests.e2e.manifests import configmap, gitsource, namespace
-from tests.e2e.test_agent_lifecycle import free_port
 from tests.source.source_gitrepo import RemoteRepo
+from tests.support.net import free_port
 
 NS = "tree"
 

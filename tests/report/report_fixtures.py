@@ -79,14 +79,3 @@ async def make_reporter() -> AsyncIterator[ReporterMaker]:
     yield make
     for rep in made:
         await rep.close()
-
-
-@pytest.fixture
-def free_port() -> int:
-    """A loopback port nothing listens on (bound, then released)."""
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port

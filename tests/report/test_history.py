@@ -16,6 +16,7 @@ from gitkrm.report.history import (
 from tests.report.report_fixtures import ReporterMaker, SourceMaker
 from tests.report.report_helpers import git_out, make_history
 from tests.source.source_gitrepo import RemoteRepo, git
+from tests.support.net import free_port
 
 
 async def test_a_clone_fetches_the_notes_and_shows_each_commits_syncs(
@@ -95,8 +96,8 @@ def test_foreign_notes_under_the_prefix_are_skipped(remote: RemoteRepo) -> None:
     assert "just text" in git_out(remote.bare, "notes", "--ref=gitkrm/someone", "show", "HEAD")
 
 
-def test_credentials_in_a_failing_url_are_not_shown(free_port: int) -> None:
+def test_credentials_in_a_failing_url_are_not_shown() -> None:
     with pytest.raises(GitkrmError) as e:
-        url_history(f"https://user:hunter2-secret@127.0.0.1:{free_port}/repo.git")
+        url_history(f"https://user:hunter2-secret@127.0.0.1:{free_port()}/repo.git")
     assert "hunter2-secret" not in e.value.message
     assert "127.0.0.1" in e.value.message

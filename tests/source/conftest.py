@@ -29,14 +29,3 @@ async def make_source(tmp_path: Path) -> AsyncIterator[SourceFactory]:
     yield make
     for src in made:
         await src.close()
-
-
-@pytest.fixture
-def free_port() -> int:
-    """A loopback port nothing listens on (bound, then released)."""
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port

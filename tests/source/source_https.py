@@ -13,8 +13,8 @@ import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from types import TracebackType
 
+from tests.support.running import Running
 from tests.support.tools import require_tool
 
 
@@ -58,7 +58,7 @@ def make_cert(directory: Path) -> tuple[Path, Path]:
     return cert, key
 
 
-class GitHttpsServer:
+class GitHttpsServer(Running):
     """`with GitHttpsServer(root, username=..., password=...) as srv:` serves repos under root."""
 
     def __init__(self, project_root: Path, *, username: str, password: str, certs: Path) -> None:
@@ -157,16 +157,10 @@ class GitHttpsServer:
     def url(self, repo: str) -> str:
         return f"https://127.0.0.1:{self.port}/{repo}"
 
-    def __enter__(self) -> GitHttpsServer:
+    def start(self) -> None:
         self._thread.start()
-        return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def stop(self) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join(timeout=10)

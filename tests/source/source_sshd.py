@@ -7,11 +7,13 @@ import getpass
 import os
 import socket
 import subprocess
-import time
 from pathlib import Path
-from types import TracebackType
 
+from tests.support.net import free_port
+from tests.support.processes import end
+from tests.support.running import Running
 from tests.support.tools import require_tool
+from tests.support.wait import eventually
 
 SSHD = "/usr/sbin/sshd"
 
@@ -32,14 +34,7 @@ def keygen(path: Path) -> Path:
     return path
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-class Sshd:
+class Sshd(Running):
     def __init__(self, workdir: Path) -> None:
         workdir.mkdir(parents=True, exist_ok=True)
         self.dir = workdir
@@ -49,7 +44,7 @@ class Sshd:
         (workdir / "authorized_keys").write_text(
             (workdir / "client_key.pub").read_text(), encoding="utf-8"
         )
-        self.port = _free_port()
+        self.port = free_port()
         host_pub = (workdir / "host_key.pub").read_text().split()
         self.known_hosts = workdir / "known_hosts"
         self.known_hosts.write_text(f"[127.0.0.1]:{self.port} {host_pub[0]} {host_pub[1]}\n")
@@ -78,42 +73,33 @@ class Sshd:
     def url(self, path: Path) -> str:
         return f"ssh://{self.user}@127.0.0.1:{self.port}{path}"
 
-    def __enter__(self) -> Sshd:
+    def start(self) -> None:
         if os.geteuid() == 0:
             os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # privilege separation dir
         with open(self.dir / "sshd.log", "wb") as log:  # the child keeps its own copy
-            self.proc = subprocess.Popen(
+            proc = self.proc = subprocess.Popen(
                 [SSHD, "-D", "-e", "-f", str(self.config)],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=log,
             )
-        deadline = time.monotonic() + 10
-        while True:
-            if self.proc.poll() is not None:
+
+        def listening() -> bool:
+            if proc.poll() is not None:  # not AssertionError: eventually() would retry it
                 raise RuntimeError(f"sshd exited: {(self.dir / 'sshd.log').read_text()}")
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
-                    if s.recv(4).startswith(b"SSH-"):
-                        return self
+                    return s.recv(4).startswith(b"SSH-")
             except OSError:
-                pass
-            if time.monotonic() > deadline:
-                self.__exit__(None, None, None)
-                raise RuntimeError("sshd did not start listening within 10s")
-            time.sleep(0.05)
+                return False
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+        try:
+            eventually(listening, timeout=10, interval=0.05, message="sshd to greet on its port")
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
         if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+            end(self.proc)
             self.proc = None

@@ -20,6 +20,7 @@ from gitkrm.source import (
     git_blob_id,
 )
 from tests.source.source_gitrepo import RemoteRepo, SourceFactory, git, processes_mentioning
+from tests.support.net import free_port
 
 
 def seed(remote: RemoteRepo) -> str:
@@ -284,8 +285,8 @@ async def test_deleted_tag_is_an_error(remote: RemoteRepo, make_source: SourceFa
     assert src.last is snap
 
 
-async def test_unreachable_remote(make_source: SourceFactory, free_port: int) -> None:
-    src = make_source(f"https://127.0.0.1:{free_port}/repo.git")
+async def test_unreachable_remote(make_source: SourceFactory) -> None:
+    src = make_source(f"https://127.0.0.1:{free_port()}/repo.git")
     with pytest.raises(ServiceUnavailable, match="unreachable"):
         await src.snapshot()
     missing = make_source("/nonexistent/repo.git", cache="c2")

@@ -8,7 +8,6 @@ under CI=true (`require_tool`).
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import urllib.error
 import urllib.request
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.net import free_port
 from tests.support.tools import require_tool
 from tests.support.wait import eventually
 
@@ -54,13 +54,6 @@ class Registry:
             return tags
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 def _ready(host: str) -> bool:
     try:
         with urllib.request.urlopen(f"http://{host}/v2/", timeout=1) as r:
@@ -71,7 +64,7 @@ def _ready(host: str) -> bool:
 
 def start_registry(directory: Path) -> tuple[subprocess.Popen[bytes], Registry]:
     binary = require_tool("docker-registry", what="the Debian package docker-registry")
-    port = _free_port()
+    port = free_port()
     config = directory / "config.yml"
     (directory / "data").mkdir(parents=True, exist_ok=True)
     config.write_text(_CONFIG.format(root=directory / "data", port=port))
