@@ -6,7 +6,9 @@ permission validator): a kind the project does not permit, or a namespaced objec
 namespace that is not one of the project's destinations, fails the *whole* sync ("one or
 more synchronization tasks are not valid"), nothing written. gitkrm does the same: each
 such object is a problem of the revision (`check`), and a revision with problems is
-refused before any write.
+refused before any write. An object of the inventory the project no longer permits is out
+of Argo CD's sight (its live state is filtered out): gone from Git, it is left in place,
+not pruned (`ref_problem`, used by the plan).
 
 - Cluster-scoped kinds: permitted when `clusterResourceWhitelist` names them (an empty or
   absent list permits none) and `clusterResourceBlacklist` does not; an item's optional
@@ -24,6 +26,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
+from gitkrm.krm import ObjectRef
 from gitkrm.sync.appproject_spec import (
     IN_CLUSTER_NAME,
     IN_CLUSTER_SERVER,
@@ -36,7 +39,7 @@ from gitkrm.sync.desired import Desired
 from gitkrm.sync.problems import Problem, describe_ref
 
 __all__ = ["DestinationRule", "KindRule", "ProjectPolicy", "check", "destination_permitted",
-           "glob_match", "go_match", "kind_permitted", "object_problem"]  # fmt: skip
+           "glob_match", "go_match", "kind_permitted", "object_problem", "ref_problem"]  # fmt: skip
 
 
 @lru_cache(maxsize=256)
@@ -145,7 +148,11 @@ def destination_permitted(
 
 def object_problem(policy: ProjectPolicy, d: Desired) -> str | None:
     """Why Argo CD's permission validator refuses the object (its message), or None."""
-    ref = d.ref
+    return ref_problem(policy, d.ref)
+
+
+def ref_problem(policy: ProjectPolicy, ref: ObjectRef) -> str | None:
+    """`object_problem` of an object known by its reference (one of the inventory)."""
     namespaced = ref.namespace is not None
     if not kind_permitted(
         policy, group=ref.group, kind=ref.kind, name=ref.name, namespaced=namespaced

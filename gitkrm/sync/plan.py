@@ -163,6 +163,13 @@ def plan_prune(ref: ObjectRef, key: str, live: Obj | None, *, options: SyncOptio
         )
     if not options.prune:
         return Step(Op.ORPHAN, ref, key, live=live, message="pruning is disabled for this source")
+    project = options.app_source.project if options.app_source is not None else None
+    if project is not None:
+        from gitkrm.sync.appproject import ref_problem  # interpreted Applications only
+
+        problem = ref_problem(project, ref)
+        if problem is not None:
+            return Step(Op.ORPHAN, ref, key, live=live, message=f"{problem}: left in place")
     if keys.flag(live, keys.PRUNE, keys.DISABLED):
         return Step(
             Op.ORPHAN, ref, key, live=live, message=f"{keys.PRUNE}: disabled: left in place"

@@ -39,10 +39,13 @@ def run_once(repo: RemoteRepo, state: Path) -> Any:
 
 
 async def sync_projects(
-    repo: RemoteRepo, state: Path, *, other_url: str, permissive: bool
+    repo: RemoteRepo, state: Path, *, other_url: str, permissive: bool, drop: str = ""
 ) -> tuple[Any, dict[str, dict[str, Any]]]:
-    """Commit the projects (strict or permissive) and sync once: the run, each status."""
+    """Commit the projects (strict or permissive; `drop` a file) and sync once: the run,
+    each status."""
     write_projects(repo, other_url=other_url, permissive=permissive)
+    if drop:
+        repo.remove(drop)
     repo.commit("permissive projects" if permissive else "strict projects")
     repo.push()
     return run_once(repo, state), await applications(state)
@@ -165,13 +168,19 @@ async def test_each_project_rule_refuses_an_application_and_then_lets_it_through
     ) == [True] * 8  # fmt: skip
 
     # strict again: the Applications it refuses stop; their objects stay (Argo CD's
-    # InvalidSpecError touches no resource)
-    res, apps = await sync_projects(repo, state, other_url=other.url, permissive=False)
+    # InvalidSpecError touches no resource). The Secret, gone from Git and no longer
+    # permitted, is out of Argo CD's sight: left in place, not pruned.
+    res, apps = await sync_projects(
+        repo, state, other_url=other.url, permissive=False, drop="secrets/secret.yaml"
+    )
     assert res.returncode == 1, res.stdout + res.stderr
     assert conditions(apps["private"]) == [(INVALID, dest("team-a-private", "team-b"))]
     assert sync_health(apps["private"]) == ("Unknown", "Unknown")
     assert apps["private"]["resources"]  # what the last reconciliation found stays
     assert await present(state, cm_ref("plain", "team-a-private")) == [True]
+    assert sync_health(apps["secrets"]) == ("Synced", "Healthy"), apps["secrets"]
+    secret = ObjectRef(group="", kind="Secret", name="team-a-password", namespace="team-a-secrets")
+    assert await present(state, secret) == [True]
 
 
 async def test_an_appproject_made_or_edited_with_kubectl_re_evaluates_its_applications(
