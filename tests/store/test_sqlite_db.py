@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-import os
 import random
-import signal
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from gitkrm.krm import GVK, ObjectRef
+from gitkrm.krm import GVK
 from gitkrm.store.sqlite import SqliteStore, db
-from tests.store.test_sqlite_process import ROOT, readline
+from tests.store.killed_writers import (
+    Acked,
+    assert_intact,
+    assert_kept,
+    kill,
+    readline,
+    record,
+    spawn,
+)
 
 CONFIGMAPS = GVK(group="", version="v1", kind="ConfigMap")
 
@@ -100,19 +105,13 @@ def test_restart_gives_up_at_once_while_a_reader_uses_the_wal(tmp_path: Path) ->
 
 
 def _spawn_writer(path: str, prefix: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, str(Path(__file__).with_name("wal_process.py")), path, prefix],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
+    return spawn(Path(__file__).with_name("wal_process.py"), path, prefix, stdin=False)
 
 
 async def test_kill_9_while_the_wal_restarts_loses_no_acknowledged_write(tmp_path: Path) -> None:
     path = str(tmp_path / "store.db")
     rng = random.Random(20261122)
-    acked: dict[str, tuple[int, int]] = {}  # name -> (rv, value) of the last ack
+    acked: Acked = {}
     wal = Path(path + "-wal")
     for round_ in range(3):
         before = _wal_restarts(wal)
@@ -122,26 +121,6 @@ async def test_kill_9_while_the_wal_restarts_loses_no_acknowledged_write(tmp_pat
             assert len(lines) < 100_000, "the writer never restarted the WAL"
             lines += [readline(proc) for _ in range(100)]
         lines += [readline(proc) for _ in range(rng.randint(0, 300))]
-        proc.send_signal(signal.SIGKILL)
-        assert proc.stdout is not None
-        lines += proc.stdout.read().split("\n")[:-1]  # acknowledged before the kill too
-        proc.wait(timeout=30)
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
-        for line in lines:
-            if line.strip():
-                rv_text, name, value_text = line.split()
-                acked[name] = (int(rv_text), int(value_text))
-        conn = sqlite3.connect(path)
-        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-        conn.close()
-    store = SqliteStore.open(path)
-    try:
-        for name, (acked_rv, value) in acked.items():
-            ref = ObjectRef(group="", kind="ConfigMap", namespace="default", name=name)
-            obj = await store.get(ref)
-            assert int(obj["metadata"]["resourceVersion"]) >= acked_rv
-            assert int(obj["data"]["v"]) >= value
-    finally:
-        await store.close()
+        record(acked, lines + kill(proc))
+        assert_intact(path)
+    await assert_kept(path, acked)

@@ -2,51 +2,23 @@
 
 from __future__ import annotations
 
-import os
 import random
-import signal
-import sqlite3
 import subprocess
-import sys
-import threading
 from pathlib import Path
 
 import pytest
 
 from gitkrm.errors import Conflict
-from gitkrm.krm import ObjectRef
 from gitkrm.store.sqlite import SqliteStore
+from tests.store import killed_writers
+from tests.store.killed_writers import Acked, assert_intact, assert_kept, kill, readline, record
 from tests.store.store_objects import configmap
 
 SCRIPT = Path(__file__).with_name("store_process.py")
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def spawn(*args: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen(
-        [sys.executable, str(SCRIPT), *args],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-
-
-def readline(proc: subprocess.Popen[str], timeout: float = 60.0) -> str:
-    """The next stdout line, or fail (with the child's stderr) when none comes in time."""
-    assert proc.stdout is not None
-    box: list[str] = []
-    stdout = proc.stdout
-    t = threading.Thread(target=lambda: box.append(stdout.readline()), daemon=True)
-    t.start()
-    t.join(timeout)
-    if not box or not box[0]:
-        proc.kill()
-        err = proc.stderr.read() if proc.stderr else ""
-        pytest.fail(f"no output from {proc.args!r}: {err}")
-    return box[0]
+    return killed_writers.spawn(SCRIPT, *args)
 
 
 async def test_second_writer_is_refused(tmp_path: Path) -> None:
@@ -87,36 +59,10 @@ async def test_reader_process_while_writer_writes(tmp_path: Path) -> None:
 async def test_kill_9_never_loses_an_acknowledged_write(tmp_path: Path) -> None:
     path = str(tmp_path / "store.db")
     rng = random.Random(20240601)
-    acked: dict[str, tuple[int, int]] = {}  # name -> (rv, value) of the last ack
+    acked: Acked = {}
     for round_ in range(4):
         proc = spawn("write", path, f"r{round_}")
         lines = [readline(proc) for _ in range(rng.randint(5, 300))]
-        proc.send_signal(signal.SIGKILL)
-        assert proc.stdout is not None
-        # Lines printed before the kill were acknowledged too. (Read through the same
-        # buffered stream: communicate() would skip what it already buffered.)
-        # A line cut by the kill was not a whole acknowledgement: drop it.
-        lines += proc.stdout.read().split("\n")[:-1]
-        proc.wait(timeout=30)
-        for stream in (proc.stdin, proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
-        for line in lines:
-            if not line.strip():
-                continue
-            rv_text, name, value_text = line.split()
-            acked[name] = (int(rv_text), int(value_text))
-        conn = sqlite3.connect(path)
-        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-        conn.close()
-    store = SqliteStore.open(path)
-    try:
-        for name, (acked_rv, value) in acked.items():
-            obj = await store.get(
-                ObjectRef(group="", kind="ConfigMap", namespace="default", name=name)
-            )
-            assert int(obj["metadata"]["resourceVersion"]) >= acked_rv
-            assert int(obj["data"]["v"]) >= value
-        assert store.resource_version >= max(r for r, _ in acked.values())
-    finally:
-        await store.close()
+        record(acked, lines + kill(proc))
+        assert_intact(path)
+    await assert_kept(path, acked)
