@@ -16,6 +16,7 @@ from gitkrm.server.responses import json_response, object_response
 from gitkrm.server.tables import table
 from gitkrm.server.watch import WatchResponse, check_params
 from gitkrm.store import BatchOp, BatchOpKind
+from gitkrm.store.protocol import ListKeywords
 
 _EXACT_ALL = 1 << 62  # a limit no list reaches: makes the store serve the exact revision
 
@@ -45,8 +46,7 @@ async def list_or_watch(ctx: ServerContext, request: Request, target: Target) ->
     limit = lp.limit
     if lp.resource_version_match == "Exact" and not limit:
         limit = _EXACT_ALL
-    args = {
-        "namespace": target.namespace,
+    args: ListKeywords = {
         "label_selector": lp.label_selector,
         "field_selector": lp.field_selector,
         "limit": limit,
@@ -56,7 +56,7 @@ async def list_or_watch(ctx: ServerContext, request: Request, target: Target) ->
     if neg.output is Output.TABLE:
         include = include_object(request)
         printer = await ctx.tables.printer(info)
-        result = await ctx.store.list(info.gvk, **args)  # type: ignore[arg-type]
+        result = await ctx.store.list(info.gvk, target.namespace, **args)
         t = table(
             printer,
             result["items"],
@@ -65,7 +65,7 @@ async def list_or_watch(ctx: ServerContext, request: Request, target: Target) ->
             table_version=neg.table_version,
         )
         return object_response(t)
-    body = await ctx.store.list_raw(info.gvk, **args)  # type: ignore[arg-type]
+    body = await ctx.store.list_raw(info.gvk, target.namespace, **args)
     return json_response(body)
 
 

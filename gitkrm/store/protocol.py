@@ -97,6 +97,40 @@ class WriteOptions:
         return cls(dry_run, field_manager, force, parse_field_validation(field_validation))
 
 
+class SelectorKeywords(TypedDict, total=False):
+    """The selectors a list and a watch take (`labelSelector`, `fieldSelector`)."""
+
+    label_selector: str | None
+    field_selector: str | None
+
+
+class ListKeywords(SelectorKeywords, total=False):
+    """The keywords of a list (the query parameters of a Kubernetes list): the selectors,
+    a page (`limit`, `continue`) and the revision to read at (`resourceVersion`)."""
+
+    limit: int | None
+    continue_: str | None
+    resource_version: str | None
+
+
+class WatchKeywords(SelectorKeywords, total=False):
+    """The keywords of a watch beyond its revision: the selectors and
+    `allowWatchBookmarks`."""
+
+    allow_bookmarks: bool
+
+
+def list_query(options: ListKeywords) -> dict[str, Any]:
+    """The list keywords as the query parameters of a Kubernetes list (unset ones None)."""
+    return {
+        "labelSelector": options.get("label_selector"),
+        "fieldSelector": options.get("field_selector"),
+        "limit": options.get("limit"),
+        "continue": options.get("continue_"),
+        "resourceVersion": options.get("resource_version"),
+    }
+
+
 class BatchOpKind(StrEnum):
     CREATE = "create"
     UPDATE = "update"
@@ -149,14 +183,7 @@ class Store(Protocol):
     async def get(self, ref: ObjectRef) -> Obj: ...
 
     async def list(
-        self,
-        gvk: GVK,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        limit: int | None = None,
-        continue_: str | None = None,
-        resource_version: str | None = None,
+        self, gvk: GVK, namespace: str | None = None, **options: Unpack[ListKeywords]
     ) -> Obj: ...
 
     async def create(self, obj: Obj, **options: Unpack[WriteKeywords]) -> Obj: ...
@@ -183,9 +210,7 @@ class Store(Protocol):
         gvk: GVK,
         namespace: str | None = None,
         resource_version: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        allow_bookmarks: bool = False,
+        **options: Unpack[WatchKeywords],
     ) -> AsyncIterator[WatchEvent]: ...
 
     async def batch(

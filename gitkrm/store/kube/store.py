@@ -24,12 +24,15 @@ from gitkrm.store.kube.watch import WatchRequest, initial_events, stream_events
 from gitkrm.store.protocol import (
     BatchOp,
     BatchOpKind,
+    ListKeywords,
     PatchType,
     Preconditions,
     Propagation,
     WatchEvent,
+    WatchKeywords,
     WriteKeywords,
     WriteOptions,
+    list_query,
 )
 
 PATCH_CONTENT: Final = {
@@ -142,25 +145,10 @@ class KubeStore:
         return await self._call("GET", res.path(ref.namespace, ref.name))
 
     async def list(
-        self,
-        gvk: GVK,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        limit: int | None = None,
-        continue_: str | None = None,
-        resource_version: str | None = None,
+        self, gvk: GVK, namespace: str | None = None, **options: Unpack[ListKeywords]
     ) -> Obj:
         res = await self._resource(gvk.group, gvk.version, gvk.kind)
-        params = encode_params(
-            {
-                "labelSelector": label_selector,
-                "fieldSelector": field_selector,
-                "limit": limit,
-                "continue": continue_,
-                "resourceVersion": resource_version,
-            }
-        )
+        params = encode_params(list_query(options))
         out = await self._call("GET", res.path(namespace), params=params)
         items = out.get("items")
         if items:
@@ -260,9 +248,7 @@ class KubeStore:
         gvk: GVK,
         namespace: str | None = None,
         resource_version: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        allow_bookmarks: bool = False,
+        **options: Unpack[WatchKeywords],
     ) -> AsyncIterator[WatchEvent]:
         """Events of a kind; without a revision (or "0"), the current objects first as
         ADDED. Resumes after dropped connections; `Expired` when the revision is gone."""
@@ -271,9 +257,9 @@ class KubeStore:
             path=res.path(namespace),
             api_version=GVK(group=res.group, version=res.version, kind=res.kind).api_version,
             kind=res.kind,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            allow_bookmarks=allow_bookmarks,
+            label_selector=options.get("label_selector"),
+            field_selector=options.get("field_selector"),
+            allow_bookmarks=options.get("allow_bookmarks", False),
         )
         rv = resource_version
         if not rv or rv == "0":
@@ -282,8 +268,8 @@ class KubeStore:
                 return await self.list(
                     GVK(group=res.group, version=res.version, kind=res.kind),
                     namespace=namespace,
-                    label_selector=label_selector,
-                    field_selector=field_selector,
+                    label_selector=req.label_selector,
+                    field_selector=req.field_selector,
                     limit=WATCH_LIST_PAGE,
                     continue_=token,
                 )

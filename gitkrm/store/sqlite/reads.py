@@ -20,6 +20,7 @@ from gitkrm.krm import GVK, Obj, ObjectRef
 from gitkrm.krm.fields import FieldSelector, parse_field_selector
 from gitkrm.krm.labels import LabelSelector, parse_label_selector
 from gitkrm.schema import ResourceInfo
+from gitkrm.store.protocol import ListKeywords
 from gitkrm.store.sqlite import db
 from gitkrm.store.sqlite.core import Core, gc_paused
 from gitkrm.store.sqlite.history import Row, count_at, rows_at
@@ -134,18 +135,13 @@ def get(core: Core, ref: ObjectRef) -> Obj:
 
 
 def page(
-    core: Core,
-    gvk: GVK,
-    *,
-    namespace: str | None,
-    label_selector: str | None,
-    field_selector: str | None,
-    limit: int | None,
-    continue_: str | None,
-    resource_version: str | None,
+    core: Core, gvk: GVK, namespace: str | None, options: ListKeywords
 ) -> tuple[ResourceInfo, Page]:
     info, kind = _served_info(core, gvk)
-    sel = Selectors.parse(info, label_selector, field_selector)
+    sel = Selectors.parse(info, options.get("label_selector"), options.get("field_selector"))
+    limit = options.get("limit")
+    continue_ = options.get("continue_")
+    resource_version = options.get("resource_version")
     ns = (namespace or None) if kind.namespaced else None
     if limit is not None and limit < 0:
         raise BadRequest(f"limit must be non-negative, got {limit}")

@@ -20,10 +20,12 @@ from gitkrm.krm import GVK, Obj, ObjectRef
 from gitkrm.schema import Registry
 from gitkrm.store.protocol import (
     BatchOp,
+    ListKeywords,
     PatchType,
     Preconditions,
     Propagation,
     WatchEvent,
+    WatchKeywords,
     WriteKeywords,
     WriteOptions,
 )
@@ -176,49 +178,15 @@ class SqliteStore:
         return reads.get(self._core, ref)
 
     async def list(
-        self,
-        gvk: GVK,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        limit: int | None = None,
-        continue_: str | None = None,
-        resource_version: str | None = None,
+        self, gvk: GVK, namespace: str | None = None, **options: Unpack[ListKeywords]
     ) -> Obj:
-        info, p = reads.page(
-            self._core,
-            gvk,
-            namespace=namespace,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            limit=limit,
-            continue_=continue_,
-            resource_version=resource_version,
-        )
-        return reads.as_dict(info, p)
+        return reads.as_dict(*reads.page(self._core, gvk, namespace, options))
 
     async def list_raw(
-        self,
-        gvk: GVK,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        limit: int | None = None,
-        continue_: str | None = None,
-        resource_version: str | None = None,
+        self, gvk: GVK, namespace: str | None = None, **options: Unpack[ListKeywords]
     ) -> bytes:
         """`list`, serialized: the Kubernetes list JSON body, spliced from stored bytes."""
-        info, p = reads.page(
-            self._core,
-            gvk,
-            namespace=namespace,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            limit=limit,
-            continue_=continue_,
-            resource_version=resource_version,
-        )
-        return reads.as_bytes(info, p)
+        return reads.as_bytes(*reads.page(self._core, gvk, namespace, options))
 
     # -- writes ----------------------------------------------------------------------------
 
@@ -349,9 +317,7 @@ class SqliteStore:
         gvk: GVK,
         namespace: str | None = None,
         resource_version: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        allow_bookmarks: bool = False,
+        **options: Unpack[WatchKeywords],
     ) -> AsyncIterator[WatchEvent]:
         """Changes of a kind as WatchEvents (shared and read-only), in revision order.
 
@@ -362,7 +328,9 @@ class SqliteStore:
         core = self._core
         info = core.kinds.served(gvk)
         kind = core.kinds.of(gvk.group, gvk.kind)
-        sel = reads.Selectors.parse(info, label_selector, field_selector)
+        sel = reads.Selectors.parse(
+            info, options.get("label_selector"), options.get("field_selector")
+        )
         start: int | None = None
         if resource_version not in (None, "", "0"):
             start = reads.parse_rv(str(resource_version))
@@ -376,6 +344,6 @@ class SqliteStore:
             start=start,
             labels=sel.labels,
             fields=sel.fields,
-            allow_bookmarks=allow_bookmarks,
+            allow_bookmarks=options.get("allow_bookmarks", False),
         )
         return watch_events(core, spec)
