@@ -10,13 +10,12 @@ Services Current: the largest note W10k gives while rolling out.
 from __future__ import annotations
 
 import asyncio
-import os
 import statistics
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.gitrepo import git
 from benchmarks.workload import objects
 from gitkrm.health import Health, HealthResult
 from gitkrm.krm import ObjectRef
@@ -27,35 +26,20 @@ from gitkrm.sync.results import Action, ObjectResult, make_result
 RUNS = 5
 THROTTLE = 1.0
 
-_ENV = {
-    **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_AUTHOR_NAME": "bench",
-    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
-    "GIT_COMMITTER_NAME": "bench",
-    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
-}
-
-
-def _git(*args: str, cwd: Path) -> str:
-    res = subprocess.run(["git", *args], cwd=cwd, env=_ENV, check=True, capture_output=True)
-    return res.stdout.decode().strip()
-
 
 def _make_remote(root: Path, commits: int) -> tuple[Path, list[str]]:
     work, bare = root / "work", root / "remote.git"
-    _git("init", "-q", "--initial-branch=main", str(work), cwd=root)
+    git("init", "-q", "--initial-branch=main", str(work), cwd=root)
     shas = []
     for i in range(commits):
         (work / "app.yaml").write_text(
             f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}}}\n"
         )
-        _git("add", "-A", cwd=work)
-        _git("commit", "-q", "-m", f"commit {i}", cwd=work)
-        shas.append(_git("rev-parse", "HEAD", cwd=work))
-    _git("init", "-q", "--bare", str(bare), cwd=root)
-    _git("push", "-q", str(bare), "HEAD:refs/heads/main", cwd=work)
+        git("add", "-A", cwd=work)
+        git("commit", "-q", "-m", f"commit {i}", cwd=work)
+        shas.append(git("rev-parse", "HEAD", cwd=work))
+    git("init", "-q", "--bare", str(bare), cwd=root)
+    git("push", "-q", str(bare), "HEAD:refs/heads/main", cwd=work)
     return bare, shas
 
 

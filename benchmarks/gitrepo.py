@@ -19,8 +19,10 @@ _ENV = {
 }
 
 
-def git(*args: str, cwd: Path) -> None:
-    subprocess.run(["git", *args], cwd=cwd, env=_ENV, check=True, capture_output=True)
+def git(*args: str, cwd: Path) -> str:
+    """Run git with a clean configuration; its output, stripped."""
+    res = subprocess.run(["git", *args], cwd=cwd, env=_ENV, check=True, capture_output=True)
+    return res.stdout.decode().strip()
 
 
 def make_repo(root: Path) -> tuple[Path, Path]:

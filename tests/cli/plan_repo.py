@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from gitkrm.cli.main import main
-from tests.sync.sync_helpers import Remote, configmap, git
+from tests.source.source_gitrepo import git
+from tests.sync.sync_helpers import Remote, configmap
 
 
 class Repo(Remote):

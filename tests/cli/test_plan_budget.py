@@ -14,7 +14,7 @@ from gitkrm.agent.state import store_url
 from gitkrm.krm import GVK, ObjectRef
 from gitkrm.store import open_store
 from tests.cli.plan_repo import cli, plan_json, seeded
-from tests.sync.sync_helpers import git
+from tests.source.source_gitrepo import git
 
 
 def _read(state: Path) -> tuple[dict[str, Any], list[str]]:

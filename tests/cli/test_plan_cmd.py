@@ -94,7 +94,7 @@ def test_an_edit_of_the_store_after_the_last_sync_is_planned_back(
 def test_any_ref_and_a_base_commit(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """`--ref refs/pull/N/head` (what a Git host keeps for a pull request) and `--base` as a
     commit sha, as the CI jobs of docs/plan.md pass them."""
-    from tests.sync.sync_helpers import git
+    from tests.source.source_gitrepo import git
 
     repo = seeded(tmp_path, n=2)
     base = git("rev-parse", "HEAD", cwd=repo.work)

@@ -11,7 +11,7 @@ import pytest
 from tests.cli.plan_repo import cli, plan_json
 from tests.cli.test_plan_outputs import SCHEMA
 from tests.e2e.flux_repo import APP, fleet
-from tests.sync.sync_helpers import git
+from tests.source.source_gitrepo import git
 
 
 @pytest.fixture

@@ -2,25 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
 from gitkrm.source.snapshot import FileEntry, MemoryBlobs, RepoTree, Snapshot, git_blob_id
 from gitkrm.sync.desired import Desired, make_desired
 from gitkrm.sync.parse import ParseContext, builtin_registry, parse_file
-
-ENV = {
-    **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_AUTHOR_NAME": "Test",
-    "GIT_AUTHOR_EMAIL": "test@example.invalid",
-    "GIT_COMMITTER_NAME": "Test",
-    "GIT_COMMITTER_EMAIL": "test@example.invalid",
-    "LC_ALL": "C",
-}
+from tests.source.source_gitrepo import git
 
 
 def snapshot(files: Mapping[str, str | bytes], revision: str = "rev-1") -> Snapshot:
@@ -48,15 +36,6 @@ def tree_snapshot(files: Mapping[str, str], root: str) -> Snapshot:
     return Snapshot(
         revision="r1", files=mine, reader=MemoryBlobs(blobs), tree=RepoTree(root, whole.files)
     )
-
-
-def git(*args: str, cwd: Path) -> str:
-    res = subprocess.run(
-        ["git", *args], cwd=cwd, env=ENV, capture_output=True, text=True, check=False
-    )
-    if res.returncode != 0:
-        raise AssertionError(f"git {' '.join(args)} failed: {res.stderr}")
-    return res.stdout.strip()
 
 
 class Remote:
