@@ -24,6 +24,7 @@ from gitkrm.cache import WatchCache
 from gitkrm.errors import GitkrmError
 from gitkrm.health import Health, HealthResult, aggregate, health_of
 from gitkrm.krm import GVK, Obj, ObjectRef, ResourceKey
+from gitkrm.krm.clock import now_rfc3339
 from gitkrm.source import InvalidRevision, PathNotFound, Source, UntrustedRevision
 from gitkrm.source.snapshot import Snapshot
 from gitkrm.store import Store
@@ -557,7 +558,7 @@ class SourceRunner:
 
     async def _progressing(self, revision: str) -> None:
         status = st.progressing(
-            self.status, revision=revision, generation=self.generation, now=st.now_rfc3339()
+            self.status, revision=revision, generation=self.generation, now=now_rfc3339()
         )
         await self._write(status)
 
@@ -587,7 +588,7 @@ class SourceRunner:
             self.status,
             outcome,
             generation=self.generation,
-            now=st.now_rfc3339(),
+            now=now_rfc3339(),
             requested_at=requested,
         )
         if self.health or outcome.succeeded:

@@ -10,7 +10,6 @@ than set False, as kstatus recommends. Building a status is pure; `StatusWriter`
 from __future__ import annotations
 
 import copy
-import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -21,13 +20,14 @@ from gitkrm.krm import Obj, ObjectRef, masking
 from gitkrm.store import Store
 from gitkrm.sync.results import Counts, Timings
 
+from .conditions import MAX_MESSAGE as MAX_MESSAGE
+from .conditions import Conditions, clip
 from .crd import GROUP, KIND, NAMESPACE
 
 READY = "Ready"
 RECONCILING = "Reconciling"
 STALLED = "Stalled"
 MAX_ERRORS = 20
-MAX_MESSAGE = 1024
 
 
 class Reason(StrEnum):
@@ -68,57 +68,8 @@ class Outcome:
     differs from the revision (`create: Kind ns/name`, ...); None when the sync applied."""
 
 
-def now_rfc3339() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def short(revision: str | None) -> str:
     return revision[:12] if revision else "-"
-
-
-def _clip(text: str) -> str:
-    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 3] + "..."
-
-
-def set_condition(
-    conditions: list[dict[str, Any]],
-    *,
-    type_: str,
-    status: str,
-    reason: str,
-    message: str,
-    generation: int,
-    now: str,
-) -> None:
-    """Set one condition in place; its transition time moves only when its status does."""
-    for c in conditions:
-        if c.get("type") == type_:
-            if c.get("status") != status:
-                c["lastTransitionTime"] = now
-            c.update(status=status, reason=reason, message=_clip(message))
-            c["observedGeneration"] = generation
-            return
-    conditions.append(
-        {
-            "type": type_,
-            "status": status,
-            "reason": reason,
-            "message": _clip(message),
-            "lastTransitionTime": now,
-            "observedGeneration": generation,
-        }
-    )
-
-
-def remove_condition(conditions: list[dict[str, Any]], type_: str) -> None:
-    conditions[:] = [c for c in conditions if c.get("type") != type_]
-
-
-def condition(status: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
-    for c in status.get("conditions") or ():
-        if c.get("type") == type_:
-            return c  # type: ignore[no-any-return]
-    return None
 
 
 def summary(counts: Counts | None) -> str:
@@ -130,27 +81,12 @@ def progressing(
 ) -> dict[str, Any]:
     """The status while a sync runs: Reconciling True; Ready and the rest as they were."""
     status = copy.deepcopy(dict(previous))
-    conditions: list[dict[str, Any]] = status.setdefault("conditions", [])
+    conds = Conditions(status.setdefault("conditions", []), generation=generation, now=now)
     message = f"syncing revision {short(revision)}" if revision else "fetching the source"
-    set_condition(
-        conditions,
-        type_=RECONCILING,
-        status="True",
-        reason=Reason.PROGRESSING,
-        message=message,
-        generation=generation,
-        now=now,
-    )
-    if condition(status, READY) is None:
-        set_condition(
-            conditions,
-            type_=READY,
-            status="Unknown",
-            reason=Reason.PROGRESSING,
-            message=message,
-            generation=generation,
-            now=now,
-        )
+    conds.set(RECONCILING, "True", Reason.PROGRESSING, message)
+    if conds.get(READY) is None:
+        conds.set(READY, "Unknown", Reason.PROGRESSING, message)
+    status["conditions"] = conds.items
     return status
 
 
@@ -164,8 +100,8 @@ def finished(
 ) -> dict[str, Any]:
     """The status after a sync attempt."""
     status = copy.deepcopy(dict(previous))
-    conditions: list[dict[str, Any]] = status.setdefault("conditions", [])
-    remove_condition(conditions, RECONCILING)
+    conds = Conditions(status.setdefault("conditions", []), generation=generation, now=now)
+    conds.drop(RECONCILING)
     status["observedGeneration"] = generation
     status["lastSyncTime"] = now
     status["result"] = "Succeeded" if outcome.succeeded else "Failed"
@@ -180,10 +116,10 @@ def finished(
     if outcome.hooks is not None:
         status["hooks"] = dict(outcome.hooks)
     if outcome.warnings:
-        status["warnings"] = [_clip(w) for w in outcome.warnings[:MAX_ERRORS]]
+        status["warnings"] = [clip(w) for w in outcome.warnings[:MAX_ERRORS]]
     elif outcome.counts is not None:
         status.pop("warnings", None)
-    errors = [_clip(masking.mask(e)) for e in outcome.errors[:MAX_ERRORS]]
+    errors = [clip(masking.mask(e)) for e in outcome.errors[:MAX_ERRORS]]
     if outcome.succeeded:
         if outcome.revision:
             status["lastSyncedRevision"] = outcome.revision
@@ -191,7 +127,7 @@ def finished(
         status.pop("errors", None)
         message = f"synced revision {short(outcome.revision)}: {summary(outcome.counts)}"
         if outcome.out_of_sync is not None:
-            status["outOfSync"] = [_clip(d) for d in outcome.out_of_sync[:MAX_ERRORS]]
+            status["outOfSync"] = [clip(d) for d in outcome.out_of_sync[:MAX_ERRORS]]
             message = f"compared revision {short(outcome.revision)}: " + (
                 f"{len(outcome.out_of_sync)} object(s) differ, not applied"
                 if outcome.out_of_sync
@@ -199,43 +135,20 @@ def finished(
             )
         else:
             status.pop("outOfSync", None)
-        set_condition(
-            conditions,
-            type_=READY,
-            status="True",
-            reason=Reason.SUCCEEDED,
-            message=message,
-            generation=generation,
-            now=now,
-        )
-        remove_condition(conditions, STALLED)
-        return status
-    first = errors[0] if errors else "sync failed"
-    more = f" (and {len(outcome.errors) - 1} more)" if len(outcome.errors) > 1 else ""
-    status["lastError"] = first
-    status["errors"] = errors
-    message = f"revision {short(outcome.revision)}: {first}{more}"
-    set_condition(
-        conditions,
-        type_=READY,
-        status="False",
-        reason=outcome.reason,
-        message=message,
-        generation=generation,
-        now=now,
-    )
-    if outcome.stalled:
-        set_condition(
-            conditions,
-            type_=STALLED,
-            status="True",
-            reason=outcome.reason,
-            message=message,
-            generation=generation,
-            now=now,
-        )
+        conds.set(READY, "True", Reason.SUCCEEDED, message)
+        conds.drop(STALLED)
     else:
-        remove_condition(conditions, STALLED)
+        first = errors[0] if errors else "sync failed"
+        more = f" (and {len(outcome.errors) - 1} more)" if len(outcome.errors) > 1 else ""
+        status["lastError"] = first
+        status["errors"] = errors
+        message = f"revision {short(outcome.revision)}: {first}{more}"
+        conds.set(READY, "False", outcome.reason, message)
+        if outcome.stalled:
+            conds.set(STALLED, "True", outcome.reason, message)
+        else:
+            conds.drop(STALLED)
+    status["conditions"] = conds.items
     return status
 
 

@@ -90,11 +90,12 @@ def tree_order(items: list[Obj]) -> list[Obj]:
 
 def summarize(obj: Obj) -> dict[str, Any]:
     """A source's state in a few stable fields (the -o yaml|json shape)."""
-    from gitkrm.agent.status import READY, condition
+    from gitkrm.agent.status import READY
+    from gitkrm.krm.conditions import get_condition
 
     spec: Mapping[str, Any] = obj.get("spec") or {}
     status: Mapping[str, Any] = obj.get("status") or {}
-    ready = condition(status, READY) or {}
+    ready: Mapping[str, Any] = get_condition(obj, READY) or {}
     ref = spec.get("ref") or {}
     out: dict[str, Any] = {
         "name": obj["metadata"]["name"],

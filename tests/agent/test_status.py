@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from gitkrm.agent import status as st
+from gitkrm.krm.conditions import find_condition
 from gitkrm.sync.results import COUNT_KEYS, Counts, Timings
 
 
 def _cond(status: dict[str, Any], type_: str) -> dict[str, Any] | None:
-    found = st.condition(status, type_)
+    found = find_condition(status.get("conditions"), type_)
     return dict(found) if found is not None else None
 
 

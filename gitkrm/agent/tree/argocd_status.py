@@ -31,6 +31,7 @@ from gitkrm.krm import Obj, ObjectRef
 from gitkrm.krm.clock import now_rfc3339
 from gitkrm.sync.appsource_spec import SourceType
 
+from ..conditions import clip
 from .model import ChildState, Phase, Unhonoured
 
 SYNCED: Final = "Synced"
@@ -40,7 +41,6 @@ INVALID_SPEC: Final = "InvalidSpecError"
 COMPARISON_ERROR: Final = "ComparisonError"
 SYNC_ERROR: Final = "SyncError"
 NOT_HONOURED: Final = "NotHonouredWarning"
-MAX_MESSAGE: Final = 1024
 _HEALTH: Final = {
     Health.CURRENT: "Healthy",
     Health.IN_PROGRESS: "Progressing",
@@ -49,10 +49,6 @@ _HEALTH: Final = {
     Health.NOT_FOUND: "Missing",
     Health.UNKNOWN: "Unknown",
 }
-
-
-def _clip(text: str) -> str:
-    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 3] + "..."
 
 
 def health_status(state: ChildState) -> dict[str, Any]:
@@ -67,7 +63,7 @@ def health_status(state: ChildState) -> dict[str, Any]:
         return {"status": UNKNOWN}
     out: dict[str, Any] = {"status": _HEALTH.get(state.health, UNKNOWN)}
     if state.health_message and state.health is not Health.CURRENT:
-        out["message"] = _clip(state.health_message)
+        out["message"] = clip(state.health_message)
     return out
 
 
@@ -144,20 +140,20 @@ def _condition(
 
 
 def unhonoured_message(items: Sequence[Unhonoured]) -> str:
-    return _clip("; ".join(f"{u.field}: {u.reason}" for u in items))
+    return clip("; ".join(f"{u.field}: {u.reason}" for u in items))
 
 
 def conditions(state: ChildState, previous: Sequence[Mapping[str, Any]], now: str) -> list[Any]:
     out: list[dict[str, Any]] = []
     outcome = state.outcome
     if state.error is not None and state.spec is None:
-        out.append(_condition(previous, INVALID_SPEC, _clip(state.error), now))
+        out.append(_condition(previous, INVALID_SPEC, clip(state.error), now))
     elif outcome is not None and not outcome.succeeded and outcome.errors:
         more = f" (and {len(outcome.errors) - 1} more)" if len(outcome.errors) > 1 else ""
         type_ = COMPARISON_ERROR if outcome.stalled or outcome.counts is None else SYNC_ERROR
-        out.append(_condition(previous, type_, _clip(str(outcome.errors[0]) + more), now))
+        out.append(_condition(previous, type_, clip(str(outcome.errors[0]) + more), now))
     elif state.error is not None:
-        out.append(_condition(previous, COMPARISON_ERROR, _clip(state.error), now))
+        out.append(_condition(previous, COMPARISON_ERROR, clip(state.error), now))
     unhonoured = state.unhonoured or (state.spec.unhonoured if state.spec is not None else ())
     if unhonoured:
         out.append(_condition(previous, NOT_HONOURED, unhonoured_message(unhonoured), now))
@@ -175,14 +171,14 @@ def _operation(
         phase, message = "Running", "sync in progress"
     elif outcome is None:
         if state.error is not None and state.spec is None:
-            phase, message = "Error", _clip(state.error)
+            phase, message = "Error", clip(state.error)
         else:
             return dict(previous) if previous else None
     elif outcome.succeeded:
         phase, message = "Succeeded", "successfully synced (all tasks run)"
     else:
         phase = "Failed"
-        message = _clip(str(outcome.errors[0]) if outcome.errors else "sync failed")
+        message = clip(str(outcome.errors[0]) if outcome.errors else "sync failed")
     same = (
         previous is not None
         and previous.get("phase") == phase
@@ -237,7 +233,7 @@ def _refused(state: ChildState, previous: Mapping[str, Any], now: str) -> Obj:
     reconciliation wrote (resources, operationState) stays, as Argo CD leaves it."""
     assert state.spec is not None
     kept = previous.get("conditions") or []
-    conds = [_condition(kept, r.reason, _clip(r.message), now) for r in state.spec.refused]
+    conds = [_condition(kept, r.reason, clip(r.message), now) for r in state.spec.refused]
     if state.spec.unhonoured:
         conds.append(_condition(kept, NOT_HONOURED, unhonoured_message(state.spec.unhonoured), now))
     sync = {k: v for k, v in (previous.get("sync") or {}).items() if k != "status"}

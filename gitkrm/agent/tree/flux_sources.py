@@ -14,10 +14,12 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from gitkrm.krm import GroupKind, Obj, ObjectRef
+from gitkrm.krm.conditions import conditions_of
 
+from ..conditions import Conditions
 from ..status import Reason
 from .flux_spec import GIT_REPOSITORY, SOURCE_GROUP
-from .flux_status import READY, RECONCILING, STALLED, FluxConditions, git_repository_status
+from .flux_status import READY, RECONCILING, STALLED, git_repository_status
 from .model import ChildState, SourceStatus
 
 HELM_REPOSITORY: Final = GroupKind(group=SOURCE_GROUP, kind="HelmRepository")
@@ -48,7 +50,9 @@ def repository_status(obj: Obj, *, revision: str | None, error: str | None) -> O
     old: Mapping[str, Any] = obj.get("status") or {}
     md = obj.get("metadata") or {}
     generation = md.get("generation")
-    conds = FluxConditions(obj, generation if isinstance(generation, int) else None)
+    conds = Conditions(
+        conditions_of(obj), generation=generation if isinstance(generation, int) else None
+    )
     out: dict[str, Any] = {}
     if error:
         conds.set(READY, "False", "FetchFailed", error)

@@ -18,10 +18,10 @@ from typing import Any, Final
 
 from gitkrm.health import Health
 from gitkrm.krm import ObjectRef
-from gitkrm.krm.clock import now_rfc3339
-from gitkrm.krm.conditions import Condition, conditions_of, remove_condition, set_condition
+from gitkrm.krm.conditions import conditions_of
 from gitkrm.source import GitRef, RefKind
 
+from ..conditions import Conditions, clip
 from ..status import Reason
 from .model import ChildState, Phase, Unhonoured
 
@@ -38,7 +38,6 @@ DEPENDENCY_NOT_READY: Final = "DependencyNotReady"
 HEALTH_CHECK_FAILED: Final = "HealthCheckFailed"
 ARTIFACT_FAILED: Final = "ArtifactFailed"
 BUILD_FAILED: Final = "BuildFailed"
-MAX_MESSAGE: Final = 1024
 
 
 def flux_revision(sha: str | None, ref: GitRef | None) -> str:
@@ -72,32 +71,12 @@ def inventory(refs: Sequence[ObjectRef]) -> dict[str, Any]:
     return {"entries": sorted(entries, key=lambda e: e["id"])}
 
 
-def _clip(text: str) -> str:
-    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 3] + "..."
-
-
 def _names(refs: Sequence[ObjectRef]) -> str:
     return ", ".join(f"'{r.namespace}/{r.name}'" if r.namespace else f"'{r.name}'" for r in refs)
 
 
 def unhonoured_message(items: Sequence[Unhonoured]) -> str:
-    return _clip("; ".join(f"{u.field}: {u.reason}" for u in items))
-
-
-class FluxConditions:
-    def __init__(self, obj: Mapping[str, Any], generation: int | None) -> None:
-        self.items: list[Condition] = [dict(c) for c in conditions_of(obj)]  # type: ignore[misc]
-        self.now = now_rfc3339()
-        self.extra: Condition = {} if generation is None else {"observedGeneration": generation}
-
-    def set(self, kind: str, status: str, reason: str, message: str) -> None:
-        self.items = set_condition(
-            self.items, kind, status, reason, _clip(message), now=self.now, extra=self.extra
-        )
-
-    def drop(self, *kinds: str) -> None:
-        for k in kinds:
-            self.items = remove_condition(self.items, k)
+    return clip("; ".join(f"{u.field}: {u.reason}" for u in items))
 
 
 def _failure_reason(state: ChildState) -> tuple[str, bool]:
@@ -123,7 +102,7 @@ def kustomization_status(obj: Mapping[str, Any], state: ChildState) -> dict[str,
     generation = state.observed_generation
     if generation is None:
         generation = md.get("generation")
-    conds = FluxConditions(obj, generation)
+    conds = Conditions(conditions_of(obj), generation=generation)
     ref = state.spec.config.ref if state.spec is not None else None
     outcome = state.outcome
     attempted = flux_revision(outcome.revision if outcome else None, ref)
@@ -202,7 +181,7 @@ def git_repository_status(
     old: Mapping[str, Any] = obj.get("status") or {}
     md = obj.get("metadata") or {}
     generation = md.get("generation")
-    conds = FluxConditions(obj, generation)
+    conds = Conditions(conditions_of(obj), generation=generation)
     out: dict[str, Any] = {}
     if error:
         conds.set(READY, "False", "GitOperationFailed", error)

@@ -30,6 +30,7 @@ from gitkrm.krm import GroupKind, Obj, ObjectRef
 from gitkrm.source.redact import split_userinfo
 
 from .. import status as st
+from ..conditions import Conditions
 from ..config import from_object, is_git_repository, is_remote_url
 from ..crd import API_VERSION, GROUP, KIND, NAMESPACE
 from .model import ChildSpec, ChildState, Context, Peer, Phase, SourceStatus
@@ -173,19 +174,10 @@ def _ready(state: ChildState) -> tuple[str, str, str]:
 def child_status(previous: Mapping[str, Any], state: ChildState, *, obj: Obj) -> Obj:
     """The status of a declaring GitSource: the child's state in the GitSource's fields."""
     status: dict[str, Any] = copy.deepcopy(dict(previous))
-    conditions: list[dict[str, Any]] = status.setdefault("conditions", [])
     generation = int((obj.get("metadata") or {}).get("generation") or 1)
-    now = st.now_rfc3339()
-    ready, reason, message = _ready(state)
-    st.set_condition(
-        conditions,
-        type_=st.READY,
-        status=ready,
-        reason=reason,
-        message=message,
-        generation=generation,
-        now=now,
-    )
+    conds = Conditions(status.setdefault("conditions", []), generation=generation)
+    conds.set(st.READY, *_ready(state))
+    status["conditions"] = conds.items
     outcome = state.outcome
     if state.observed_generation is not None:
         status["observedGeneration"] = state.observed_generation

@@ -24,7 +24,8 @@ from gitkrm.krm import Obj
 from gitkrm.krm.clock import now_rfc3339
 from gitkrm.krm.conditions import Condition, conditions_of, remove_condition, set_condition
 
-from .flux_status import _clip, unhonoured_message
+from ..conditions import clip
+from .flux_status import unhonoured_message
 from .model import ChildState, Phase
 from .naming import describe
 
@@ -172,7 +173,7 @@ def release_status(
             ready = (
                 "False",
                 reason,
-                _clip(f"Helm {action} failed for release {label} {with_chart}: {first}"),
+                clip(f"Helm {action} failed for release {label} {with_chart}: {first}"),
             )
             released = ready
         else:
