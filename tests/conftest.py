@@ -27,6 +27,8 @@ from gitkrm.sync import pool
 from tests.support.leaks import Baseline, running_tasks, task_leaks, unclosed_found_by_gc
 from tests.support.tools import MISSING_TOOL, ToolMissing, running_on_ci
 
+pytest_plugins = ("tests.support.fixtures",)
+
 settings.register_profile("ci", max_examples=100, deadline=None, print_blob=True)
 settings.register_profile(
     "fuzz",

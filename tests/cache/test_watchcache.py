@@ -3,55 +3,19 @@ dropped when nobody holds it; scopes by namespace and label selector; unserved k
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 
 import pytest
 
 from gitkrm.cache import Scope, WatchCache
 from gitkrm.krm import GVK, Obj, ObjectRef
-from gitkrm.store import Store, open_store
+from gitkrm.store import Store
 from gitkrm.store.sqlite import SqliteStore
-
-
-def configmap(
-    name: str,
-    namespace: str = "default",
-    *,
-    data: dict[str, str] | None = None,
-    labels: dict[str, str] | None = None,
-) -> Obj:
-    md: dict[str, object] = {"name": name, "namespace": namespace}
-    if labels:
-        md["labels"] = labels
-    obj: Obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": md}
-    if data is not None:
-        obj["data"] = data
-    return obj
-
-
-async def eventually_async(check: Callable[[], bool], *, message: str) -> None:
-    """Wait until `check()` holds, for 10 s at most (a deadline, not a sleep that hopes)."""
-    try:
-        async with asyncio.timeout(10.0):
-            while True:
-                if check():
-                    return
-                await asyncio.sleep(0.01)
-    except TimeoutError:
-        raise AssertionError(f"timed out waiting for {message}") from None
-
+from tests.support import configmap, eventually_async
 
 CM = GVK(group="", version="v1", kind="ConfigMap")
 WIDGET = GVK(group="example.com", version="v1", kind="Widget")
 OURS = Scope(label_selector="gitkrm.io/source=a")
-
-
-@pytest.fixture
-async def store() -> AsyncIterator[Store]:
-    s = await open_store("sqlite:///:memory:")
-    yield s
-    await s.close()
 
 
 @pytest.fixture

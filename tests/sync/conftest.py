@@ -1,4 +1,5 @@
-"""Fixtures for the sync tests: a real SQLite store, engines, Git remotes and sources."""
+"""Fixtures for the sync tests: engines, Git remotes and sources (on the real SQLite store of
+tests.support.fixtures), the bundled controllers."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 from gitkrm.controllers import ControllerManager, ControllerOptions
 from gitkrm.source import GitSource, GitSourceSpec
-from gitkrm.store import Store, open_store
+from gitkrm.store import Store
 from gitkrm.sync.engine import SyncEngine
 from gitkrm.sync.options import SyncOptions
 from tests.controllers.conftest import FAST
@@ -36,13 +37,6 @@ async def apps(store: Store, controllers: ControllerManager) -> None:
     """The bundled controllers, and the namespace `apps` made beforehand (hooks run before
     anything of the Sync phase; only a Namespace of the revision they need is made first)."""
     await store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps"}})
-
-
-@pytest.fixture
-async def store() -> AsyncIterator[Store]:
-    s = await open_store("sqlite:///:memory:")
-    yield s
-    await s.close()
 
 
 @pytest.fixture
