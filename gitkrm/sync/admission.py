@@ -14,9 +14,9 @@ from typing import Any
 
 from gitkrm.errors import GitkrmError
 from gitkrm.krm import GVK, Obj
-from gitkrm.krm.labels import label_selector_from_dict
 from gitkrm.schema import Registry
 from gitkrm.schema.cel import policy as vap
+from gitkrm.schema.cel.lookup import ParamQuery
 from gitkrm.store import Store
 from gitkrm.sync import keys, live
 from gitkrm.sync.desired import Desired
@@ -142,21 +142,9 @@ class _MemoryLookup:
     def namespace(self, name: str) -> Mapping[str, Any] | None:
         return self._namespaces.get(name)
 
-    def params(
-        self,
-        *,
-        api_version: str,
-        kind: str,
-        namespace: str,
-        name: str | None,
-        selector: Mapping[str, Any] | None,
-    ) -> list[Mapping[str, Any]]:
-        candidates = self._params.get((api_version, kind), [])
-        namespaced = [o for o in candidates if _ns(o) in (namespace, "")]
-        if name:
-            return [o for o in namespaced if _name(o) == name]
-        sel = label_selector_from_dict(selector or {})
-        return [o for o in namespaced if sel.matches(keys.metadata(o).get("labels") or {})]
+    def params(self, query: ParamQuery, /) -> list[Mapping[str, Any]]:
+        candidates = self._params.get((query.api_version, query.kind), [])
+        return query.choose(o for o in candidates if _ns(o) in (query.namespace, ""))
 
 
 def _ns(obj: Mapping[str, Any]) -> str:

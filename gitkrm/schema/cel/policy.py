@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from gitkrm.errors import (
     Cause,
@@ -25,27 +25,12 @@ from gitkrm.errors import (
     Unauthorized,
 )
 from gitkrm.krm.labels import label_selector_from_dict
+from gitkrm.schema.cel.lookup import Lookup, ParamQuery
 
 _VARS = frozenset({"object", "oldObject", "request", "params", "namespaceObject", "variables"})
 POLICY_KIND = "ValidatingAdmissionPolicy"
 BINDING_KIND = "ValidatingAdmissionPolicyBinding"
 GROUP = "admissionregistration.k8s.io"
-
-
-class Lookup(Protocol):
-    """The reads a policy needs from the store."""
-
-    def namespace(self, name: str) -> Mapping[str, Any] | None: ...
-
-    def params(
-        self,
-        *,
-        api_version: str,
-        kind: str,
-        namespace: str,
-        name: str | None,
-        selector: Mapping[str, Any] | None,
-    ) -> list[Mapping[str, Any]]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,11 +281,13 @@ def _params(
         return []
     namespace = ref.get("namespace") or request.namespace
     found = lookup.params(
-        api_version=policy.param_kind[0],
-        kind=policy.param_kind[1],
-        namespace=str(namespace or ""),
-        name=ref.get("name"),
-        selector=ref.get("selector"),
+        ParamQuery(
+            api_version=policy.param_kind[0],
+            kind=policy.param_kind[1],
+            namespace=str(namespace or ""),
+            name=ref.get("name"),
+            selector=ref.get("selector"),
+        )
     )
     if not found:
         if ref.get("parameterNotFoundAction") == "Deny":

@@ -15,8 +15,8 @@ import orjson
 
 from gitkrm.errors import GitkrmError
 from gitkrm.krm import Obj
-from gitkrm.krm.labels import label_selector_from_dict
 from gitkrm.schema.cel import policy as vap
+from gitkrm.schema.cel.lookup import ParamQuery
 from gitkrm.store.sqlite.kinds import Kind, gk_key
 
 if TYPE_CHECKING:
@@ -74,33 +74,23 @@ class _Lookup:
         found = cached[name] = orjson.loads(row[0]) if row is not None else None
         return found
 
-    def params(
-        self,
-        *,
-        api_version: str,
-        kind: str,
-        namespace: str,
-        name: str | None,
-        selector: Mapping[str, Any] | None,
-    ) -> list[Mapping[str, Any]]:
-        group = api_version.rsplit("/", 1)[0] if "/" in api_version else ""
+    def params(self, query: ParamQuery, /) -> list[Mapping[str, Any]]:
         try:
-            found = self._txn.core.kinds.of_type(api_version, kind)[1]
+            found = self._txn.core.kinds.of_type(query.api_version, query.kind)[1]
         except GitkrmError:  # an unserved param kind finds no params
             return []
-        ns = namespace if found.namespaced else ""
-        if name:
+        gk = gk_key(query.group, query.kind)
+        ns = query.namespace if found.namespaced else ""
+        if query.name:
             row = self._txn.conn.execute(
                 "SELECT data FROM objects WHERE gk = ? AND ns = ? AND name = ?",
-                (gk_key(group, kind), ns, name),
+                (gk, ns, query.name),
             ).fetchone()
             return [orjson.loads(row[0])] if row is not None else []
-        sel = label_selector_from_dict(selector or {})
         rows = self._txn.conn.execute(
-            "SELECT data FROM objects WHERE gk = ? AND ns = ?", (gk_key(group, kind), ns)
+            "SELECT data FROM objects WHERE gk = ? AND ns = ?", (gk, ns)
         ).fetchall()
-        objs = [orjson.loads(r[0]) for r in rows]
-        return [o for o in objs if sel.matches((o.get("metadata") or {}).get("labels") or {})]
+        return query.choose(orjson.loads(r[0]) for r in rows)
 
 
 def admit(

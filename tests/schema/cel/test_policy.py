@@ -18,7 +18,7 @@ class Lookup:
     def namespace(self, name: str) -> Mapping[str, Any] | None:
         return self.ns.get(name)
 
-    def params(self, **_: Any) -> list[Mapping[str, Any]]:
+    def params(self, _query: Any, /) -> list[Mapping[str, Any]]:
         return list(self.found)
 
 
