@@ -36,6 +36,7 @@ from gitkrm.sync.options import (
 )
 from gitkrm.sync.overlay_spec import Overlay
 from gitkrm.sync.postbuild_spec import PostBuildSpec
+from gitkrm.sync.syncwindows import SyncWindow
 
 from .crd import API_VERSION, KIND, NAMESPACE, gitsource_crd
 from .duration import format_duration, parse_duration
@@ -125,6 +126,9 @@ class SourceConfig:
     self_heal: bool = True
     """False: a change made in the target is reported, not set back, until the next
     revision (Argo CD's `automated.selfHeal: false`)."""
+    sync_windows: tuple[SyncWindow, ...] = ()
+    """Argo CD's sync windows of the Application's project that apply to it: while they
+    forbid a sync, a pass compares instead (`gitkrm.sync.syncwindows`)."""
 
     @property
     def safe_url(self) -> str:

@@ -17,6 +17,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -210,7 +211,24 @@ class SourceRunner:
             track_drift=self.track_drift,
         )
 
+    def _window_shut(self, requested: bool) -> bool:
+        """Whether the source's sync windows forbid a sync now (it compares instead)."""
+        windows = self.config.sync_windows
+        if not windows:
+            return False
+        from gitkrm.sync.syncwindows import can_sync
+
+        if can_sync(windows, datetime.now(UTC), manual=requested):
+            return False
+        log.info(
+            "sync prevented by sync window: compared, not applied",
+            extra={"fields": {"source": self.name}},
+        )
+        return True
+
     def _fingerprint(self) -> str | None:
+        if self.config.sync_windows:
+            return None  # what a pass does depends on the time: never skipped as unchanged
         return lastsync.fingerprint(
             self.config, agent_name=self.agent_name, apply_mode=self.apply_mode
         )
@@ -349,7 +367,8 @@ class SourceRunner:
             or bool(triggers & {Trigger.REQUEST, Trigger.SPEC, Trigger.START})
             or await self.engine.inputs_changed()  # substituteFrom values, decryption keys
         )
-        manual = not self.config.automated and Trigger.REQUEST not in triggers  # a request syncs
+        requested = Trigger.REQUEST in triggers  # a request syncs
+        manual = (not self.config.automated and not requested) or self._window_shut(requested)
         if manual or (not full and not self.config.self_heal):
             progress.phase("comparing")
             compared = await self._compare(snap, git_ms)

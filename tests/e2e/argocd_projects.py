@@ -63,15 +63,21 @@ def team_b(*, permissive: bool) -> str:
     )
 
 
-def windows() -> str:
+def windows(*, permissive: bool) -> str:
+    """`windows`: a deny window open all the time for `windowed`, or an allow window open
+    all the time (and a deny window for other Applications)."""
+    always = {"schedule": "* * * * *", "duration": "1h"}
+    shut = [{"kind": "deny", **always, "applications": ["windowed"]}]
+    open_ = [{"kind": "allow", **always, "applications": ["win*"]},
+             {"kind": "deny", **always, "applications": ["other-*"], "andOperator": True,
+              "namespaces": ["windowed"]}]  # fmt: skip
     return app_project(
         "windows",
         sourceRepos=["*"],
         destinations=[{"server": "*", "namespace": "*"}],
         clusterResourceWhitelist=[{"group": "*", "kind": "*"}],
-        syncWindows=[{"kind": "deny", "schedule": "0 22 * * *", "duration": "1h",
-                      "applications": ["*"]}],
-    )  # fmt: skip
+        syncWindows=open_ if permissive else shut,
+    )
 
 
 def _secret(name: str) -> str:
@@ -103,7 +109,7 @@ def write_projects(repo: RemoteRepo, *, other_url: str, permissive: bool) -> Non
     default); `apps/` one Application per rule."""
     repo.write("bootstrap/namespaces.yaml", namespace(ARGOCD) + "---\n" + namespace("apps-x"))
     projects = [team_a(permissive=permissive, other_url=other_url),
-                team_b(permissive=permissive), windows()]  # fmt: skip
+                team_b(permissive=permissive), windows(permissive=permissive)]  # fmt: skip
     if permissive:
         projects.append(app_project("nowhere", sourceRepos=["*"],
                                     destinations=[{"server": "*", "namespace": "*"}]))  # fmt: skip

@@ -131,13 +131,15 @@ async def test_each_project_rule_refuses_an_application_and_then_lets_it_through
         cm_ref("plain", ARGOCD), cm_ref("other-cm", "team-a-wrong-repo"),
     ) == [False] * 6  # fmt: skip
     # What the project permits syncs: the root (project default, not in the target: Argo
-    # CD's permissive default), good (Namespace whitelisted), windowed (a warning).
-    for name in ("root", "good", "windowed"):
+    # CD's permissive default), good (Namespace whitelisted).
+    for name in ("root", "good"):
         assert sync_health(apps[name]) == ("Synced", "Healthy"), name
     assert await present(state, cm_ref("plain", "team-a-good")) == [True]
-    [(kind, message)] = conditions(apps["windowed"])
-    assert kind == "NotHonouredWarning"
-    assert message.startswith("AppProject argocd/windows: spec.syncWindows: sync windows")
+    # A deny window open now: compared, not applied (Argo CD's automated sync waits)
+    assert sync_health(apps["windowed"]) == ("OutOfSync", "Missing")
+    assert conditions(apps["windowed"]) == []
+    assert await present(state, cm_ref("plain", "windowed")) == [False]
+    assert "compared revision" in res.stdout
     # kubectl shows Argo CD's condition
     with gitkrm_serve(state, tmp_path / "serve.log"):
         kubectl = Kubectl(kubectl_path(), state / "kubeconfig", tmp_path / "home")
@@ -157,15 +159,15 @@ async def test_each_project_rule_refuses_an_application_and_then_lets_it_through
     assert res.returncode == 0, res.stdout + res.stderr
     for name, status in apps.items():
         assert sync_health(status) == ("Synced", "Healthy"), (name, status.get("conditions"))
-        if name != "windowed":
-            assert conditions(status) == [], name
+        assert conditions(status) == [], name
     assert await present(
         state, cm_ref("before-the-secret", "team-a-secrets"), cm_ref("plain", ARGOCD),
         ObjectRef(group="", kind="Secret", name="team-a-password", namespace="team-a-secrets"),
         ObjectRef(group="rbac.authorization.k8s.io", kind="ClusterRole", name="team-a-reader"),
         cm_ref("plain", "team-a-private"), cm_ref("plain", "team-a-elsewhere"),
         cm_ref("other-cm", "team-a-wrong-repo"), cm_ref("plain", "prod"),
-    ) == [True] * 8  # fmt: skip
+        cm_ref("plain", "windowed"),  # an allow window open now
+    ) == [True] * 9  # fmt: skip
 
     # strict again: the Applications it refuses stop; their objects stay (Argo CD's
     # InvalidSpecError touches no resource). The Secret, gone from Git and no longer

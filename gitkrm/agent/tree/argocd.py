@@ -394,6 +394,7 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
         app_source=app_source,
         automated=automated,
         self_heal=bool(auto.get("selfHeal")),
+        sync_windows=project.windows,
     )
     if extra:
         config = dataclasses.replace(config, **extra)

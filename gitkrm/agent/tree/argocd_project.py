@@ -8,8 +8,10 @@ target is Argo CD's default project (everything permitted); any other absent pro
 refuses the Application. A refusal carries Argo CD's condition type and message; the
 tree then runs no child for it (`ChildSpec.refused`). What the project permits of the
 objects themselves (kinds, namespaces) becomes the child's `ProjectPolicy`, checked at
-each sync (`gitkrm.sync.appproject`). The fields of a project gitkrm does not enforce are
-reported on the Application, never dropped.
+each sync (`gitkrm.sync.appproject`); the sync windows that apply to the Application
+(`applies`, Argo CD's `Matches`) become the child's `sync_windows`, looked at when each
+pass starts (`gitkrm.sync.syncwindows`). The fields of a project gitkrm does not enforce
+are reported on the Application, never dropped.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from gitkrm.errors import BadRequest
 from gitkrm.krm import ObjectRef
 from gitkrm.sync.appproject import destination_permitted, glob_match
 from gitkrm.sync.appproject_spec import (
@@ -28,7 +31,10 @@ from gitkrm.sync.appproject_spec import (
     KindRule,
     ProjectPolicy,
 )
+from gitkrm.sync.syncwindows import SyncWindow, WindowError
+from gitkrm.sync.syncwindows import check as check_windows
 
+from ..duration import parse_duration
 from .argocd_spec import APP_PROJECT, VERSION, ApplicationSpec
 from .fields import Fail
 from .model import Context, Refused, Unhonoured
@@ -41,10 +47,9 @@ _NOTHING_TO_ENFORCE: Final = frozenset({"description", "roles"})  # Argo CD's AP
 _ENFORCED: Final = frozenset(
     {"sourceRepos", "destinations", "sourceNamespaces", "clusterResourceWhitelist",
      "clusterResourceBlacklist", "namespaceResourceWhitelist", "namespaceResourceBlacklist",
-     "permitOnlyProjectScopedClusters"}
+     "permitOnlyProjectScopedClusters", "syncWindows"}
 )  # fmt: skip
 _UNHONOURED: Final = {
-    "syncWindows": "sync windows are not enforced: automated syncs run at any time",
     "signatureKeys": "commits are not verified against the project's signature keys",
     "sourceIntegrity": "commits are not verified against the project's source integrity",
     "orphanedResources": "orphaned resources are not monitored",
@@ -62,6 +67,8 @@ class ProjectCheck:
     refused: tuple[Refused, ...] = ()
     unhonoured: tuple[Unhonoured, ...] = ()
     reads: tuple[ObjectRef, ...] = ()
+    windows: tuple[SyncWindow, ...] = ()
+    """The project's sync windows that apply to the Application."""
 
 
 def _ref(name: str, namespace: str) -> ObjectRef:
@@ -156,6 +163,58 @@ def namespace_permitted(patterns: Sequence[str], namespace: str) -> bool:
     return False
 
 
+def _globs(window: Mapping[str, Any], key: str) -> list[str]:
+    return [str(p) for p in window.get(key) or []]
+
+
+def applies(window: Mapping[str, Any], *, app: str, dest: Mapping[str, Any]) -> bool:
+    """Argo CD's `SyncWindows.Matches` for one window: its `applications`, `clusters`
+    (server or name) and `namespaces` globs, any of them (or, with `andOperator`, each
+    that is given)."""
+    server, name = str(dest.get("server") or ""), str(dest.get("name") or "")
+    namespace = str(dest.get("namespace") or "")
+    given: list[bool] = []
+    if apps := _globs(window, "applications"):
+        given.append(any(glob_match(p, app, negation=False) for p in apps))
+    if clusters := _globs(window, "clusters"):
+        given.append(
+            any(
+                (bool(name) and glob_match(p, name, negation=False))
+                or (bool(server) and glob_match(p, server, negation=False))
+                for p in clusters
+            )
+        )
+    if namespaces := _globs(window, "namespaces"):
+        given.append(any(glob_match(p, namespace, negation=False) for p in namespaces))
+    return bool(given) and (all(given) if window.get("andOperator") else any(given))
+
+
+def windows_of(
+    pspec: Mapping[str, Any], *, app: str, dest: Mapping[str, Any], fail: Fail, at: str
+) -> tuple[SyncWindow, ...]:
+    """The project's sync windows that apply to the Application."""
+    out = []
+    for i, w in enumerate(_list(pspec, "syncWindows", fail, at) or []):
+        where = f"{at}: spec.syncWindows[{i}]"
+        if not isinstance(w, Mapping):
+            raise fail("spec.project", f"{where} must be an object")
+        if not applies(w, app=app, dest=dest):
+            continue
+        try:
+            window = SyncWindow(
+                kind=str(w.get("kind") or ""),
+                schedule=str(w.get("schedule") or ""),
+                seconds=parse_duration(str(w.get("duration") or ""), what="duration"),
+                manual_sync=bool(w.get("manualSync")),
+                time_zone=str(w.get("timeZone") or ""),
+            )
+            check_windows([window])
+        except (WindowError, BadRequest) as e:
+            raise fail("spec.project", f"{where}: {e}") from None
+        out.append(window)
+    return tuple(out)
+
+
 def _repo_urls(spec: ApplicationSpec) -> list[str]:
     sources = spec.get("sources") or ([spec["source"]] if spec.get("source") else [])
     return [str(s.get("repoURL") or "") for s in sources if isinstance(s, Mapping)]
@@ -189,7 +248,9 @@ async def project_check(
             unhonoured.append(Unhonoured(f"{at}: spec.{key}", _UNHONOURED[key]))
         elif key not in _UNHONOURED and key not in _ENFORCED | _NOTHING_TO_ENFORCE:
             unhonoured.append(Unhonoured(f"{at}: spec.{key}", "not a field gitkrm knows"))
-    out = ProjectCheck(policy, unhonoured=tuple(unhonoured), reads=tuple(reads))
+    dest_spec: Mapping[str, Any] = spec.get("destination") or {}
+    windows = windows_of(pspec, app=app, dest=dest_spec, fail=fail, at=at)
+    out = ProjectCheck(policy, unhonoured=tuple(unhonoured), reads=tuple(reads), windows=windows)
     source_ns = [str(p) for p in _list(pspec, "sourceNamespaces", fail, at) or []]
     if not in_control_plane and not namespace_permitted(source_ns, namespace):
         message = (

@@ -10,7 +10,7 @@ import pytest
 
 from gitkrm.agent.config import SourceConfig
 from gitkrm.agent.tree.argocd import INTERPRETER
-from gitkrm.agent.tree.argocd_project import namespace_permitted, source_permitted
+from gitkrm.agent.tree.argocd_project import applies, namespace_permitted, source_permitted
 from gitkrm.agent.tree.model import ChildSpec, Peer, Refused
 from gitkrm.agent.tree.naming import child_name
 from gitkrm.errors import ManifestError
@@ -425,3 +425,16 @@ def test_source_namespaces_are_globs_or_regular_expressions() -> None:
     assert not namespace_permitted(["team-*"], "prod")
     assert namespace_permitted(["/^apps-[0-9]+$/"], "apps-12")
     assert not namespace_permitted(["/^apps-[0-9]+$/"], "apps-x")
+
+
+def test_a_sync_window_applies_as_argo_cds_matches_decides() -> None:
+    dest = {"server": "https://kubernetes.default.svc", "namespace": "guestbook"}
+    assert applies({"applications": ["guest*"]}, app="guestbook", dest=dest)
+    assert not applies({"applications": ["web-*"]}, app="guestbook", dest=dest)
+    assert applies({"clusters": ["https://kubernetes.*"]}, app="guestbook", dest=dest)
+    assert applies({"applications": ["web-*"], "namespaces": ["guest*"]}, app="guestbook",
+                   dest=dest)  # fmt: skip
+    both = {"applications": ["web-*"], "namespaces": ["guest*"], "andOperator": True}
+    assert not applies(both, app="guestbook", dest=dest)
+    assert applies({**both, "applications": ["*"]}, app="guestbook", dest=dest)
+    assert not applies({}, app="guestbook", dest=dest)
