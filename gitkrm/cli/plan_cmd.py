@@ -85,13 +85,15 @@ def run(args: argparse.Namespace) -> int:
         base = base_ref(args.base)
         if any(c.ref is None for c in configs):
             raise BadRequest("--base needs a Git repository (a plain directory has no history)")
-    planner = _Planner(base=base, simulate_for=simulate_for)
+    simulator = None if simulate_for is None else plan_simulate.Simulator(simulate_for)
+    planner = _Planner(base=base, simulator=simulator)
     each_source(
         args,
         visit=planner.visit,
         unchanged=None if base is not None else planner.unchanged,
         url=url,
         configs=configs,
+        around=None if simulator is None else simulator.session,
     )
     names = {sp.source for sp in planner.found}
     for config in configs:  # a source that could not be fetched (said on stderr)
@@ -103,10 +105,11 @@ def run(args: argparse.Namespace) -> int:
 @dataclass
 class _Planner:
     """One `gitkrm plan` run: each source's plan, then those of the child sources its
-    revision declares (`plan_tree`), in the order they were planned."""
+    revision declares (`plan_tree`), in the order they were planned; with `--simulate`,
+    each applied to the run's one twin as it is planned."""
 
     base: GitRef | None
-    simulate_for: float | None
+    simulator: plan_simulate.Simulator | None
     found: list[SourcePlan] = field(default_factory=list)
     declared: dict[str, ObjectRef] = field(default_factory=dict)
     lineage: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name -> ancestors
@@ -115,8 +118,8 @@ class _Planner:
         sp = await plan_source(opened, base=self.base)
         if parent is not None:
             sp.parent, sp.declared_by = parent.source, self.declared.get(sp.source)
-        if self.simulate_for is not None:
-            sp.extra["simulation"] = await plan_simulate.simulate(opened, sp, self.simulate_for)
+        if self.simulator is not None:
+            await self.simulator.add(opened, sp)
         self.found.append(sp)
         if sp.preview is not None and not sp.preview.plan.errors:
             await self._children(opened, sp)
@@ -124,7 +127,7 @@ class _Planner:
 
     def unchanged(self, config: SourceConfig, same: LastSync) -> int:
         sp = _unchanged(config, same)
-        if self.simulate_for is not None:
+        if self.simulator is not None:
             sp.extra["simulation"] = plan_simulate.nothing_changed()
         self.found.append(sp)
         return 0

@@ -1,6 +1,11 @@
-"""`gitkrm plan --simulate [--for DUR]`: each planned source applied to a twin of the
-embedded store with the bundled controllers running (`gitkrm.agent.simulate`), its
-predicted outcome added to the source's plan as its `simulation` section.
+"""`gitkrm plan --simulate [--for DUR]`: the planned sources applied together to one twin
+of the embedded store with the bundled controllers running on it in simulated time
+(`gitkrm.agent.simulate`), the predicted outcome added to each source's plan as its
+`simulation` section.
+
+`Simulator` holds the twin of one `plan` run: opened at the first source to simulate, each
+source applied as it is planned (a tree's children after their parent, as the agent syncs
+them), judged once every source was planned (`session`), and split per source.
 
 Not on the cluster target: a twin of a cluster would need its nodes, bound pods, quotas
 and policies copied first (a later issue), so the command refuses with exit 2."""
@@ -8,11 +13,15 @@ and policies copied first (a later issue), so the command refuses with exit 2.""
 from __future__ import annotations
 
 import argparse
+import contextlib
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Final
 
 from gitkrm.errors import BadRequest
 
 if TYPE_CHECKING:
+    from gitkrm.agent.simulate.twin import Twin
+
     from .plan_report import SourcePlan
     from .sourcerun import Opened
 
@@ -35,8 +44,8 @@ def add_flags(p: argparse.ArgumentParser) -> None:
         "--for",
         dest="simulate_for",
         metavar="DUR",
-        help="with --simulate: the longest the simulation may run (default 60s); it ends "
-        "earlier once the copy stops changing",
+        help="with --simulate: the simulated time to run the controllers for (default 60s, "
+        "at most 1h); it is simulated, not waited: 15m takes seconds",
     )
 
 
@@ -67,19 +76,53 @@ def nothing_changed() -> dict[str, Any]:
     return skipped("nothing changed since the last sync: the live store is the outcome")
 
 
-async def simulate(opened: Opened, sp: SourcePlan, seconds: float) -> dict[str, Any]:
-    """The `simulation` section of one source's plan."""
-    from gitkrm.agent.simulate import SimSource, simulate, skipped, to_json
-    from gitkrm.agent.state import STORE_FILE, parse_cache_file
-    from gitkrm.sync.parsecache import ParseCache
+class Simulator:
+    """The one twin of a `plan --simulate` run, and the sources applied to it."""
 
-    from .plan_report import EXIT_ERROR, EXIT_REFUSED
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._stack: contextlib.AsyncExitStack | None = None
+        self._twin: Twin | None = None
+        self._applied: list[SourcePlan] = []
 
-    if sp.code == EXIT_ERROR:
-        return skipped("the revision can't be applied (the errors above)")
-    if sp.code == EXIT_REFUSED:
-        return skipped("a guard refuses the revision")
-    cache = ParseCache(parse_cache_file(opened.state, opened.config.name), read_only=True)
-    source = SimSource(options=opened.engine.options, snapshot=opened.snapshot, parse_cache=cache)
-    found = await simulate(live_store=opened.state / STORE_FILE, sources=[source], budget=seconds)
-    return to_json(found)
+    @contextlib.asynccontextmanager
+    async def session(self) -> AsyncIterator[None]:
+        """Where the sources are planned: once they all are, the twin is judged and each
+        applied source gets its part of the verdict; then the twin is removed."""
+        async with contextlib.AsyncExitStack() as stack:
+            self._stack = stack
+            yield
+            if self._twin is not None:
+                await self._judge(self._twin)
+
+    async def add(self, opened: Opened, sp: SourcePlan) -> None:
+        """Apply the source `sp` plans to the twin (or say why it is not simulated)."""
+        from gitkrm.agent.simulate import SimSource, open_twin, skipped
+        from gitkrm.agent.state import STORE_FILE, parse_cache_file
+        from gitkrm.sync.parsecache import ParseCache
+
+        from .plan_report import EXIT_ERROR, EXIT_REFUSED
+
+        if sp.code == EXIT_ERROR:
+            sp.extra["simulation"] = skipped("the revision can't be applied (the errors above)")
+            return
+        if sp.code == EXIT_REFUSED:
+            sp.extra["simulation"] = skipped("a guard refuses the revision")
+            return
+        if self._twin is None:
+            assert self._stack is not None, "add() outside session()"
+            self._twin = await self._stack.enter_async_context(
+                open_twin(live_store=opened.state / STORE_FILE, budget=self.seconds)
+            )
+        cache = ParseCache(parse_cache_file(opened.state, opened.config.name), read_only=True)
+        await self._twin.apply(
+            SimSource(options=opened.engine.options, snapshot=opened.snapshot, parse_cache=cache)
+        )
+        self._applied.append(sp)
+
+    async def _judge(self, twin: Twin) -> None:
+        from gitkrm.agent.simulate import for_source, to_json
+
+        found = await twin.finish()
+        for i, sp in enumerate(self._applied):
+            sp.extra["simulation"] = to_json(for_source(found, sp.source, first=i == 0))

@@ -88,7 +88,7 @@ def text(doc: Mapping[str, Any]) -> str:
         if "simulation" in s:
             from gitkrm.agent.simulate import text_lines
 
-            out.extend(text_lines(s["simulation"]))
+            out.extend(text_lines(s["simulation"], source=s["source"]))
         for key, value in s.items():
             if isinstance(value, str) and key not in _KNOWN:
                 out.append(f"  {key}: {value}")

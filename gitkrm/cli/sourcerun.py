@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -76,12 +78,14 @@ def each_source(
     unchanged: Unchanged | None = say_unchanged,
     url: str | None = None,
     configs: list[SourceConfig] | None = None,
+    around: Callable[[], AbstractAsyncContextManager[None]] | None = None,
 ) -> list[int]:
     """`visit` each source of the flags once it is fetched (the exit code of each, in
     order). A source the record of the last sync says is unchanged goes to `unchanged`
     instead (None: every source is visited); a source that can't be fetched is an error on
     stderr (code 2). `url` and `configs`: the target and sources, when the command has
-    read them from the flags already."""
+    read them from the flags already. `around`: a context the visits run in, left once
+    they are all done (in the same event loop: `plan --simulate`'s one twin)."""
     from .source_flags import agent_name, apply_mode, sources, target_url
 
     return asyncio.run(
@@ -93,6 +97,7 @@ def each_source(
             apply_mode=apply_mode(args),
             visit=visit,
             unchanged=unchanged,
+            around=around,
         )
     )
 
@@ -106,15 +111,19 @@ async def _each(
     apply_mode: ApplyMode,
     visit: Visit,
     unchanged: Unchanged | None,
+    around: Callable[[], AbstractAsyncContextManager[None]] | None = None,
 ) -> list[int]:
     store = await open_target(state, url)
     codes: list[int] = []
     try:
         with tempfile.TemporaryDirectory(prefix="gitkrm-plan-") as tmp:
-            for config in configs:
-                codes.append(
-                    await _one(store, config, agent, apply_mode, Path(tmp), state, visit, unchanged)
-                )
+            async with around() if around is not None else contextlib.nullcontext():
+                for config in configs:
+                    codes.append(
+                        await _one(
+                            store, config, agent, apply_mode, Path(tmp), state, visit, unchanged
+                        )
+                    )
     finally:
         await store.close()
     return codes

@@ -29,7 +29,7 @@ from gitkrm.controllers.runtime import Controller
 from gitkrm.controllers.writer import ref_of
 from gitkrm.errors import AlreadyExists, BadRequest, NotFound
 from gitkrm.krm import Obj
-from gitkrm.krm.clock import parse_timestamp, rfc3339
+from gitkrm.krm.clock import now_of, parse_timestamp, rfc3339
 from gitkrm.store.protocol import Propagation
 
 SCHEDULED_AT = "batch.kubernetes.io/cronjob-scheduled-timestamp"
@@ -94,7 +94,7 @@ class CronJobController(Controller):
             return None
         spec = cj.get("spec") or {}
         jobs = [j for j in self.jobs.by_index(OWNER_INDEX, uid(cj)) if not being_deleted(j)]
-        now = datetime.now(UTC)
+        now = now_of(self.clock)
         status = dict(cj.get("status") or {})
         trigger = trigger_of(cj)
         last = parse_timestamp(status.get("lastScheduleTime")) or parse_timestamp(
@@ -136,7 +136,7 @@ class CronJobController(Controller):
         await self.writer.set_status(cj, status)
         if t is None:
             return None
-        return float(max(0.05, (t - datetime.now(UTC)).total_seconds() + 0.05))
+        return float(max(0.05, (t - now_of(self.clock)).total_seconds() + 0.05))
 
     async def _run(self, cj: Obj, jobs: list[Obj], due: datetime) -> list[Obj]:
         spec = cj.get("spec") or {}

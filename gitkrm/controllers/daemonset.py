@@ -206,7 +206,8 @@ class DaemonSetController(Controller):
                 unavailable += 1
 
     async def _status(self, ds: Obj, pods: list[Obj], eligible: set[str], rev: str) -> float | None:
-        counts = Availability(int((ds.get("spec") or {}).get("minReadySeconds") or 0))
+        min_ready = int((ds.get("spec") or {}).get("minReadySeconds") or 0)
+        counts = Availability(min_ready, now=self.clock.time())
         scheduled: set[str] = set()
         misscheduled = updated = 0
         for p in pods:

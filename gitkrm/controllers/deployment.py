@@ -36,7 +36,9 @@ class _Sync(DeploymentSync):
     """The rollout strategies (rolling.go, recreate.go) on top of the sync state."""
 
     def __init__(self, ctl: DeploymentController, d: Obj, sets: list[Obj]) -> None:
-        super().__init__(writer=ctl.writer, cache=ctl.sets, store=ctl.ctx.store, d=d, sets=sets)
+        super().__init__(
+            writer=ctl.writer, cache=ctl.sets, store=ctl.ctx.store, d=d, sets=sets, clock=ctl.clock
+        )
         self.pods = ctl.pods
 
     async def rolling(self) -> float | None:
@@ -194,7 +196,7 @@ class DeploymentController(Controller):
         if being_deleted(d):
             new, old = sync.split()
             all_sets = [*old, *([new] if new is not None else [])]
-            await sync.write_status(ds.calculate(sync.d, all_sets, new))
+            await sync.write_status(ds.calculate(sync.d, all_sets, new, now=self.clock.time()))
             return None
         await sync.paused_conditions()
         if (sync.d.get("spec") or {}).get("paused"):

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from gitkrm.controllers import rollout
 from gitkrm.controllers.rollout import DeploymentStatus
 from gitkrm.krm import Obj
-from gitkrm.krm.clock import now_rfc3339, parse_timestamp
+from gitkrm.krm.clock import format_seconds, parse_timestamp
 from gitkrm.krm.conditions import conditions_of, get_condition
 from gitkrm.krm.types import Condition
 
@@ -25,13 +25,15 @@ PAUSED = "DeploymentPaused"
 RESUMED = "DeploymentResumed"
 
 
-def condition(kind: str, status: str, reason: str, message: str) -> Condition:
-    now = now_rfc3339()
+def condition(kind: str, status: str, reason: str, message: str, *, now: float) -> Condition:
+    """A Deployment condition set at `now` (seconds since the epoch, the controller's
+    clock)."""
+    at = format_seconds(now)
     return {
         "type": kind,
         "status": status,
-        "lastUpdateTime": now,
-        "lastTransitionTime": now,
+        "lastUpdateTime": at,
+        "lastTransitionTime": at,
         "reason": reason,
         "message": message,
     }
@@ -64,7 +66,9 @@ def has_deadline(d: Obj) -> bool:
     return isinstance(value, int) and value != MAX_INT32
 
 
-def calculate(d: Obj, all_sets: Sequence[Obj], new_rs: Obj | None) -> DeploymentStatus:
+def calculate(
+    d: Obj, all_sets: Sequence[Obj], new_rs: Obj | None, *, now: float
+) -> DeploymentStatus:
     """calculateStatus: counts summed over the ReplicaSets, and Available."""
     available = rollout.available(all_sets)
     unavailable = max(0, rollout.total(all_sets) - available)
@@ -86,7 +90,11 @@ def calculate(d: Obj, all_sets: Sequence[Obj], new_rs: Obj | None) -> Deployment
     conds = conditions_of(d)
     if available >= rollout.spec_replicas(d) - rollout.max_unavailable(d):
         cond = condition(
-            AVAILABLE, "True", "MinimumReplicasAvailable", "Deployment has minimum availability."
+            AVAILABLE,
+            "True",
+            "MinimumReplicasAvailable",
+            "Deployment has minimum availability.",
+            now=now,
         )
     else:
         cond = condition(
@@ -94,6 +102,7 @@ def calculate(d: Obj, all_sets: Sequence[Obj], new_rs: Obj | None) -> Deployment
             "False",
             "MinimumReplicasUnavailable",
             "Deployment does not have minimum availability.",
+            now=now,
         )
     conds = set_condition(conds, cond)
     if conds:
@@ -123,7 +132,7 @@ def rollout_status(
     d: Obj, all_sets: Sequence[Obj], new_rs: Obj | None, now: float
 ) -> DeploymentStatus:
     """syncRolloutStatus's new status: calculate() plus Progressing and ReplicaFailure."""
-    status = calculate(d, all_sets, new_rs)
+    status = calculate(d, all_sets, new_rs, now=now)
     conds = _status_conds(status)
     if not has_deadline(d):
         conds = remove_condition(conds, PROGRESSING)
@@ -138,15 +147,18 @@ def rollout_status(
         status["conditions"] = conds
         if rollout.complete(d, status):
             msg = f'ReplicaSet "{name}" has successfully progressed.'
-            conds = set_condition(conds, condition(PROGRESSING, "True", NEW_RS_AVAILABLE, msg))
+            conds = set_condition(
+                conds, condition(PROGRESSING, "True", NEW_RS_AVAILABLE, msg, now=now)
+            )
         elif rollout.progressing(d, status):
-            new = condition(PROGRESSING, "True", RS_UPDATED, f'ReplicaSet "{name}" is progressing.')
+            msg = f'ReplicaSet "{name}" is progressing.'
+            new = condition(PROGRESSING, "True", RS_UPDATED, msg, now=now)
             if cur is not None and cur.get("status") == "True":
                 new["lastTransitionTime"] = cur.get("lastTransitionTime", new["lastTransitionTime"])
             conds = [*remove_condition(conds, PROGRESSING), new]
         elif timed_out(d, status, now):
             msg = f'ReplicaSet "{name}" has timed out progressing.'
-            conds = set_condition(conds, condition(PROGRESSING, "False", TIMED_OUT, msg))
+            conds = set_condition(conds, condition(PROGRESSING, "False", TIMED_OUT, msg, now=now))
     failure = None
     for rs in all_sets:
         c = get_condition(rs, REPLICA_FAILURE)
@@ -161,6 +173,7 @@ def rollout_status(
                 "True",
                 str(failure.get("reason") or ""),
                 str(failure.get("message") or ""),
+                now=now,
             ),
         )
     else:

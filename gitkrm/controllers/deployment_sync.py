@@ -6,7 +6,6 @@ in deployment.py."""
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Mapping
 
 from gitkrm.cache.informer import Informer
@@ -34,6 +33,7 @@ from gitkrm.controllers.revisions import (
 from gitkrm.controllers.writer import Writer, ref_of
 from gitkrm.errors import AlreadyExists, Conflict, NotFound
 from gitkrm.krm import Obj
+from gitkrm.krm.clock import WALL, Clock
 from gitkrm.krm.conditions import conditions_of, get_condition
 from gitkrm.store.protocol import Propagation, Store
 
@@ -43,9 +43,17 @@ class DeploymentSync:
     after each write of this reconcile."""
 
     def __init__(
-        self, *, writer: Writer, cache: Informer, store: Store, d: Obj, sets: list[Obj]
+        self,
+        *,
+        writer: Writer,
+        cache: Informer,
+        store: Store,
+        d: Obj,
+        sets: list[Obj],
+        clock: Clock = WALL,
     ) -> None:
         self.writer = writer
+        self.clock = clock
         self.cache = cache
         self.store = store
         self.d = d
@@ -143,7 +151,9 @@ class DeploymentSync:
                 msg = f'Found new replica set "{new["metadata"]["name"]}"'
                 conds = ds.set_condition(
                     conditions_of(self.d),
-                    ds.condition(ds.PROGRESSING, "True", ds.FOUND_NEW_RS, msg),
+                    ds.condition(
+                        ds.PROGRESSING, "True", ds.FOUND_NEW_RS, msg, now=self.clock.time()
+                    ),
                 )
                 self.stage_status({**(self.d.get("status") or {}), "conditions": conds})
             return new, old
@@ -194,7 +204,8 @@ class DeploymentSync:
         if ds.has_deadline(self.d):
             msg = f'Created new replica set "{created["metadata"]["name"]}"'
             conds = ds.set_condition(
-                conditions_of(self.d), ds.condition(ds.PROGRESSING, "True", ds.NEW_RS_CREATED, msg)
+                conditions_of(self.d),
+                ds.condition(ds.PROGRESSING, "True", ds.NEW_RS_CREATED, msg, now=self.clock.time()),
             )
             self.stage_status({**(self.d.get("status") or {}), "conditions": conds})
         return created
@@ -209,7 +220,7 @@ class DeploymentSync:
             await self.cleanup(self.split()[1])
         new, old = self.split()
         all_sets = [*old, *([new] if new is not None else [])]
-        await self.write_status(ds.calculate(self.d, all_sets, new))
+        await self.write_status(ds.calculate(self.d, all_sets, new, now=self.clock.time()))
         return None
 
     async def proportional(self, new: Obj | None, old: list[Obj]) -> None:
@@ -288,7 +299,7 @@ class DeploymentSync:
     async def rollout_status(self) -> float | None:
         new, old = self.split()
         all_sets = [*old, *([new] if new is not None else [])]
-        now = time.time()
+        now = self.clock.time()
         status = ds.rollout_status(self.d, all_sets, new, now)
         await self.write_status(status)
         return ds.requeue_after(self.d, status, now)
@@ -303,10 +314,14 @@ class DeploymentSync:
             return
         paused = bool((d.get("spec") or {}).get("paused"))
         exists = cond is not None and cond.get("reason") == ds.PAUSED
+        now = self.clock.time()
         if paused and not exists:
-            new = ds.condition(ds.PROGRESSING, "Unknown", ds.PAUSED, "Deployment is paused")
+            new = ds.condition(
+                ds.PROGRESSING, "Unknown", ds.PAUSED, "Deployment is paused", now=now
+            )
         elif not paused and exists:
-            new = ds.condition(ds.PROGRESSING, "Unknown", ds.RESUMED, "Deployment is resumed")
+            msg = "Deployment is resumed"
+            new = ds.condition(ds.PROGRESSING, "Unknown", ds.RESUMED, msg, now=now)
         else:
             return
         conds = ds.set_condition(conditions_of(d), new)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import Iterable, Mapping
 
 from gitkrm.cache.informer import Key, key_of
@@ -192,7 +191,9 @@ class EndpointsController(Controller):
         if not pods and self.endpoints.get_key(key) is None:
             # A new Service whose pods are still to come or starting: their addresses bring
             # the first write (after a grace period an empty one is written anyway).
-            age = time.time() - (parse_timestamp(svc["metadata"].get("creationTimestamp")) or 0.0)
+            age = self.clock.time() - (
+                parse_timestamp(svc["metadata"].get("creationTimestamp")) or 0.0
+            )
             grace = STARTUP_GRACE if selected else self.options.endpoint_batch_period
             if age < grace:
                 return grace - age

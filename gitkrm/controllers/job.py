@@ -12,7 +12,6 @@ that long after it finished. Counts stay monotonic even if finished pods are del
 from __future__ import annotations
 
 import contextlib
-import time
 
 from gitkrm.cache.informer import Key
 from gitkrm.controllers.kinds import JOB, POD
@@ -40,7 +39,7 @@ from gitkrm.controllers.selectors import selector_of
 from gitkrm.controllers.writer import ref_of
 from gitkrm.errors import NotFound
 from gitkrm.krm import Obj
-from gitkrm.krm.clock import now_rfc3339, parse_timestamp
+from gitkrm.krm.clock import parse_timestamp, stamp
 from gitkrm.krm.conditions import conditions_of, get_condition, set_condition
 from gitkrm.store.protocol import Preconditions, Propagation
 
@@ -89,7 +88,7 @@ class JobController(Controller):
         )
         if at is None:
             return None
-        wait = at + ttl - time.time()
+        wait = at + ttl - self.clock.time()
         if wait > 0:
             return wait
         with contextlib.suppress(NotFound):
@@ -105,8 +104,8 @@ class JobController(Controller):
         old = job.get("status") or {}
         status = dict(old)
         conds = conditions_of(job)
-        now = time.time()
-        stamp = now_rfc3339()
+        now = self.clock.time()
+        now_stamp = stamp(self.clock)
         active = [p for p in pods if pod_active(p)]
         succeeded_pods = [p for p in pods if pod_phase(p) == "Succeeded"]
         failed_pods = [p for p in pods if pod_phase(p) == "Failed"]
@@ -123,11 +122,15 @@ class JobController(Controller):
         if spec.get("suspend"):
             await delete_pods(self.writer, active)
             active = []
-            conds = set_condition(conds, "Suspended", "True", "JobSuspended", "Job suspended")
+            conds = set_condition(
+                conds, "Suspended", "True", "JobSuspended", "Job suspended", clock=self.clock
+            )
         else:
             if any(c.get("type") == "Suspended" and c.get("status") == "True" for c in conds):
-                conds = set_condition(conds, "Suspended", "False", "JobResumed", "Job resumed")
-            status.setdefault("startTime", stamp)
+                conds = set_condition(
+                    conds, "Suspended", "False", "JobResumed", "Job resumed", clock=self.clock
+                )
+            status.setdefault("startTime", now_stamp)
             started = parse_timestamp(status["startTime"]) or now
             deadline = _int(spec.get("activeDeadlineSeconds"))
             done_indexes = {i for i in map(_index, succeeded_pods) if i is not None}
@@ -171,11 +174,15 @@ class JobController(Controller):
             if kind == "Failed":
                 await delete_pods(self.writer, active)
                 active = []
-                conds = set_condition(conds, "FailureTarget", "True", reason, message)
+                conds = set_condition(
+                    conds, "FailureTarget", "True", reason, message, clock=self.clock
+                )
             else:
-                conds = set_condition(conds, "SuccessCriteriaMet", "True", reason, message)
-                status["completionTime"] = stamp
-            conds = set_condition(conds, kind, "True", reason, message)
+                conds = set_condition(
+                    conds, "SuccessCriteriaMet", "True", reason, message, clock=self.clock
+                )
+                status["completionTime"] = now_stamp
+            conds = set_condition(conds, kind, "True", reason, message, clock=self.clock)
         status["active"] = len(active)
         status["ready"] = sum(1 for p in active if pod_ready(p))
         status["succeeded"] = succeeded
@@ -218,7 +225,10 @@ class JobController(Controller):
         if len(active) == want:
             return None
         wait = failure_backoff(
-            failed_pods, self.options.failure_backoff, self.options.failure_backoff_max
+            failed_pods,
+            self.options.failure_backoff,
+            self.options.failure_backoff_max,
+            now=self.clock.time(),
         )
         if wait > 0:
             return wait

@@ -144,7 +144,7 @@ class KubeletSimulator(Controller):
             return None
         node_name = pod["spec"]["nodeName"]
         node = self.nodes.get(None, node_name)
-        now = time.time()
+        now = self.clock.time()
         if node is None:
             first = self._orphaned.setdefault(uid(pod), now)
             if now - first < ORPHAN_QUARANTINE:

@@ -31,6 +31,7 @@ from gitkrm.controllers.statefulset import StatefulSetController
 from gitkrm.controllers.storage import StorageController
 from gitkrm.controllers.writer import Writer
 from gitkrm.errors import BadRequest
+from gitkrm.krm.clock import WALL, Clock
 from gitkrm.schema import Registry
 from gitkrm.store.protocol import Store
 
@@ -66,9 +67,11 @@ class ControllerManager:
         store: Store,
         options: ControllerOptions = DEFAULT_OPTIONS,
         cache: WatchCache | None = None,
+        clock: Clock = WALL,
     ) -> None:
         """`cache`: the store's watch cache, shared with the agent's other readers (one of
-        the manager's own otherwise)."""
+        the manager's own otherwise). `clock`: what the controllers read time from and set
+        their timers on (a simulation's virtual clock; the wall clock otherwise)."""
         registry = store.registry or Registry.builtin()
         enabled = options.enabled
         if enabled is not None:
@@ -90,6 +93,7 @@ class ControllerManager:
             writer=self.writer,
             options=options,
             registry=registry,
+            clock=clock,
         )
         self.controllers: list[Controller] = [
             cls(self.context)

@@ -115,6 +115,7 @@ class NamespaceController(Controller):
             "True",
             "SomeResourcesRemain",
             f"Some resources are remaining: {content}",
+            clock=self.clock,
         )
         if finalizers:
             held = ", ".join(
@@ -126,6 +127,7 @@ class NamespaceController(Controller):
                 "True",
                 "SomeFinalizersRemain",
                 f"Some content in the namespace has finalizers remaining: {held}",
+                clock=self.clock,
             )
         else:
             conds = set_condition(
@@ -134,6 +136,7 @@ class NamespaceController(Controller):
                 "False",
                 "ContentHasNoFinalizers",
                 "All content-preserving finalizers finished",
+                clock=self.clock,
             )
         if conds != conditions_of(ns):
             status = dict(ns.get("status") or {})

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import ipaddress
-import time
 from collections.abc import Mapping
 
 from gitkrm.cache.informer import Key
@@ -29,7 +28,7 @@ from gitkrm.controllers.runtime import Controller
 from gitkrm.controllers.writer import ref_of
 from gitkrm.errors import AlreadyExists, NotFound
 from gitkrm.krm import Obj
-from gitkrm.krm.clock import now_micro, now_rfc3339, parse_timestamp
+from gitkrm.krm.clock import parse_timestamp, stamp, stamp_micro
 from gitkrm.krm.types import Condition
 from gitkrm.store.protocol import Preconditions
 
@@ -202,7 +201,7 @@ class NodeController(Controller):
             capacity.update(parse_capacity(declared))
         ready = annotations_of(node).get(SIMULATE) != "not-ready"
         old = node.get("status") or {}
-        stamp = now_rfc3339()
+        now_stamp = stamp(self.clock)
         seed = hashlib.sha256(f"{md.get('uid')}".encode()).hexdigest()
         node_uuid = f"{seed[:8]}-{seed[8:12]}-{seed[12:16]}-{seed[16:20]}-{seed[20:32]}"
         status: dict[str, object] = dict(old)
@@ -210,7 +209,7 @@ class NodeController(Controller):
             {
                 "capacity": capacity,
                 "allocatable": dict(capacity),
-                "conditions": _conditions(ready, list(old.get("conditions") or ()), stamp),
+                "conditions": _conditions(ready, list(old.get("conditions") or ()), now_stamp),
                 "addresses": [
                     {"type": "InternalIP", "address": self._node_ip(node)},
                     {"type": "Hostname", "address": name},
@@ -251,7 +250,7 @@ class NodeController(Controller):
                         "spec": {
                             "holderIdentity": name,
                             "leaseDurationSeconds": self.options.lease_duration_seconds,
-                            "renewTime": now_micro(),
+                            "renewTime": stamp_micro(self.clock),
                         },
                     }
                 )
@@ -259,11 +258,11 @@ class NodeController(Controller):
                 return 0.05  # the cache is behind: pick it up from the watch
             return interval
         renewed = parse_timestamp((lease.get("spec") or {}).get("renewTime"))
-        due = (renewed or 0.0) + interval - time.time()
+        due = (renewed or 0.0) + interval - self.clock.time()
         if due > 0.05 * interval:
             return due
         spec = dict(lease.get("spec") or {})
-        spec["renewTime"] = now_micro()
+        spec["renewTime"] = stamp_micro(self.clock)
         spec["holderIdentity"] = name
         spec["leaseDurationSeconds"] = self.options.lease_duration_seconds
         await self.writer.update({**lease, "spec": spec})

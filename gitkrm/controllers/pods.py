@@ -5,7 +5,6 @@ pods for deletion, failure backoff, counting ready and available pods."""
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -157,7 +156,7 @@ def deletion_rank(pod: Obj) -> tuple[bool, int, bool, float, int, float]:
     )
 
 
-def failure_backoff(pods: Iterable[Obj], base: float, cap: float) -> float:
+def failure_backoff(pods: Iterable[Obj], base: float, cap: float, *, now: float) -> float:
     """Seconds to wait before replacing failed pods (0: now): the Job controller's backoff,
     base * 2^(failures-1) after the latest failure."""
     failures = 0
@@ -172,7 +171,7 @@ def failure_backoff(pods: Iterable[Obj], base: float, cap: float) -> float:
     if failures == 0:
         return 0.0
     delay = float(min(cap, base * 2 ** (failures - 1)))
-    return max(0.0, latest + delay - time.time())
+    return max(0.0, latest + delay - now)
 
 
 class Availability:
@@ -181,9 +180,9 @@ class Availability:
 
     __slots__ = ("_min_ready", "_now", "available", "ready", "wait")
 
-    def __init__(self, min_ready_seconds: int) -> None:
+    def __init__(self, min_ready_seconds: int, *, now: float) -> None:
         self._min_ready = min_ready_seconds
-        self._now = time.time()
+        self._now = now
         self.ready = 0
         self.available = 0
         self.wait: float | None = None

@@ -2,16 +2,20 @@
 
 client-go's workqueue semantics: a key is queued at most once; a key being processed that is
 added again is queued once more when its processing is done, so one key is never worked on
-by two workers at once. Delays use the event loop's timers (one per waiting key), so an idle
-queue costs nothing.
+by two workers at once. Delays are timers of the queue's clock (one per waiting key: the
+event loop's on the wall clock), so an idle queue costs nothing, and a simulation's virtual
+clock can jump to the next one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections import deque
 from collections.abc import Hashable
 from typing import Generic, TypeVar
+
+from gitkrm.krm.clock import WALL, Clock, Timer
 
 K = TypeVar("K", bound=Hashable)
 
@@ -24,17 +28,20 @@ class ShutDown(Exception):
 
 
 class WorkQueue(Generic[K]):
-    def __init__(self, *, base_delay: float = BASE_DELAY, max_delay: float = MAX_DELAY) -> None:
+    def __init__(
+        self, *, base_delay: float = BASE_DELAY, max_delay: float = MAX_DELAY, clock: Clock = WALL
+    ) -> None:
         self._queue: deque[K] = deque()
         self._dirty: set[K] = set()
         self._processing: set[K] = set()
         self._waiters: deque[asyncio.Future[None]] = deque()
-        self._timers: dict[K, asyncio.TimerHandle] = {}
+        self._timers: dict[K, Timer] = {}
         self._due: dict[K, float] = {}
         self._failures: dict[K, int] = {}
         self._base = base_delay
         self._max = max_delay
         self._shut = False
+        self._clock = clock
 
     def __len__(self) -> int:
         return len(self._queue)
@@ -64,8 +71,7 @@ class WorkQueue(Generic[K]):
         if delay <= 0:
             self.add(key)
             return
-        loop = asyncio.get_running_loop()
-        when = loop.time() + delay
+        when = self._clock.time() + delay
         due = self._due.get(key)
         if due is not None and due <= when:
             return
@@ -73,7 +79,7 @@ class WorkQueue(Generic[K]):
         if old is not None:
             old.cancel()
         self._due[key] = when
-        self._timers[key] = loop.call_at(when, self._fire, key)
+        self._timers[key] = self._clock.call_later(delay, functools.partial(self._fire, key))
 
     def _fire(self, key: K) -> None:
         self._timers.pop(key, None)

@@ -115,7 +115,10 @@ class ReplicaSetController(Controller):
         diff = len(active) - want
         if diff < 0:
             wait = failure_backoff(
-                pods, self.options.failure_backoff, self.options.failure_backoff_max
+                pods,
+                self.options.failure_backoff,
+                self.options.failure_backoff_max,
+                now=self.clock.time(),
             )
             if wait > 0:
                 return wait
@@ -132,7 +135,7 @@ class ReplicaSetController(Controller):
         spec = rs.get("spec") or {}
         min_ready = _int(spec.get("minReadySeconds"))
         template_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
-        counts = Availability(min_ready)
+        counts = Availability(min_ready, now=self.clock.time())
         replicas = labelled = 0
         for p in pods:
             if not pod_active(p):
@@ -146,7 +149,7 @@ class ReplicaSetController(Controller):
         if error is not None:
             if not _same_failure(rs, conds, error.message):
                 conds = set_condition(
-                    conds, "ReplicaFailure", "True", "FailedCreate", error.message
+                    conds, "ReplicaFailure", "True", "FailedCreate", error.message, clock=self.clock
                 )
         elif any(c.get("type") == "ReplicaFailure" for c in conds):
             conds = remove_condition(conds, "ReplicaFailure")

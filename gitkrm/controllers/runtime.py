@@ -5,7 +5,8 @@ keys from the queue (a key is never worked on twice at once) and call `reconcile
 which compares the cache with what should be and writes the difference through the Writer.
 Errors requeue the key with exponential backoff; a reconcile may ask to be called again
 after a delay (progress deadlines, pod start-up delays), which is the only timer there is:
-an idle control plane sleeps.
+an idle control plane sleeps. Timers and "now" come from the context's clock (the wall
+clock unless a simulation gives its virtual one).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from gitkrm.controllers.queue import ShutDown, WorkQueue
 from gitkrm.controllers.writer import Writer
 from gitkrm.errors import AlreadyExists, Conflict, GitkrmError, NotFound
 from gitkrm.krm import GVK, Obj
+from gitkrm.krm.clock import WALL, Clock, Timer
 from gitkrm.schema import Registry
 from gitkrm.store.protocol import Store
 
@@ -45,6 +47,7 @@ class Context:
     writer: Writer
     options: ControllerOptions
     registry: Registry
+    clock: Clock = WALL
     _all_kinds: AllKinds | None = None
 
     def informer(self, gvk: GVK) -> Informer:
@@ -69,11 +72,12 @@ class Controller:
         self.ctx = ctx
         self.writer = ctx.writer
         self.options = ctx.options
-        self.queue: WorkQueue[Key] = WorkQueue()
+        self.clock = ctx.clock
+        self.queue: WorkQueue[Key] = WorkQueue(clock=ctx.clock)
         self.primary: Informer | None = None  # resynced periodically
         self.watched: list[Informer] = []
         self._tasks: list[asyncio.Task[None]] = []
-        self._resync: asyncio.TimerHandle | None = None
+        self._resync: Timer | None = None
 
     # -- to implement ----------------------------------------------------------------------
 
@@ -151,7 +155,7 @@ class Controller:
         if period <= 0 or self.primary is None:
             return
         delay = period * (1 + random.random() * 0.1)
-        self._resync = asyncio.get_running_loop().call_later(delay, self._do_resync)
+        self._resync = self.clock.call_later(delay, self._do_resync)
 
     def _do_resync(self) -> None:
         if self.primary is not None:

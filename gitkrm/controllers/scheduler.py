@@ -270,7 +270,7 @@ class Scheduler(Controller):
             return
         status = dict(pod.get("status") or {})
         status["conditions"] = set_condition(
-            conditions_of(pod), "PodScheduled", "False", "Unschedulable", message
+            conditions_of(pod), "PodScheduled", "False", "Unschedulable", message, clock=self.clock
         )
         status.setdefault("phase", "Pending")
         await self.writer.update_status(with_status(pod, status))

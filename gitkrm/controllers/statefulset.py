@@ -237,7 +237,7 @@ class StatefulSetController(Controller):
         self, sts: Obj, pods: list[Obj], update_name: str, current_name: str
     ) -> float | None:
         spec = sts.get("spec") or {}
-        counts = Availability(_int(spec.get("minReadySeconds"), 0))
+        counts = Availability(_int(spec.get("minReadySeconds"), 0), now=self.clock.time())
         replicas = current = updated = 0
         for p in pods:
             if not pod_active(p):

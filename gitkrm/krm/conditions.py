@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import cast
 
-from gitkrm.krm.clock import now_rfc3339
+from gitkrm.krm.clock import WALL, Clock, stamp
 from gitkrm.krm.types import Condition
 
 __all__ = [
@@ -56,11 +56,12 @@ def set_condition(
     now: str | None = None,
     update_time: bool = False,
     extra: Condition | None = None,
+    clock: Clock = WALL,
 ) -> list[Condition]:
     """A copy of `conditions` with `kind` set; lastTransitionTime moves only when the status
     does (and lastUpdateTime, for the kinds that have one, when `update_time`). `extra`
-    fields (e.g. observedGeneration) are set as given."""
-    stamp = now or now_rfc3339()
+    fields (e.g. observedGeneration) are set as given. The times are `now`, else `clock`'s."""
+    at = now or stamp(clock)
     out: list[Condition] = []
     found = False
     for c in conditions:
@@ -70,21 +71,21 @@ def set_condition(
         found = True
         new = c.copy()
         if c.get("status") != status:
-            new["lastTransitionTime"] = stamp
+            new["lastTransitionTime"] = at
             if update_time:
-                new["lastUpdateTime"] = stamp
+                new["lastUpdateTime"] = at
         new["status"] = status
         new["reason"] = reason
         new["message"] = message
         if update_time and (c.get("reason") != reason or c.get("message") != message):
-            new["lastUpdateTime"] = stamp
+            new["lastUpdateTime"] = at
         new.update(extra or {})
         out.append(new)
     if not found:
         new = {"type": kind, "status": status}
         if update_time:
-            new["lastUpdateTime"] = stamp
-        new.update({"lastTransitionTime": stamp, "reason": reason, "message": message})
+            new["lastUpdateTime"] = at
+        new.update({"lastTransitionTime": at, "reason": reason, "message": message})
         new.update(extra or {})
         out.append(new)
     return out

@@ -6,6 +6,7 @@ the live store untouched and the twin removed; the cluster target refused."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import tempfile
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 from tests.cli.plan_repo import Repo, cli, plan_json
 from tests.cli.test_plan_outputs import SCHEMA
 from tests.support.simulation import PODS_PINNED, app
+from tests.support.verdicts import gitkrm_cli
 
 
 @pytest.fixture
@@ -212,3 +214,66 @@ def test_the_cluster_target_is_refused(capsys: pytest.CaptureFixture[str], tmp_p
     code, _, err = cli(capsys, "plan", *flags, "--simulate", "--for", "2h")
     assert code == 2
     assert "--for 2h: give a duration above 0 and at most 1h" in err
+
+
+def test_fifteen_simulated_minutes_through_the_command(tmp_path: Path) -> None:
+    """`--for 15m` as a user runs it (a process): the pods of `stuck` fit no node, and
+    within the simulated window its progressDeadlineSeconds (600 s) passes, in seconds."""
+    repo = Repo(tmp_path / "repo")
+    repo.write("keep.yaml", app("keep", replicas=1))
+    repo.commit("main")
+    feature(repo, {"stuck.yaml": app("stuck", node_selector="disktype: ssd")})
+    flags = ["--repo", repo.url, "--branch", "feature", "--state", str(tmp_path / "state")]
+
+    res = gitkrm_cli("plan", "-o", "json", *flags, "--simulate", "--for", "15m", cwd=tmp_path)
+    assert res.returncode == 1, res.stderr
+    sim = simulation(json.loads(res.stdout))
+    assert (sim["clock"], sim["budgetSeconds"], sim["simulatedSeconds"]) == ("simulated", 900, 900)
+    assert sim["elapsedSeconds"] < 60
+    objects = {
+        o["object"]["name"]: o for o in sim["objects"] if o["object"]["kind"] == "Deployment"
+    }
+    assert (objects["stuck"]["health"], objects["stuck"]["reason"]) == (
+        "Failed",
+        "ProgressDeadlineExceeded",
+    )
+    assert objects["keep"]["health"] == "Current"
+
+    res = gitkrm_cli("plan", *flags, "--simulate", "--for", "15m", cwd=tmp_path)
+    assert res.returncode == 1, res.stderr
+    assert re.search(r"problems predicted; .*15m simulated in \d", res.stdout), res.stdout
+    assert "Deployment.apps default/stuck (created): Failed (ProgressDeadlineExceeded" in res.stdout
+
+
+def test_several_sources_share_one_twin(tmp_path: Path, twins: Path) -> None:
+    """Two sources whose Deployments each fit the three nodes alone (3 pods of 600 cpus,
+    one per node of 1000) but not together: on one twin, the second's pods don't schedule."""
+    repo = Repo(tmp_path / "repo")
+    repo.write("a/app.yaml", app("first", replicas=3, cpu="600"))
+    repo.write("b/app.yaml", app("second", replicas=3, cpu="600"))
+    repo.commit("main")
+    config = tmp_path / "sources.yaml"
+    config.write_text(
+        "".join(
+            f"---\napiVersion: gitkrm.io/v1alpha1\nkind: GitSource\nmetadata: {{name: {name}}}\n"
+            f"spec: {{url: {repo.url}, ref: {{branch: main}}, path: {path}}}\n"
+            for name, path in (("first", "a"), ("second", "b"))
+        )
+    )
+    flags = ["--config", str(config), "--state", str(tmp_path / "state")]
+
+    res = gitkrm_cli("plan", "-o", "json", *flags, "--simulate", cwd=tmp_path)
+    assert res.returncode == 1, res.stderr
+    doc = json.loads(res.stdout)
+    jsonschema.validate(doc, SCHEMA)
+    first, second = (s["simulation"] for s in doc["sources"])
+    assert first["twinSources"] == second["twinSources"] == ["first", "second"]
+    assert (first["verdict"], first["unschedulable"]) == ("ok", [])
+    assert second["verdict"] == "problems"
+    assert [(u["owner"]["name"], u["message"]) for u in second["unschedulable"]] == [
+        ("second", "0/3 nodes are available: 3 Insufficient cpu.")
+    ] * 3
+    assert list(twins.iterdir()) == []
+
+    res = gitkrm_cli("plan", *flags, "--simulate", cwd=tmp_path)
+    assert "simulation on a twin of the embedded store (together with first)" in res.stdout

@@ -7,6 +7,7 @@ import asyncio
 from gitkrm.cache.informer import Informer, slim
 from gitkrm.controllers.queue import ShutDown, WorkQueue
 from gitkrm.krm import GVK, ObjectRef
+from gitkrm.krm.clock import VirtualClock
 from gitkrm.store.sqlite import SqliteStore
 from tests.controllers.conftest import wait_until
 from tests.support.builders import configmap
@@ -87,3 +88,17 @@ async def test_informer_lists_again_after_expired() -> None:
     await wait_until(lambda: len(inf) == 5)
     await inf.stop()
     await store.close()
+
+
+async def test_queue_delays_run_on_its_clock() -> None:
+    clock = VirtualClock(0.0)
+    q: WorkQueue[str] = WorkQueue(clock=clock)
+    q.add_after("late", 600)
+    q.add_after("soon", 5)
+    await asyncio.sleep(0.01)
+    assert (len(q), q.delayed) == (0, 2)  # the wall clock moving does not fire them
+    clock.advance(clock.next_due() or 0)
+    assert (clock.time(), await q.get()) == (5.0, "soon")
+    q.done("soon")
+    clock.advance(600)
+    assert (await q.get(), q.delayed) == ("late", 0)

@@ -27,8 +27,8 @@ def ticking_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     seconds = itertools.count()
     monkeypatch.setattr(
         managed,
-        "now_rfc3339",
-        lambda: f"2030-01-01T00:{next(seconds) // 60 % 60:02d}:{next(seconds) % 60:02d}Z",
+        "stamp",
+        lambda _clock: f"2030-01-01T00:{next(seconds) // 60 % 60:02d}:{next(seconds) % 60:02d}Z",
     )
 
 

@@ -10,8 +10,8 @@ from gitkrm.lazy import exports
 
 if TYPE_CHECKING:
     from .output import markdown_lines, skipped, text_lines, to_json, to_text
-    from .twin import DEFAULT_BUDGET, SIMULATION_CONTROLLERS, SimSource, simulate
-    from .verdict import Simulation
+    from .twin import DEFAULT_BUDGET, SIMULATION_CONTROLLERS, SimSource, Twin, open_twin, simulate
+    from .verdict import Simulation, for_source
 
 __getattr__ = exports(
     __name__,
@@ -20,6 +20,9 @@ __getattr__ = exports(
         "SIMULATION_CONTROLLERS": ".twin",
         "SimSource": ".twin",
         "Simulation": ".verdict",
+        "Twin": ".twin",
+        "for_source": ".verdict",
+        "open_twin": ".twin",
         "simulate": ".twin",
         "markdown_lines": ".output",
         "skipped": ".output",
@@ -34,7 +37,10 @@ __all__ = [
     "SIMULATION_CONTROLLERS",
     "SimSource",
     "Simulation",
+    "Twin",
+    "for_source",
     "markdown_lines",
+    "open_twin",
     "simulate",
     "skipped",
     "text_lines",

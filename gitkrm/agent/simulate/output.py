@@ -34,6 +34,10 @@ def to_json(sim: Simulation) -> dict[str, Any]:
         "elapsedSeconds": sim.elapsed,
         "budgetSeconds": sim.budget,
         "settled": sim.settled,
+        "clock": "simulated",
+        "simulatedSeconds": sim.simulated,
+        "settledAfterSeconds": sim.settled_after,
+        "twinSources": list(sim.sources),
         "objects": [
             {
                 "object": _ref(o.ref),
@@ -87,21 +91,28 @@ def _bad(o: Section) -> bool:
     return bool(o["health"] != "Current")
 
 
-def headline(section: Section) -> str:
+def headline(section: Section, source: str = "") -> str:
     if section["verdict"] == "skipped":
         return f"simulation skipped: {section['reason']}"
     elapsed = format_duration(section["elapsedSeconds"])
-    how = (
-        f"settled after {elapsed}"
-        if section["settled"]
-        else f"the budget of {format_duration(section['budgetSeconds'])} ended (after {elapsed})"
-    )
+    window = format_duration(section["budgetSeconds"])
+    simulated = format_duration(section.get("simulatedSeconds") or 0.0)
+    after = section.get("settledAfterSeconds")
+    if section["settled"]:
+        quiet = f"settled after {format_duration(after)}; " if after is not None else ""
+        how = f"{quiet}{window} simulated in {elapsed}"
+    elif section.get("simulatedSeconds", 0.0) >= section["budgetSeconds"]:
+        how = f"the window of {window} ended while the twin still changed (simulated in {elapsed})"
+    else:
+        how = f"the wall-time limit ended it after {simulated} of {window} simulated ({elapsed})"
     word = "no problem predicted" if section["verdict"] == "ok" else "problems predicted"
     objects = section["objects"]
     good = sum(1 for o in objects if not _bad(o))
+    shared = [s for s in section.get("twinSources") or () if s != source]
+    together = f" (together with {', '.join(shared)})" if shared else ""
     return (
-        f"simulation on a twin of the embedded store: {word}; {how}; "
-        f"{good} of {len(objects)} object(s) Current after the rollout"
+        f"simulation on a twin of the embedded store{together}: {word}; {how}; "
+        f"{good} of {len(objects)} object(s) Current at the end"
     )
 
 
@@ -159,9 +170,9 @@ def sections(section: Section) -> list[tuple[str, list[str]]]:
     ]
 
 
-def text_lines(section: Section, indent: str = "  ") -> list[str]:
-    """The section for a terminal, indented under its source."""
-    lines = [indent + headline(section)]
+def text_lines(section: Section, indent: str = "  ", source: str = "") -> list[str]:
+    """The section for a terminal, indented under its source (`source`)."""
+    lines = [indent + headline(section, source)]
     for title, items in sections(section):
         if items:
             lines.append(f"{indent}  {title}:")
@@ -181,7 +192,12 @@ def markdown_lines(section: Section, source: str) -> list[str]:
     """A source's simulation for a pull-request comment: the verdict line, then one list
     per kind of problem (at most MARKDOWN_ROWS lines each, saying how many were cut)."""
     icon = {"ok": ":white_check_mark:", "problems": ":warning:"}.get(section["verdict"], "")
-    out = [f"#### Simulation ({source})", "", f"{icon} {_md(headline(section))}".strip(), ""]
+    out = [
+        f"#### Simulation ({source})",
+        "",
+        f"{icon} {_md(headline(section, source))}".strip(),
+        "",
+    ]
     for title, items in sections(section):
         if not items:
             continue

@@ -1,29 +1,32 @@
-"""`simulate`: apply revisions to a throwaway twin of the embedded store and run the
-bundled controllers on it, to predict what a sync would lead to.
+"""The twin: a throwaway copy of the embedded store with the bundled controllers running
+on it in simulated time, to which revisions are applied to predict what a sync would
+lead to.
 
 The twin is a copy made with SQLite's online backup through a read-only connection
 (`gitkrm.store.sqlite.backup`): the live store is never written, and an agent may be running
 on it. The revisions are applied by the same `SyncEngine` the agent runs, so the store's
 admission (schemas, CRD CEL rules, ValidatingAdmissionPolicies) judges every write, and
-what it denies is collected, not fatal. Then the controllers run until the twin stops
-changing (no work queued and no write for `QUIET` seconds) or the budget ends.
+what it denies is collected, not fatal. Several sources (a tree, several `--source`) are
+applied one after the other to the same twin, as they would run together on the target.
 
-The controllers read the wall clock (`time.time()` in their timers and timestamps, as
-kube-controller-manager does), so the budget is wall time; the simulation's controller
-options shorten the simulator's own delays (a pod starts in 10 ms, not 500 ms) so that a
-rollout settles in well under a second of it. Waits the manifests set (minReadySeconds,
-progressDeadlineSeconds) stay real: what is still waiting when the twin settles is reported
-as InProgress with its reason.
+Time on the twin is a `VirtualClock` the controllers and the store read and set their
+timers on (`drive`): it stands still while there is work and jumps to the next timer when
+there is none, so the window `--for` is simulated time and a 15-minute window takes the
+wall time of the work it brings. Waits the manifests set (minReadySeconds,
+progressDeadlineSeconds, activeDeadlineSeconds, CronJob schedules) run their course within
+the window; what they have not decided by its end is reported as it stands. A wall-time
+limit (`wall_limit`) bounds a twin that never goes quiet.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import tempfile
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Final
 
@@ -32,8 +35,10 @@ from gitkrm.controllers import ControllerManager, ControllerOptions
 from gitkrm.errors import GitkrmError
 from gitkrm.health import health_of
 from gitkrm.krm import GVK, Obj, ObjectRef, ResourceKey, masking
+from gitkrm.krm.clock import VirtualClock, now_of
 from gitkrm.source.snapshot import Snapshot
-from gitkrm.store import Store, open_store
+from gitkrm.store import Store
+from gitkrm.store.sqlite import SqliteStore
 from gitkrm.store.sqlite.backup import copy_store
 from gitkrm.sync import live
 from gitkrm.sync.engine import SyncEngine
@@ -42,18 +47,15 @@ from gitkrm.sync.parsecache import ParseCache
 from gitkrm.sync.results import Action, SyncResult
 
 from . import verdict
+from .drive import Driver, Outcome
 from .verdict import Denial, HookFailure, ObjectVerdict, Simulation, Stage
 
-DEFAULT_BUDGET: Final = 60.0
-QUIET: Final = 0.3  # seconds without a write or queued work: the twin has settled
-POLL: Final = 0.05
+DEFAULT_BUDGET: Final = 60.0  # simulated seconds
+WALL_LIMIT: Final = 300.0  # wall seconds a twin may run at most, whatever the window
 TWIN_PREFIX: Final = "gitkrm-twin-"
 
 SIMULATION_CONTROLLERS: Final = ControllerOptions(
-    pod_start_delay=0.01,
-    pod_run_duration=0.05,
-    endpoint_batch_period=0.05,
-    lease_interval=3600.0,  # no heartbeat writes while the twin runs
+    lease_interval=1e9,  # no heartbeat writes while the twin runs
     resync_period=0.0,
 )
 
@@ -74,22 +76,66 @@ async def simulate(
     budget: float = DEFAULT_BUDGET,
     controllers: ControllerOptions = SIMULATION_CONTROLLERS,
     workdir: Path | None = None,
+    wall_limit: float = WALL_LIMIT,
 ) -> Simulation:
-    """Apply `sources` to a twin of the store file `live_store` (an empty store when None
-    or absent) and predict the outcome within `budget` seconds. The twin lives in a
-    temporary directory (under `workdir`, else the system's) removed before returning."""
+    """Apply `sources` together to a twin of the store file `live_store` (an empty store
+    when None or absent) and predict the outcome after `budget` simulated seconds."""
+    async with open_twin(
+        live_store=live_store,
+        budget=budget,
+        controllers=controllers,
+        workdir=workdir,
+        wall_limit=wall_limit,
+    ) as twin:
+        for src in sources:
+            await twin.apply(src)
+        return await twin.finish()
+
+
+@contextlib.asynccontextmanager
+async def open_twin(
+    *,
+    live_store: Path | None,
+    budget: float = DEFAULT_BUDGET,
+    controllers: ControllerOptions = SIMULATION_CONTROLLERS,
+    workdir: Path | None = None,
+    wall_limit: float = WALL_LIMIT,
+    clock_start: float | None = None,
+) -> AsyncIterator[Twin]:
+    """A twin of `live_store` with its controllers started, in a temporary directory (under
+    `workdir`, else the system's) removed on leaving; its simulated time starts at
+    `clock_start` (seconds since the epoch; default now)."""
     start = time.perf_counter()
-    deadline = start + budget
     with tempfile.TemporaryDirectory(prefix=TWIN_PREFIX, dir=workdir) as tmp:
         path = Path(tmp) / "store.db"
         if live_store is not None:
             await asyncio.to_thread(_seed, live_store, path)
-        store = await open_store("sqlite:///" + str(path))
+        clock = VirtualClock(clock_start)
+        store = SqliteStore.open(str(path), clock=clock)
+        cache = WatchCache(store)
+        manager = ControllerManager(store=store, options=controllers, cache=cache, clock=clock)
+        twin = Twin(
+            store=store,
+            cache=cache,
+            manager=manager,
+            clock=clock,
+            budget=budget,
+            started=start,
+            wall_deadline=start + wall_limit,
+        )
         try:
-            found = await _run(store, sources, deadline, controllers)
+            await manager.start()
+            # The live state as the controllers listed it: their workers have not run yet.
+            twin.before = verdict.ready_endpoints(
+                await _all(store, cache, verdict.SERVICE), await _all(store, cache, verdict.POD)
+            )
+            yield twin
         finally:
+            for a in twin.applied:
+                await a.engine.close()
+            await manager.stop()
+            await cache.stop()
             await store.close()
-    return replace(found, elapsed=round(time.perf_counter() - start, 3), budget=budget)
 
 
 def _seed(live_store: Path, twin: Path) -> None:
@@ -105,65 +151,92 @@ class _Applied:
     result: SyncResult | None
 
 
-async def _run(
-    store: Store, sources: Sequence[SimSource], deadline: float, options: ControllerOptions
-) -> Simulation:
-    cache = WatchCache(store)
-    manager = ControllerManager(store=store, options=options, cache=cache)
-    applied: list[_Applied] = []
-    errors: list[str] = []
-    try:
-        await manager.start()
-        # The live state as the controllers listed it: their workers have not run yet.
-        before = verdict.ready_endpoints(
-            await _all(store, cache, verdict.SERVICE), await _all(store, cache, verdict.POD)
+_WAITING: Final = ("waiting for ",)  # the sync's progress phases that wait on health
+
+
+@dataclass
+class Twin:
+    """A twin with its controllers running: `apply` each source, then `finish` once."""
+
+    store: Store
+    cache: WatchCache
+    manager: ControllerManager
+    clock: VirtualClock
+    budget: float
+    started: float  # perf_counter when the copy began
+    wall_deadline: float
+    before: dict[ResourceKey, int] = field(default_factory=dict)
+    applied: list[_Applied] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.start = self.clock.time()  # the window opens with the twin
+        self.driver = Driver(
+            clock=self.clock,
+            store=self.store,
+            manager=self.manager,
+            end=self.start + self.budget,
+            wall_deadline=self.wall_deadline,
         )
-        for src in sources:
-            engine = SyncEngine(
-                store=store,
-                options=replace(src.options, health_timeout=max(_left(deadline), 0.001)),
-                parse_cache=src.parse_cache,
-                cache=cache,
-                track_drift=False,
-            )
-            done = _Applied(src, engine, None)
-            applied.append(done)
-            try:
-                done.result = await asyncio.wait_for(
-                    engine.sync(src.snapshot, run_hooks=True), timeout=_left(deadline)
-                )
-            except TimeoutError:
-                errors.append(
-                    f"source {src.options.source_name}: its sync did not finish within the budget"
-                )
-        settled = not errors and await _settle(store, manager, deadline)
-        return await _judge(store, cache, applied, before, settled=settled, errors=errors)
-    finally:
-        for a in applied:
-            await a.engine.close()
-        await manager.stop()
-        await cache.stop()
 
+    def _wall_left(self) -> float:
+        return max(0.001, self.wall_deadline - time.perf_counter())
 
-def _left(deadline: float) -> float:
-    return max(0.0, deadline - time.perf_counter())
+    async def apply(self, src: SimSource) -> None:
+        """Sync `src` onto the twin as the agent would (waves and hooks: simulated time
+        passes while it waits on their health, not while it renders or writes)."""
+        name = src.options.source_name
+        engine = SyncEngine(
+            store=self.store,
+            options=replace(src.options, health_timeout=self._wall_left()),
+            parse_cache=src.parse_cache,
+            cache=self.cache,
+            track_drift=False,
+        )
+        done = _Applied(src, engine, None)
+        self.applied.append(done)
+        waiting = False
 
+        def progress(phase: str, _done: int | None, _total: int | None) -> None:
+            nonlocal waiting
+            waiting = phase.startswith(_WAITING) or phase.endswith(" hooks")
 
-async def _settle(store: Store, manager: ControllerManager, deadline: float) -> bool:
-    """Wait until nothing is queued and the store's revision stays put for QUIET seconds
-    (True), or the deadline passes (False)."""
-    last = ""
-    quiet_since = time.perf_counter()
-    while True:
-        now = time.perf_counter()
-        if now >= deadline:
-            return False
-        rv = await live.current_revision(store)
-        if rv != last or not manager.idle():
-            last, quiet_since = rv, now
-        elif now - quiet_since >= QUIET:
-            return True
-        await asyncio.sleep(POLL)
+        task = asyncio.ensure_future(engine.sync(src.snapshot, run_hooks=True, progress=progress))
+        outcome = await self.driver.run(task=task, may_advance=lambda: waiting)
+        if outcome is Outcome.DONE:
+            done.result = task.result()
+            return
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, GitkrmError):
+            await task
+        why = "window" if outcome is Outcome.WINDOW else "wall-time limit"
+        self.errors.append(f"source {name}: its sync did not finish within the {why}")
+
+    async def finish(self) -> Simulation:
+        """Run the controllers until the window ends or nothing more would happen in it,
+        and read the verdict."""
+        settled = False
+        if not self.errors:
+            settled = await self.driver.run() is Outcome.SETTLED
+        simulated = self.clock.time() - self.start
+        after = self.driver.last_change - self.start
+        found = await _judge(
+            self.store,
+            self.cache,
+            self.applied,
+            self.before,
+            now=now_of(self.clock),
+            settled=settled,
+            errors=self.errors,
+        )
+        return replace(
+            found,
+            elapsed=round(time.perf_counter() - self.started, 3),
+            budget=self.budget,
+            simulated=round(simulated, 3),
+            settled_after=round(after, 3) if settled else None,
+            sources=tuple(a.source.options.source_name for a in self.applied),
+        )
 
 
 async def _all(store: Store, cache: WatchCache, gvk: GVK) -> list[Obj]:
@@ -198,10 +271,10 @@ async def _judge(
     applied: Sequence[_Applied],
     before: dict[ResourceKey, int],
     *,
+    now: datetime,
     settled: bool,
     errors: list[str],
 ) -> Simulation:
-    now = datetime.now(UTC)
     objects: list[ObjectVerdict] = []
     hooks: list[HookFailure] = []
     denials: list[Denial] = []

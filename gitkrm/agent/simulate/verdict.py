@@ -11,7 +11,7 @@ pods the Service's selector matches), counted before and after.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 
@@ -104,13 +104,18 @@ class Denial:
 class Simulation:
     """The predicted outcome of applying the revisions to a twin of the live store.
 
-    `elapsed`: wall seconds from the copy to the verdict; `budget`: the `--for` given;
-    `settled`: the twin stopped changing before the budget ended (otherwise what it showed
-    when the budget ended)."""
+    `elapsed`: wall seconds from the copy to the verdict; `budget`: the `--for` given, in
+    simulated seconds; `settled`: nothing more would change within the window (otherwise
+    what the twin showed when the wall-time limit ended the run); `simulated`: the
+    simulated seconds the twin ran (the window, when settled); `settled_after`: simulated
+    seconds until its last change; `sources`: the sources applied together to this twin."""
 
     elapsed: float
     budget: float
     settled: bool
+    simulated: float = 0.0
+    settled_after: float | None = None
+    sources: tuple[str, ...] = ()
     objects: tuple[ObjectVerdict, ...] = ()
     unschedulable: tuple[Unschedulable, ...] = ()
     failing: tuple[FailingPod, ...] = ()
@@ -132,6 +137,33 @@ class Simulation:
             or self.no_endpoints
             or any(o.bad for o in self.objects)
         )
+
+
+def for_source(sim: Simulation, name: str, *, first: bool) -> Simulation:
+    """The part of a shared twin's outcome that concerns source `name`: its objects,
+    hooks, denials and errors, and the pods and Services of workloads it declares; what no
+    source declares (pods of live workloads, Services outside every revision) goes to the
+    `first` source's part."""
+    mine = {o.ref.key for o in sim.objects if o.source == name}
+    anyone = {o.ref.key for o in sim.objects}
+
+    def ours(ref: ObjectRef | None) -> bool:
+        key = ref.key if ref is not None else None
+        return key in mine or (first and key not in anyone)
+
+    prefix = f"source {name}:"
+    return replace(
+        sim,
+        objects=tuple(o for o in sim.objects if o.source == name),
+        unschedulable=tuple(u for u in sim.unschedulable if ours(u.owner or u.pod)),
+        failing=tuple(f for f in sim.failing if ours(f.owner or f.pod)),
+        no_endpoints=tuple(n for n in sim.no_endpoints if ours(n.service)),
+        hooks=tuple(h for h in sim.hooks if h.source == name),
+        denials=tuple(d for d in sim.denials if d.source == name or (not d.source and ours(d.ref))),
+        errors=tuple(
+            e for e in sim.errors if e.startswith(prefix) or (first and not e.startswith("source "))
+        ),
+    )
 
 
 def _ref(obj: Obj) -> ObjectRef:

@@ -15,6 +15,7 @@ import orjson
 
 from gitkrm.errors import GitkrmError, MethodNotAllowed, NotFound
 from gitkrm.krm import Obj
+from gitkrm.krm.clock import WALL, Clock
 from gitkrm.schema import Registry
 from gitkrm.store.sqlite import db
 from gitkrm.store.sqlite.history import compact
@@ -67,6 +68,7 @@ class Options:
     watch_queue_size: int = WATCH_QUEUE_SIZE
     bookmark_interval: float = BOOKMARK_INTERVAL
     poll_interval: float = POLL_INTERVAL
+    clock: Clock = WALL  # creation, deletion and managedFields times (a twin's: virtual)
 
 
 class Core:

@@ -16,7 +16,7 @@ import orjson
 
 from gitkrm.errors import Conflict, NotFound
 from gitkrm.krm import GVK, Obj, ObjectRef
-from gitkrm.krm.clock import now_rfc3339
+from gitkrm.krm.clock import stamp
 from gitkrm.store.protocol import Preconditions, Propagation
 from gitkrm.store.sqlite import policies
 from gitkrm.store.sqlite.kinds import Kind, gk_key
@@ -134,7 +134,7 @@ def delete(
     if finalized(kind, new):
         return remove(txn, kind, ns, ref.name, new, stored)
     if not nmd.get("deletionTimestamp"):
-        nmd["deletionTimestamp"] = now_rfc3339()
+        nmd["deletionTimestamp"] = stamp(txn.core.options.clock)
         if not kind.is_namespace:
             nmd["deletionGracePeriodSeconds"] = 0
         if kind.generation:

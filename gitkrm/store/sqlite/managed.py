@@ -14,7 +14,7 @@ import orjson
 
 from gitkrm.errors import BadRequest, Cause, Invalid
 from gitkrm.krm import GVK, Obj
-from gitkrm.krm.clock import now_rfc3339
+from gitkrm.krm.clock import stamp
 from gitkrm.patch.fieldmanager import SchemaType, apply, managed_fields_for_update
 from gitkrm.patch.fieldmanager.shapes import is_shared
 from gitkrm.schema import ssa_type_for
@@ -59,7 +59,7 @@ def record_update(
     (`custom`: the kind may be a custom resource's)."""
     manager = manager or DEFAULT_MANAGER
     api_version = gvk.api_version
-    now = now_rfc3339()
+    now = stamp(txn.core.options.clock)
     entries = managed_fields_for_update(
         old=old,
         new=new,
@@ -180,6 +180,6 @@ def applied(
         api_version=gvk.api_version,
         force=force,
         typ=type_of(txn, gvk),
-        now=now_rfc3339(),
+        now=stamp(txn.core.options.clock),
         subresource=subresource,
     )

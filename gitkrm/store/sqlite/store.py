@@ -17,6 +17,7 @@ from typing import Any, Unpack
 
 from gitkrm.errors import BadRequest, GitkrmError, ServiceUnavailable
 from gitkrm.krm import GVK, Obj, ObjectRef
+from gitkrm.krm.clock import WALL, Clock
 from gitkrm.schema import Registry
 from gitkrm.store.protocol import (
     BatchOp,
@@ -75,6 +76,7 @@ class SqliteStore:
         watch_queue_size: int = WATCH_QUEUE_SIZE,
         bookmark_interval: float = BOOKMARK_INTERVAL,
         poll_interval: float = POLL_INTERVAL,
+        clock: Clock = WALL,
     ) -> SqliteStore:
         if history_limit < 1 or watch_queue_size < 1:
             raise BadRequest("history_limit and watch_queue_size must be positive")
@@ -94,6 +96,7 @@ class SqliteStore:
                         watch_queue_size=watch_queue_size,
                         bookmark_interval=bookmark_interval,
                         poll_interval=poll_interval,
+                        clock=clock,
                     ),
                 )
                 core.register_stored_crds()

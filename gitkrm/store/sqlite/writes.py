@@ -8,7 +8,7 @@ import orjson
 
 from gitkrm.errors import AlreadyExists, BadRequest, Cause, Conflict, Forbidden, Invalid, NotFound
 from gitkrm.krm import GVK, Obj, join_api_version
-from gitkrm.krm.clock import now_rfc3339
+from gitkrm.krm.clock import stamp
 from gitkrm.krm.nesting import MAX_NESTING, nesting_exceeds
 from gitkrm.store.protocol import WriteOptions
 from gitkrm.store.sqlite import managed, policies
@@ -174,7 +174,7 @@ def create(
     warnings.extend(admit(txn, obj, old=None, opts=opts, sub=None, kind=kind))
     md = obj["metadata"]
     md["uid"] = uid
-    md["creationTimestamp"] = now_rfc3339()
+    md["creationTimestamp"] = stamp(txn.core.options.clock)
     if kind.generation:
         md["generation"] = 1
     if not applied:

@@ -65,23 +65,33 @@ async def opened(repo: RemoteRepo, tmp_path: Path) -> AsyncIterator[list[Source]
         await s.close()
 
 
-async def run_simulation(
-    repo: RemoteRepo, state: Path, opened: list[Source], tmp_path: Path, budget: float = 30.0
-) -> Simulation:
+async def feature_source(repo: RemoteRepo, opened: list[Source], tmp_path: Path) -> SimSource:
+    """The branch `feature` of `repo`, fetched, as the twin is given it."""
     config = from_flags(
         repo=repo.url, branch="feature", tag=None, commit=None, path=None,
         source_name="default", interval=None,
     )  # fmt: skip
     source = open_source(config, git_cache=tmp_path / "git-cache")
     opened.append(source)
-    snapshot = await source.snapshot()
     options = sync_options(config, agent_name=AGENT, apply_mode="client-side")
+    return SimSource(options=options, snapshot=await source.snapshot())
+
+
+async def run_simulation(
+    repo: RemoteRepo,
+    state: Path,
+    opened: list[Source],
+    tmp_path: Path,
+    budget: float = 30.0,
+    wall_limit: float = 300.0,
+) -> Simulation:
     (tmp_path / "twins").mkdir(exist_ok=True)
     return await simulate(
         live_store=state / "store.db",
-        sources=[SimSource(options=options, snapshot=snapshot)],
+        sources=[await feature_source(repo, opened, tmp_path)],
         budget=budget,
         workdir=tmp_path / "twins",
+        wall_limit=wall_limit,
     )
 
 
@@ -346,15 +356,31 @@ async def test_a_store_its_writer_holds_open_is_copied_not_written(
     assert by_name(sim)["Deployment/shop"] == ("unchanged", Health.CURRENT, "")
 
 
-async def test_a_budget_too_short_says_so(
-    repo: RemoteRepo, tmp_path: Path, opened: list[Source]
-) -> None:
+def more_shop_replicas(repo: RemoteRepo) -> None:
     repo.write("shop.yaml", app("shop"))
     repo.commit("main")
     repo.push()
     feature(repo, {"shop.yaml": app("shop", replicas=3)})
+
+
+async def test_a_window_too_short_says_so(
+    repo: RemoteRepo, tmp_path: Path, opened: list[Source]
+) -> None:
+    more_shop_replicas(repo)
+    # 1 ms of simulated time: the pods are still starting (0.5 s) when the window ends
     sim = await run_simulation(repo, tmp_path / "state", opened, tmp_path, budget=0.001)
-    assert not sim.settled
-    assert not sim.ok
-    assert sim.errors == ("source default: its sync did not finish within the budget",)
+    assert (sim.settled, sim.ok, sim.errors, sim.simulated) == (False, False, (), 0.001)
+    assert by_name(sim)["Deployment/shop"][1] is Health.IN_PROGRESS
+    assert list((tmp_path / "twins").iterdir()) == []
+
+
+async def test_the_wall_time_limit_ends_a_simulation(
+    repo: RemoteRepo, tmp_path: Path, opened: list[Source]
+) -> None:
+    more_shop_replicas(repo)
+    sim = await run_simulation(
+        repo, tmp_path / "state", opened, tmp_path, budget=60.0, wall_limit=0.0
+    )
+    assert (sim.settled, sim.ok) == (False, False)
+    assert sim.errors == ("source default: its sync did not finish within the wall-time limit",)
     assert list((tmp_path / "twins").iterdir()) == []
