@@ -21,14 +21,13 @@ import logging
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
-from gitkrm.cache import WatchCache
 from gitkrm.errors import BadRequest, GitkrmError
-from gitkrm.store import Store, open_store
 
 from . import crd, gitsources
 from .leader import LeaderElector
 from .shutdown import Shutdown
 from .status import Outcome, Reason
+from .storeowner import StoreOwner
 from .targets import Terms
 
 if TYPE_CHECKING:
@@ -58,7 +57,7 @@ async def _until(work: Coroutine[Any, Any, None], stop: asyncio.Event | None) ->
     return task.done() and not task.cancelled() and task.exception() is None
 
 
-class ClusterTarget:
+class ClusterTarget(StoreOwner):
     """A `Target` (see `gitkrm.agent.targets`)."""
 
     def __init__(self, options: AgentOptions, terms: Terms) -> None:
@@ -66,28 +65,15 @@ class ClusterTarget:
             raise BadRequest("the cluster target needs a target URL")
         if options.controllers is not None:
             raise BadRequest("the bundled controllers run on the embedded target only")
+        super().__init__()
         self._options = options
         self._url = options.target_url
         self._terms = terms
-        self._store: Store | None = None
-        self._cache: WatchCache | None = None
         self._elector: LeaderElector | None = None
         self._holding: asyncio.Task[None] | None = None
         """While leading: the renewals, done when the Lease is lost (or released)."""
         self._probes: ProbeService | None = None
         self._said_no_crd = False
-
-    @property
-    def store(self) -> Store:
-        if self._store is None:
-            raise RuntimeError("the agent is not open")
-        return self._store
-
-    @property
-    def cache(self) -> WatchCache:
-        if self._cache is None:
-            raise RuntimeError("the agent is not open")
-        return self._cache
 
     @property
     def elector(self) -> LeaderElector:
@@ -102,11 +88,10 @@ class ClusterTarget:
         return self._holding is not None
 
     async def open(self) -> None:
-        self._store = await open_store(self._url)
-        self._cache = WatchCache(self._store)
+        store = await self._open_store(self._url)
         await self.serves_gitsources()  # also: the cluster answers (else a setup error)
         self._elector = LeaderElector(
-            self._store,
+            store,
             agent_name=self._options.agent_name,
             identity=self._options.identity,
             timings=self._options.lease,
@@ -264,15 +249,10 @@ class ClusterTarget:
         if holding is not None:
             holding.cancel()
             await asyncio.gather(holding, return_exceptions=True)
-        if self._elector is not None and self._store is not None:
+        if self._elector is not None and self.is_open:
             try:
                 async with asyncio.timeout(self._options.lease.renew_deadline):
                     await self._elector.release()
             except TimeoutError:
                 log.warning("the lease was not released in time: it expires on its own")
-        cache, self._cache = self._cache, None
-        if cache is not None:
-            await cache.stop()
-        store, self._store = self._store, None
-        if store is not None:
-            await store.close()
+        await self._close_store()

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gitkrm.cache import WatchCache
-from gitkrm.store import Store, open_store
-
 from . import crd
 from .shutdown import Shutdown
 from .state import store_url
 from .status import Outcome
+from .storeowner import StoreOwner
 from .targets import Terms
 
 if TYPE_CHECKING:
@@ -28,28 +26,15 @@ if TYPE_CHECKING:
     from .term import Term
 
 
-class EmbeddedTarget:
+class EmbeddedTarget(StoreOwner):
     """A `Target` (see `gitkrm.agent.targets`)."""
 
     def __init__(self, options: AgentOptions, terms: Terms) -> None:
+        super().__init__()
         self._options = options
         self._terms = terms
-        self._store: Store | None = None
-        self._cache: WatchCache | None = None
         self._api: ApiService | None = None
         self._controllers: ControllerManager | None = None
-
-    @property
-    def store(self) -> Store:
-        if self._store is None:
-            raise RuntimeError("the agent is not open")
-        return self._store
-
-    @property
-    def cache(self) -> WatchCache:
-        if self._cache is None:
-            raise RuntimeError("the agent is not open")
-        return self._cache
 
     @property
     def controllers(self) -> ControllerManager | None:
@@ -63,9 +48,7 @@ class EmbeddedTarget:
         return term
 
     async def open(self) -> None:
-        self._store = await open_store(store_url(self._options.state_dir))
-        self._cache = WatchCache(self._store)
-        await crd.install(self._store)
+        await crd.install(await self._open_store(store_url(self._options.state_dir)))
         await self._terms.begin()
 
     async def serves_gitsources(self) -> bool:
@@ -76,7 +59,7 @@ class EmbeddedTarget:
             self._api.observe_sync(source, result, seconds)
 
     def readiness(self) -> tuple[bool, str]:
-        if self._store is None:
+        if not self.is_open:
             return False, "the agent is not open"
         return True, "the embedded store is open"
 
@@ -129,9 +112,4 @@ class EmbeddedTarget:
     async def close(self) -> None:
         await self.stop_controllers()
         await self._terms.end(flush=True)
-        cache, self._cache = self._cache, None
-        if cache is not None:
-            await cache.stop()
-        store, self._store = self._store, None
-        if store is not None:
-            await store.close()
+        await self._close_store()
