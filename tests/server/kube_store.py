@@ -8,13 +8,13 @@ import builtins
 import contextlib
 import threading
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 import orjson
 from kubernetes import config as _config
 
 from gitkrm.errors import GitkrmError, InternalError, from_status
-from gitkrm.krm import GVK, FieldValidation, Obj, ObjectRef
+from gitkrm.krm import GVK, Obj, ObjectRef
 from gitkrm.store import (
     BatchOp,
     BatchOpKind,
@@ -23,7 +23,9 @@ from gitkrm.store import (
     Preconditions,
     Propagation,
     WatchEvent,
+    WriteOptions,
 )
+from gitkrm.store.protocol import ListKeywords, WatchKeywords, WriteKeywords, list_query
 
 config: Any = _config
 
@@ -133,15 +135,28 @@ class KubeClientStore:
         )
 
     @staticmethod
-    def _write_query(
-        dry_run: bool, field_manager: str | None, field_validation: FieldValidation | str
-    ) -> list[tuple[str, Any]]:
-        q: list[tuple[str, Any]] = [("fieldValidation", str(FieldValidation(field_validation)))]
-        if dry_run:
+    def _write_query(opts: WriteOptions) -> list[tuple[str, Any]]:
+        q: list[tuple[str, Any]] = [("fieldValidation", str(opts.field_validation))]
+        if opts.dry_run:
             q.append(("dryRun", "All"))
-        if field_manager:
-            q.append(("fieldManager", field_manager))
+        if opts.field_manager:
+            q.append(("fieldManager", opts.field_manager))
         return q
+
+    async def _write(
+        self,
+        method: str,
+        path: str,
+        body: Any,
+        options: WriteKeywords,
+        *,
+        content_type: str = "application/json",
+    ) -> Obj:
+        q = self._write_query(WriteOptions.of(**options))
+        out: Obj = await self._run(
+            self._call, method, path, query=q, body=body, content_type=content_type
+        )
+        return out
 
     async def _run(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         return await asyncio.to_thread(fn, *args, **kwargs)
@@ -153,95 +168,30 @@ class KubeClientStore:
         return out
 
     async def list(
-        self,
-        gvk: GVK,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        limit: int | None = None,
-        continue_: str | None = None,
-        resource_version: str | None = None,
+        self, gvk: GVK, namespace: str | None = None, **options: Unpack[ListKeywords]
     ) -> Obj:
-        q = [
-            (k, v)
-            for k, v in (
-                ("labelSelector", label_selector),
-                ("fieldSelector", field_selector),
-                ("limit", limit),
-                ("continue", continue_),
-                ("resourceVersion", resource_version),
-            )
-            if v is not None
-        ]
+        q = [(k, v) for k, v in list_query(options).items() if v is not None]
         path = self._path(gvk.group, gvk.version, gvk.kind, namespace)
         out: Obj = await self._run(self._call, "GET", path, query=q)
         return out
 
-    async def create(
-        self,
-        obj: Obj,
-        *,
-        dry_run: bool = False,
-        field_manager: str | None = None,
-        force: bool = False,
-        field_validation: FieldValidation | str = FieldValidation.STRICT,
-    ) -> Obj:
-        q = self._write_query(dry_run, field_manager, field_validation)
-        out: Obj = await self._run(
-            self._call, "POST", self._obj_path(obj, name=False), query=q, body=obj
-        )
-        return out
+    async def create(self, obj: Obj, **options: Unpack[WriteKeywords]) -> Obj:
+        return await self._write("POST", self._obj_path(obj, name=False), obj, options)
 
-    async def update(
-        self,
-        obj: Obj,
-        *,
-        dry_run: bool = False,
-        field_manager: str | None = None,
-        force: bool = False,
-        field_validation: FieldValidation | str = FieldValidation.STRICT,
-    ) -> Obj:
-        q = self._write_query(dry_run, field_manager, field_validation)
-        out: Obj = await self._run(
-            self._call, "PUT", self._obj_path(obj, name=True), query=q, body=obj
-        )
-        return out
+    async def update(self, obj: Obj, **options: Unpack[WriteKeywords]) -> Obj:
+        return await self._write("PUT", self._obj_path(obj, name=True), obj, options)
 
-    async def update_status(
-        self,
-        obj: Obj,
-        *,
-        dry_run: bool = False,
-        field_manager: str | None = None,
-        force: bool = False,
-        field_validation: FieldValidation | str = FieldValidation.STRICT,
-    ) -> Obj:
-        q = self._write_query(dry_run, field_manager, field_validation)
+    async def update_status(self, obj: Obj, **options: Unpack[WriteKeywords]) -> Obj:
         path = self._obj_path(obj, name=True) + "/status"
-        out: Obj = await self._run(self._call, "PUT", path, query=q, body=obj)
-        return out
+        return await self._write("PUT", path, obj, options)
 
     async def patch(
-        self,
-        ref: ObjectRef,
-        patch: Any,
-        patch_type: PatchType,
-        *,
-        dry_run: bool = False,
-        field_manager: str | None = None,
-        force: bool = False,
-        field_validation: FieldValidation | str = FieldValidation.STRICT,
+        self, ref: ObjectRef, patch: Any, patch_type: PatchType, **options: Unpack[WriteKeywords]
     ) -> Obj:
-        q = self._write_query(dry_run, field_manager, field_validation)
-        out: Obj = await self._run(
-            self._call,
-            "PATCH",
-            self._ref_path(ref),
-            query=q,
-            body=patch,
-            content_type=_PATCH_CONTENT[patch_type],
+        content_type = _PATCH_CONTENT[patch_type]
+        return await self._write(
+            "PATCH", self._ref_path(ref), patch, options, content_type=content_type
         )
-        return out
 
     async def delete(
         self,
@@ -273,19 +223,17 @@ class KubeClientStore:
         gvk: GVK,
         namespace: str | None = None,
         resource_version: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        allow_bookmarks: bool = False,
+        **options: Unpack[WatchKeywords],
     ) -> AsyncIterator[WatchEvent]:
         q: list[tuple[str, Any]] = [("watch", "true")]
         for k, v in (
             ("resourceVersion", resource_version),
-            ("labelSelector", label_selector),
-            ("fieldSelector", field_selector),
+            ("labelSelector", options.get("label_selector")),
+            ("fieldSelector", options.get("field_selector")),
         ):
             if v is not None:
                 q.append((k, v))
-        if allow_bookmarks:
+        if options.get("allow_bookmarks"):
             q.append(("allowWatchBookmarks", "true"))
         path = await self._run(self._path, gvk.group, gvk.version, gvk.kind, namespace)
         loop = asyncio.get_running_loop()
@@ -339,18 +287,13 @@ class KubeClientStore:
                     r.shutdown()
 
     async def batch(
-        self,
-        ops: Sequence[BatchOp],
-        *,
-        dry_run: bool = False,
-        field_manager: str | None = None,
-        field_validation: FieldValidation | str = FieldValidation.STRICT,
-        force: bool = False,
+        self, ops: Sequence[BatchOp], **options: Unpack[WriteKeywords]
     ) -> builtins.list[Obj]:
         """One request per op (the HTTP API has no transactions)."""
+        write = WriteOptions.of(**options)
         out: builtins.list[Obj] = []
         for op in ops:
-            opts: dict[str, Any] = {"dry_run": dry_run}
+            opts: dict[str, Any] = {"dry_run": write.dry_run}
             if op.op is BatchOpKind.DELETE:
                 assert op.ref is not None
                 out.append(
@@ -359,10 +302,10 @@ class KubeClientStore:
                     )
                 )
                 continue
-            opts.update(field_manager=field_manager, field_validation=field_validation)
+            opts.update(field_manager=write.field_manager, field_validation=write.field_validation)
             if op.op is BatchOpKind.PATCH:
                 assert op.ref is not None
-                apply_force = force and op.patch_type == "apply"
+                apply_force = write.force and op.patch_type == "apply"
                 out.append(
                     await self.patch(op.ref, op.patch, op.patch_type, force=apply_force, **opts)
                 )

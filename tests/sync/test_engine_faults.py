@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Unpack
 
 import pytest
 
-from gitkrm.krm import FieldValidation, Obj, ObjectRef
+from gitkrm.krm import Obj, ObjectRef
 from gitkrm.source.snapshot import MODE_SYMLINK, FileEntry, MemoryBlobs, Snapshot, git_blob_id
 from gitkrm.store import BatchOp, Store
+from gitkrm.store.protocol import WriteKeywords
 from gitkrm.sync import inventory, live
 from gitkrm.sync.apply import Applier
 from gitkrm.sync.options import SyncOptions
@@ -214,18 +215,11 @@ class RacingStore:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
-    async def batch(
-        self,
-        ops: Sequence[BatchOp],
-        *,
-        dry_run: bool = False,
-        field_manager: str | None = None,
-        field_validation: FieldValidation | str = FieldValidation.STRICT,
-    ) -> list[Obj]:
+    async def batch(self, ops: Sequence[BatchOp], **options: Unpack[WriteKeywords]) -> list[Obj]:
         if not self.raced and any(op.ref == self._ref for op in ops):
             self.raced = True
             await self._inner.patch(self._ref, self._patch, "merge")
-        return await self._inner.batch(ops, dry_run=dry_run, field_manager=field_manager)
+        return await self._inner.batch(ops, **options)
 
 
 async def test_a_concurrent_change_is_read_again_and_merged(
