@@ -256,7 +256,12 @@ def _abs(base: Path, value: str) -> Path:
 
 def _ref(spec: Mapping[str, Any]) -> GitRef:
     ref = spec.get("ref") or {}
-    return GitRef.from_flags(branch=ref.get("branch"), tag=ref.get("tag"), commit=ref.get("commit"))
+    return GitRef.from_flags(
+        branch=ref.get("branch"),
+        tag=ref.get("tag"),
+        commit=ref.get("commit"),
+        semver=ref.get("semver"),
+    )
 
 
 def _auth(spec: Mapping[str, Any], base: Path) -> Auth | None:
@@ -465,6 +470,7 @@ def from_flags(
     interval: float | None,
     namespace: str | None = None,
     ref: str | None = None,
+    semver: str | None = None,
     prune_budget: PruneBudget = DEFAULT_PRUNE_BUDGET,
 ) -> SourceConfig:
     """The one source the flags describe; a plain directory becomes a development source."""
@@ -472,7 +478,7 @@ def from_flags(
     if namespace is not None:
         check_name(namespace, what="--namespace")
     url = resolve_url(repo, Path.cwd())
-    ref_given = any((branch, tag, commit, ref))
+    ref_given = any((branch, tag, commit, ref, semver))
     if not is_remote_url(url):
         p = Path(url)
         if not p.exists():
@@ -483,7 +489,7 @@ def from_flags(
             if ref_given:
                 raise BadRequest(
                     f"--repo {repo} is a plain directory, not a Git repository: "
-                    "--branch, --tag, --commit and --ref need one"
+                    "--branch, --tag, --commit, --ref and --semver need one"
                 )
             return SourceConfig(
                 name=source_name,
@@ -497,7 +503,7 @@ def from_flags(
     return SourceConfig(
         name=source_name,
         url=url,
-        ref=GitRef.from_flags(branch=branch, tag=tag, commit=commit, ref=ref),
+        ref=GitRef.from_flags(branch=branch, tag=tag, commit=commit, ref=ref, semver=semver),
         path=path or "",
         interval=interval or DEFAULT_INTERVAL,
         default_namespace=namespace,

@@ -48,7 +48,7 @@ SPEC_SCHEMA: dict[str, Any] = {
         "ref": {
             "type": "object",
             "maxProperties": 1,
-            "properties": {"branch": _STR, "tag": _STR, "commit": _STR},
+            "properties": {"branch": _STR, "tag": _STR, "commit": _STR, "semver": _STR},
         },
         "path": _STR,
         "interval": _DURATION,

@@ -22,8 +22,8 @@ from typing import Any, Final
 import yaml
 
 from gitkrm.charts.library import ChartError, helm
-from gitkrm.charts.semver import newest
 from gitkrm.charts.spec import RepositoryAuth
+from gitkrm.source.semver import newest
 
 MAX_INDEX: Final = 32 * 1024 * 1024
 MAX_ARCHIVE: Final = 16 * 1024 * 1024

@@ -75,6 +75,12 @@ def add_source_flags(p: argparse.ArgumentParser) -> None:
     refs.add_argument(
         "--ref", metavar="REF", help="any ref of the remote by its full name (refs/pull/12/head)"
     )
+    refs.add_argument(
+        "--semver",
+        metavar="RANGE",
+        help="track the highest tag a semver range allows (e.g. '>=1.0.0 <2.0.0'), "
+        "resolved again at every interval",
+    )
     g.add_argument("--path", metavar="DIR", help="sub-directory of the repository to sync")
     g.add_argument(
         "--source-name",
@@ -252,6 +258,7 @@ def sources(args: argparse.Namespace) -> list[SourceConfig]:
                 "tag",
                 "commit",
                 "ref",
+                "semver",
                 "path",
                 "source_name",
                 "namespace",
@@ -286,6 +293,7 @@ def sources(args: argparse.Namespace) -> list[SourceConfig]:
         interval=interval,
         namespace=args.namespace,
         ref=args.ref,
+        semver=args.semver,
         prune_budget=prune_budget(args),
     )
     return interpret(args, [with_helm_flags(replace(config, postbuild=postbuild(args)), args)])

@@ -26,6 +26,7 @@ from .errors import InvalidRevision, PathNotFound, UntrustedRevision
 from .gitcli import CorruptCache, GitRunner
 from .ignore import IGNORE_FILES, IgnoreRules, merge_ignore_texts, wants_repo_tree
 from .redact import split_userinfo
+from .semver import newest
 from .snapshot import MODE_SYMLINK, FileEntry, RepoTree, Snapshot
 from .spec import GitSourceSpec, RefKind
 from .trailers import allow_prune_args, parse_allow_prune
@@ -70,6 +71,8 @@ class GitSource:
         self._ready = False
         self._damaged = False
         self._stop = asyncio.Event()
+        self._tag: str | None = None
+        """The tag a semver range resolved to at the last `poll`."""
 
     @property
     def last(self) -> Snapshot | None:
@@ -78,10 +81,14 @@ class GitSource:
     # -- remote ------------------------------------------------------------------------
 
     async def poll(self) -> str | None:
-        """The commit the tracked ref points at on the remote (no fetch)."""
+        """The commit the tracked ref points at on the remote (no fetch); for a semver
+        range, the commit of the highest tag it allows, resolved again at every poll."""
         ref = self.spec.ref
         if ref.kind is RefKind.COMMIT:
             return ref.name
+        if ref.kind is RefKind.SEMVER:
+            self._tag, sha = await self._semver_tag()
+            return sha
         names = [ref.remote_ref] + ([ref.remote_ref + "^{}"] if ref.kind is RefKind.TAG else [])
         res = await self.git.run(
             "ls-remote",
@@ -102,12 +109,51 @@ class GitSource:
             raise NotFound(f"{ref} not found in {self._url} (deleted on the remote?)")
         return peeled
 
+    async def _semver_tag(self) -> tuple[str, str]:
+        """The highest tag of the remote the semver range allows, and its commit (as Flux:
+        tags that are no version are skipped, a leading `v` is allowed)."""
+        constraint = self.spec.ref.name
+        res = await self.git.run(
+            "ls-remote",
+            "--tags",
+            "--end-of-options",
+            self._url,
+            auth=self._creds.env(),
+            remote=True,
+            in_repo=False,
+            what=f"ls-remote --tags {self._url}",
+        )
+        tags: dict[str, str] = {}
+        peeled: dict[str, str] = {}
+        for line in res.stdout.decode("utf-8", "replace").splitlines():
+            oid, _, name = line.partition("\t")
+            if not name.startswith("refs/tags/"):
+                continue
+            name = name.removeprefix("refs/tags/")
+            if name.endswith("^{}"):
+                peeled[name.removesuffix("^{}")] = oid
+            else:
+                tags[name] = oid
+        tag = newest(tags, constraint)
+        if tag is None:
+            raise NotFound(
+                f"no match found for semver: {constraint} (no tag of {self._url} satisfies it)"
+            )
+        return tag, peeled.get(tag) or tags[tag]
+
     async def _fetch(self) -> str:
         """Fetch the tracked ref into the cache; the commit it resolved to."""
         ref = self.spec.ref
         depth = [f"--depth={self.spec.depth}"] if self.spec.depth else []
         common = ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--force", *depth]
         what = f"fetch {ref} from {self._url}"
+        if ref.kind is RefKind.SEMVER:
+            if self._tag is None:
+                self._tag, _ = await self._semver_tag()
+            what = f"fetch tag {self._tag!r} ({ref}) from {self._url}"
+            spec = f"+refs/tags/{self._tag}:{_TRACKED}"
+            await self._remote(*common, "--end-of-options", self._url, spec, what=what)
+            return await self._resolve(_TRACKED)
         if ref.kind is not RefKind.COMMIT:
             spec = f"+{ref.remote_ref}:{_TRACKED}"
             await self._remote(*common, "--end-of-options", self._url, spec, what=what)
@@ -197,6 +243,8 @@ class GitSource:
         await self._open_cache()
         last = self._last
         if last is not None and last.revision == remote_rev and not repaired:
+            if last.ref != self._tag:  # another tag the range allows, on the same commit
+                self._last = last = last.at_ref(self._tag)
             return last
         if self._failed is not None and self._failed[0] == remote_rev:
             raise self._failed[1]
@@ -204,7 +252,7 @@ class GitSource:
             revision = remote_rev
         else:
             revision = await self._fetch()
-        if last is not None and last.revision == revision:
+        if last is not None and last.revision == revision and last.ref == self._tag:
             return last  # a repaired cache serves the same snapshot again
         if self._failed is not None and self._failed[0] == revision:
             raise self._failed[1]
@@ -267,6 +315,7 @@ class GitSource:
             reader=_Reader(self),
             tree=tree,
             allow_prune=await self._allow_prune(revision),
+            ref=self._tag,
         )
 
     async def _allow_prune(self, revision: str) -> int | None:

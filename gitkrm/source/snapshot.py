@@ -70,7 +70,7 @@ class Snapshot:
     event loop that read thousands of files at once may hand `read_many` to a thread.
     """
 
-    __slots__ = ("_reader", "allow_prune", "files", "revision", "tree")
+    __slots__ = ("_reader", "allow_prune", "files", "ref", "revision", "tree")
 
     def __init__(
         self,
@@ -80,10 +80,13 @@ class Snapshot:
         reader: BlobReader,
         tree: RepoTree | None = None,
         allow_prune: int | None = None,
+        ref: str | None = None,
     ) -> None:
         """`allow_prune`: the commit's `Gitkrm-Allow-Prune` trailer (`source.trailers`),
-        how many prunes its author approved beyond the source's budget."""
+        how many prunes its author approved beyond the source's budget; `ref`: the tag a
+        semver range resolved to (None for other refs: the source's own names them)."""
         self.revision = revision
+        self.ref = ref
         self.allow_prune = allow_prune
         self.files: Mapping[str, FileEntry] = MappingProxyType(dict(files))
         self._reader = reader
@@ -91,6 +94,13 @@ class Snapshot:
 
     def __repr__(self) -> str:
         return f"Snapshot(revision={self.revision[:12]!r}, files={len(self.files)})"
+
+    def at_ref(self, ref: str | None) -> Snapshot:
+        """The same files under another resolved ref (a new tag on the same commit)."""
+        return Snapshot(
+            revision=self.revision, files=self.files, reader=self._reader, tree=self.tree,
+            allow_prune=self.allow_prune, ref=ref,
+        )  # fmt: skip
 
     def _entry(self, path: str) -> FileEntry:
         try:

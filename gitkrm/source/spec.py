@@ -13,9 +13,11 @@ from .credentials import Auth
 from .gitcli import DEFAULT_TIMEOUT
 from .ignore import DEFAULT_IGNORES
 from .redact import split_userinfo
+from .semver import Constraint
 from .tree import DEFAULT_MAX_FILE_SIZE
 from .verify import VerifySpec
 
+_MAX_RANGE = 256
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 
 
@@ -24,16 +26,23 @@ class RefKind(StrEnum):
     TAG = "tag"
     COMMIT = "commit"
     REF = "ref"  # any ref of the remote by its full name (refs/pull/12/head)
+    SEMVER = "semver"  # the highest tag a semver range allows, resolved at every poll
 
 
 @dataclass(frozen=True, slots=True)
 class GitRef:
-    """What a source tracks: a branch, a tag or one commit (a full sha)."""
+    """What a source tracks: a branch, a tag, one commit (a full sha), a full ref name, or
+    a semver range over the remote's tags (`name` is the range, e.g. `>=1.0.0 <2.0.0`)."""
 
     kind: RefKind
     name: str
 
     def __post_init__(self) -> None:
+        if self.kind is RefKind.SEMVER:
+            if not self.name.strip() or len(self.name) > _MAX_RANGE:
+                raise BadRequest(f"invalid semver range {self.name!r}")
+            Constraint.parse(self.name)  # a clear error now, not at the first fetch
+            return
         if not self.name or self.name.startswith("-") or any(c in self.name for c in " ~^:?*[\\"):
             raise BadRequest(f"invalid {self.kind} name {self.name!r}")
         if self.kind is RefKind.COMMIT and not _SHA.match(self.name):
@@ -52,9 +61,10 @@ class GitRef:
         tag: str | None = None,
         commit: str | None = None,
         ref: str | None = None,
+        semver: str | None = None,
     ) -> GitRef:
-        """The ref of `--branch B | --tag T | --commit SHA | --ref REF` (branch `main` when
-        none)."""
+        """The ref of `--branch B | --tag T | --commit SHA | --ref REF | --semver RANGE`
+        (branch `main` when none)."""
         given = [
             (k, v)
             for k, v in (
@@ -62,16 +72,20 @@ class GitRef:
                 (RefKind.TAG, tag),
                 (RefKind.COMMIT, commit),
                 (RefKind.REF, ref),
+                (RefKind.SEMVER, semver),
             )
             if v
         ]
         if len(given) > 1:
-            raise BadRequest("give at most one of branch, tag, commit and ref")
+            raise BadRequest("give at most one of branch, tag, commit, ref and semver")
         kind, name = given[0] if given else (RefKind.BRANCH, "main")
         return cls(kind, name)
 
     @property
     def remote_ref(self) -> str:
+        """The remote's ref (for a semver range: the pattern of the tags it picks among)."""
+        if self.kind is RefKind.SEMVER:
+            return "refs/tags/*"
         prefix = {
             RefKind.BRANCH: "refs/heads/",
             RefKind.TAG: "refs/tags/",

@@ -67,6 +67,11 @@ class Remote:
         git("push", "-q", "origin", "HEAD:refs/heads/main", cwd=self.work)
         return git("rev-parse", "HEAD", cwd=self.work)
 
+    def tag(self, name: str) -> None:
+        """An annotated tag `name` on HEAD, pushed."""
+        git("tag", "-a", name, "-m", name, cwd=self.work)
+        git("push", "-q", "origin", f"refs/tags/{name}", cwd=self.work)
+
     def revert_head(self) -> str:
         git("revert", "--no-edit", "HEAD", cwd=self.work)
         git("push", "-q", "origin", "HEAD:refs/heads/main", cwd=self.work)

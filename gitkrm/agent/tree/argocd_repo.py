@@ -11,8 +11,11 @@ with the known hosts of the `argocd-ssh-known-hosts-cm` ConfigMap. Values go to 
 files (`flux_repo.credentials`), never into logs.
 
 `targetRevision`: a full commit sha is that commit; `refs/heads/x` and `refs/tags/x` say
-which; a name that looks like a version (`v1.2.3`, `1.2`) is a tag; any other name is a
-branch (Argo CD asks the remote; gitkrm decides without I/O). `HEAD` of another repository
+which; a name that looks like a version (`v1.2.3`, `1.2`) is a tag; a semver range
+(`1.2.*`, `>=1.0.0 <2.0.0`, `^1.2`, `*-0`) is the highest tag it allows, resolved again at
+every poll (Argo CD's `versions.MaxVersion`, Masterminds' rules: a pre-release only where
+the range names one); any other name is a branch (Argo CD asks the remote; gitkrm decides
+without I/O). `HEAD` of another repository
 is its branch `main`, said as not honoured (gitkrm tracks a named branch).
 """
 
@@ -61,7 +64,7 @@ def target_ref(revision: str, fail: Fail, *, at: str) -> GitRef | None:
     if _VERSION.match(rev):
         return make(RefKind.TAG, rev)
     if _RANGE.search(rev):
-        raise fail(at, f"{rev!r}: version ranges of Git tags are not supported; pin a tag")
+        return make(RefKind.SEMVER, rev)  # the highest tag the range allows, as Argo CD
     return make(RefKind.BRANCH, rev)
 
 

@@ -605,6 +605,12 @@ class Tree:
         else:
             phase = Phase.SYNCED
         not_current = sum(1 for v in verdicts if v is not Health.CURRENT)
+        last = None if runner is None else runner.source.last
+        resolved = (
+            last.ref
+            if last is not None and outcome is not None and last.revision == outcome.revision
+            else None
+        )
         return ChildState(
             phase=phase,
             outcome=outcome,
@@ -616,6 +622,7 @@ class Tree:
             unhonoured=() if spec is None else spec.unhonoured,
             error=child.error,
             observed_generation=int(meta(child.obj).get("generation") or 0) or None,
+            resolved_ref=resolved,
             spec=spec,
         )
 

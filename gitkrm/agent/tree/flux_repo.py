@@ -93,10 +93,7 @@ def git_ref(ref: Mapping[str, Any] | None, fail: Fail, *, at: str) -> GitRef:
                 return make(kind, name.removeprefix(prefix), "name")
         raise fail(f"{at}.name", f"{name!r}: only refs/heads/* and refs/tags/* are supported")
     if ref.get("semver"):
-        raise fail(
-            f"{at}.semver",
-            f"{ref['semver']!r}: semver ranges are not supported by gitkrm; pin a tag or a branch",
-        )
+        return make(RefKind.SEMVER, str(ref["semver"]), "semver")
     if ref.get("tag"):
         return make(RefKind.TAG, str(ref["tag"]), "tag")
     return make(RefKind.BRANCH, str(ref.get("branch") or "master"), "branch")

@@ -85,7 +85,9 @@ def kustomization_sources(obj: Obj, state: ChildState) -> tuple[SourceStatus, ..
     git_ref = state.spec.config.ref if state.spec is not None else None
 
     def status(live: Obj) -> Obj:
-        return git_repository_status(live, sha=sha, ref=git_ref, error=error)
+        return git_repository_status(
+            live, sha=sha, ref=git_ref, error=error, resolved=state.resolved_ref
+        )
 
     return (SourceStatus(ref=ref, status=status),)
 

@@ -40,14 +40,16 @@ ARTIFACT_FAILED: Final = "ArtifactFailed"
 BUILD_FAILED: Final = "BuildFailed"
 
 
-def flux_revision(sha: str | None, ref: GitRef | None) -> str:
-    """Flux's revision form: `main@sha1:<sha>`, `v1.0@sha1:<sha>`, `sha1:<sha>`."""
+def flux_revision(sha: str | None, ref: GitRef | None, *, resolved: str | None = None) -> str:
+    """Flux's revision form: `main@sha1:<sha>`, `v1.0@sha1:<sha>`, `sha1:<sha>`; for a
+    semver range the tag it `resolved` to (`v1.2.0@sha1:<sha>`, as source-controller)."""
     if not sha:
         return ""
     algo = "sha256" if len(sha) == 64 else "sha1"
-    if ref is None or ref.kind is RefKind.COMMIT:
-        return f"{algo}:{sha}"
-    return f"{ref.name}@{algo}:{sha}"
+    name = None if ref is None or ref.kind is RefKind.COMMIT else ref.name
+    if ref is not None and ref.kind is RefKind.SEMVER:
+        name = resolved
+    return f"{name}@{algo}:{sha}" if name else f"{algo}:{sha}"
 
 
 def inventory_id(ref: ObjectRef) -> str:
@@ -105,7 +107,9 @@ def kustomization_status(obj: Mapping[str, Any], state: ChildState) -> dict[str,
     conds = Conditions(conditions_of(obj), generation=generation)
     ref = state.spec.config.ref if state.spec is not None else None
     outcome = state.outcome
-    attempted = flux_revision(outcome.revision if outcome else None, ref)
+    attempted = flux_revision(
+        outcome.revision if outcome else None, ref, resolved=state.resolved_ref
+    )
     applied = str(old.get("lastAppliedRevision") or "")
     error = state.error or (("; ".join(outcome.errors)) if outcome and outcome.errors else "")
     phase = state.phase
@@ -174,7 +178,12 @@ def kustomization_status(obj: Mapping[str, Any], state: ChildState) -> dict[str,
 
 
 def git_repository_status(
-    obj: Mapping[str, Any], *, sha: str | None, ref: GitRef | None, error: str | None = None
+    obj: Mapping[str, Any],
+    *,
+    sha: str | None,
+    ref: GitRef | None,
+    error: str | None = None,
+    resolved: str | None = None,
 ) -> dict[str, Any]:
     """A GitRepository's `status`: Ready with the artifact of the revision fetched, or False
     with the fetch's error (Flux's `GitOperationFailed`)."""
@@ -188,7 +197,7 @@ def git_repository_status(
         if old.get("artifact"):
             out["artifact"] = old["artifact"]
     elif sha:
-        revision = flux_revision(sha, ref)
+        revision = flux_revision(sha, ref, resolved=resolved)
         conds.set(READY, "True", "Succeeded", f"stored artifact for revision '{revision}'")
         prior = old.get("artifact") or {}
         name, ns = md.get("name") or "", md.get("namespace") or ""

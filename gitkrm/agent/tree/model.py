@@ -108,6 +108,9 @@ class ChildState:
     error: str | None = None
     """Why the object could not be read into a child (an invalid spec), or the sync error."""
     observed_generation: int | None = None
+    resolved_ref: str | None = None
+    """The tag a semver range resolved to at the last sync's revision (Flux names it in
+    its revisions: `v1.2.0@sha1:<sha>`); None for other refs."""
     spec: ChildSpec | None = None
     """The child this is the state of (None when the object could not be read): its ref
     and URL, which the peer's status names (Flux's `main@sha1:<sha>` revisions)."""

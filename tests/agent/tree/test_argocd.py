@@ -106,6 +106,10 @@ async def test_the_parents_local_path_is_the_same_repository(url: str) -> None:
         ("refs/heads/v2", GitRef(RefKind.BRANCH, "v2")),
         ("refs/tags/stable", GitRef(RefKind.TAG, "stable")),
         ("a" * 40, GitRef(RefKind.COMMIT, "a" * 40)),
+        (">=1.0.0 <2", GitRef(RefKind.SEMVER, ">=1.0.0 <2")),
+        ("1.2.*", GitRef(RefKind.SEMVER, "1.2.*")),
+        ("^1.2", GitRef(RefKind.SEMVER, "^1.2")),
+        ("*-0", GitRef(RefKind.SEMVER, "*-0")),
     ],
 )
 async def test_target_revision(revision: str, ref: GitRef) -> None:
@@ -114,10 +118,10 @@ async def test_target_revision(revision: str, ref: GitRef) -> None:
     assert spec.config.ref == ref
 
 
-async def test_a_target_revision_range_is_an_error_naming_the_field() -> None:
-    source = {"repoURL": URL, "path": "apps", "targetRevision": ">=1.0.0 <2"}
+async def test_a_target_revision_range_that_is_no_range_is_an_error_naming_the_field() -> None:
+    source = {"repoURL": URL, "path": "apps", "targetRevision": ">= banana"}
     assert (await error(application(source=source))).startswith(
-        "spec.source.targetRevision: '>=1.0.0 <2': version ranges of Git tags are not supported"
+        "spec.source.targetRevision: version constraint '>= banana': 'banana' is not a version"
     )
 
 

@@ -275,6 +275,8 @@ async def test_ssh_credentials_need_known_hosts_and_are_private_files() -> None:
         ({"name": "refs/tags/v2"}, GitRef(RefKind.TAG, "v2")),
         ({"name": "refs/heads/dev"}, GitRef(RefKind.BRANCH, "dev")),
         ({"branch": "dev"}, GitRef(RefKind.BRANCH, "dev")),
+        ({"semver": ">=1.0.0 <2.0.0", "tag": "v1"}, GitRef(RefKind.SEMVER, ">=1.0.0 <2.0.0")),
+        ({"semver": "~1.2", "branch": "main"}, GitRef(RefKind.SEMVER, "~1.2")),
     ],
 )
 async def test_refs_in_fluxs_precedence(ref: dict[str, str], expected: GitRef) -> None:
@@ -285,13 +287,13 @@ async def test_refs_in_fluxs_precedence(ref: dict[str, str], expected: GitRef) -
     assert spec.config.ref == expected
 
 
-async def test_semver_and_unknown_repository_fields_are_reported() -> None:
+async def test_a_bad_semver_range_and_unknown_repository_fields_are_reported() -> None:
     src = {"kind": "GitRepository", "name": "x"}
-    c = ctx(git_repository("https://other.example/x", name="x", ref={"semver": ">=1.0"}))
+    c = ctx(git_repository("https://other.example/x", name="x", ref={"semver": ">=one"}))
     with pytest.raises(
         ManifestError,
         match=r"spec.sourceRef: GitRepository flux-system/x: "
-        r"spec.ref.semver: '>=1.0': semver ranges are not supported",
+        r"spec.ref.semver: version constraint '>=one': 'one' is not a version",
     ):
         await INTERPRETER.child(kustomization(sourceRef=src), c)
     c = ctx(git_repository("https://other.example/x", name="x", recurseSubmodules=True))

@@ -1,8 +1,12 @@
 """Semantic versions and Helm's version constraints (Masterminds/semver, which Helm uses for
 dependency versions): `1.2.3`, `=`, `!=`, `>`, `<`, `>=`, `<=`, `~1.2` (patch updates), `^1.2`
 (minor updates; below 1.0 patch only, as Masterminds does), wildcards (`1.2.x`, `1.*`, `*`),
-hyphen ranges (`1.2 - 1.4.5`), `,` or space for "and", `||` for "or". Pre-releases match
-only a constraint that names one. Pure: no I/O.
+hyphen ranges (`1.2 - 1.4.5`), `,` or space for "and", `||` for "or". A pre-release
+matches only where every comparator of an "and" names a pre-release (Masterminds checks
+each comparator: `>=1.0.0-0 <2.0.0` takes no 1.5.0-rc.1, `>=1.0.0-0 <2.0.0-0` does).
+Versions may carry a leading `v` and leave out minor or patch (`v1.2` is 1.2.0), as
+Masterminds' `NewVersion`. Helm's chart versions and Flux's `GitRepository`
+`spec.ref.semver` use them. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ _VERSION = re.compile(
     r"(?:-(?P<pre>[0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$"
 )
 _WILD = frozenset({"x", "X", "*"})
+_ALIASES = {"=>": ">=", "=<": "<=", "~>": "~"}
 
 
 @total_ordering
@@ -58,6 +63,8 @@ class Version:
 class _Bound:
     op: str  # one of = != > < >= <=
     version: Version
+    pre: bool = False
+    """The comparator it came from names a pre-release (so pre-releases may match it)."""
 
     def holds(self, v: Version) -> bool:
         w = self.version
@@ -77,7 +84,6 @@ class Constraint:
 
     text: str
     alternatives: tuple[tuple[_Bound, ...], ...]
-    allows_pre: bool
 
     @classmethod
     def parse(cls, text: str) -> Constraint:
@@ -95,17 +101,21 @@ class Constraint:
                     bounds += [*lo, *hi]
                     i += 3
                     continue
-                m = re.match(r"^(>=|<=|!=|=|>|<|~|\^)?(.*)$", tokens[i])
+                m = re.match(r"^(>=|=>|<=|=<|!=|~>|=|>|<|~|\^)?(.*)$", tokens[i])
                 assert m is not None
-                bounds += _expand(m.group(1) or "=", m.group(2), text)
+                op = _ALIASES.get(m.group(1) or "=", m.group(1) or "=")
+                bounds += _expand(op, m.group(2), text)
                 i += 1
             alts.append(tuple(bounds))
-        return cls(text, tuple(alts), "-" in text.replace(" - ", " "))
+        return cls(text, tuple(alts))
 
     def allows(self, v: Version) -> bool:
-        if v.pre and not self.allows_pre:
-            return False
-        return any(all(b.holds(v) for b in alt) for alt in self.alternatives)
+        for alt in self.alternatives:
+            if v.pre and not (alt and all(b.pre for b in alt)):
+                continue  # a pre-release needs every comparator to name one
+            if all(b.holds(v) for b in alt):
+                return True
+        return False
 
 
 def _expand(op: str, text: str, whole: str) -> list[_Bound]:
@@ -118,11 +128,14 @@ def _expand(op: str, text: str, whole: str) -> list[_Bound]:
     wild = next((i for i, p in enumerate(given) if p in _WILD), len(given))
     nums = [int(p) for p in given[:wild]]
     pre = m.group("pre")
+    named = pre is not None
     exact = len(nums) == 3
     full = [*nums, 0, 0, 0]
     low = Version(full[0], full[1], full[2], _pre(pre) if exact else ())
-    if not nums:  # `*`
-        return [] if op in ("=", ">=", "<=", "~", "^") else [_Bound("<", Version(0, 0, 0))]
+    if not nums:  # `*`; `*-0` takes pre-releases too (Argo CD's and Helm's idiom)
+        if op not in ("=", ">=", "<=", "~", "^"):
+            return [_Bound("<", Version(0, 0, 0))]
+        return [_Bound(">=", Version(0, 0, 0, _pre(pre)), True)] if named else []
 
     def bump(index: int) -> Version:
         up = [*nums[: index + 1], *([0] * 3)][:3]
@@ -135,21 +148,21 @@ def _expand(op: str, text: str, whole: str) -> list[_Bound]:
         first = next((i for i, n in enumerate(nums) if n != 0), len(nums) - 1)
         if len(nums) < 3 and first >= len(nums) - 1 and nums[first] == 0:
             first = len(nums) - 1
-        return [_Bound(">=", low), _Bound("<", bump(min(first, len(nums) - 1)))]
+        return [_Bound(">=", low, named), _Bound("<", bump(min(first, len(nums) - 1)), named)]
     if op == "~":
         index = 1 if len(nums) >= 2 else 0
-        return [_Bound(">=", low), _Bound("<", bump(index))]
+        return [_Bound(">=", low, named), _Bound("<", bump(index), named)]
     if exact:
-        return [_Bound(op, low)]
+        return [_Bound(op, low, named)]
     # A partial version: a range over what is left out.
     top = bump(len(nums) - 1)
     return {
-        "=": [_Bound(">=", low), _Bound("<", top)],
+        "=": [_Bound(">=", low, named), _Bound("<", top, named)],
         "!=": [],  # approximated: a partial != excludes nothing
-        ">": [_Bound(">=", top)],
-        ">=": [_Bound(">=", low)],
-        "<": [_Bound("<", low)],
-        "<=": [_Bound("<", top)],
+        ">": [_Bound(">=", top, named)],
+        ">=": [_Bound(">=", low, named)],
+        "<": [_Bound("<", low, named)],
+        "<=": [_Bound("<", top, named)],
     }[op]
 
 
@@ -158,14 +171,15 @@ def _pre(text: str | None) -> tuple[int | str, ...]:
 
 
 def newest(versions: Iterable[str], constraint: str) -> str | None:
-    """The newest of `versions` the constraint allows (unparsable versions are skipped)."""
+    """The newest of `versions` the constraint allows (unparsable versions are skipped; of
+    equal versions, `v1.0.0` and `1.0.0+build`, the last in sorted order)."""
     c = Constraint.parse(constraint or "*")
     best: tuple[Version, str] | None = None
-    for text in versions:
+    for text in sorted(versions):
         try:
             v = Version.parse(text)
         except BadRequest:
             continue
-        if c.allows(v) and (best is None or v > best[0]):
+        if c.allows(v) and (best is None or v >= best[0]):
             best = (v, text)
     return None if best is None else best[1]
