@@ -11,7 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import urllib.request
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +77,26 @@ async def reader(state: Path) -> Store:
     return await open_store(store_url(state), read_only=True)
 
 
+@contextlib.asynccontextmanager
+async def reading(state: Path) -> AsyncIterator[Store]:
+    """The state's store, read-only, for an `async with` block; closed after it."""
+    store = await reader(state)
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+@contextlib.asynccontextmanager
+async def writing(state: Path) -> AsyncIterator[Store]:
+    """`writer` for an `async with` block; closed after it."""
+    store = await writer(state)
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
 def cm_ref(name: str, namespace: str = "default") -> ObjectRef:
     return ObjectRef(group="", kind="ConfigMap", name=name, namespace=namespace)
 
@@ -119,22 +139,16 @@ async def read_object(state: Path, ref: ObjectRef) -> Obj | None:
     """One object of the state's store (None while the store or the object does not exist)."""
     if not await store_ready(state):
         return None
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         return await get_or_none(store, ref)
-    finally:
-        await store.close()
 
 
 def read_objects(state: Path, *refs: ObjectRef) -> list[Obj | None]:
     """Objects of the state's store, from a test outside an event loop (None: absent)."""
 
     async def go() -> list[Obj | None]:
-        store = await reader(state)
-        try:
+        async with reading(state) as store:
             return [await get_or_none(store, r) for r in refs]
-        finally:
-            await store.close()
 
     return asyncio.run(go())
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from gitkrm.krm import GVK
 from tests.e2e.argocd_apps import ARGOCD, application
-from tests.e2e.e2e_support import gitkrm, reader
+from tests.e2e.e2e_support import gitkrm, reading
 from tests.e2e.manifests import namespace
 from tests.source.source_gitrepo import RemoteRepo
 
@@ -61,11 +61,8 @@ async def test_helm_hook_annotations_on_plain_manifests_run_as_argo_cd_hooks(
         "--state", str(state), "--agent-name", "e2e", "--interpret", "argocd", cwd=state.parent,
     )  # fmt: skip
     assert res.returncode == 0, res.stdout + res.stderr
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         jobs = (await store.list(JOBS, namespace="hooks"))["items"]
-    finally:
-        await store.close()
     names = sorted(j["metadata"]["name"] for j in jobs)
     assert len(names) == 3, names  # the `test` hook never runs
     assert names[0:2] == ["maint-page-down", "maint-page-up"]

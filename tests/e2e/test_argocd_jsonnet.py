@@ -10,7 +10,7 @@ from pathlib import Path
 
 from gitkrm.krm import GVK
 from tests.e2e.argocd_apps import ARGOCD, application
-from tests.e2e.e2e_support import gitkrm, reader
+from tests.e2e.e2e_support import gitkrm, reading
 from tests.e2e.manifests import namespace
 from tests.source.source_gitrepo import RemoteRepo
 
@@ -40,11 +40,8 @@ LIB = """\
 
 
 async def replicas(state: Path, ns: str) -> dict[str, int]:
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         items = (await store.list(DEPLOYMENTS, namespace=ns))["items"]
-    finally:
-        await store.close()
     return {d["metadata"]["name"]: d["spec"]["replicas"] for d in items}
 
 

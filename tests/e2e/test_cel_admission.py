@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from gitkrm.krm import GVK, ObjectRef
-from tests.e2e.e2e_support import gitkrm, names, reader
+from tests.e2e.e2e_support import gitkrm, names, reading
 from tests.e2e.manifests import configmap, namespace
 from tests.source.source_gitrepo import RemoteRepo
 from tests.support.builders import crd
@@ -82,11 +82,8 @@ async def test_a_policy_in_the_revision_refuses_it_whole(
     diff = gitkrm("diff", "--repo", repo.url, "--state", str(state), cwd=tmp_path)
     assert diff.returncode == 2, diff.stdout + diff.stderr
     assert "big.yaml:1: Deployment shop/big: ValidatingAdmissionPolicy" in diff.stderr
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         assert await names(store, DEPLOYMENTS) == set()  # nothing half-applied
-    finally:
-        await store.close()
 
 
 async def test_the_stored_policy_keeps_refusing_a_later_revision(
@@ -104,13 +101,10 @@ async def test_the_stored_policy_keeps_refusing_a_later_revision(
     res = gitkrm("run", "--repo", repo.url, "--state", str(state), "--once", cwd=tmp_path)
     assert res.returncode == 1, res.stdout + res.stderr
     assert "web.yaml:1: Deployment shop/web: ValidatingAdmissionPolicy" in res.stdout + res.stderr
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         web = await store.get(
             ObjectRef(group="apps", kind="Deployment", name="web", namespace="shop")
         )
-    finally:
-        await store.close()
     assert web["spec"]["replicas"] == 2
 
 

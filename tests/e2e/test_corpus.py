@@ -28,7 +28,7 @@ from gitkrm.sync import inventory
 from gitkrm.sync.keys import LAST_APPLIED, REVISION
 from gitkrm.sync.objkey import parse_key
 from tests.corpus.cases import CASES, Case
-from tests.e2e.e2e_support import gitkrm, reader
+from tests.e2e.e2e_support import gitkrm, reading
 from tests.source.source_gitrepo import RemoteRepo, git
 from tests.support.validate_run import assert_same_problems, run_problems, validate_problems
 from tests.support.verdicts import inventory_keys, validate_outcome
@@ -59,8 +59,7 @@ def _desired(obj: Obj) -> dict[str, Any]:
 
 async def _objects(state: Path) -> dict[str, dict[str, Any]]:
     """Every object of the source's inventory as `_desired` sees it, by inventory key."""
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         inv = await inventory.read(store, source=SOURCE, inventory_id=f"{AGENT}.{SOURCE}")
         out: dict[str, dict[str, Any]] = {}
         for key, ref in zip(sorted(inv.entries), inv.refs(), strict=True):
@@ -71,8 +70,6 @@ async def _objects(state: Path) -> dict[str, dict[str, Any]]:
             assert obj["metadata"].get("annotations", {}).get(REVISION), key
             out[key] = _desired(obj)
         return out
-    finally:
-        await store.close()
 
 
 def _changed(before: dict[str, Any], after: dict[str, Any]) -> list[str]:

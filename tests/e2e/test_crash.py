@@ -17,15 +17,7 @@ from pathlib import Path
 import pytest
 
 from gitkrm.sync.pool import worker_count
-from tests.e2e.e2e_support import (
-    CM,
-    gitkrm,
-    names,
-    reader,
-    start,
-    store_ready,
-    wait_for,
-)
+from tests.e2e.e2e_support import CM, gitkrm, names, reading, start, store_ready, wait_for
 from tests.e2e.manifests import many_configmaps
 from tests.source.source_gitrepo import RemoteRepo
 
@@ -37,11 +29,8 @@ SELECTOR = "gitkrm.io/source=default"
 
 
 async def _count(state: Path) -> int:
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         listed = await store.list(CM, "default", label_selector=SELECTOR)
-    finally:
-        await store.close()
     return len(listed["items"])
 
 
@@ -57,8 +46,7 @@ async def test_kill_9_during_a_large_apply_then_restart(
     proc = start(*args, cwd=tmp_path)
     try:
         await wait_for(lambda: store_ready(state), within=60, what="the store")
-        store = await reader(state)
-        try:
+        async with reading(state) as store:
             # Kill as soon as the first wave is in: the others are still to come.
             deadline = time.monotonic() + 120
             while proc.poll() is None and time.monotonic() < deadline:
@@ -69,8 +57,6 @@ async def test_kill_9_during_a_large_apply_then_restart(
             # As a container runtime or systemd kills: every process of the agent at once.
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(10)
-        finally:
-            await store.close()
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -89,8 +75,7 @@ async def test_kill_9_during_a_large_apply_then_restart(
     assert res.returncode == 0, res.stdout + res.stderr
     expected = {f"default/a{f:02d}-{i}" for f in range(1, FILES, 2) for i in range(PER_FILE)}
     expected |= {f"default/new-{i}" for i in range(50)}
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         assert await names(store, CM, source="default") == expected  # no orphans
         listed = await store.list(CM, "default")
         all_names = [o["metadata"]["name"] for o in listed["items"]]
@@ -98,8 +83,6 @@ async def test_kill_9_during_a_large_apply_then_restart(
         inv = await store.list(
             CM, "gitkrm-system", label_selector="cli-utils.sigs.k8s.io/inventory-id=e2e.default"
         )
-    finally:
-        await store.close()
     keys = [k for item in inv["items"] for k in (item.get("data") or {})]
     assert len(keys) == len(set(keys)) == len(expected)  # the inventory holds each once
     assert f"default: synced revision {head[:12]}" in res.stdout
@@ -160,11 +143,8 @@ async def test_kill_9_of_the_agent_alone_takes_its_render_workers_along(
         res = gitkrm(*args, cwd=tmp_path)
         assert res.returncode == 0, res.stdout + res.stderr
         expected = {f"default/w{f:02d}-{i}" for f in range(FILES) for i in range(PER_FILE)}
-        store = await reader(state)
-        try:
+        async with reading(state) as store:
             assert await names(store, CM, source="default") == expected
-        finally:
-            await store.close()
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

@@ -20,8 +20,8 @@ from tests.e2e.e2e_support import (
     gitkrm,
     gitsource_status,
     names,
-    reader,
-    writer,
+    reading,
+    writing,
 )
 from tests.e2e.manifests import configmap, deployment, gitsource, namespace
 from tests.source.source_gitrepo import RemoteRepo, git
@@ -51,15 +51,12 @@ def web_ref() -> ObjectRef:
 
 
 async def inventory_keys(state: Path, source: str = "default") -> set[str]:
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         listed = await store.list(
             CM,
             INVENTORY_NS,
             label_selector=f"cli-utils.sigs.k8s.io/inventory-id=e2e.{source}",
         )
-    finally:
-        await store.close()
     keys: set[str] = set()
     for item in listed["items"]:
         keys.update((item.get("data") or {}).keys())
@@ -82,13 +79,10 @@ async def test_first_sync_then_change_remove_and_live_edits(
     code, out, err = run_once(*flags, cwd=tmp_path)
     assert code == 0, err
     assert f"default: synced revision {first[:12]}: 3 created" in out
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         settings = await store.get(cm_ref("settings", "shop"))
         web = await store.get(web_ref())
         status = await gitsource_status(store)
-    finally:
-        await store.close()
     assert settings["data"] == {"color": "blue", "size": "L"}
     labels = settings["metadata"]["labels"]
     assert "app.kubernetes.io/managed-by" not in labels
@@ -119,12 +113,9 @@ async def test_first_sync_then_change_remove_and_live_edits(
     code, out, err = run_once(*flags, cwd=tmp_path)
     assert code == 0, err
     assert "1 configured" in out
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         settings = await store.get(cm_ref("settings", "shop"))
         web2 = await store.get(web_ref())
-    finally:
-        await store.close()
     assert settings["data"] == {"color": "green"}  # size is gone from the live object
     assert settings["metadata"]["annotations"]["gitkrm.io/revision"] == second
     # A commit that does not change an object does not rewrite it.
@@ -132,24 +123,18 @@ async def test_first_sync_then_change_remove_and_live_edits(
     assert web2["metadata"]["annotations"]["gitkrm.io/revision"] == first
 
     # Live edits: Git-owned fields are set back, fields Git never set are kept.
-    store = await writer(state)
-    try:
+    async with writing(state) as store:
         settings["data"] = {"color": "red", "extra": "kept"}
         settings["metadata"]["labels"]["team"] = "ops"
         await store.update(settings)
         await store.patch(web_ref(), {"spec": {"replicas": 5}}, "merge")
-    finally:
-        await store.close()
     assert gitkrm("diff", *flags, cwd=tmp_path).returncode == 1
     code, out, err = run_once(*flags, cwd=tmp_path)
     assert code == 0, err
     assert "2 configured" in out
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         settings = await store.get(cm_ref("settings", "shop"))
         web = await store.get(web_ref())
-    finally:
-        await store.close()
     assert settings["data"] == {"color": "green", "extra": "kept"}
     assert settings["metadata"]["labels"]["team"] == "ops"
     assert web["spec"]["replicas"] == 2
@@ -168,28 +153,19 @@ async def test_first_sync_then_change_remove_and_live_edits(
         )
     )
     cflags = agent_flags("--config", str(config), state=state, apply_mode=apply_mode)
-    store = await writer(state)
-    try:
+    async with writing(state) as store:
         await store.patch(web_ref(), {"spec": {"replicas": 7}}, "merge")
-    finally:
-        await store.close()
     res = gitkrm("diff", *cflags, cwd=tmp_path)
     assert res.returncode == 0, res.stdout + res.stderr
-    store = await writer(state)
-    try:
+    async with writing(state) as store:
         patch = {
             "spec": {"template": {"spec": {"containers": [{"name": "main", "image": "evil:1"}]}}}
         }
         await store.patch(web_ref(), patch, "strategic")
-    finally:
-        await store.close()
     code, out, err = run_once(*cflags, cwd=tmp_path)
     assert code == 0, err
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         web = await store.get(web_ref())
-    finally:
-        await store.close()
     assert web["spec"]["replicas"] == 7
     assert web["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.25"
 
@@ -204,11 +180,8 @@ async def test_delete_a_file_then_revert(
     flags = agent_flags("--repo", repo.url, state=state, apply_mode=apply_mode)
     code, _, err = run_once(*flags, cwd=tmp_path)
     assert code == 0, err
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         a_before = await store.get(cm_ref("a"))
-    finally:
-        await store.close()
 
     # Delete b, add d: b is pruned, d created.
     repo.remove("b.yaml")
@@ -218,11 +191,8 @@ async def test_delete_a_file_then_revert(
     code, out, err = run_once(*flags, cwd=tmp_path)
     assert code == 0, err
     assert "1 created, 0 configured, 1 pruned, 2 unchanged" in out
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         assert await names(store, CM, source="default") == {"default/a", "default/c", "default/d"}
-    finally:
-        await store.close()
     assert await inventory_keys(state) == {
         "default_a__ConfigMap",
         "default_c__ConfigMap",
@@ -236,14 +206,11 @@ async def test_delete_a_file_then_revert(
     code, out, err = run_once(*flags, cwd=tmp_path)
     assert code == 0, err
     assert "1 created, 0 configured, 1 pruned, 2 unchanged" in out
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         assert await names(store, CM, source="default") == {"default/a", "default/b", "default/c"}
         b = await store.get(cm_ref("b"))
         a_after = await store.get(cm_ref("a"))
         status = await gitsource_status(store)
-    finally:
-        await store.close()
     assert b["data"] == {"v": "b"}
     assert b["metadata"]["annotations"]["gitkrm.io/revision"] == reverted
     assert a_after["metadata"]["resourceVersion"] == a_before["metadata"]["resourceVersion"]
@@ -253,8 +220,7 @@ async def test_delete_a_file_then_revert(
 async def test_an_object_gitkrm_does_not_own_is_refused_and_untouched(
     repo: RemoteRepo, state: Path, tmp_path: Path, apply_mode: str
 ) -> None:
-    store = await writer(state)  # someone else's ConfigMap, before gitkrm ever ran
-    try:
+    async with writing(state) as store:  # someone else's ConfigMap, before gitkrm ever ran
         await store.create(
             {
                 "apiVersion": "v1",
@@ -263,8 +229,6 @@ async def test_an_object_gitkrm_does_not_own_is_refused_and_untouched(
                 "data": {"owner": "someone"},
             }
         )
-    finally:
-        await store.close()
     repo.write(
         "apps.yaml", configmap("free", {"a": "1"}) + "---\n" + configmap("taken", {"a": "2"})
     )
@@ -277,13 +241,10 @@ async def test_an_object_gitkrm_does_not_own_is_refused_and_untouched(
     assert "taken" in err
     assert "1 created" in out
     assert "1 refused" in out
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         taken = await store.get(cm_ref("taken"))
         free = await get_or_none(store, cm_ref("free"))
         status = await gitsource_status(store)
-    finally:
-        await store.close()
     assert taken["data"] == {"owner": "someone"}
     assert "labels" not in taken["metadata"]
     assert "annotations" not in taken["metadata"]
@@ -309,13 +270,10 @@ async def test_two_sources_on_one_store_never_touch_each_other(state: Path, tmp_
     assert code == 1, out + err  # team-b may not take team-a's "common"
     assert "team-a: synced" in out
     assert "team-b: FAILED" in out
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         assert await names(store, CM, source="team-a") == {"default/a1", "default/common"}
         assert await names(store, CM, source="team-b") == {"default/b1"}
         common = await store.get(cm_ref("common"))
-    finally:
-        await store.close()
     assert common["data"] == {"t": "a"}
 
     # team-a drops everything it had but one object: team-b's objects are not pruned.
@@ -323,12 +281,9 @@ async def test_two_sources_on_one_store_never_touch_each_other(state: Path, tmp_
     team_a.commit("only a2")
     team_a.push()
     code, out, err = run_once(*flags, cwd=tmp_path)
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         assert await names(store, CM, source="team-a") == {"default/a2"}
         assert await names(store, CM, source="team-b") == {"default/b1", "default/common"}
-    finally:
-        await store.close()
     assert code == 0, out + err  # "common" was freed by team-a's prune, team-b took it
 
 
@@ -343,14 +298,11 @@ async def test_a_suspended_source_does_nothing(
     code, out, err = run_once("--config", str(config), "--state", str(state), cwd=tmp_path)
     assert code == 0, err
     assert "paused: suspended, not synced" in out
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         assert await get_or_none(store, cm_ref("a")) is None
         assert await names(store, DEPLOY) == set()
         src = await store.get(
             ObjectRef(group="gitkrm.io", kind="GitSource", name="paused", namespace=INVENTORY_NS)
         )
-    finally:
-        await store.close()
     assert src["spec"]["suspend"] is True
     assert "status" not in src or not src["status"].get("lastSyncedRevision")

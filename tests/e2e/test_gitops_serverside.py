@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.e2e_support import cm_ref, gitkrm, reader
+from tests.e2e.e2e_support import cm_ref, gitkrm, reading
 from tests.e2e.manifests import configmap
 from tests.source.source_gitrepo import RemoteRepo
 
@@ -16,11 +16,8 @@ LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 
 async def read_cm(state: Path, name: str) -> dict[str, Any]:
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         return await store.get(cm_ref(name))
-    finally:
-        await store.close()
 
 
 async def test_switching_apply_modes_and_a_large_object(

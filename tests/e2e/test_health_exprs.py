@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.e2e.e2e_support import gitkrm, gitsource_status, reader
+from tests.e2e.e2e_support import gitkrm, gitsource_status, reading
 from tests.e2e.manifests import gitsource, namespace
 from tests.source.source_gitrepo import RemoteRepo
 from tests.support.builders import crd
@@ -68,11 +68,8 @@ async def test_a_failed_expression_fails_the_wait(
     assert "Failed" in out
     assert "shop/orders" in out
     assert "timed out" not in out
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         health = (await gitsource_status(store))["health"]
-    finally:
-        await store.close()
     assert health["status"] == "Failed"
 
 

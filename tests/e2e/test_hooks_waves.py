@@ -14,7 +14,7 @@ from tests.e2e.e2e_support import (
     cm_ref,
     read_object,
     read_status,
-    reader,
+    reading,
     wait_for,
 )
 from tests.e2e.manifests import configmap, deployment
@@ -75,11 +75,8 @@ def syncs(server: str) -> float:
 
 
 async def job_names(state: Path) -> set[str]:
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         listed = await store.list(JOBS, namespace="default")
-    finally:
-        await store.close()
     return {j["metadata"]["name"] for j in listed["items"]}
 
 

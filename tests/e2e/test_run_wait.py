@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from tests.e2e.e2e_support import gitkrm, gitsource_status, reader
+from tests.e2e.e2e_support import gitkrm, gitsource_status, reading
 from tests.e2e.manifests import configmap, namespace
 from tests.source.source_gitrepo import RemoteRepo
 
@@ -43,11 +43,8 @@ async def test_sample_repo_reaches_all_current(state: Path) -> None:
     )  # fmt: skip
     assert res.returncode == 0, res.stdout + res.stderr
     assert "object(s) are Current" in res.stdout
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         health = (await gitsource_status(store))["health"]
-    finally:
-        await store.close()
     assert health["status"] == "Current"
     assert health["notCurrent"] == 0
     assert health["objects"] > 10

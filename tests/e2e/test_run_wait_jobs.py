@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gitkrm.krm import ObjectRef
-from tests.e2e.e2e_support import get_or_none, gitkrm, gitsource_status, reader
+from tests.e2e.e2e_support import get_or_none, gitkrm, gitsource_status, reading
 from tests.e2e.manifests import namespace
 from tests.schema.test_ga_kinds import DATA
 from tests.source.source_gitrepo import RemoteRepo
@@ -86,14 +86,11 @@ async def test_jobs_deleted_by_their_ttl_count_as_done(
     out = _run_once_wait(repo, state, tmp_path, files, "admission jobs with a TTL of 0")
     assert "object(s) are Current" in out
     assert "NotFound" not in out
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         # The bundled Job controller honoured the TTL: both Jobs ran and are gone.
         assert await get_or_none(store, _job("ingress-nginx-admission-create")) is None
         assert await get_or_none(store, _job("ingress-nginx-admission-patch")) is None
         health = (await gitsource_status(store))["health"]
-    finally:
-        await store.close()
     assert health == {"status": "Current", "objects": 4, "notCurrent": 0}
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from gitkrm.krm import ObjectRef
-from tests.e2e.e2e_support import gitkrm, reader, writer
+from tests.e2e.e2e_support import gitkrm, reading, writing
 from tests.source.source_gitrepo import RemoteRepo
 from tests.support.builders import crd
 
@@ -92,11 +92,8 @@ WEB = ObjectRef(group="apps", kind="Deployment", namespace="default", name="web"
 
 
 async def get(state: Path, ref: ObjectRef) -> dict[str, Any]:
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         return await store.get(ref)
-    finally:
-        await store.close()
 
 
 async def test_a_second_server_side_run_changes_nothing(
@@ -138,14 +135,11 @@ async def test_a_server_side_sync_keeps_another_managers_annotation(
     repo.commit("app")
     repo.push()
     assert gitkrm("run", "--once", *flags, cwd=tmp_path).returncode == 0
-    store = await writer(state)
-    try:
+    async with writing(state) as store:
         live = await store.get(WEB)
         note = json.dumps(yaml.safe_load(doc), separators=(",", ":"))
         live["metadata"]["annotations"][LAST_APPLIED] = note
         await store.update(live, field_manager="kubectl-client-side-apply")
-    finally:
-        await store.close()
     repo.write("app.yaml", doc.replace("replicas: 2", "replicas: 3"))
     repo.commit("three")
     repo.push()

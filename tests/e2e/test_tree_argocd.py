@@ -24,7 +24,7 @@ from tests.e2e.e2e_support import (
     gitkrm,
     kubeconfig_server,
     read_object,
-    reader,
+    reading,
 )
 from tests.server.conftest import Kubectl, gitkrm_serve, kubectl_path
 from tests.source.source_gitrepo import RemoteRepo
@@ -50,11 +50,8 @@ def run_once(repo: RemoteRepo, state: Path, *extra: str) -> Any:
 
 async def statuses(state: Path) -> dict[str, tuple[str, str]]:
     """Each Application's (sync status, health status)."""
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         listed = await store.list(APPLICATION, ARGOCD)
-    finally:
-        await store.close()
     return {
         o["metadata"]["name"]: (
             o.get("status", {}).get("sync", {}).get("status", ""),
@@ -98,8 +95,7 @@ async def test_an_app_of_apps_syncs_edits_and_removes_children(
         "other": ("Synced", "Healthy"),
         "manual": ("OutOfSync", "Missing"),  # no automated sync: compared, not applied
     }
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         web = await get_or_none(store, deploy_ref("guestbook-ui", "guestbook"))
         assert web is not None  # the destination namespace, created (CreateNamespace=true)
         assert web["status"]["availableReplicas"] == 1
@@ -128,8 +124,6 @@ async def test_an_app_of_apps_syncs_edits_and_removes_children(
         assert warned is not None
         [cond] = warned["status"]["conditions"]
         assert cond["type"] == "NotHonouredWarning"
-    finally:
-        await store.close()
     shown = kubectl_get_applications(state, tmp_path / "home")
     rows = [line.split() for line in shown.splitlines()]
     assert rows[0] == ["NAME", "SYNC", "STATUS", "HEALTH", "STATUS", "REVISION", "PROJECT"]
@@ -160,8 +154,7 @@ async def test_an_app_of_apps_syncs_edits_and_removes_children(
     repo.push()
     res = run_once(repo, state)
     assert res.returncode == 0, res.stdout + res.stderr
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         assert await get_or_none(store, app_ref("guestbook")) is None
         assert await get_or_none(store, app_ref("keeper")) is None
         assert await get_or_none(store, deploy_ref("guestbook-ui", "guestbook")) is None
@@ -169,8 +162,6 @@ async def test_an_app_of_apps_syncs_edits_and_removes_children(
         # the namespace Argo CD created is never deleted with the Application
         assert await get_or_none(store, ObjectRef(group="", kind="Namespace", name="guestbook"))
         assert await get_or_none(store, deploy_ref("kust-guestbook-ui", "kustomized"))
-    finally:
-        await store.close()
 
 
 async def test_a_repository_carrying_argo_cds_crds_syncs_and_owns_them(
@@ -206,11 +197,8 @@ async def test_a_repository_carrying_argo_cds_crds_syncs_and_owns_them(
 
 
 async def resource_versions(state: Path) -> dict[str, str]:
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         listed = await store.list(APPLICATION, ARGOCD)
-    finally:
-        await store.close()
     return {o["metadata"]["name"]: o["metadata"]["resourceVersion"] for o in listed["items"]}
 
 

@@ -16,7 +16,7 @@ from gitkrm.errors import NotFound
 from gitkrm.krm import GVK, ObjectRef
 from tests.e2e.argocd_apps import ARGOCD, application, other_repository
 from tests.e2e.argocd_projects import IN_CLUSTER, app_project, write_projects
-from tests.e2e.e2e_support import AgentProcess, cm_ref, get_or_none, gitkrm, reader
+from tests.e2e.e2e_support import AgentProcess, cm_ref, get_or_none, gitkrm, reading
 from tests.e2e.manifests import namespace
 from tests.server.conftest import Kubectl, gitkrm_serve, kubectl_path
 from tests.source.source_gitrepo import RemoteRepo
@@ -53,11 +53,8 @@ async def sync_projects(
 
 async def applications(state: Path) -> dict[str, dict[str, Any]]:
     """Each Application's status, by name (all namespaces)."""
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         listed = await store.list(APPLICATION)
-    finally:
-        await store.close()
     return {o["metadata"]["name"]: o.get("status") or {} for o in listed["items"]}
 
 
@@ -70,11 +67,8 @@ def sync_health(status: dict[str, Any]) -> tuple[str, str]:
 
 
 async def present(state: Path, *refs: ObjectRef) -> list[bool]:
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         return [await get_or_none(store, r) is not None for r in refs]
-    finally:
-        await store.close()
 
 
 def ns_ref(name: str) -> ObjectRef:

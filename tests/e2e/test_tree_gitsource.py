@@ -22,7 +22,7 @@ from tests.e2e.e2e_support import (
     gitkrm,
     names,
     read_object,
-    reader,
+    reading,
 )
 from tests.e2e.manifests import configmap, gitsource, namespace
 from tests.source.source_gitrepo import RemoteRepo
@@ -96,8 +96,7 @@ async def test_a_tree_syncs_in_order_edits_and_removes_a_leaf(
     repo.push()
     res = run_once(repo, state, "--wait", "--timeout", "1m")
     assert res.returncode == 0, res.stdout + res.stderr
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         assert await names(store, CM) >= {
             f"default/{n}" for n in ("infra-cm", "apps-cm", "leaf-cm", "other-cm")
         }
@@ -106,8 +105,6 @@ async def test_a_tree_syncs_in_order_edits_and_removes_a_leaf(
             o["metadata"]["name"]: (o["metadata"].get("labels") or {}).get("gitkrm.io/parent")
             for o in children["items"]
         }
-    finally:
-        await store.close()
     assert parents == {
         "default": None,
         child("infra"): "default",
@@ -151,15 +148,12 @@ async def test_a_tree_syncs_in_order_edits_and_removes_a_leaf(
     repo.push()
     res = run_once(repo, state)
     assert res.returncode == 0, res.stdout + res.stderr
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         assert await get_or_none(store, declared("leaf")) is None
         assert await get_or_none(store, cm_ref("leaf-cm")) is None
         assert await get_or_none(store, cm_ref("apps-cm")) is not None
         gone = await store.list(GITSOURCE, "gitkrm-system")
         assert child("leaf") not in {o["metadata"]["name"] for o in gone["items"]}
-    finally:
-        await store.close()
 
     # status shows each child source with its parent; history names them
     shown = gitkrm("status", "--state", str(state), cwd=state.parent)

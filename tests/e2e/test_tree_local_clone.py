@@ -9,7 +9,7 @@ from pathlib import Path
 
 from gitkrm.krm import ObjectRef
 from tests.e2e.argocd_apps import ARGOCD, application, ui
-from tests.e2e.e2e_support import get_or_none, gitkrm, reader
+from tests.e2e.e2e_support import get_or_none, gitkrm, reading
 from tests.e2e.manifests import namespace
 from tests.source.source_gitrepo import RemoteRepo, git
 
@@ -26,8 +26,7 @@ def run_once(clone: Path, state: Path, *extra: str) -> tuple[int, str]:
 
 
 async def deployments(state: Path, *names: str) -> dict[str, bool]:
-    store = await reader(state)
-    try:
+    async with reading(state) as store:
         return {
             n: await get_or_none(
                 store, ObjectRef(group="apps", kind="Deployment", name=n, namespace=n)
@@ -35,8 +34,6 @@ async def deployments(state: Path, *names: str) -> dict[str, bool]:
             is not None
             for n in names
         }
-    finally:
-        await store.close()
 
 
 async def test_argo_cd_applications_naming_the_clones_remote_read_the_clone(
