@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import subprocess
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +14,7 @@ import yaml
 
 from gitkrm.health import Health, HealthResult
 from gitkrm.krm import ObjectRef
-from gitkrm.report import PushState, validate_note, validate_status
+from gitkrm.report import PushState, Reporter, validate_note, validate_status
 from gitkrm.sync.results import Action, ObjectResult, SyncResult, make_result
 from tests.source.source_gitrepo import ENV, RemoteRepo
 
@@ -44,6 +44,21 @@ def result(
     )
 
 
+async def synced(
+    rep: Reporter,
+    revision: str,
+    health: Mapping[ObjectRef, HealthResult],
+    *,
+    source: str = "default",
+    action: Action = Action.CREATED,
+) -> None:
+    """A sync of the objects `health` names (each `action`) recorded; its writes done."""
+    await rep.record_sync(
+        source_name=source, result=result(revision, health, action=action), health=health
+    )
+    await rep.settled()
+
+
 def git_out(git_dir: Path, *args: str, check: bool = True) -> str:
     res = subprocess.run(
         ["git", f"--git-dir={git_dir}", *args], env=ENV, capture_output=True, text=True, check=False
@@ -53,19 +68,22 @@ def git_out(git_dir: Path, *args: str, check: bool = True) -> str:
     return res.stdout
 
 
-def read_note(git_dir: Path, agent: str, commit: str) -> dict[str, Any] | None:
-    """The note of `commit` by `agent` in a repository, validated; None if there is none."""
+def _shown_yaml(git_dir: Path, *args: str) -> dict[str, Any] | None:
+    """The YAML a git command shows (`show`, `notes show`); None when it shows nothing."""
     res = subprocess.run(
-        ["git", f"--git-dir={git_dir}", "notes", f"--ref=gitkrm/{agent}", "show", commit],
-        env=ENV,
-        capture_output=True,
-        text=True,
-        check=False,
+        ["git", f"--git-dir={git_dir}", *args], env=ENV, capture_output=True, text=True, check=False
     )
     if res.returncode != 0:
         return None
     doc: dict[str, Any] = yaml.safe_load(res.stdout)
-    validate_note(doc)
+    return doc
+
+
+def read_note(git_dir: Path, agent: str, commit: str) -> dict[str, Any] | None:
+    """The note of `commit` by `agent` in a repository, validated; None if there is none."""
+    doc = _shown_yaml(git_dir, "notes", f"--ref=gitkrm/{agent}", "show", commit)
+    if doc is not None:
+        validate_note(doc)
     return doc
 
 
@@ -73,18 +91,27 @@ def read_status(
     git_dir: Path, agent: str, ref: str = "refs/heads/gitkrm/status"
 ) -> dict[str, Any] | None:
     """The status file of `agent` on a status ref, validated; None if there is none."""
-    res = subprocess.run(
-        ["git", f"--git-dir={git_dir}", "show", f"{ref}:status/{agent}.yaml"],
-        env=ENV,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if res.returncode != 0:
-        return None
-    doc: dict[str, Any] = yaml.safe_load(res.stdout)
-    validate_status(doc)
+    doc = _shown_yaml(git_dir, "show", f"{ref}:status/{agent}.yaml")
+    if doc is not None:
+        validate_status(doc)
     return doc
+
+
+def stored_entry(
+    updated: str, *, time: str = "2024-05-01T10:00:00Z", **extra: Any
+) -> dict[str, Any]:
+    """A note entry as a NoteBook stores it: a succeeded sync of nothing, `extra` on top."""
+    return {
+        "revision": "0" * 40,
+        "time": time,
+        "updated": updated,
+        "result": "Succeeded",
+        "health": "Current",
+        "counts": {"created": 0, "configured": 0, "pruned": 0, "unchanged": 0, "failed": 0},
+        "errors": [],
+        "objects": [],
+        **extra,
+    }
 
 
 def objects_of(entry: dict[str, Any]) -> dict[str, str]:

@@ -12,7 +12,7 @@ from gitkrm.report.notes import NoteBook
 from gitkrm.report.repo import Rejection, RemoteTarget
 from gitkrm.report.statusfile import StatusFile
 from tests.report.report_fixtures import RepoMaker, SourceMaker
-from tests.report.report_helpers import git_out
+from tests.report.report_helpers import git_out, stored_entry
 from tests.source.source_gitrepo import RemoteRepo
 
 
@@ -30,17 +30,7 @@ async def _publisher(
 
 
 def _note(agent: str, updated: str = "2024-05-01T10:00:00Z") -> dict[str, object]:
-    return {
-        "revision": "0" * 40,
-        "time": updated,
-        "updated": updated,
-        "result": "Succeeded",
-        "health": "Current",
-        "counts": {"created": 0, "configured": 0, "pruned": 0, "unchanged": 0, "failed": 0},
-        "errors": [],
-        "objects": [],
-        "by": agent,
-    }
+    return stored_entry(updated, time=updated, by=agent)
 
 
 async def test_publish_pushes_notes_and_status(

@@ -5,7 +5,7 @@ from pathlib import Path
 from gitkrm.report import health_rows, read_local_status, source_health
 from gitkrm.report.localstatus import status_health_text
 from tests.report.report_fixtures import ReporterMaker, SourceMaker
-from tests.report.report_helpers import CURRENT, DEADLINE, deployment, result, service
+from tests.report.report_helpers import CURRENT, DEADLINE, deployment, service, synced
 from tests.source.source_gitrepo import RemoteRepo
 
 
@@ -17,12 +17,7 @@ async def test_status_reads_the_status_files_of_the_state(
     rep = make_reporter()
     rep.register("default", src)
     web, svc = deployment("web", "team-a"), service("web", "team-a")
-    await rep.record_sync(
-        source_name="default",
-        result=result(remote.head(), [web, svc]),
-        health={web: DEADLINE, svc: CURRENT},
-    )
-    await rep.settled()
+    await synced(rep, remote.head(), {web: DEADLINE, svc: CURRENT})
     docs = read_local_status(tmp_path / "state")
     assert list(docs) == ["edge-1"]
     rows = health_rows(docs["edge-1"])

@@ -9,22 +9,8 @@ from gitkrm.report.formats import note_document, parse, render
 from gitkrm.report.notes import NoteBook
 from gitkrm.report.repo import RemoteTarget
 from tests.report.report_fixtures import RepoMaker, SourceMaker
-from tests.report.report_helpers import git_out, read_note
+from tests.report.report_helpers import git_out, read_note, stored_entry
 from tests.source.source_gitrepo import RemoteRepo
-
-
-def _entry(updated: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "revision": "0" * 40,
-        "time": "2024-05-01T10:00:00Z",
-        "updated": updated,
-        "result": "Succeeded",
-        "health": "Current",
-        "counts": {"created": 0, "configured": 0, "pruned": 0, "unchanged": 0, "failed": 0},
-        "errors": [],
-        "objects": [],
-        **extra,
-    }
 
 
 async def _book(make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo) -> NoteBook:
@@ -37,8 +23,8 @@ async def test_sources_share_a_commits_note(
 ) -> None:
     book = await _book(make_source, make_repo, remote)
     head = remote.head()
-    e1 = {**_entry("2024-05-01T10:00:00Z"), "revision": head}
-    e2 = {**_entry("2024-05-01T10:00:01Z"), "revision": head, "health": "InProgress"}
+    e1 = {**stored_entry("2024-05-01T10:00:00Z"), "revision": head}
+    e2 = {**stored_entry("2024-05-01T10:00:01Z"), "revision": head, "health": "InProgress"}
     assert await book.write(head, {"apps": e1})
     assert await book.write(head, {"infra": e2})
     assert not await book.write(head, {"infra": e2})  # the same note again: nothing written
@@ -59,10 +45,10 @@ async def test_a_known_note_is_not_parsed_again(
 ) -> None:
     book = await _book(make_source, make_repo, remote)
     head = remote.head()
-    await book.write(head, {"apps": _entry("2024-05-01T10:00:00Z", revision=head)})
+    await book.write(head, {"apps": stored_entry("2024-05-01T10:00:00Z", revision=head)})
     calls: list[str] = []
     monkeypatch.setattr(notes_module, "parse", lambda *a, **k: calls.append("parse"))
-    await book.write(head, {"infra": _entry("2024-05-01T10:00:00Z", revision=head)})
+    await book.write(head, {"infra": stored_entry("2024-05-01T10:00:00Z", revision=head)})
     assert calls == []
 
 
@@ -74,7 +60,7 @@ async def test_a_foreign_note_is_replaced(
     blob = await book.repo.write_blob(b"not: [a gitkrm note")
     await book.repo.set_note(book.ref, head, blob)
     assert await book.read(head) is None
-    await book.write(head, {"apps": _entry("2024-05-01T10:00:00Z", revision=head)})
+    await book.write(head, {"apps": stored_entry("2024-05-01T10:00:00Z", revision=head)})
     note = await book.read(head)
     assert note is not None
     assert list(note["sources"]) == ["apps"]
@@ -88,8 +74,8 @@ async def test_rebase_keeps_both_sides_entries(
     head = remote.head()
     other = "1" * 40
     # The remote's history (as fetched): a note on `head` by source a, one on `other`.
-    await book.write(head, {"a": _entry("2024-05-01T10:00:05Z", v="theirs")})
-    await book.write(other, {"a": _entry("2024-05-01T10:00:00Z")})
+    await book.write(head, {"a": stored_entry("2024-05-01T10:00:05Z", v="theirs")})
+    await book.write(other, {"a": stored_entry("2024-05-01T10:00:00Z")})
     theirs = await repo.rev(book.ref)
     assert theirs is not None
     await repo.set_ref("refs/notes/test-remote", theirs, message="test")
@@ -100,7 +86,10 @@ async def test_rebase_keeps_both_sides_entries(
     book._docs.clear()
     await book.write(
         head,
-        {"a": _entry("2024-05-01T10:00:01Z", v="ours-older"), "b": _entry("2024-05-01T10:00:02Z")},
+        {
+            "a": stored_entry("2024-05-01T10:00:01Z", v="ours-older"),
+            "b": stored_entry("2024-05-01T10:00:02Z"),
+        },
     )
     await book.rebase("refs/notes/test-remote")
     tip = await repo.rev(book.ref)
@@ -122,7 +111,7 @@ async def test_rebase_fast_forwards_and_adopts(
     await book.rebase("refs/gitkrm/test/none")  # no remote notes: nothing to do
     assert await repo.rev(book.ref) is None
     blob = await repo.write_blob(
-        render(note_document("edge-1", {"a": _entry("2024-05-01T10:00:00Z")}))
+        render(note_document("edge-1", {"a": stored_entry("2024-05-01T10:00:00Z")}))
     )
     await repo.set_note("refs/notes/test-remote", head, blob)
     remote_tip = await repo.rev("refs/notes/test-remote")
@@ -148,7 +137,7 @@ async def test_a_note_of_only_the_entries_being_replaced_is_not_parsed(
     entry is."""
     book = await _book(make_source, make_repo, remote)
     head = remote.head()
-    await book.write(head, {"apps": _entry("2024-05-01T10:00:00Z", revision=head)})
+    await book.write(head, {"apps": stored_entry("2024-05-01T10:00:00Z", revision=head)})
     calls: list[str] = []
 
     def counting(*a: Any, **k: Any) -> Any:
@@ -157,14 +146,14 @@ async def test_a_note_of_only_the_entries_being_replaced_is_not_parsed(
 
     monkeypatch.setattr(notes_module, "parse", counting)
     fresh = NoteBook(book.repo, agent="edge-1")
-    await fresh.write(head, {"apps": _entry("2024-05-01T10:00:05Z", revision=head)})
+    await fresh.write(head, {"apps": stored_entry("2024-05-01T10:00:05Z", revision=head)})
     assert calls == []
     note = read_note(book.repo.git_dir, "edge-1", head)
     assert note is not None
     assert note["sources"]["apps"]["updated"] == "2024-05-01T10:00:05Z"
-    await fresh.write(head, {"infra": _entry("2024-05-01T10:00:06Z", revision=head)})
+    await fresh.write(head, {"infra": stored_entry("2024-05-01T10:00:06Z", revision=head)})
     other = NoteBook(book.repo, agent="edge-1")
-    await other.write(head, {"apps": _entry("2024-05-01T10:00:07Z", revision=head)})
+    await other.write(head, {"apps": stored_entry("2024-05-01T10:00:07Z", revision=head)})
     assert calls == ["parse"]  # infra's entry is kept: the note was read
     note = read_note(book.repo.git_dir, "edge-1", head)
     assert note is not None

@@ -22,6 +22,7 @@ from tests.report.report_helpers import (
     read_status,
     result,
     service,
+    synced,
 )
 from tests.source.source_gitrepo import RemoteRepo
 
@@ -34,12 +35,7 @@ async def test_a_sync_is_noted_and_in_the_status_file(
     rep.register("default", src)
     head = remote.head()
     web, svc = deployment("web"), service("web")
-    await rep.record_sync(
-        source_name="default",
-        result=result(head, [web, svc]),
-        health={web: PROGRESSING, svc: CURRENT},
-    )
-    await rep.settled()
+    await synced(rep, head, {web: PROGRESSING, svc: CURRENT})
     cache = src.cache_dir
     note = read_note(cache, "edge-1", head)
     assert note is not None
@@ -70,12 +66,7 @@ async def test_health_changes_wait_for_the_throttle_and_flush_writes_the_last(
     rep.register("default", src)
     head = remote.head()
     web, db = deployment("web"), deployment("db")
-    await rep.record_sync(
-        source_name="default",
-        result=result(head, [web, db]),
-        health={web: PROGRESSING, db: PROGRESSING},
-    )
-    await rep.settled()
+    await synced(rep, head, {web: PROGRESSING, db: PROGRESSING})
     stats = rep.stats("default")
     assert stats is not None
     assert (stats.note_writes, stats.status_writes) == (1, 1)
@@ -111,21 +102,13 @@ async def test_a_new_commit_is_noted_at_once_and_the_old_note_keeps_its_last_hea
     rep.register("default", src)
     first = remote.head()
     web = deployment("web")
-    await rep.record_sync(
-        source_name="default", result=result(first, [web]), health={web: PROGRESSING}
-    )
-    await rep.settled()
+    await synced(rep, first, {web: PROGRESSING})
     await rep.record_health(source_name="default", revision=first, health={web: DEADLINE})
     remote.write("app.yaml", "changed: true\n")
     second = remote.commit("second")
     remote.push()
     await src.snapshot()
-    await rep.record_sync(
-        source_name="default",
-        result=result(second, [web], action=Action.CONFIGURED),
-        health={web: PROGRESSING},
-    )
-    await rep.settled()
+    await synced(rep, second, {web: PROGRESSING}, action=Action.CONFIGURED)
     new = read_note(src.cache_dir, "edge-1", second)
     assert new is not None
     assert new["sources"]["default"]["counts"]["configured"] == 1
@@ -148,17 +131,11 @@ async def test_a_drift_check_that_changed_nothing_keeps_the_sync_time(
     rep.register("default", src)
     head = remote.head()
     web = deployment("web")
-    await rep.record_sync(source_name="default", result=result(head, [web]), health={web: CURRENT})
-    await rep.settled()
+    await synced(rep, head, {web: CURRENT})
     stats = rep.stats("default")
     assert stats is not None
     writes = (stats.note_writes, stats.status_writes)
-    await rep.record_sync(
-        source_name="default",
-        result=result(head, [web], action=Action.UNCHANGED),
-        health={web: CURRENT},
-    )
-    await rep.settled()
+    await synced(rep, head, {web: CURRENT}, action=Action.UNCHANGED)
     assert (stats.note_writes, stats.status_writes) == writes
 
 
