@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -37,15 +36,6 @@ def _cms(prefix: str, count: int, wave: int = 0) -> str:
 
 def _dir_source(name: str, root: Path, **kw: Any) -> SourceConfig:
     return SourceConfig(name=name, url=str(root), ref=None, **kw)
-
-
-@pytest.fixture
-async def agents() -> AsyncIterator[list[Agent]]:
-    """Agents made by a test; all closed afterwards."""
-    made: list[Agent] = []
-    yield made
-    for a in made:
-        await a.close()
 
 
 async def _open(

@@ -3,7 +3,6 @@ sync), and one that reports drift without setting it back (`selfHeal: false`).""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -23,14 +22,6 @@ def _cm(value: str) -> str:
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: default\n"
         f"data:\n  mode: {value}\n"
     )
-
-
-@pytest.fixture
-async def agents() -> AsyncIterator[list[Agent]]:
-    made: list[Agent] = []
-    yield made
-    for a in made:
-        await a.close()
 
 
 async def _agent(

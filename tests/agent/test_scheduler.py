@@ -32,13 +32,19 @@ class Recorder:
             self.running -= 1
 
 
-async def test_requests_during_a_sync_coalesce_into_one_more() -> None:
+async def _held_in_its_first_sync() -> tuple[Recorder, SourceWorker]:
+    """A started worker whose first sync has begun and waits at the recorder's gate."""
     rec = Recorder()
     rec.gate.clear()
     w = SourceWorker("s", rec)
     w.start()
     w.request(Trigger.START)
     await asyncio.wait_for(rec.entered.wait(), 5)
+    return rec, w
+
+
+async def test_requests_during_a_sync_coalesce_into_one_more() -> None:
+    rec, w = await _held_in_its_first_sync()
     assert w.busy
     for t in (Trigger.INTERVAL, Trigger.CHANGE, Trigger.INTERVAL, Trigger.REQUEST):
         w.request(t)
@@ -66,12 +72,7 @@ async def test_a_crashing_sync_does_not_stop_the_worker() -> None:
 
 
 async def test_stop_lets_the_running_sync_finish() -> None:
-    rec = Recorder()
-    rec.gate.clear()
-    w = SourceWorker("s", rec)
-    w.start()
-    w.request(Trigger.START)
-    await asyncio.wait_for(rec.entered.wait(), 5)
+    rec, w = await _held_in_its_first_sync()
     stopping = asyncio.create_task(w.stop(grace=10))
     await asyncio.sleep(0)
     w.request(Trigger.INTERVAL)  # refused: the worker is stopping
@@ -82,12 +83,7 @@ async def test_stop_lets_the_running_sync_finish() -> None:
 
 
 async def test_stop_cancels_after_the_grace_period() -> None:
-    rec = Recorder()
-    rec.gate.clear()
-    w = SourceWorker("s", rec)
-    w.start()
-    w.request(Trigger.START)
-    await asyncio.wait_for(rec.entered.wait(), 5)
+    rec, w = await _held_in_its_first_sync()
     assert await w.stop(grace=0.05) is False
     assert rec.running == 0
 

@@ -11,20 +11,42 @@ from gitkrm.krm import GVK, Obj, ObjectRef
 from gitkrm.krm.labels import parse_label_selector
 
 
+def flux_object(
+    api_version: str,
+    kind: str,
+    *,
+    name: str,
+    namespace: str,
+    generation: int,
+    defaults: dict[str, Any],
+    spec: dict[str, Any],
+) -> Obj:
+    """A Flux object whose spec is `spec` over `defaults` (a None in `spec` drops the field)."""
+    merged = {**defaults, **spec}
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "metadata": {"name": name, "namespace": namespace, "generation": generation},
+        "spec": {k: v for k, v in merged.items() if v is not None},
+    }
+
+
 def kustomization(name: str = "apps", namespace: str = "flux-system", **spec: Any) -> Obj:
-    base: dict[str, Any] = {
+    defaults = {
         "interval": "10m",
         "prune": True,
         "path": "./apps",
         "sourceRef": {"kind": "GitRepository", "name": "flux-system"},
     }
-    base.update(spec)
-    return {
-        "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
-        "kind": "Kustomization",
-        "metadata": {"name": name, "namespace": namespace, "generation": 3},
-        "spec": {k: v for k, v in base.items() if v is not None},
-    }
+    return flux_object(
+        "kustomize.toolkit.fluxcd.io/v1",
+        "Kustomization",
+        name=name,
+        namespace=namespace,
+        generation=3,
+        defaults=defaults,
+        spec=spec,
+    )
 
 
 def git_repository(

@@ -6,9 +6,11 @@ from typing import Any
 
 from gitkrm.krm import Obj
 
+from .flux_objects import flux_object
+
 
 def helm_release(name: str = "podinfo", namespace: str = "apps", **spec: Any) -> Obj:
-    base: dict[str, Any] = {
+    defaults: dict[str, Any] = {
         "interval": "10m",
         "chart": {
             "spec": {
@@ -22,13 +24,15 @@ def helm_release(name: str = "podinfo", namespace: str = "apps", **spec: Any) ->
             }
         },
     }
-    base.update(spec)
-    return {
-        "apiVersion": "helm.toolkit.fluxcd.io/v2",
-        "kind": "HelmRelease",
-        "metadata": {"name": name, "namespace": namespace, "generation": 2},
-        "spec": {k: v for k, v in base.items() if v is not None},
-    }
+    return flux_object(
+        "helm.toolkit.fluxcd.io/v2",
+        "HelmRelease",
+        name=name,
+        namespace=namespace,
+        generation=2,
+        defaults=defaults,
+        spec=spec,
+    )
 
 
 def helm_repository(

@@ -3,7 +3,6 @@ naming the object and the field."""
 
 from __future__ import annotations
 
-import stat
 from typing import Any
 
 import pytest
@@ -27,6 +26,7 @@ from gitkrm.sync.options import IgnoreDifference
 from gitkrm.sync.overlay_spec import ImageOverride, OverlayPatch
 
 from .argocd_objects import application, repo_secret
+from .auth_checks import assert_basic_auth
 from .flux_objects import Objects
 
 URL = "https://github.com/example/fleet"
@@ -136,12 +136,7 @@ async def test_another_repository_with_argo_cds_repository_secret() -> None:
     )  # fmt: skip
     c = spec.config
     assert (c.url, c.ref, c.path) == (OTHER, GitRef(RefKind.BRANCH, "prod"), "guestbook")
-    assert isinstance(c.auth, HttpsAuth)
-    assert c.auth.username == "bot"
-    assert c.auth.password.read() == "s3cret"
-    assert c.auth.password.file is not None
-    assert stat.S_IMODE(c.auth.password.file.stat().st_mode) == 0o600
-    assert "s3cret" not in repr(spec)
+    assert_basic_auth(spec, username="bot", password="s3cret")
     assert c.verify is None
     assert not spec.same_as_parent
 

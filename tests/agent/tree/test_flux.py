@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +15,12 @@ from gitkrm.agent.tree.naming import child_name
 from gitkrm.agent.tree.repourl import normalise_url
 from gitkrm.errors import ManifestError
 from gitkrm.krm import GroupKind, ObjectRef
-from gitkrm.source import GitRef, HttpsAuth, RefKind, SshAuth
+from gitkrm.source import GitRef, RefKind, SshAuth
 from gitkrm.sync.overlay_spec import ImageOverride, Overlay, OverlayPatch
 from gitkrm.sync.postbuild_spec import DecryptionSpec, SubstituteRef
 from gitkrm.sync.postbuild_spec import RefKind as VarKind
 
+from .auth_checks import assert_basic_auth
 from .flux_objects import Objects, git_repository, kustomization, secret
 
 URL = "https://github.com/example/fleet"
@@ -238,12 +238,7 @@ async def test_another_repository_is_a_source_with_its_ref_interval_and_basic_au
     assert (cfg.url, cfg.ref, cfg.interval, cfg.timeout) == (
         other, GitRef(RefKind.TAG, "v1.2.0"), 30.0, 20.0,
     )  # fmt: skip
-    assert isinstance(cfg.auth, HttpsAuth)
-    assert cfg.auth.username == "bot"
-    assert cfg.auth.password.read() == "s3cret"
-    assert cfg.auth.password.file is not None
-    assert stat.S_IMODE(cfg.auth.password.file.stat().st_mode) == 0o600
-    assert "s3cret" not in repr(spec)
+    assert_basic_auth(spec, username="bot", password="s3cret")
     again = await INTERPRETER.child(
         kustomization(sourceRef={"kind": "GitRepository", "name": "app"}, interval="5m"), c
     )
