@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from gitkrm.charts.spec import ChartRef, HelmSpec
 from gitkrm.errors import BadRequest, GitkrmError, ManifestError
@@ -43,6 +43,11 @@ from .duration import format_duration, parse_duration
 from .postbuild_config import from_spec as postbuild_from_spec
 from .postbuild_config import to_spec as postbuild_to_spec
 from .tree.model import Peer
+
+if TYPE_CHECKING:
+    from gitkrm.source.artifact_copy import ArtifactRecipe
+
+    from .tree.flux_generated import GeneratedArtifacts
 
 ApplyMode = Literal["client-side", "server-side"]
 DEFAULT_INTERVAL = 30.0
@@ -129,6 +134,13 @@ class SourceConfig:
     sync_windows: tuple[SyncWindow, ...] = ()
     """Argo CD's sync windows of the Application's project that apply to it: while they
     forbid a sync, a pass compares instead (`gitkrm.sync.syncwindows`)."""
+    artifact: ArtifactRecipe | None = None
+    """The content is this artifact of the repository (a Flux ExternalArtifact an
+    ArtifactGenerator makes: `gitkrm.source.artifact`), seen at `path`; not a GitSource
+    field."""
+    generator: GeneratedArtifacts | None = None
+    """The content is the ExternalArtifact objects of an ArtifactGenerator over the
+    repository (`tree.flux_generated`); not a GitSource field."""
 
     @property
     def safe_url(self) -> str:

@@ -11,10 +11,11 @@ from .config import SourceConfig
 from .state import CACHE_DIR
 
 
-def open_source(config: SourceConfig, *, git_cache: Path) -> Source:
+def open_source(config: SourceConfig, *, git_cache: Path, repo_tree: bool = False) -> Source:
     """A LocalSource for a plain directory, a ChartRepositorySource for a chart release
     (archives cached beside the parsed files), else a GitSource caching into `git_cache`;
-    with `mounts`, a MountedSource over it and a GitSource per mount."""
+    with `mounts`, a MountedSource over it and a GitSource per mount; with `artifact`, an
+    ArtifactSource over the whole repository (`repo_tree`: listing its whole tree)."""
     if config.mounts:
         from gitkrm.source.mounted import MountedSource
 
@@ -33,7 +34,21 @@ def open_source(config: SourceConfig, *, git_cache: Path) -> Source:
         cache = git_cache.parent.parent / CACHE_DIR / "charts"
         fetcher = ChartFetcher(cache_dir=cache, auth=auth)
         return ChartRepositorySource(name=config.name, chart=config.chart, fetcher=fetcher)
-    tree = config.overlay is not None and bool(config.overlay.components)
+    if config.generator is not None:
+        from .tree.flux_generated import GeneratedSource
+
+        whole = dataclasses.replace(config, generator=None, path="")
+        repository = open_source(whole, git_cache=git_cache, repo_tree=True)
+        return GeneratedSource(name=config.name, repository=repository, spec=config.generator)
+    if config.artifact is not None:
+        from gitkrm.source.artifact import ArtifactSource
+
+        whole = dataclasses.replace(config, artifact=None, path="")
+        repository = open_source(whole, git_cache=git_cache, repo_tree=True)
+        return ArtifactSource(
+            name=config.name, repository=repository, recipe=config.artifact, path=config.path
+        )
+    tree = repo_tree or (config.overlay is not None and bool(config.overlay.components))
     if config.ref is None:
         return LocalSource(
             name=config.name, root=Path(config.url), path=config.path, repo_tree=tree

@@ -69,7 +69,14 @@ class Outcome:
 
 
 def short(revision: str | None) -> str:
-    return revision[:12] if revision else "-"
+    """A commit's first 12 hex digits; `name@algo:<12 hex>` for an artifact's revision."""
+    if not revision:
+        return "-"
+    name, at, digest = revision.rpartition("@")
+    algo, colon, hexes = digest.partition(":")
+    if colon:
+        return f"{name}{at}{algo}:{hexes[:12]}"
+    return revision[:12]
 
 
 def summary(counts: Counts | None) -> str:

@@ -130,12 +130,14 @@ class Term:
             self.start_reports()
 
     async def _peer_crds(self, config: SourceConfig) -> None:
-        """The CRDs of the peers the source interprets, when the target lacks them."""
+        """The CRDs and namespaces of the peers the source interprets, when the target
+        lacks them."""
         if not config.interpret:
             return
-        from .tree import crds
+        from .tree import crds, peerns
 
         await crds.ensure(self._store, config.interpret, done=self._crds_done)
+        await peerns.ensure(self._store, config.interpret, done=self._crds_done)
 
     def _make_runner(self, config: SourceConfig, live: Obj, *, parent: str = "") -> SourceRunner:
         """A source's runner, registered with the term (and its reports, when they run)."""

@@ -154,9 +154,12 @@ def _keys(refs: Sequence[ObjectRef]) -> set[ResourceKey]:
     return {_key(r) for r in refs}
 
 
-def _where(config: SourceConfig) -> tuple[str, object, str]:
+def _where(config: SourceConfig) -> tuple[str, object, str, object]:
+    """What a source syncs: repository, ref, path, and what it makes of them (an
+    artifact of the repository, or an ArtifactGenerator's objects, is other content)."""
     path = "/".join(x for x in config.path.split("/") if x not in ("", "."))
-    return config.safe_url.rstrip("/").removesuffix(".git"), config.ref, path
+    made = config.artifact or config.generator
+    return config.safe_url.rstrip("/").removesuffix(".git"), config.ref, path, made
 
 
 class Tree:
@@ -596,6 +599,8 @@ class Tree:
             phase = Phase.PENDING
         elif runner is not None and runner.config.suspend:
             phase = Phase.SUSPENDED
+        elif child.error and runner is None:
+            phase = Phase.FAILED  # the object could not be read into a child
         elif outcome is None:
             phase = Phase.SYNCING
         elif not outcome.succeeded:
@@ -624,6 +629,7 @@ class Tree:
             observed_generation=int(meta(child.obj).get("generation") or 0) or None,
             resolved_ref=resolved,
             spec=spec,
+            details=getattr(runner.source, "details", None) or {} if runner is not None else {},
         )
 
     def touch(self, name: str) -> None:

@@ -30,6 +30,7 @@ from ..crd import NAMESPACE as GITSOURCE_NAMESPACE
 from .fields import Fail, FieldErrors, as_list, source_path, str_map
 from .flux_repo import Repository, duration, read_repository
 from .flux_spec import (
+    EXTERNAL_ARTIFACT,
     FINALIZER,
     GIT_REPOSITORY,
     KUSTOMIZATION,
@@ -249,19 +250,28 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
     src = spec.get("sourceRef") or {}
     if not src.get("name"):
         raise fail("spec.sourceRef.name", "required")
-    if src.get("kind") != GIT_REPOSITORY.kind:
+    kind = src.get("kind")
+    if kind not in (GIT_REPOSITORY.kind, EXTERNAL_ARTIFACT.kind):
         raise fail(
             "spec.sourceRef.kind",
-            f"{src.get('kind')!r}: gitkrm reads GitRepository sources only",
+            f"{kind!r}: gitkrm reads GitRepository and ExternalArtifact sources only",
         )
-
-    source_ref = ObjectRef(
-        group=GIT_REPOSITORY.group, kind=GIT_REPOSITORY.kind, name=src["name"],
-        namespace=src.get("namespace") or namespace,
-    )  # fmt: skip
     deleting = bool(md.get("deletionTimestamp"))
+    artifact = None
     try:
-        repo = await read_repository(source_ref, parent=parent, get=ctx.get, fail=fail)
+        if kind == EXTERNAL_ARTIFACT.kind:
+            from .flux_artifacts import external_artifact
+
+            repo, artifact, more = await external_artifact(
+                src, namespace, parent=parent, ctx=ctx, fail=fail
+            )
+            unhonoured.extend(more)
+        else:
+            source_ref = ObjectRef(
+                group=GIT_REPOSITORY.group, kind=GIT_REPOSITORY.kind, name=src["name"],
+                namespace=src.get("namespace") or namespace,
+            )  # fmt: skip
+            repo = await read_repository(source_ref, parent=parent, get=ctx.get, fail=fail)
     except ManifestError:
         if not deleting:
             raise
@@ -315,8 +325,9 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
         health_checks=checks,
         overlay=overlay_of(spec, fail),
         interpret=parent.interpret,  # a Kustomization's path may declare more of them
+        artifact=artifact,
     )
-    same = repo.is_parent and source_path(parent.path, fail) == path
+    same = artifact is None and repo.is_parent and source_path(parent.path, fail) == path
     return ChildSpec(
         declared_by=declared_by,
         config=config,

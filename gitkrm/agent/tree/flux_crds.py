@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from gitkrm.krm import Obj
 
-from .flux_spec import GIT_REPOSITORY, KUSTOMIZATION
+from .flux_spec import ARTIFACT_GENERATOR, EXTERNAL_ARTIFACT, GIT_REPOSITORY, KUSTOMIZATION
 from .peercrd import STR, peer_crd
 
 _BOOL: Final = {"type": "boolean"}
@@ -129,6 +129,108 @@ def git_repository_crd() -> Obj:
     )  # fmt: skip
 
 
+_ALIAS: Final = "[a-z0-9]([a-z0-9_-]*[a-z0-9])?"
+
+
+def _text(pattern: str | None = None, *, max_length: int = 1024) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": max_length}
+    if pattern:
+        out["pattern"] = pattern
+    return out
+
+
+def artifact_generator_crd() -> Obj:
+    """source-watcher's ArtifactGenerator (v1beta1), with its validations: errors in Git
+    are refused at admission, naming file, line and object."""
+    copy_op = {
+        "type": "object",
+        "required": ["from", "to"],
+        "properties": {
+            "from": _text(f"^@({_ALIAS})/(.*)$"),
+            "to": _text("^@(artifact)/(.*)$"),
+            "exclude": {"type": "array", "maxItems": 100, "items": STR},
+            "strategy": {"type": "string", "enum": ["Overwrite", "Merge", "Extract"]},
+        },
+    }
+    spec = {
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": True,
+        "required": ["sources", "artifacts"],
+        "properties": {
+            "sources": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": 1000,
+                "items": {
+                    "type": "object",
+                    "required": ["alias", "kind", "name"],
+                    "properties": {
+                        "alias": _text(f"^{_ALIAS}$", max_length=63),
+                        "kind": {
+                            "type": "string",
+                            "enum": [
+                                "Bucket",
+                                "GitRepository",
+                                "OCIRepository",
+                                "HelmChart",
+                                "ExternalArtifact",
+                            ],
+                        },
+                        "name": _text(max_length=253),
+                        "namespace": _text("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63),
+                    },
+                },
+            },
+            "pathPattern": _text(f"^@({_ALIAS})/(.*)$"),
+            "artifacts": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": 1000,
+                "items": {
+                    "type": "object",
+                    "required": ["name", "copy"],
+                    "properties": {
+                        "name": _text(max_length=253),
+                        "revision": _text(f"^@({_ALIAS})$", max_length=64),
+                        "originRevision": _text(f"^@({_ALIAS})$", max_length=64),
+                        "copy": {"type": "array", "minItems": 1, "items": copy_op},
+                    },
+                },
+            },
+        },
+    }
+    return peer_crd(
+        peer="flux", group=ARTIFACT_GENERATOR.group, kind=ARTIFACT_GENERATOR.kind,
+        plural="artifactgenerators", short=["ag"], spec=spec, versions=("v1beta1",),
+        columns=_columns(url=False), status_subresource=True,
+    )  # fmt: skip
+
+
+def external_artifact_crd() -> Obj:
+    """source-controller's ExternalArtifact (v1): `spec.sourceRef` names its producer."""
+    spec = {
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": True,
+        "properties": {
+            "sourceRef": {
+                "type": "object",
+                "required": ["kind", "name"],
+                "properties": {"apiVersion": STR, "kind": STR, "name": STR, "namespace": STR},
+            }
+        },
+    }
+    return peer_crd(
+        peer="flux", group=EXTERNAL_ARTIFACT.group, kind=EXTERNAL_ARTIFACT.kind,
+        plural="externalartifacts", short=[], spec=spec, versions=("v1",),
+        columns=_columns(url=False), status_subresource=True,
+    )  # fmt: skip
+
+
 def crds() -> list[Obj]:
-    """Both CRDs (fresh objects: callers may change them)."""
-    return [kustomization_crd(), git_repository_crd()]
+    """The CRDs (fresh objects: callers may change them)."""
+    return [
+        kustomization_crd(),
+        git_repository_crd(),
+        artifact_generator_crd(),
+        external_artifact_crd(),
+    ]

@@ -15,6 +15,9 @@ GIT_REPOSITORY: Final = GroupKind(group=SOURCE_GROUP, kind="GitRepository")
 KUSTOMIZATION_VERSIONS: Final = ("v1", "v1beta2")
 GIT_REPOSITORY_VERSIONS: Final = ("v1", "v1beta2")
 FINALIZER: Final = "finalizers.fluxcd.io"
+GENERATOR_GROUP: Final = "source.extensions.fluxcd.io"
+ARTIFACT_GENERATOR: Final = GroupKind(group=GENERATOR_GROUP, kind="ArtifactGenerator")
+EXTERNAL_ARTIFACT: Final = GroupKind(group=SOURCE_GROUP, kind="ExternalArtifact")
 
 
 class NamespacedName(TypedDict, total=False):

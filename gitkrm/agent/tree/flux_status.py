@@ -45,6 +45,8 @@ def flux_revision(sha: str | None, ref: GitRef | None, *, resolved: str | None =
     semver range the tag it `resolved` to (`v1.2.0@sha1:<sha>`, as source-controller)."""
     if not sha:
         return ""
+    if "@" in sha or ":" in sha:
+        return sha  # already Flux's form (an ExternalArtifact's `latest@sha256:<digest>`)
     algo = "sha256" if len(sha) == 64 else "sha1"
     name = None if ref is None or ref.kind is RefKind.COMMIT else ref.name
     if ref is not None and ref.kind is RefKind.SEMVER:

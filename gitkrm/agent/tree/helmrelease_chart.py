@@ -89,6 +89,12 @@ async def chart_origin(
         raise fail("spec.chart", "give exactly one of spec.chart.spec and spec.chartRef")
     if chart_ref:
         kind = str(chart_ref.get("kind") or "")
+        if kind == "ExternalArtifact":
+            raise fail(
+                "spec.chartRef.kind",
+                "'ExternalArtifact': a chart an ArtifactGenerator composes is not supported by "
+                "gitkrm; only OCIRepository is",
+            )
         if kind != OCI_REPOSITORY.kind:
             raise fail("spec.chartRef.kind", f"{kind!r}: only OCIRepository is supported")
         ref = _ref(OCI_REPOSITORY, chart_ref, namespace, "spec.chartRef", fail)

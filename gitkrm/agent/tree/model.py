@@ -114,6 +114,9 @@ class ChildState:
     spec: ChildSpec | None = None
     """The child this is the state of (None when the object could not be read): its ref
     and URL, which the peer's status names (Flux's `main@sha1:<sha>` revisions)."""
+    details: Mapping[str, str] = field(default_factory=dict)
+    """What the child's source says of its last snapshot (an ArtifactGenerator's child:
+    artifact name -> digest, for the generator's inventory)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from gitkrm.errors import BadRequest
 from .model import Interpreter, Interpreters, Peer
 
 MODULES: Final[Mapping[Peer, tuple[str, ...]]] = {
-    Peer.FLUX: ("flux", "helmrelease"),
+    Peer.FLUX: ("flux", "helmrelease", "flux_generator"),
     Peer.ARGOCD: ("argocd",),
 }
 """A peer's modules under `gitkrm.agent.tree`: the first is the peer itself (required),

@@ -139,12 +139,20 @@ def test_git_repository_status_has_the_artifact() -> None:
 
 def test_the_crds_admit_flux_objects_and_show_fluxs_columns() -> None:
     reg = Registry.builtin()
+    served = {
+        "Kustomization": [("v1", True), ("v1beta2", False)],
+        "GitRepository": [("v1", True), ("v1beta2", False)],
+        "ArtifactGenerator": [("v1beta1", True)],
+        "ExternalArtifact": [("v1", True)],
+    }
     for crd in INTERPRETER.crds():
         reg.register_crd(orjson.loads(orjson.dumps(crd)))
         versions = crd["spec"]["versions"]
-        assert [(v["name"], v["storage"]) for v in versions] == [("v1", True), ("v1beta2", False)]
+        kind = crd["spec"]["names"]["kind"]
+        assert [(v["name"], v["storage"]) for v in versions] == served.pop(kind)
         cols = [c["name"] for c in versions[0]["additionalPrinterColumns"]]
         assert cols in (["Age", "Ready", "Status"], ["URL", "Age", "Ready", "Status"])
         assert versions[0]["subresources"] == {"status": {}}
+    assert not served
     reg.admit(kustomization(images=[{"name": "x", "newTag": "1"}]))
     reg.admit(git_repository("https://example.org/x"))

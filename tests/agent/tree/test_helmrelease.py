@@ -240,6 +240,10 @@ async def test_repository_credentials_come_from_its_secret_and_are_masked() -> N
             "spec.install.crds: 'Always': give Create, CreateReplace or Skip",
         ),
         ({"valuesFrom": [{"kind": "Secret", "name": "x", "targetPath": "a..b"}]}, "not found"),
+        (
+            {"chart": None, "chartRef": {"kind": "ExternalArtifact", "name": "podinfo"}},
+            r"spec.chartRef.kind: 'ExternalArtifact': a chart an ArtifactGenerator composes",
+        ),
     ],
 )
 async def test_bad_specs_are_errors_naming_the_field(change: dict[str, Any], message: str) -> None:
