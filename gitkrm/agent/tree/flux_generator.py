@@ -17,15 +17,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from gitkrm.krm import Obj
+from gitkrm.krm.conditions import conditions_of
 from gitkrm.source import RefKind
 
+from ..conditions import Conditions
 from ..config import SourceConfig
 from ..status import Reason
 from .fields import FieldErrors
 from .flux_artifacts import inventory_entries, read_generator
 from .flux_generated import DIGEST, ORIGIN, ORIGIN_METADATA, REVISION, SIZE, GeneratedArtifacts
 from .flux_spec import ARTIFACT_GENERATOR, EXTERNAL_ARTIFACT, FINALIZER
-from .flux_status import READY, RECONCILING, STALLED, FluxConditions
+from .flux_status import READY, RECONCILING, STALLED
 from .model import ChildSpec, ChildState, Context, Peer, Phase, SourceStatus
 from .naming import child_name
 
@@ -99,7 +101,7 @@ def generator_status(obj: Obj, state: ChildState) -> dict[str, Any]:
     if state.phase is Phase.SUSPENDED:
         return dict(old)
     generation = state.observed_generation
-    conds = FluxConditions(obj, generation)
+    conds = Conditions(conditions_of(obj), generation=generation)
     out: dict[str, Any] = {}
     outcome = state.outcome
     error = state.error or ("; ".join(outcome.errors) if outcome and outcome.errors else "")
@@ -148,7 +150,9 @@ def external_artifact_status(live: Obj) -> dict[str, Any]:
     if not revision or not digest:
         return dict(old)
     generation = md.get("generation")
-    conds = FluxConditions(live, generation if isinstance(generation, int) else None)
+    conds = Conditions(
+        conditions_of(live), generation=generation if isinstance(generation, int) else None
+    )
     conds.set(READY, "True", "Succeeded", "Artifact is ready")
     name, ns = str(md.get("name") or ""), str(md.get("namespace") or "")
     hexes = digest.partition(":")[2]
