@@ -16,7 +16,7 @@ import pytest
 from gitkrm.krm import ObjectRef
 from tests.e2e.e2e_support import AgentProcess, gitkrm, read_object, wait_for
 from tests.e2e.flux_artifacts_repo import GENERATOR, INFRASTRUCTURE, monorepo, values
-from tests.e2e.test_agent_lifecycle import free_port
+from tests.support.net import free_port
 
 pytestmark = pytest.mark.usefixtures("_kustomize")
 
