@@ -9,22 +9,15 @@ from typing import Any
 import httpx
 import orjson
 
+from tests.support.builders import deployment
+from tests.support.manifests import yaml_text
+
 APPLY = {"content-type": "application/apply-patch+yaml"}
 
-DEPLOYMENT_YAML = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  labels: {{app: web}}
-spec:
-  replicas: {replicas}
-  selector: {{matchLabels: {{app: web}}}}
-  template:
-    metadata: {{labels: {{app: web}}}}
-    spec:
-      containers: [{{name: c, image: nginx}}]
-"""
+
+def deployment_yaml(*, replicas: int) -> str:
+    """Deployment `web` of no namespace (the URL's)."""
+    return yaml_text(deployment("web", None, replicas=replicas))
 
 
 def status_of(r: httpx.Response) -> dict[str, Any]:
@@ -43,7 +36,7 @@ def owners(obj: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
 
 def test_apply_yaml_creates_then_conflicts_then_forces(http: httpx.Client, ns: str) -> None:
     url = web(http, ns)
-    body = DEPLOYMENT_YAML.format(replicas=2)
+    body = deployment_yaml(replicas=2)
     r = http.patch(url, params={"fieldManager": "one"}, content=body, headers=APPLY)
     assert r.status_code == 201, r.text  # created
     made = r.json()
@@ -52,7 +45,7 @@ def test_apply_yaml_creates_then_conflicts_then_forces(http: httpx.Client, ns: s
     again = http.patch(url, params={"fieldManager": "one"}, content=body, headers=APPLY)
     assert again.status_code == 200
     assert again.json()["metadata"]["resourceVersion"] == made["metadata"]["resourceVersion"]
-    other = DEPLOYMENT_YAML.format(replicas=5)
+    other = deployment_yaml(replicas=5)
     r = http.patch(url, params={"fieldManager": "two"}, content=other, headers=APPLY)
     s = status_of(r)
     assert (r.status_code, s["reason"]) == (409, "Conflict")
@@ -93,7 +86,7 @@ def test_apply_json_body_and_dry_run(http: httpx.Client, ns: str) -> None:
 
 def test_patch_options_are_validated(http: httpx.Client, ns: str) -> None:
     url = web(http, ns)
-    r = http.patch(url, content=DEPLOYMENT_YAML.format(replicas=1), headers=APPLY)
+    r = http.patch(url, content=deployment_yaml(replicas=1), headers=APPLY)
     s = status_of(r)
     assert (r.status_code, s["reason"]) == (422, "Invalid")
     assert s["message"] == (
@@ -125,7 +118,7 @@ def test_cbor_apply_and_bad_bodies_are_refused(http: httpx.Client, ns: str) -> N
     r = http.patch(url, params={"fieldManager": "me"}, content=dup, headers=APPLY)
     assert r.status_code == 400
     assert "duplicate key" in status_of(r)["message"]
-    wrong = DEPLOYMENT_YAML.format(replicas=1).replace("apps/v1", "apps/v1beta2")
+    wrong = yaml_text({**deployment("web", None), "apiVersion": "apps/v1beta2"})
     r = http.patch(url, params={"fieldManager": "me"}, content=wrong, headers=APPLY)
     assert r.status_code == 400
     assert status_of(r)["message"] == (
@@ -139,7 +132,7 @@ def test_status_subresource_apply(http: httpx.Client, ns: str) -> None:
     http.patch(
         url,
         params={"fieldManager": "me"},
-        content=DEPLOYMENT_YAML.format(replicas=1),
+        content=deployment_yaml(replicas=1),
         headers=APPLY,
     ).raise_for_status()
     status = {

@@ -7,32 +7,16 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from collections.abc import Mapping, Sequence
 
 import yaml
 
 from gitkrm.server import ServerThread
 from gitkrm.store.sqlite import SqliteStore
 from tests.server.conftest import Kubectl, Lines, wait_for
+from tests.support import builders
 from tests.support.builders import crd
-
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: {ns}
-  labels: {{app: web, tier: front}}
-spec:
-  replicas: {replicas}
-  selector: {{matchLabels: {{app: web}}}}
-  template:
-    metadata: {{labels: {{app: web}}}}
-    spec:
-      containers:
-      - name: web
-        image: nginx:1.25
-        env: [{env}]
-"""
+from tests.support.manifests import yaml_text
 
 
 def _gadget_crd() -> str:
@@ -62,8 +46,17 @@ def _gadget_crd() -> str:
 CRD = _gadget_crd()
 
 
-def deployment(ns: str, *, replicas: int = 2, env: str = "{name: MODE, value: prod}") -> str:
-    return DEPLOYMENT.format(ns=ns, replicas=replicas, env=env)
+MODE_PROD = {"name": "MODE", "value": "prod"}
+
+
+def deployment(
+    ns: str, *, replicas: int = 2, env: Sequence[Mapping[str, str]] = (MODE_PROD,)
+) -> str:
+    obj = builders.deployment(
+        "web", ns, replicas=replicas, labels={"tier": "front"}, container="web", image="nginx:1.25"
+    )
+    obj["spec"]["template"]["spec"]["containers"][0]["env"] = [dict(e) for e in env]
+    return yaml_text(obj)
 
 
 def header(table: str) -> list[str]:
@@ -127,7 +120,7 @@ def test_create_generators_for_other_kinds(kubectl: Kubectl, ns: str) -> None:
 
 
 def test_apply_created_unchanged_configured_and_removed_fields(kubectl: Kubectl, ns: str) -> None:
-    manifest = deployment(ns, env="{name: MODE, value: prod}, {name: DEBUG, value: '1'}")
+    manifest = deployment(ns, env=[MODE_PROD, {"name": "DEBUG", "value": "1"}])
     assert kubectl("apply", "-f", "-", input=manifest) == "deployment.apps/web created\n"
     assert kubectl("apply", "-f", "-", input=manifest) == "deployment.apps/web unchanged\n"
     changed = deployment(ns, replicas=3)  # DEBUG removed from the file

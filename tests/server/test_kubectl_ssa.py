@@ -5,33 +5,22 @@ in `get --show-managed-fields`, diff --server-side; a smoke test with kubectl 1.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 import yaml
 
 from tests.server.conftest import Kubectl, kubectl_path
-
-MANIFEST = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: {ns}
-  labels: {{app: web}}
-  annotations: {annotations}
-spec:
-  replicas: {replicas}
-  selector: {{matchLabels: {{app: web}}}}
-  template:
-    metadata: {{labels: {{app: web}}}}
-    spec:
-      containers: [{{name: web, image: "nginx:1.25"}}]
-"""
+from tests.support.builders import deployment
+from tests.support.manifests import yaml_text
 
 
-def manifest(ns: str, *, replicas: int = 2, annotations: str = "{}") -> str:
-    return MANIFEST.format(ns=ns, replicas=replicas, annotations=annotations)
+def manifest(ns: str, *, replicas: int = 2, annotations: Mapping[str, str] | None = None) -> str:
+    web = deployment(
+        "web", ns, replicas=replicas, annotations=annotations, container="web", image="nginx:1.25"
+    )
+    return yaml_text(web)
 
 
 def get(k: Kubectl, ns: str, *extra: str) -> dict[str, Any]:
@@ -99,7 +88,7 @@ def test_diff_server_side(kubectl: Kubectl, ns: str) -> None:
 
 
 def test_client_side_apply_then_server_side_migrates(kubectl: Kubectl, ns: str) -> None:
-    with_note = manifest(ns, annotations="{team: a, note: old}")
+    with_note = manifest(ns, annotations={"team": "a", "note": "old"})
     assert kubectl("apply", "-f", "-", input=with_note) == "deployment.apps/web created\n"
     csa = managers(get(kubectl, ns, "--show-managed-fields"))
     assert ("kubectl-client-side-apply", "Update") in csa
@@ -111,7 +100,7 @@ def test_client_side_apply_then_server_side_migrates(kubectl: Kubectl, ns: str) 
     assert "f:note" in migrated[("kubectl", "Apply")]["fieldsV1"]["f:metadata"]["f:annotations"]
 
     # A field dropped from the manifest is removed by the next server-side apply.
-    without_note = manifest(ns, annotations="{team: a}")
+    without_note = manifest(ns, annotations={"team": "a"})
     assert kubectl(*ssa, input=without_note) == "deployment.apps/web serverside-applied\n"
     annotations = get(kubectl, ns)["metadata"]["annotations"]
     assert annotations["team"] == "a"

@@ -9,21 +9,14 @@ import json
 import pytest
 
 from tests.server.conftest import Kubectl, kubectl_path
+from tests.support.builders import deployment
+from tests.support.manifests import yaml_text
 
 VERSIONS = ["1.27", "1.28", "1.29", "1.30", "1.31", "1.32", "1.33"]
 
-MANIFEST = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {{name: smoke, namespace: {ns}}}
-spec:
-  replicas: {replicas}
-  selector: {{matchLabels: {{app: smoke}}}}
-  template:
-    metadata: {{labels: {{app: smoke}}}}
-    spec:
-      containers: [{{name: c, image: nginx}}]
-"""
+
+def manifest(ns: str, *, replicas: int) -> str:
+    return yaml_text(deployment("smoke", ns, replicas=replicas))
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -38,11 +31,11 @@ def test_smoke(
     versions = json.loads(k("version", "-o", "json"))
     assert versions["clientVersion"]["gitVersion"].startswith(f"v{version}.")
     assert versions["serverVersion"]["minor"] == "33"
-    created = MANIFEST.format(ns=ns, replicas=1)
+    created = manifest(ns, replicas=1)
     assert k("apply", "-f", "-", input=created) == "deployment.apps/smoke created\n"
     assert k("apply", "-f", "-", input=created) == "deployment.apps/smoke unchanged\n"
     assert k.run("diff", "-f", "-", input=created, check=False).returncode == 0
-    changed = MANIFEST.format(ns=ns, replicas=2)
+    changed = manifest(ns, replicas=2)
     assert k.run("diff", "-f", "-", input=changed, check=False).returncode == 1
     assert k("apply", "-f", "-", input=changed) == "deployment.apps/smoke configured\n"
     rows = k("get", "deploy", "-n", ns).splitlines()
@@ -51,7 +44,7 @@ def test_smoke(
     assert "FIELD: replicas <integer>" in k("explain", "deployment.spec.replicas")
     k("create", "configmap", "cm", "-n", ns, "--from-literal=a=b")
     assert json.loads(k("get", "cm", "cm", "-n", ns, "-o", "json"))["data"] == {"a": "b"}
-    unknown = MANIFEST.format(ns=ns, replicas=2).replace("  replicas:", "  bogus: 1\n  replicas:")
+    unknown = manifest(ns, replicas=2).replace("  replicas:", "  bogus: 1\n  replicas:")
     refused = k.run("apply", "-f", "-", input=unknown, check=False)
     assert refused.returncode == 1
     assert 'unknown field "spec.bogus"' in refused.stderr

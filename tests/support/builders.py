@@ -68,6 +68,7 @@ def deployment(
     container: str = "c",
     port: int | None = None,
     labels: Mapping[str, str] | None = None,
+    annotations: Mapping[str, str] | None = None,
     template_annotations: Mapping[str, str] | None = None,
     **spec: Any,
 ) -> Obj:
@@ -89,7 +90,7 @@ def deployment(
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": _metadata(name, namespace, {**app, **(labels or {})}),
+        "metadata": _metadata(name, namespace, {**app, **(labels or {})}, annotations),
         "spec": body,
     }
 
