@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 from gitkrm.errors import (
     GitkrmError,
@@ -195,6 +196,22 @@ class _Command:
     ok_codes: Sequence[int]
 
 
+class GitKeywords(TypedDict, total=False):
+    """How `GitRunner.run` runs one command: `auth` (credentials' environment and config),
+    `redactor` (else the auth's), `what` (the label errors name), `remote` (errors
+    classified as a remote's), `in_repo` (with `--git-dir`; default True), `env`,
+    `ok_codes` (default (0,)) and `cwd`."""
+
+    auth: GitAuthEnv | None
+    redactor: Redactor | None
+    what: str | None
+    remote: bool
+    in_repo: bool
+    env: Mapping[str, str] | None
+    ok_codes: Sequence[int]
+    cwd: Path | None
+
+
 class GitRunner:
     """Runs git commands against one repository (or none), counting them by subcommand.
 
@@ -214,19 +231,12 @@ class GitRunner:
         self.user_config = user_config
         self.calls: Counter[str] = Counter()
 
-    def _command(
-        self,
-        args: Sequence[str],
-        *,
-        auth: GitAuthEnv | None,
-        redactor: Redactor | None,
-        what: str | None,
-        remote: bool,
-        in_repo: bool,
-        env: Mapping[str, str] | None,
-        ok_codes: Sequence[int],
-        cwd: Path | None,
-    ) -> _Command:
+    def _command(self, args: Sequence[str], options: GitKeywords) -> _Command:
+        auth = options.get("auth")
+        redactor = options.get("redactor")
+        env = options.get("env")
+        in_repo = options.get("in_repo", True)
+        cwd = options.get("cwd")
         redact = redactor or (auth.redactor if auth else Redactor())
         extra: dict[str, str] = dict(env or {})
         config: list[tuple[str, str]] = []
@@ -250,10 +260,10 @@ class GitRunner:
             argv=argv,
             env=user_env(extra) if self.user_config else base_env(extra),
             cwd=None if cwd is None else str(cwd),
-            label=redact(what or f"git {sub}"),
+            label=redact(options.get("what") or f"git {sub}"),
             redact=redact,
-            remote=remote,
-            ok_codes=ok_codes,
+            remote=options.get("remote", False),
+            ok_codes=options.get("ok_codes", (0,)),
         )
 
     def _result(
@@ -276,25 +286,15 @@ class GitRunner:
     async def run(
         self,
         *args: str,
-        auth: GitAuthEnv | None = None,
-        redactor: Redactor | None = None,
-        what: str | None = None,
-        remote: bool = False,
-        in_repo: bool = True,
-        env: Mapping[str, str] | None = None,
-        ok_codes: Sequence[int] = (0,),
         input: bytes | None = None,
-        cwd: Path | None = None,
+        **options: Unpack[GitKeywords],
     ) -> GitResult:
         """Run `git <args>`; raise a classified, redacted error unless the exit code is ok.
 
         `in_repo=False` runs outside the repository (`ls-remote` needs none, and must work
         while the cache is damaged); `input` is written to git's stdin (else /dev/null).
         """
-        cmd = self._command(
-            args, auth=auth, redactor=redactor, what=what, remote=remote, in_repo=in_repo,
-            env=env, ok_codes=ok_codes, cwd=cwd,
-        )  # fmt: skip
+        cmd = self._command(args, options)
         started = time.perf_counter()
         try:
             proc = await asyncio.create_subprocess_exec(
@@ -324,22 +324,12 @@ class GitRunner:
     def run_sync(
         self,
         *args: str,
-        auth: GitAuthEnv | None = None,
-        redactor: Redactor | None = None,
-        what: str | None = None,
-        remote: bool = False,
-        in_repo: bool = True,
-        env: Mapping[str, str] | None = None,
-        ok_codes: Sequence[int] = (0,),
         input: bytes | None = None,
-        cwd: Path | None = None,
+        **options: Unpack[GitKeywords],
     ) -> GitResult:
         """`run` for callers without an event loop (the same command, environment, timeout
         and errors); it blocks the calling thread."""
-        cmd = self._command(
-            args, auth=auth, redactor=redactor, what=what, remote=remote, in_repo=in_repo,
-            env=env, ok_codes=ok_codes, cwd=cwd,
-        )  # fmt: skip
+        cmd = self._command(args, options)
         started = time.perf_counter()
         try:
             proc = subprocess.Popen(
@@ -368,10 +358,7 @@ class GitRunner:
         """A long-lived git with pipes on stdin and stdout (`cat-file --batch-command`):
         the same command line and environment as `run`; the caller talks to it, bounds
         its reads and ends it. Its stderr is discarded."""
-        cmd = self._command(
-            args, auth=None, redactor=None, what=None, remote=False, in_repo=True, env=None,
-            ok_codes=(0,), cwd=None,
-        )  # fmt: skip
+        cmd = self._command(args, {})
         try:
             return subprocess.Popen(
                 cmd.argv,
