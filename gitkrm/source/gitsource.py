@@ -32,6 +32,7 @@ from .spec import GitSourceSpec, RefKind
 from .trailers import allow_prune_args, parse_allow_prune
 from .tree import RawEntry, list_repository, list_tree
 from .verify import CommitVerifier
+from .watching import revision_moves
 
 _TRACKED = "refs/gitkrm/tracked"
 _PINNED = "refs/gitkrm/snapshot"
@@ -393,21 +394,15 @@ class GitSource:
         if git_dir is None:
             return
         seen = self._last.revision if self._last else None
-        async for _ in watchfiles.awatch(
+        async for _ in revision_moves(
             git_dir,
-            debounce=300,
-            step=50,
-            stop_event=self._stop,
+            poll=self.poll,
+            seen=seen,
+            stop=self._stop,
             watch_filter=_ref_change,
-            yield_on_timeout=False,
+            debounce=300,
         ):
-            try:
-                revision = await self.poll()
-            except GitkrmError:
-                revision = None
-            if revision is None or revision != seen:
-                seen = revision
-                yield None
+            yield None
 
     async def close(self) -> None:
         self._stop.set()

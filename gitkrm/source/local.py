@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gitkrm.errors import BadRequest, GitkrmError, NotFound
+from gitkrm.errors import BadRequest, NotFound
 
 from .errors import InvalidRevision
 from .ignore import (
@@ -39,6 +39,7 @@ from .snapshot import (
     listing_revision,
 )
 from .tree import DEFAULT_MAX_FILE_SIZE, RawEntry, list_repository, list_tree
+from .watching import revision_moves
 
 if TYPE_CHECKING:
     import watchfiles
@@ -105,23 +106,15 @@ class LocalSource:
         """Yield after each debounced burst of edits that moved the revision (or broke it)."""
         seen = self._last.revision if self._last else None
         # A kustomization may read anywhere in the directory: then watch all of it.
-        import watchfiles  # only a long-lived agent watches (not `validate`, `run --once`)
-
-        async for _ in watchfiles.awatch(
+        async for _ in revision_moves(
             self.repo_root if self._tree is not None else self.root,
-            debounce=self.debounce_ms,
-            step=50,
-            stop_event=self._stop,
+            poll=self.poll,
+            seen=seen,
+            stop=self._stop,
             watch_filter=_not_vcs,
-            yield_on_timeout=False,
+            debounce=self.debounce_ms,
         ):
-            try:
-                revision: str | None = await self.poll()
-            except GitkrmError:
-                revision = None
-            if revision is None or revision != seen:
-                seen = revision
-                yield None
+            yield None
 
     async def close(self) -> None:
         self._stop.set()
