@@ -593,6 +593,8 @@ class Tree:
         spec = child.spec
         if child.deleting:
             phase = Phase.DELETING
+        elif child.error is not None:
+            phase = Phase.FAILED  # its object can't be read: nothing syncs until it changes
         elif spec is not None and spec.refused:
             phase = Phase.REFUSED
         elif child.waiting_for:

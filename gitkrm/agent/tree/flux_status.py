@@ -28,6 +28,7 @@ from .model import ChildState, Phase, Unhonoured
 READY: Final = "Ready"
 RECONCILING: Final = "Reconciling"
 STALLED: Final = "Stalled"
+NOT_FOUND: Final = "not found"  # how the interpreters end a missing reference
 HEALTHY: Final = "Healthy"
 NOT_HONOURED: Final = "NotHonoured"
 
@@ -86,10 +87,12 @@ def unhonoured_message(items: Sequence[Unhonoured]) -> str:
 def _failure_reason(state: ChildState) -> tuple[str, bool]:
     """Flux's reason of a failed child, and whether it is stalled."""
     outcome = state.outcome
-    if outcome is None:
-        if state.error and "spec.sourceRef" in state.error:
-            return ARTIFACT_FAILED, False
-        return FAILED, True  # the object itself can't be read
+    if outcome is None:  # the object itself can't be read
+        error = state.error or ""
+        reason = ARTIFACT_FAILED if "spec.sourceRef" in error else FAILED
+        # A missing GitRepository or Secret may yet be applied; anything else stays wrong
+        # until the object changes (a field gitkrm can't honour, an invalid value).
+        return reason, not error.endswith(NOT_FOUND)
     if outcome.reason is Reason.SOURCE_FAILED:
         return ARTIFACT_FAILED, False
     if outcome.reason is Reason.INVALID_REVISION or outcome.stalled:
