@@ -24,7 +24,6 @@ from gitkrm.sync.appsource_spec import AppSource, DirectorySpec, ManagedNamespac
 from gitkrm.sync.options import IgnoreDifference
 from gitkrm.sync.overlay_spec import ImageOverride, Overlay, OverlayPatch
 
-from ..config import SourceConfig
 from .argocd_jsonnet import jsonnet_of
 from .argocd_spec import (
     APPLICATION,
@@ -40,7 +39,6 @@ from .argocd_spec import (
 )
 from .fields import Fail, FieldErrors, as_list, source_path, str_map
 from .model import ChildSpec, ChildState, Context, Peer, SourceStatus, Unhonoured
-from .naming import child_name
 
 _MAPPED: Final = frozenset(
     {"project", "source", "sources", "destination", "syncPolicy", "ignoreDifferences",
@@ -372,25 +370,18 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
         group=GROUP, kind=APPLICATION.kind, name=name, namespace=namespace, version=VERSION
     )
     finalizer = next((f for f in md.get("finalizers") or () if f in FINALIZERS), None)
-    config = SourceConfig(
-        name=child_name(declared_by),
-        url=repo.url,
-        ref=repo.ref,
-        path=path,
+    config = dataclasses.replace(
+        # an app of apps: its path declares more Applications, interpreted as the parent's
+        repo.child_config(declared_by=declared_by, path=path, parent=parent),
         interval=parent.interval,
         timeout=parent.timeout,
         health_timeout=parent.health_timeout,
         default_namespace=target_ns,
         prune=True,  # gone from Git: AppSource.prune; the Application deleted: its finalizer
         allow_empty=bool(auto.get("allowEmpty")),
-        adoption=parent.adoption,
         ignore_differences=ignores,
-        auth=repo.auth,
-        ca_file=repo.ca_file,
-        verify=parent.verify if repo.is_parent else None,
         helm=HelmSpec(release_name=name, namespace=target_ns),
         overlay=overlay,
-        interpret=parent.interpret,  # an app of apps: its path declares more Applications
         app_source=app_source,
         automated=automated,
         self_heal=bool(auto.get("selfHeal")),

@@ -12,6 +12,7 @@ transforms (`targetNamespace`, `namePrefix`/`nameSuffix`, `patches`, `images`,
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, cast
@@ -306,25 +307,18 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
         group=KUSTOMIZE_GROUP, kind=KUSTOMIZATION.kind, name=name, namespace=namespace,
         version=gvk.version,
     )  # fmt: skip
-    config = SourceConfig(
-        name=child_name(declared_by),
-        url=repo.url,
-        ref=repo.ref,
-        path=path,
+    config = dataclasses.replace(
+        # a Kustomization's path may declare more of the parent's peers: it interprets them
+        repo.child_config(declared_by=declared_by, path=path, parent=parent),
         interval=min(interval, repo.interval) if repo.interval and not repo.is_parent else interval,
         timeout=repo.timeout,
         health_timeout=timeout,
         default_namespace=target_ns,
         prune=prune,
-        adoption=parent.adoption,
         suspend=bool(spec.get("suspend")) or repo.suspend,
-        auth=repo.auth,
-        ca_file=repo.ca_file,
-        verify=parent.verify if repo.is_parent else None,
         postbuild=postbuild,
         health_checks=checks,
         overlay=overlay_of(spec, fail),
-        interpret=parent.interpret,  # a Kustomization's path may declare more of them
         artifact=artifact,
     )
     same = artifact is None and repo.is_parent and source_path(parent.path, fail) == path

@@ -38,6 +38,7 @@ from ..duration import parse_duration
 from .fields import Fail
 from .flux_spec import GitRepository, GitRepositorySpec
 from .model import Unhonoured
+from .naming import child_name
 from .repourl import clone_of, has_ref, same_repository
 
 BOOTSTRAP: Final = ("flux-system", "flux-system")
@@ -71,6 +72,25 @@ class Repository:
     suspend: bool = False
     is_parent: bool = False  # the parent's repository at the parent's ref
     unhonoured: tuple[Unhonoured, ...] = ()
+
+    def child_config(
+        self, *, declared_by: ObjectRef, path: str, parent: SourceConfig
+    ) -> SourceConfig:
+        """The config of a child reading `path` of this repository, as far as a Flux
+        Kustomization's and an Argo CD Application's are alike: named after its declaring
+        object, this URL, ref and credentials, the parent's adoption policy and
+        interpreters, and the parent's commit verification at the parent's own ref."""
+        return SourceConfig(
+            name=child_name(declared_by),
+            url=self.url,
+            ref=self.ref,
+            path=path,
+            adoption=parent.adoption,
+            auth=self.auth,
+            ca_file=self.ca_file,
+            verify=parent.verify if self.is_parent else None,
+            interpret=parent.interpret,
+        )
 
 
 def git_ref(ref: Mapping[str, Any] | None, fail: Fail, *, at: str) -> GitRef:
