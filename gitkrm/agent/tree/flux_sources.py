@@ -14,12 +14,10 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from gitkrm.krm import GroupKind, Obj, ObjectRef
-from gitkrm.krm.conditions import conditions_of
 
-from ..conditions import Conditions
 from ..status import Reason
 from .flux_spec import GIT_REPOSITORY, SOURCE_GROUP
-from .flux_status import READY, RECONCILING, STALLED, git_repository_status
+from .flux_status import git_repository_status, source_status
 from .model import ChildState, SourceStatus
 
 HELM_REPOSITORY: Final = GroupKind(group=SOURCE_GROUP, kind="HelmRepository")
@@ -47,32 +45,15 @@ def _ref(kind: GroupKind, given: Mapping[str, Any], obj: Obj) -> ObjectRef | Non
 def repository_status(obj: Obj, *, revision: str | None, error: str | None) -> Obj:
     """A HelmRepository's or OCIRepository's `status`: Ready with the artifact the child
     fetched (`<version>@sha256:<digest>`), or False with the fetch's error."""
-    old: Mapping[str, Any] = obj.get("status") or {}
     md = obj.get("metadata") or {}
-    generation = md.get("generation")
-    conds = Conditions(
-        conditions_of(obj), generation=generation if isinstance(generation, int) else None
+    url = f"gitkrm://{md.get('namespace') or ''}/{md.get('name') or ''}/{revision}"
+    return source_status(
+        obj,
+        error=error,
+        failed="FetchFailed",
+        artifact={"revision": revision, "url": url} if revision else None,
+        stored=f"stored artifact: revision '{revision}'",
     )
-    out: dict[str, Any] = {}
-    if error:
-        conds.set(READY, "False", "FetchFailed", error)
-        if old.get("artifact"):
-            out["artifact"] = old["artifact"]
-    elif revision:
-        conds.set(READY, "True", "Succeeded", f"stored artifact: revision '{revision}'")
-        prior = old.get("artifact") or {}
-        out["artifact"] = {
-            "revision": revision,
-            "url": f"gitkrm://{md.get('namespace') or ''}/{md.get('name') or ''}/{revision}",
-            "lastUpdateTime": prior.get("lastUpdateTime")
-            if prior.get("revision") == revision
-            else conds.now,
-        }
-    conds.drop(RECONCILING, STALLED)
-    out["conditions"] = conds.items
-    if isinstance(generation, int):
-        out["observedGeneration"] = generation
-    return out
 
 
 def kustomization_sources(obj: Obj, state: ChildState) -> tuple[SourceStatus, ...]:

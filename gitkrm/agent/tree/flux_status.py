@@ -182,6 +182,47 @@ def kustomization_status(obj: Mapping[str, Any], state: ChildState) -> dict[str,
     return out
 
 
+def source_status(
+    obj: Mapping[str, Any],
+    *,
+    error: str | None,
+    failed: str,
+    artifact: Mapping[str, str] | None,
+    stored: str,
+    pending: str | None = None,
+) -> dict[str, Any]:
+    """A Flux source object's `status` as source-controller writes it: Ready False with
+    `error` (reason `failed`; the artifact stored before kept), True with `artifact`
+    (`stored` the message; lastUpdateTime kept while its revision is the same), else
+    Unknown with `pending` (nothing when None)."""
+    old: Mapping[str, Any] = obj.get("status") or {}
+    generation = (obj.get("metadata") or {}).get("generation")
+    conds = Conditions(
+        conditions_of(obj), generation=generation if isinstance(generation, int) else None
+    )
+    out: dict[str, Any] = {}
+    if error:
+        conds.set(READY, "False", failed, error)
+        if old.get("artifact"):
+            out["artifact"] = old["artifact"]
+    elif artifact is not None:
+        conds.set(READY, "True", "Succeeded", stored)
+        prior = old.get("artifact") or {}
+        out["artifact"] = {
+            **artifact,
+            "lastUpdateTime": prior.get("lastUpdateTime")
+            if prior.get("revision") == artifact["revision"]
+            else conds.now,
+        }
+    elif pending is not None:
+        conds.set(READY, "Unknown", PROGRESSING, pending)
+    conds.drop(RECONCILING, STALLED)
+    out["conditions"] = conds.items
+    if isinstance(generation, int):
+        out["observedGeneration"] = generation
+    return out
+
+
 def git_repository_status(
     obj: Mapping[str, Any],
     *,
@@ -192,32 +233,19 @@ def git_repository_status(
 ) -> dict[str, Any]:
     """A GitRepository's `status`: Ready with the artifact of the revision fetched, or False
     with the fetch's error (Flux's `GitOperationFailed`)."""
-    old: Mapping[str, Any] = obj.get("status") or {}
     md = obj.get("metadata") or {}
-    generation = md.get("generation")
-    conds = Conditions(conditions_of(obj), generation=generation)
-    out: dict[str, Any] = {}
-    if error:
-        conds.set(READY, "False", "GitOperationFailed", error)
-        if old.get("artifact"):
-            out["artifact"] = old["artifact"]
-    elif sha:
-        revision = flux_revision(sha, ref, resolved=resolved)
-        conds.set(READY, "True", "Succeeded", f"stored artifact for revision '{revision}'")
-        prior = old.get("artifact") or {}
-        name, ns = md.get("name") or "", md.get("namespace") or ""
-        out["artifact"] = {
-            "path": f"gitrepository/{ns}/{name}/{sha}.tar.gz",
-            "url": f"gitkrm://{ns}/{name}/{sha}",
-            "revision": revision,
-            "lastUpdateTime": prior.get("lastUpdateTime")
-            if prior.get("revision") == revision
-            else conds.now,
-        }
-    else:
-        conds.set(READY, "Unknown", PROGRESSING, "building artifact")
-    conds.drop(RECONCILING, STALLED)
-    out["conditions"] = conds.items
-    if generation is not None:
-        out["observedGeneration"] = generation
-    return out
+    name, ns = md.get("name") or "", md.get("namespace") or ""
+    revision = flux_revision(sha, ref, resolved=resolved)
+    artifact = {
+        "path": f"gitrepository/{ns}/{name}/{sha}.tar.gz",
+        "url": f"gitkrm://{ns}/{name}/{sha}",
+        "revision": revision,
+    }
+    return source_status(
+        obj,
+        error=error,
+        failed="GitOperationFailed",
+        artifact=artifact if sha else None,
+        stored=f"stored artifact for revision '{revision}'",
+        pending="building artifact",
+    )
