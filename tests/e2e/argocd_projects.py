@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import yaml
+
 from tests.e2e.argocd_apps import ARGOCD, application
 from tests.e2e.manifests import namespace
 from tests.source.source_gitrepo import RemoteRepo
@@ -16,9 +18,10 @@ IN_CLUSTER = "https://kubernetes.default.svc"
 
 
 def app_project(name: str, *, ns: str = ARGOCD, **spec: Any) -> str:
+    """An AppProject as YAML, in the order Argo CD's documentation writes it."""
     body = {"apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",
             "metadata": {"name": name, "namespace": ns}, "spec": spec}  # fmt: skip
-    return json.dumps(body, indent=1) + "\n"
+    return yaml.safe_dump(body, sort_keys=False)
 
 
 def in_project(text: str, project: str, *, ns: str | None = None) -> str:
@@ -27,7 +30,7 @@ def in_project(text: str, project: str, *, ns: str | None = None) -> str:
     body["spec"]["project"] = project
     if ns is not None:
         body["metadata"]["namespace"] = ns
-    return json.dumps(body, indent=1) + "\n"
+    return yaml.safe_dump(body, sort_keys=False)
 
 
 def team_a(*, permissive: bool, other_url: str) -> str:
@@ -46,7 +49,8 @@ def team_a(*, permissive: bool, other_url: str) -> str:
         sourceRepos=["*"],
         sourceNamespaces=["apps-*"],
         destinations=[{"server": IN_CLUSTER, "namespace": "team-a-*"},
-                      {"name": "in-cluster", "namespace": "prod"}],
+                      {"name": "in-cluster", "namespace": "prod"},
+                      {"server": "*", "namespace": "stray-*"}],
         clusterResourceWhitelist=[{"group": "", "kind": "Namespace"},
                                   {"group": "rbac.authorization.k8s.io", "kind": "Cluster*"}],
         namespaceResourceWhitelist=[{"group": "", "kind": "*"}],
@@ -133,8 +137,13 @@ def write_projects(repo: RemoteRepo, *, other_url: str, permissive: bool) -> Non
     app("good", "plain")
     app("elsewhere", "plain", ns="apps-x")
     app("windowed", "plain", project="windows", dest="windowed")
+    app("stray", "stray")  # an object in a namespace of its own
     repo.write("plain/cm.yaml", _cm("plain"))
     repo.write("secrets/cm.yaml", _cm("before-the-secret"))
     repo.write("secrets/secret.yaml", _secret("team-a-password"))
     repo.write("cluster/role.yaml", CLUSTER_ROLE)
     repo.write("cluster/cm.yaml", _cm("beside-the-role"))
+    repo.write(
+        "stray/cm.yaml", _cm("stray").replace("name: stray", "name: stray\n  namespace: stray-x")
+    )
+    repo.write("stray/ns.yaml", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: stray-x\n")

@@ -119,11 +119,16 @@ async def test_each_project_rule_refuses_an_application_and_then_lets_it_through
     assert "resource rbac.authorization.k8s.io:ClusterRole is not permitted in project " \
            "team-a" in message  # fmt: skip
     assert secrets["sync"]["status"] == "OutOfSync"
+    [(_, message)] = conditions(apps["stray"])
+    assert "ConfigMap stray-x/stray: namespace stray-x is not permitted in project 'team-a'" in (
+        message
+    )
     assert await present(
         state, cm_ref("before-the-secret", "team-a-secrets"), ns_ref("team-a-secrets"),
         cm_ref("beside-the-role", "team-a-cluster"), cm_ref("plain", "team-a-private"),
         cm_ref("plain", ARGOCD), cm_ref("other-cm", "team-a-wrong-repo"),
-    ) == [False] * 6  # fmt: skip
+        cm_ref("stray", "stray-x"), ns_ref("stray-x"),
+    ) == [False] * 8  # fmt: skip
     # What the project permits syncs: the root (project default, not in the target: Argo
     # CD's permissive default), good (Namespace whitelisted).
     for name in ("root", "good"):
@@ -161,7 +166,8 @@ async def test_each_project_rule_refuses_an_application_and_then_lets_it_through
         cm_ref("plain", "team-a-private"), cm_ref("plain", "team-a-elsewhere"),
         cm_ref("other-cm", "team-a-wrong-repo"), cm_ref("plain", "prod"),
         cm_ref("plain", "windowed"),  # an allow window open now
-    ) == [True] * 9  # fmt: skip
+        cm_ref("stray", "stray-x"),
+    ) == [True] * 10  # fmt: skip
 
     # strict again: the Applications it refuses stop; their objects stay (Argo CD's
     # InvalidSpecError touches no resource). The Secret, gone from Git and no longer
