@@ -8,7 +8,7 @@ import builtins
 import contextlib
 import threading
 from collections.abc import AsyncIterator, Sequence
-from typing import Any, Unpack
+from typing import Any, TypedDict, Unpack
 
 import orjson
 from kubernetes import config as _config
@@ -37,6 +37,14 @@ _PATCH_CONTENT = {
 }
 
 
+class _Request(TypedDict, total=False):
+    """What a request carries beyond its method and path (JSON unless `content_type`)."""
+
+    query: Sequence[tuple[str, Any]]
+    body: Any
+    content_type: str
+
+
 class KubeClientStore:
     """The Store protocol spoken to a Kubernetes API with `kubernetes.client.ApiClient`."""
 
@@ -51,35 +59,21 @@ class KubeClientStore:
 
     # -- plumbing ----------------------------------------------------------------------------
 
-    def _send(
-        self,
-        method: str,
-        path: str,
-        *,
-        query: Sequence[tuple[str, Any]] = (),
-        body: Any = None,
-        content_type: str = "application/json",
-    ) -> Any:
+    def _send(self, method: str, path: str, **request: Unpack[_Request]) -> Any:
+        content_type = request.get("content_type", "application/json")
         m, url, headers, data, _ = self._api.param_serialize(
             method,
             path,
-            query_params=list(query),
+            query_params=list(request.get("query", ())),
             header_params={"Accept": "application/json", "Content-Type": content_type},
-            body=body,
+            body=request.get("body"),
             auth_settings=["BearerToken"],
         )
         return self._api.call_api(m, url, header_params=headers, body=data)
 
-    def _call(
-        self,
-        method: str,
-        path: str,
-        *,
-        query: Sequence[tuple[str, Any]] = (),
-        body: Any = None,
-        content_type: str = "application/json",
-    ) -> Any:
-        resp = self._send(method, path, query=query, body=body, content_type=content_type)
+    def _call(self, method: str, path: str, **request: Unpack[_Request]) -> Any:
+        """`_send`, the body decoded; an error status raised as gitkrm's error."""
+        resp = self._send(method, path, **request)
         data = resp.read()
         if resp.status >= 400:
             try:
