@@ -601,8 +601,6 @@ class Tree:
             phase = Phase.PENDING
         elif runner is not None and runner.config.suspend:
             phase = Phase.SUSPENDED
-        elif child.error and runner is None:
-            phase = Phase.FAILED  # the object could not be read into a child
         elif outcome is None:
             phase = Phase.SYNCING
         elif not outcome.succeeded:
