@@ -24,6 +24,7 @@ from gitkrm.server import ServeOptions, ServerThread
 from gitkrm.store import Store, open_store
 from tests.server.conftest import Kubectl, kubectl_path
 from tests.source.source_gitrepo import ENV
+from tests.support.net import free_port
 from tests.support.running import Running
 from tests.support.wait import eventually_async
 
@@ -232,10 +233,34 @@ class AgentProcess(Running):
         return self.proc.returncode
 
     def kill(self) -> None:
-        if self.alive:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(10)
+        kill_session(self.proc)
         self._log.close()
+
+
+def kill_session(proc: subprocess.Popen[Any]) -> None:
+    """SIGKILL to every process of its session (as a container runtime kills), then reaped."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+
+
+def run_agent(
+    *args: str, state: Path, tmp_path: Path, interval: str = "1h", port: int | None = None
+) -> AgentProcess:
+    """`gitkrm run ARGS` as a long-lived agent of `state`, listening on loopback (`port`, or
+    a free one); its log in tmp_path/agent.log."""
+    return AgentProcess(
+        "run",
+        *args,
+        "--state",
+        str(state),
+        "--interval",
+        interval,
+        "--listen",
+        f"127.0.0.1:{port or free_port()}",
+        cwd=tmp_path,
+        log=tmp_path / "agent.log",
+    )
 
 
 def api_patch(server: str, path: str, patch: Mapping[str, Any]) -> dict[str, Any]:

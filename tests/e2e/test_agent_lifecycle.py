@@ -9,13 +9,13 @@ from pathlib import Path
 import yaml
 
 from tests.e2e.e2e_support import (
-    AgentProcess,
     api_patch,
     cm_ref,
     gitkrm,
     kubeconfig_server,
     read_object,
     read_status,
+    run_agent,
     wait_for,
 )
 from tests.e2e.manifests import configmap
@@ -33,19 +33,7 @@ async def test_plain_directory_edits_are_synced_at_once(tmp_path: Path) -> None:
     src.mkdir()
     (src / "a.yaml").write_text(configmap("a", {"v": "1"}))
     state = tmp_path / "state"
-    agent = AgentProcess(
-        "run",
-        "--repo",
-        str(src),
-        "--state",
-        str(state),
-        "--interval",
-        "1h",
-        "--listen",
-        f"127.0.0.1:{free_port()}",
-        cwd=tmp_path,
-        log=tmp_path / "agent.log",
-    )
+    agent = run_agent("--repo", str(src), state=state, tmp_path=tmp_path)
     with agent:
 
         async def has(name: str, value: str) -> bool:
@@ -87,19 +75,7 @@ async def test_a_push_to_a_local_repository_is_synced_at_once(
     repo.write("a.yaml", configmap("a", {"v": "1"}))
     first = repo.commit("a")
     repo.push()
-    agent = AgentProcess(
-        "run",
-        "--repo",
-        repo.url,
-        "--state",
-        str(state),
-        "--interval",
-        "1h",
-        "--listen",
-        f"127.0.0.1:{free_port()}",
-        cwd=tmp_path,
-        log=tmp_path / "agent.log",
-    )
+    agent = run_agent("--repo", repo.url, state=state, tmp_path=tmp_path)
     with agent:
 
         async def synced(rev: str) -> bool:
@@ -121,20 +97,8 @@ async def test_drift_requests_and_suspend_through_the_api(
     first = repo.commit("blue")
     repo.push()
     port = free_port()
-    agent = AgentProcess(
-        "run",
-        "--repo",
-        repo.url,
-        "--state",
-        str(state),
-        "--interval",
-        "1h",
-        "--listen",
-        f"127.0.0.1:{port}",
-        "--log-format",
-        "json",
-        cwd=tmp_path,
-        log=tmp_path / "agent.log",
+    agent = run_agent(
+        "--repo", repo.url, "--log-format", "json", state=state, tmp_path=tmp_path, port=port
     )
     source = "/apis/gitkrm.io/v1alpha1/namespaces/gitkrm-system/gitsources/default"
     app = "/api/v1/namespaces/default/configmaps/app"

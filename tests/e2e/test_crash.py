@@ -17,7 +17,16 @@ from pathlib import Path
 import pytest
 
 from gitkrm.sync.pool import worker_count
-from tests.e2e.e2e_support import CM, gitkrm, names, reading, start, store_ready, wait_for
+from tests.e2e.e2e_support import (
+    CM,
+    gitkrm,
+    kill_session,
+    names,
+    reading,
+    start,
+    store_ready,
+    wait_for,
+)
 from tests.e2e.manifests import many_configmaps
 from tests.source.source_gitrepo import RemoteRepo
 
@@ -58,9 +67,7 @@ async def test_kill_9_during_a_large_apply_then_restart(
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(10)
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(10)
+        kill_session(proc)
     partial = await _count(state)
     assert proc.returncode == -signal.SIGKILL
     assert 0 < partial < total, partial
@@ -146,9 +153,7 @@ async def test_kill_9_of_the_agent_alone_takes_its_render_workers_along(
         async with reading(state) as store:
             assert await names(store, CM, source="default") == expected
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(10)
+        kill_session(proc)
         for w in workers:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(w, signal.SIGKILL)

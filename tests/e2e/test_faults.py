@@ -17,12 +17,12 @@ from tests.e2e.e2e_support import (
     cm_ref,
     read_object,
     read_status,
+    run_agent,
     wait_for,
 )
 from tests.e2e.manifests import configmap, deployment, gitsource
 from tests.source.source_gitrepo import RemoteRepo, git
 from tests.source.source_https import GitHttpsServer, require_tools
-from tests.support.net import free_port
 
 BOMB = """\
 apiVersion: v1
@@ -158,22 +158,16 @@ async def test_bad_input_is_refused_and_the_agent_recovers(
     repo: RemoteRepo, state: Path, tmp_path: Path
 ) -> None:
     repo.write("base.yaml", configmap("base", {"a": "1"}))
-    agent = AgentProcess(
-        "run",
+    agent = run_agent(
         "--repo",
         repo.url,
-        "--state",
-        str(state),
-        "--interval",
-        "1s",
         "--agent-name",
         "e2e",
-        "--listen",
-        f"127.0.0.1:{free_port()}",
         "--log-format",
         "json",
-        cwd=tmp_path,
-        log=tmp_path / "agent.log",
+        state=state,
+        tmp_path=tmp_path,
+        interval="1s",
     )
     with agent:
         h = Harness(repo, state, agent)
@@ -277,19 +271,7 @@ async def test_wrong_credentials_then_fixed(tmp_path: Path) -> None:
                 caFile=str(srv.cert),
             )
         )
-        agent = AgentProcess(
-            "run",
-            "--config",
-            str(config),
-            "--state",
-            str(state),
-            "--interval",
-            "1s",
-            "--listen",
-            f"127.0.0.1:{free_port()}",
-            cwd=tmp_path,
-            log=tmp_path / "agent.log",
-        )
+        agent = run_agent("--config", str(config), state=state, tmp_path=tmp_path, interval="1s")
         with agent:
             h = Harness(repo, state, agent)
             status = await h.wait_failed("wrong credentials")

@@ -15,6 +15,7 @@ from tests.e2e.e2e_support import (
     read_object,
     read_status,
     reading,
+    run_agent,
     wait_for,
 )
 from tests.e2e.manifests import configmap, deployment
@@ -43,22 +44,17 @@ spec:
 
 
 def agent(repo: RemoteRepo, state: Path, tmp_path: Path, interval: str, port: int) -> AgentProcess:
-    return AgentProcess(
-        "run",
+    return run_agent(
         "--repo",
         repo.url,
-        "--state",
-        str(state),
         "--agent-name",
         "e2e",
-        "--interval",
-        interval,
-        "--listen",
-        f"127.0.0.1:{port}",
         "--log-format",
         "json",
-        cwd=tmp_path,
-        log=tmp_path / "agent.log",
+        state=state,
+        tmp_path=tmp_path,
+        interval=interval,
+        port=port,
     )
 
 

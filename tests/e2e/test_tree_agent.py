@@ -10,10 +10,9 @@ from pathlib import Path
 
 from gitkrm.agent.tree.naming import child_name
 from gitkrm.krm import ObjectRef
-from tests.e2e.e2e_support import AgentProcess, cm_ref, kubeconfig_server, read_object, wait_for
+from tests.e2e.e2e_support import cm_ref, kubeconfig_server, read_object, run_agent, wait_for
 from tests.e2e.manifests import configmap, gitsource, namespace
 from tests.source.source_gitrepo import RemoteRepo
-from tests.support.net import free_port
 
 NS = "tree"
 
@@ -43,11 +42,9 @@ async def test_children_follow_later_revisions(
     repo.write("infra/cm.yaml", configmap("infra-cm", {"v": "1"}))
     repo.commit("infra")
     repo.push()
-    agent = AgentProcess(
-        "run", "--repo", repo.url, "--path", "root", "--state", str(state), "--interval", "1h",
-        "--agent-name", "e2e", "--listen", f"127.0.0.1:{free_port()}",
-        cwd=tmp_path, log=tmp_path / "agent.log",
-    )  # fmt: skip
+    agent = run_agent(
+        "--repo", repo.url, "--path", "root", "--agent-name", "e2e", state=state, tmp_path=tmp_path
+    )
     apps = ObjectRef(group="gitkrm.io", kind="GitSource", name="apps", namespace=NS)
     with agent:
 
