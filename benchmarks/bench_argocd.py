@@ -14,11 +14,10 @@ no interpretation) synced the same way.
 
 from __future__ import annotations
 
-import statistics
 import tempfile
 from pathlib import Path
 
-from benchmarks.cli_runs import timed_run
+from benchmarks.cli_runs import first_and_again, print_ratio, timed_run
 from tests.e2e.argocd_apps import ui, write_app_of_apps, write_other
 from tests.source.source_gitrepo import RemoteRepo
 
@@ -26,12 +25,7 @@ RUNS = 3
 
 
 def _line(name: str, argo: list[float], plain: list[float]) -> None:
-    a, p = statistics.median(argo), statistics.median(plain)
-    print(
-        f"argocd.{name:<26} {a:>8.3f} s  (median of {RUNS}; one plain source {p:.3f} s, "
-        f"{a / p:.1f}x)",
-        flush=True,
-    )
+    print_ratio(f"argocd.{name}", argo, plain, baseline="one plain source")
 
 
 def main() -> None:
@@ -47,14 +41,10 @@ def main() -> None:
         repo.push()
         argo = ("--path", "bootstrap", "--interpret", "argocd")
         plain = ("--path", "kustomize-guestbook")
-        first: dict[str, list[float]] = {"argo": [], "plain": []}
-        again: dict[str, list[float]] = {"argo": [], "plain": []}
+        first, again = first_and_again(
+            root, {"argo": (repo.url, *argo), "plain": (repo.url, *plain)}, RUNS
+        )
         edited: dict[str, list[float]] = {"argo": [], "plain": []}
-        for i in range(RUNS):
-            for kind, args in (("argo", argo), ("plain", plain)):
-                state = root / f"state-{kind}-{i}"
-                first[kind].append(timed_run(repo.url, state, *args))
-                again[kind].append(timed_run(repo.url, state, *args))
         for i in range(RUNS):
             edit = ui("guestbook-ui", image=f"ui:edit-{i}")
             repo.write("kustomize-guestbook/guestbook-ui.yaml", edit)  # a leaf of both

@@ -12,23 +12,17 @@ plain source (`--path apps/dev`, the leaf `apps` syncs, no interpretation) synce
 
 from __future__ import annotations
 
-import statistics
 import tempfile
 from pathlib import Path
 
-from benchmarks.cli_runs import timed_run
+from benchmarks.cli_runs import first_and_again, print_ratio, timed_run
 from tests.e2e.flux_repo import APP, fleet, second_repository
 
 RUNS = 3
 
 
 def _line(name: str, flux: list[float], plain: list[float]) -> None:
-    f, p = statistics.median(flux), statistics.median(plain)
-    print(
-        f"flux.{name:<28} {f:>8.3f} s  (median of {RUNS}; one plain source {p:.3f} s, "
-        f"{f / p:.1f}x)",
-        flush=True,
-    )
+    print_ratio(f"flux.{name}", flux, plain, baseline="one plain source")
 
 
 def main() -> None:
@@ -37,14 +31,10 @@ def main() -> None:
         repo = fleet(root, second=second_repository(root))
         flux = ("--path", "clusters/dev", "--interpret", "flux")
         plain = ("--path", "apps/dev")
-        first: dict[str, list[float]] = {"flux": [], "plain": []}
-        again: dict[str, list[float]] = {"flux": [], "plain": []}
+        first, again = first_and_again(
+            root, {"flux": (repo.url, *flux), "plain": (repo.url, *plain)}, RUNS
+        )
         edited: dict[str, list[float]] = {"flux": [], "plain": []}
-        for i in range(RUNS):
-            for kind, args in (("flux", flux), ("plain", plain)):
-                state = root / f"state-{kind}-{i}"
-                first[kind].append(timed_run(repo.url, state, *args))
-                again[kind].append(timed_run(repo.url, state, *args))
         for i in range(RUNS):
             greeting = f"greeting: edit-{i}"
             repo.write("apps/dev/podinfo.yaml", APP.replace("greeting: hello", greeting))

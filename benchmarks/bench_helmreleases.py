@@ -15,11 +15,10 @@ Needs Debian's docker-registry (the loopback OCI registry of the tests).
 from __future__ import annotations
 
 import shutil
-import statistics
 import tempfile
 from pathlib import Path
 
-from benchmarks.cli_runs import timed_run
+from benchmarks.cli_runs import first_and_again, print_ratio
 from tests.charts.release_charts import CACHE, WEBAPP, push
 from tests.e2e.argocd_helm_repo import write_argocd_repo
 from tests.e2e.flux_helm_repo import publish, write_flux_repo
@@ -31,12 +30,7 @@ RUNS = 3
 
 
 def _line(name: str, got: list[float], base: list[float]) -> None:
-    g, b = statistics.median(got), statistics.median(base)
-    print(
-        f"helmreleases.{name:<20} {g:>8.3f} s  (median of {RUNS}; one chart in Git "
-        f"{b:.3f} s, {g / b:.1f}x)",
-        flush=True,
-    )
+    print_ratio(f"helmreleases.{name}", got, base, baseline="one chart in Git")
 
 
 def main() -> None:
@@ -62,13 +56,7 @@ def main() -> None:
                 "argocd": (argo.url, "--path", "bootstrap", "--interpret", "argocd"),
                 "plain": (plain.url, "--namespace", "web"),
             }
-            first: dict[str, list[float]] = {k: [] for k in cases}
-            again: dict[str, list[float]] = {k: [] for k in cases}
-            for i in range(RUNS):
-                for kind, (url, *args) in cases.items():
-                    state = root / f"state-{kind}-{i}"
-                    first[kind].append(timed_run(url, state, *args))
-                    again[kind].append(timed_run(url, state, *args))
+            first, again = first_and_again(root, cases, RUNS)
             for peer in ("flux", "argocd"):
                 _line(f"{peer}_first_sync", first[peer], first["plain"])
                 _line(f"{peer}_resync", again[peer], again["plain"])
