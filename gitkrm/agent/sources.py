@@ -13,9 +13,11 @@ from .state import CACHE_DIR
 
 def open_source(config: SourceConfig, *, git_cache: Path, repo_tree: bool = False) -> Source:
     """A LocalSource for a plain directory, a ChartRepositorySource for a chart release
-    (archives cached beside the parsed files), else a GitSource caching into `git_cache`;
-    with `mounts`, a MountedSource over it and a GitSource per mount; with `artifact`, an
-    ArtifactSource over the whole repository (`repo_tree`: listing its whole tree)."""
+    (archives cached beside the parsed files), else a GitSource caching into `git_cache`,
+    or into the cache beside it the sources of the same URL and credentials share (one
+    fetch for all the children of one repository); with `mounts`, a MountedSource over it
+    and a GitSource per mount; with `artifact`, an ArtifactSource over the whole repository
+    (`repo_tree`: listing its whole tree)."""
     if config.mounts:
         from gitkrm.source.mounted import MountedSource
 
@@ -24,7 +26,9 @@ def open_source(config: SourceConfig, *, git_cache: Path, repo_tree: bool = Fals
         for m in config.mounts:
             name = f"{config.name}.{m.name}"
             spec = GitSourceSpec(name=name, url=m.url, ref=m.ref, auth=m.auth, ca_file=m.ca_file)
-            mounts[m.name] = GitSource(spec, cache_dir=git_cache.parent / name)
+            mounts[m.name] = GitSource(
+                spec, cache_dir=git_cache.parent / name, share=git_cache.parent
+            )
         return MountedSource(main=main, mounts=mounts)
     if config.chart is not None:
         from gitkrm.charts.repository import ChartFetcher
@@ -65,4 +69,4 @@ def open_source(config: SourceConfig, *, git_cache: Path, repo_tree: bool = Fals
     )
     if config.timeout is not None:
         spec = dataclasses.replace(spec, timeout=config.timeout)
-    return GitSource(spec, cache_dir=git_cache)
+    return GitSource(spec, cache_dir=git_cache, share=git_cache.parent)

@@ -1,4 +1,5 @@
-"""The layout of a state directory: `store.db`, `git/<source>` caches, `kubeconfig`, and
+"""The layout of a state directory: `store.db`, Git caches under `git/` (one per repository
+URL and credentials, `source.cacheshare`; `git/<source>` when not shared), `kubeconfig`, and
 `cache/` (parsed files and the records of the last syncs, per source)."""
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ def store_url(state_dir: Path) -> str:
 
 
 def git_cache(state_dir: Path, source: str) -> Path:
-    """Where a Git source keeps its bare cache."""
+    """Where a Git source keeps its bare cache when it shares none (`open_source` shares
+    the one beside it of its URL and credentials)."""
     return state_dir / "git" / source
 
 

@@ -277,7 +277,7 @@ def state_history(
     state_dir: Path, *, limit: int = 20, flt: Filter = Filter()
 ) -> list[HistoryEntry]:
     """The commits an agent with this state directory synced, newest sync first, from the
-    notes in its source caches (`<state>/git/<source>`)."""
+    notes in its source caches (`<state>/git/*`)."""
     root = state_dir / "git"
     if not root.is_dir():
         raise NotFound(

@@ -3,12 +3,15 @@
 
 The cache keeps no credentials (the remote URL is passed on each command line without its
 user-info; secrets reach git through the environment of that one process), follows
-force-pushes, and is wiped and cloned again when it turns out to be damaged.
+force-pushes, and is wiped and cloned again when it turns out to be damaged. Given a
+`share` directory, the sources of one URL and credentials share one cache there
+(`cacheshare`): a commit one of them fetched is not fetched again by the others.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import shutil
@@ -20,6 +23,7 @@ import watchfiles
 
 from gitkrm.errors import BadRequest, GitkrmError, NotFound
 
+from .cacheshare import claim, release
 from .catfile import CatFile
 from .credentials import CredentialProvider
 from .errors import InvalidRevision, PathNotFound, UntrustedRevision
@@ -49,13 +53,28 @@ def _clean_subpath(path: str) -> str:
 class GitSource:
     """A `Source` over a Git remote; see the module docstring."""
 
-    def __init__(self, spec: GitSourceSpec, *, cache_dir: Path) -> None:
+    def __init__(self, spec: GitSourceSpec, *, cache_dir: Path, share: Path | None = None) -> None:
+        """`cache_dir`: the source's own cache; `share`: where the caches shared by URL
+        live (None: the source's own is used)."""
         self.spec = spec
         self.name = spec.name
-        self.cache_dir = cache_dir
         self._subpath = _clean_subpath(spec.path)
         parts = split_userinfo(spec.url)
         self._url = _absolute_if_local(parts.url)
+        self._cache = claim(
+            root=share,
+            url=self._url,
+            credentials=(spec.auth, spec.ca_file, parts.username, parts.password),
+            own=cache_dir,
+        )
+        self.cache_dir = cache_dir = self._cache.path
+        self._generation = self._cache.generation
+        self._closed = False
+        if share is not None:  # refs of its own in a shared cache
+            own = "refs/gitkrm/source/" + hashlib.sha256(spec.name.encode()).hexdigest()[:16]
+            self._tracked, self._pinned = own + "/tracked", own + "/snapshot"
+        else:
+            self._tracked, self._pinned = _TRACKED, _PINNED
         self._creds = CredentialProvider(
             spec.auth,
             url_username=parts.username,
@@ -65,7 +84,6 @@ class GitSource:
         self.git = GitRunner(git_dir=cache_dir, timeout=spec.timeout)
         self._catfile = CatFile(cache_dir, runner=self.git)
         self._verifier = CommitVerifier(spec.verify) if spec.verify else None
-        self._lock = asyncio.Lock()
         self._last: Snapshot | None = None
         self._failed: tuple[str, GitkrmError] | None = None
         self._rules: tuple[frozenset[tuple[str, str]], IgnoreRules] | None = None
@@ -152,13 +170,13 @@ class GitSource:
             if self._tag is None:
                 self._tag, _ = await self._semver_tag()
             what = f"fetch tag {self._tag!r} ({ref}) from {self._url}"
-            spec = f"+refs/tags/{self._tag}:{_TRACKED}"
+            spec = f"+refs/tags/{self._tag}:{self._tracked}"
             await self._remote(*common, "--end-of-options", self._url, spec, what=what)
-            return await self._resolve(_TRACKED)
+            return await self._resolve(self._tracked)
         if ref.kind is not RefKind.COMMIT:
-            spec = f"+{ref.remote_ref}:{_TRACKED}"
+            spec = f"+{ref.remote_ref}:{self._tracked}"
             await self._remote(*common, "--end-of-options", self._url, spec, what=what)
-            return await self._resolve(_TRACKED)
+            return await self._resolve(self._tracked)
         if not self._catfile.exists(ref.name + "^{commit}"):
             try:
                 await self._remote(*common, "--end-of-options", self._url, ref.name, what=what)
@@ -178,7 +196,7 @@ class GitSource:
                 )
             if not self._catfile.exists(ref.name + "^{commit}"):
                 raise NotFound(f"{ref} not found in {self._url}")
-        await self.git.run("update-ref", _TRACKED, ref.name)
+        await self.git.run("update-ref", self._tracked, ref.name)
         return ref.name
 
     async def _remote(self, *args: str, what: str) -> None:
@@ -208,8 +226,11 @@ class GitSource:
         return res.stdout.strip() == b"true"
 
     async def _reset_cache(self) -> None:
-        """Wipe the cache and start an empty bare repository (config holds no secrets)."""
+        """Wipe the cache and start an empty bare repository (config holds no secrets);
+        the other sources of a shared cache see it by its generation."""
         self._catfile.close()
+        self._cache.generation += 1
+        self._generation = self._cache.generation
         if self.cache_dir.is_symlink() or self.cache_dir.is_file():
             self.cache_dir.unlink()
         shutil.rmtree(self.cache_dir, ignore_errors=True)
@@ -221,6 +242,13 @@ class GitSource:
         self._rules = None
 
     async def _open_cache(self) -> None:
+        if self._generation != self._cache.generation:
+            # Another source of the shared cache wiped and made it again: read it anew.
+            self._catfile.close()
+            self._rules = None
+            self._generation = self._cache.generation
+            self._damaged = False
+            self._ready = True
         if self._damaged or not self._ready:
             if self._damaged or not await self._cache_usable():
                 await self._reset_cache()
@@ -230,7 +258,7 @@ class GitSource:
     # -- snapshot ----------------------------------------------------------------------
 
     async def snapshot(self) -> Snapshot:
-        async with self._lock:
+        async with self._cache.lock():
             try:
                 return await self._snapshot()
             except CorruptCache:
@@ -264,7 +292,7 @@ class GitSource:
         except (InvalidRevision, UntrustedRevision, PathNotFound) as e:
             self._failed = (revision, e)
             raise
-        await self.git.run("update-ref", _PINNED, revision)
+        await self.git.run("update-ref", self._pinned, revision)
         self._failed = None
         self._last = snap
         return snap
@@ -407,6 +435,9 @@ class GitSource:
     async def close(self) -> None:
         self._stop.set()
         self._catfile.close()
+        if not self._closed:
+            self._closed = True
+            release(self._cache)
         self._creds.close()
         if self._verifier is not None:
             self._verifier.close()
