@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Final, Protocol, TypeVar
 
 from gitkrm.cache import WatchCache
 from gitkrm.health.expressions import HealthChecks
@@ -26,6 +26,7 @@ from gitkrm.sync.order import describe_stage
 
 T = TypeVar("T")
 GroupKey = tuple[int, int, int]  # phase, wave, depends-on level
+_COMPLETE: Final = (("batch", "Job"), ("", "Pod"))  # healthy once completed
 
 
 def uses_gates(objects: Sequence[Desired]) -> bool:
@@ -77,6 +78,41 @@ async def cancellable(waiting: Awaitable[T], cancel: asyncio.Event | None) -> T:
     return task.result()
 
 
+class Waits(Protocol):
+    """What a wait on written objects needs: the store and its cache, the source's health
+    timeout and checks, the new revision's `cancel`, and `before_wait` (e.g. start the
+    controllers)."""
+
+    store: Store
+    timeout: float
+    cache: WatchCache | None
+    cancel: asyncio.Event | None
+    before_wait: Callable[[], Awaitable[None]] | None
+    checks: HealthChecks | None
+
+
+async def wait_healthy(
+    waits: Waits, refs: Sequence[ObjectRef], *, ttl_jobs: Collection[ResourceKey] = ()
+) -> WaitResult:
+    """Wait until `refs` are healthy (Jobs and Pods: completed) or one failed, within the
+    timeout; `Cancelled` when a new revision arrives first."""
+    if waits.before_wait is not None:
+        await waits.before_wait()
+    complete = [r.key for r in refs if (r.group, r.kind) in _COMPLETE]
+    return await cancellable(
+        wait_for(
+            waits.store,
+            refs,
+            timeout=waits.timeout,
+            cache=waits.cache,
+            ttl_jobs=ttl_jobs,
+            complete=complete,
+            checks=waits.checks,
+        ),
+        waits.cancel,
+    )
+
+
 def verdict(result: WaitResult, *, what: str, timeout: float) -> str | None:
     """None when the wait succeeded, else why it did not, naming each object."""
     if result.ok:
@@ -113,21 +149,7 @@ class Gate:
         what = what or describe_group(group)
         if self.on_wait is not None:
             self.on_wait(what)
-        if self.before_wait is not None:
-            await self.before_wait()
-        complete = [r.key for r in refs if (r.group, r.kind) in (("batch", "Job"), ("", "Pod"))]
-        result = await cancellable(
-            wait_for(
-                self.store,
-                refs,
-                timeout=self.timeout,
-                cache=self.cache,
-                ttl_jobs=self.ttl_jobs,
-                complete=complete,
-                checks=self.checks,
-            ),
-            self.cancel,
-        )
+        result = await wait_healthy(self, refs, ttl_jobs=self.ttl_jobs)
         return verdict(result, what=what, timeout=self.timeout)
 
     async def gone(self, refs: Sequence[ObjectRef], wave: int) -> str | None:

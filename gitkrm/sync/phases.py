@@ -21,12 +21,11 @@ from typing import Final
 from gitkrm.cache import WatchCache
 from gitkrm.errors import AlreadyExists, GitkrmError, NotFound
 from gitkrm.health.expressions import HealthChecks
-from gitkrm.health.wait import wait_for
 from gitkrm.krm import Obj, ObjectRef
 from gitkrm.store import Preconditions, Propagation, Store
 from gitkrm.sync import keys
 from gitkrm.sync.desired import Desired
-from gitkrm.sync.gates import Cancelled, cancellable
+from gitkrm.sync.gates import Cancelled, wait_healthy
 from gitkrm.sync.hooks import DeletePolicy, HookRun, HookState, Phase, policies_of
 from gitkrm.sync.serverside import FIELD_MANAGER
 
@@ -67,22 +66,9 @@ class PhaseRunner:
             except GitkrmError as e:
                 runs.append(self._run(phase, d, d.ref, HookState.FAILED, e.message))
         if started:
-            if self.before_wait is not None:
-                await self.before_wait()
             refs = [ref for _, ref in started]
-            complete = [r.key for r in refs if (r.group, r.kind) in (("batch", "Job"), ("", "Pod"))]
             try:
-                result = await cancellable(
-                    wait_for(
-                        self.store,
-                        refs,
-                        timeout=self.timeout,
-                        cache=self.cache,
-                        complete=complete,
-                        checks=self.checks,
-                    ),
-                    self.cancel,
-                )
+                result = await wait_healthy(self, refs)
             except Cancelled:
                 return runs + [
                     self._run(phase, d, ref, HookState.FAILED, "cancelled: a new revision arrived")
