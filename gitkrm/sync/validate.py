@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 from gitkrm.errors import Cause, GitkrmError, ManifestError
 from gitkrm.krm import Obj
@@ -120,18 +121,24 @@ def _cause_problems(path: Path, causes: Sequence[Cause]) -> list[Problem]:
     ]
 
 
-async def validate_tree(
-    paths: Sequence[Path],
-    *,
-    crds: Sequence[Obj] = (),
-    namespace: str | None = None,
-    server_side: bool = False,
-    postbuild: PostBuildSpec | None = None,
-) -> Report:
+class ValidateKeywords(TypedDict, total=False):
+    """How paths are validated: `crds` are CustomResourceDefinitions known besides those in
+    the tree; `namespace` the default namespace (`default` when None, as `run`);
+    `server_side` (no client-side annotation limit); `postbuild`: inline variables and key
+    files of Flux's post-build steps."""
+
+    crds: Sequence[Obj]
+    namespace: str | None
+    server_side: bool
+    postbuild: PostBuildSpec | None
+
+
+async def validate_tree(paths: Sequence[Path], **options: Unpack[ValidateKeywords]) -> Report:
     """Render and admit every path as `run` would; collect every problem, not just the
-    first. `crds` are CustomResourceDefinitions known besides those in the tree;
-    `namespace` the default namespace (`default` when None, as `run`); `postbuild`:
-    inline variables and key files of Flux's post-build steps."""
+    first (see ValidateKeywords for the options)."""
+    crds = options.get("crds", ())
+    namespace = options.get("namespace")
+    postbuild = options.get("postbuild")
     inputs = None
     if postbuild is not None:
         from gitkrm.sync.postbuild_inputs import resolve
@@ -155,7 +162,7 @@ async def validate_tree(
             continue
         renderer = Renderer(
             context=ParseContext(default_namespace=namespace or "default"),
-            annotation_limit=not server_side,
+            annotation_limit=not options.get("server_side", False),
         )
         result = await renderer.render(snapshot, store_crds=crds, postbuild=inputs)
 
@@ -178,17 +185,6 @@ async def validate_tree(
     )
 
 
-def validate_paths(
-    paths: Sequence[Path],
-    *,
-    crds: Sequence[Obj] = (),
-    namespace: str | None = None,
-    server_side: bool = False,
-    postbuild: PostBuildSpec | None = None,
-) -> Report:
+def validate_paths(paths: Sequence[Path], **options: Unpack[ValidateKeywords]) -> Report:
     """`validate_tree` for synchronous callers (the CLI)."""
-    return asyncio.run(
-        validate_tree(
-            paths, crds=crds, namespace=namespace, server_side=server_side, postbuild=postbuild
-        )
-    )
+    return asyncio.run(validate_tree(paths, **options))
