@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, NamedTuple, Protocol
 
 from gitkrm.errors import GitkrmError
 from gitkrm.krm import GVK, Obj, ObjectRef
 from gitkrm.patch.fieldmanager import SchemaType
 from gitkrm.schema import ssa_type_for
 from gitkrm.schema.defaults import defaulter_for
+from gitkrm.store import PatchType
 from gitkrm.sync.desired import Desired
 from gitkrm.sync.options import SyncOptions
 from gitkrm.sync.patching import create_body, three_way
@@ -59,6 +60,42 @@ class ObjectPlanner(Protocol):
         ...
 
 
+class Patch(NamedTuple):
+    """How a mode changes an object: the PATCH step's patch (see `Step`)."""
+
+    patch: Any
+    patch_type: PatchType
+    after: Obj | None = None
+    migrate: list[dict[str, Any]] | None = None
+    force: bool = False
+
+
+def _change(
+    d: Desired, live: Obj, adopt: bool, plan: Callable[[Desired, Obj], Patch | None]
+) -> Step:
+    """The step a mode's `plan` gives: FAIL with its error, UNCHANGED, or the PATCH."""
+    try:
+        p = plan(d, live)
+    except GitkrmError as e:
+        return Step(Op.FAIL, d.ref, d.key, desired=d, live=live, message=e.message)
+    if p is None:
+        return Step(Op.UNCHANGED, d.ref, d.key, desired=d, live=live)
+    return Step(
+        Op.PATCH,
+        d.ref,
+        d.key,
+        desired=d,
+        live=live,
+        patch=p.patch,
+        patch_type=p.patch_type,
+        adopt=adopt,
+        message="adopted" if adopt else "",
+        after=p.after,
+        migrate=p.migrate,
+        force=p.force,
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class ClientSide:
     options: SyncOptions
@@ -69,29 +106,17 @@ class ClientSide:
         return create_body(d, self.revision)
 
     def change(self, d: Desired, live: Obj, *, adopt: bool) -> Step:
-        try:
-            patch, patch_type = three_way(
-                d,
-                live,
-                meta=self.meta(d.gvk),
-                ignore=ignored_pointers(d.ref, self.options),
-                revision=self.revision,
-            )
-        except GitkrmError as e:
-            return Step(Op.FAIL, d.ref, d.key, desired=d, live=live, message=e.message)
-        if patch is None:
-            return Step(Op.UNCHANGED, d.ref, d.key, desired=d, live=live)
-        return Step(
-            Op.PATCH,
-            d.ref,
-            d.key,
-            desired=d,
-            live=live,
-            patch=patch,
-            patch_type=patch_type,
-            adopt=adopt,
-            message="adopted" if adopt else "",
+        return _change(d, live, adopt, self._patch)
+
+    def _patch(self, d: Desired, live: Obj) -> Patch | None:
+        patch, patch_type = three_way(
+            d,
+            live,
+            meta=self.meta(d.gvk),
+            ignore=ignored_pointers(d.ref, self.options),
+            revision=self.revision,
         )
+        return None if patch is None else Patch(patch, patch_type)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,34 +131,28 @@ class ServerSide:
         return apply_config(d, revision=self.revision)
 
     def change(self, d: Desired, live: Obj, *, adopt: bool) -> Step:
-        try:
-            applied = predict(
-                d,
-                live,
-                typ=self.typ(d.gvk),
-                revision=self.revision,
-                ignore=ignored_pointers(d.ref, self.options),
-                meta=self.meta(d.gvk),
-                defaults=self.defaults,
-            )
-        except GitkrmError as e:
-            return Step(Op.FAIL, d.ref, d.key, desired=d, live=live, message=e.message)
+        return _change(d, live, adopt, self._patch)
+
+    def _patch(self, d: Desired, live: Obj) -> Patch | None:
+        applied = predict(
+            d,
+            live,
+            typ=self.typ(d.gvk),
+            revision=self.revision,
+            ignore=ignored_pointers(d.ref, self.options),
+            meta=self.meta(d.gvk),
+            defaults=self.defaults,
+        )
         if applied is None:
-            return Step(Op.UNCHANGED, d.ref, d.key, desired=d, live=live)
-        only_migration = applied.config is None  # only the client-side to server-side move
-        return Step(
-            Op.PATCH,
-            d.ref,
-            d.key,
-            desired=d,
-            live=live,
-            patch=applied.migrate if only_migration else applied.config,
-            patch_type="json" if only_migration else "apply",
-            adopt=adopt,
-            message="adopted" if adopt else "",
+            return None
+        if applied.config is None:  # only the client-side to server-side move
+            return Patch(applied.migrate, "json", after=applied.after)
+        return Patch(
+            applied.config,
+            "apply",
             after=applied.after,
-            migrate=None if only_migration else applied.migrate,
-            force=not only_migration and applied.force,
+            migrate=applied.migrate,
+            force=applied.force,
         )
 
 
