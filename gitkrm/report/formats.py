@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -212,21 +212,11 @@ class SourceReport:
             return None
         merged = dict(mine)
         merged.update(changed)
-        return SourceReport(
-            source=self.source,
-            revision=self.revision,
-            result=self.result,
-            synced_at=self.synced_at,
+        return replace(
+            self,
             updated_at=now,
-            counts=self.counts,
-            errors=self.errors,
             health=MappingProxyType(merged),
             aggregate=aggregate_of(merged, applied=self.applied),
-            pinned=self.pinned,
-            applied=self.applied,
-            releases=self.releases,
-            hooks=self.hooks,
-            warnings=self.warnings,
         )
 
 
