@@ -136,6 +136,8 @@ def _details(r: SyncRecord) -> list[str]:
 
 
 def table(entries: Sequence[HistoryEntry]) -> str:
+    from gitkrm.report.table import aligned
+
     headers = ["COMMIT", "DATE", "AGENT", "SOURCE", "PARENT", "RESULT", "HEALTH", "SYNCED"]
     headers.append("SUBJECT")
     rows: list[tuple[list[str], list[str]]] = []
@@ -150,16 +152,10 @@ def table(entries: Sequence[HistoryEntry]) -> str:
             parent = str(r.entry.get("parent") or "-")
             cells = [*first, r.agent, r.source, parent, r.result, r.health, r.time or "-"]
             rows.append(([*cells, c.subject if i == 0 else ""], _details(r)))
-    lines = [headers] + [cells for cells, _ in rows]
-    widths = [max(len(line[i]) for line in lines) for i in range(len(headers) - 1)]
-
-    def fmt(cells: list[str]) -> str:
-        padded = [x.ljust(w) for x, w in zip(cells[:-1], widths, strict=True)]
-        return "   ".join([*padded, cells[-1]]).rstrip() + "\n"
-
-    out = [fmt(headers)]
-    for cells, details in rows:
-        out.append(fmt(cells))
+    lines = aligned([headers] + [cells for cells, _ in rows])
+    out = [lines[0]]
+    for line, (_, details) in zip(lines[1:], rows, strict=True):
+        out.append(line)
         out.extend(d + "\n" for d in details)
     return "".join(out)
 

@@ -124,6 +124,7 @@ def summarize(obj: Obj) -> dict[str, Any]:
 
 def table(rows: Sequence[Mapping[str, Any]]) -> str:
     from gitkrm.agent.status import short
+    from gitkrm.report.table import aligned
 
     headers = ["NAME", "PARENT", "REVISION", "READY", "HEALTH", "SUSPENDED", "RESULT"]
     headers += [c.upper() for c in COUNTS]
@@ -145,9 +146,4 @@ def table(rows: Sequence[Mapping[str, Any]]) -> str:
                 (r["message"] or "").replace("\n", " "),
             ]
         )
-    widths = [max(len(line[i]) for line in lines) for i in range(len(headers) - 1)]
-    out = []
-    for line in lines:
-        cells = [c.ljust(w) for c, w in zip(line[:-1], widths, strict=True)]
-        out.append("   ".join([*cells, line[-1]]).rstrip() + "\n")
-    return "".join(out)
+    return "".join(aligned(lines))

@@ -1,7 +1,8 @@
 """Per-object health as rows and tables, for `gitkrm status` (pure: no Git, no store).
 
 `health_rows` turns a status document (`localstatus.read_local_status`) or `live_rows`
-verdicts into rows; `health_table` prints them; `source_health` gives the per-source
+verdicts into rows; `health_table` prints them (`aligned`: the columns of every table
+`gitkrm status` and `gitkrm history` print); `source_health` gives the per-source
 columns (aggregate health, objects not Current).
 """
 
@@ -62,15 +63,20 @@ def live_rows(source: str, verdicts: Mapping[ObjectRef, HealthResult]) -> list[l
     return rows
 
 
-def health_table(rows: Sequence[Sequence[str]], *, headers: Sequence[str] = HEADERS) -> str:
-    """Aligned columns like kubectl's; the last column is not padded."""
-    lines = [list(headers), *[[c.replace("\n", " ") for c in r] for r in rows]]
-    widths = [max(len(line[i]) for line in lines) for i in range(len(headers) - 1)]
+def aligned(lines: Sequence[Sequence[str]]) -> list[str]:
+    """Lines of cells (the first: the headers) in columns like kubectl's, three spaces
+    apart; the last column is not padded. Each line ends with a newline."""
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]) - 1)]
     out = []
     for line in lines:
         cells = [c.ljust(w) for c, w in zip(line[:-1], widths, strict=True)]
         out.append("   ".join([*cells, line[-1]]).rstrip() + "\n")
-    return "".join(out)
+    return out
+
+
+def health_table(rows: Sequence[Sequence[str]], *, headers: Sequence[str] = HEADERS) -> str:
+    """Aligned columns like kubectl's; the last column is not padded."""
+    return "".join(aligned([list(headers), *[[c.replace("\n", " ") for c in r] for r in rows]]))
 
 
 def source_health(doc: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
