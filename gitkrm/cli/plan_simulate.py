@@ -116,7 +116,12 @@ class Simulator:
             )
         cache = ParseCache(parse_cache_file(opened.state, opened.config.name), read_only=True)
         await self._twin.apply(
-            SimSource(options=opened.engine.options, snapshot=opened.snapshot, parse_cache=cache)
+            SimSource(
+                options=opened.engine.options,
+                snapshot=opened.snapshot,
+                parse_cache=cache,
+                settled=opened.settled,
+            )
         )
         self._applied.append(sp)
 

@@ -224,11 +224,13 @@ class SyncEngine:
         progress: ProgressFn = no_progress,
         run_hooks: bool = False,
         cancel: asyncio.Event | None = None,
+        settled: bool = False,
     ) -> SyncResult:
         """Render, validate, plan and apply one revision; `progress` hears the phase and
         how many writes of how many are done (for a bar on a terminal). The revision's
         hooks run when it is not the one they last ran for, or with `run_hooks` (a sync
-        request). `cancel`, once set (a new revision arrived), stops a wait on health."""
+        request). `cancel`, once set (a new revision arrived), stops a wait on health.
+        `settled`: as `preview`'s (a twin copied from a settled store: `plan --simulate`)."""
         async with self._lock:
             self._allow_prune = (snapshot.revision, snapshot.allow_prune)
             with gc_paused():
@@ -238,7 +240,11 @@ class SyncEngine:
                     rendered
                     if isinstance(rendered, Refusal)
                     else await self._phased(
-                        *rendered, progress=progress, run_hooks=run_hooks, cancel=cancel
+                        *rendered,
+                        progress=progress,
+                        run_hooks=run_hooks,
+                        cancel=cancel,
+                        settled=settled,
                     )
                 )
             if isinstance(result, Refusal):
@@ -254,6 +260,7 @@ class SyncEngine:
         progress: ProgressFn,
         run_hooks: bool,
         cancel: asyncio.Event | None,
+        settled: bool = False,
     ) -> SyncResult | Refusal:
         """The sync's phases: PreSync hooks, the objects (and Sync hooks), PostSync hooks
         once every object is healthy, SyncFail hooks when anything failed."""
@@ -263,7 +270,9 @@ class SyncEngine:
         if not hooks or not (run_hooks or memo.hooked != revision):
             if hooks and memo.hooked == revision and memo.hook_failure is not None:
                 return memo.hook_failure  # a failed PreSync phase is not retried unasked
-            return await self._apply(rendered, timings, progress=progress, cancel=cancel)
+            return await self._apply(
+                rendered, timings, progress=progress, cancel=cancel, settled=settled
+            )
         memo.hooked, memo.hook_failure = revision, None
         runner = PhaseRunner(
             self.store,
@@ -313,7 +322,12 @@ class SyncEngine:
             return "a Sync hook failed: the later waves were not applied"
 
         done = await self._apply(
-            rendered, timings, progress=progress, cancel=cancel, between=sync_hooks
+            rendered,
+            timings,
+            progress=progress,
+            cancel=cancel,
+            between=sync_hooks,
+            settled=settled,
         )
         result = done.result(revision) if isinstance(done, Refusal) else done
         errors = list(result.errors)
@@ -722,6 +736,7 @@ class SyncEngine:
         progress: ProgressFn = no_progress,
         cancel: asyncio.Event | None = None,
         between: Between | None = None,
+        settled: bool = False,
     ) -> SyncResult | Refusal:
         o = self.options
         start = time.perf_counter()
@@ -741,7 +756,7 @@ class SyncEngine:
                 warnings=self._warnings(rendered),
             )
         progress("planning", None, None)
-        plan, since = await self._plan(rendered, inv)
+        plan, since = await self._plan(rendered, inv, settled=settled)
         refused = self._budget(plan, timings)
         if refused is not None:
             timings["diff"] = _ms(start)

@@ -225,6 +225,8 @@ def failing(pods: Iterable[Obj], replica_sets: Iterable[Obj], now: datetime) -> 
     by_name = _by_name(replica_sets)
     out: list[FailingPod] = []
     for pod in pods:
+        if pod_ready(pod) and pod_phase(pod) == "Running":
+            continue  # Current: most pods, looked at without judging them
         owner = owner_of(pod, by_name)
         if owner is None or owner.kind in ("Job", "CronJob") or being_deleted(pod):
             continue  # a Job's failed pods are its own business (backoffLimit)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -175,6 +176,14 @@ async def test_a_clean_change_is_predicted_ok(
     assert sim.settled
     assert {o.health for o in sim.objects} == {Health.CURRENT}
     assert len(sim.objects) == 4
+    # a live store known settled (`plan` read it so): unchanged objects skip the
+    # three-way diff, changed ones are still applied
+    src = replace(await feature_source(repo, opened, tmp_path), settled=True)
+    again = await simulate(live_store=state / "store.db", sources=[src])
+    actions = {f"{o.ref.kind}/{o.ref.name}": o.action for o in again.objects}
+    assert actions == {"Deployment/shop": "configured", "Service/shop": "unchanged",
+                       "Deployment/cart": "created", "Service/cart": "created"}  # fmt: skip
+    assert again.ok, again
 
 
 async def test_a_policy_denying_the_pods_of_a_deployment_is_reported(
