@@ -73,3 +73,9 @@ async def make_source(tmp_path: Path) -> AsyncIterator[SourceFactory]:
     yield make
     for src in made:
         await src.close()
+
+
+@pytest.fixture
+def source(remote: Remote, make_source: SourceFactory) -> GitSource:
+    """The GitSource `src` of the test's remote (it reads the remote at its first snapshot)."""
+    return make_source(remote.url)

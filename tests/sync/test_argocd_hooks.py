@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gitkrm.krm import ObjectRef
+from gitkrm.source import GitSource
 from gitkrm.store import Store
 from gitkrm.sync.hooks import HookState, Phase
 from gitkrm.sync.results import Action, SyncStatus
@@ -31,11 +32,11 @@ def ref(kind: str, name: str, group: str = "", namespace: str | None = "apps") -
 
 
 async def test_hook(
-    store: Store, apps: None, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, apps: None, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     commit(remote, "sync-hook")
     engine = make_engine(default_namespace="apps", health_timeout=30.0)
-    result = await sync(engine, make_source(remote.url))
+    result = await sync(engine, source)
     assert result.ok, result.problems()
     assert [(h.phase, h.ref.kind, h.ref.name, h.state) for h in result.hooks] == [
         (Phase.SYNC, "Pod", "smoke-check", HookState.SUCCEEDED)
@@ -46,11 +47,11 @@ async def test_hook(
 
 
 async def test_hook_and_deployment(
-    store: Store, apps: None, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, apps: None, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     commit(remote, "job-hook-with-deployment")
     engine = make_engine(default_namespace="apps", health_timeout=30.0)
-    result = await sync(engine, make_source(remote.url))
+    result = await sync(engine, source)
     assert result.ok, result.problems()
     assert [(h.phase, h.ref.name, h.state) for h in result.hooks] == [
         (Phase.SYNC, "schema-migrate", HookState.SUCCEEDED)
@@ -61,11 +62,11 @@ async def test_hook_and_deployment(
 
 
 async def test_sync_waves(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     await store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps"}})
     commit(remote, "waves")
-    result = await sync(make_engine(default_namespace="apps"), make_source(remote.url))
+    result = await sync(make_engine(default_namespace="apps"), source)
     assert result.ok, result.problems()
     assert [o.ref.name for o in result.objects] == ["settings-first", "settings-second"]
     rv = [
@@ -129,11 +130,11 @@ async def test_syncwaves_prune_order(
 
 
 async def test_multi_namespace_hook(
-    store: Store, apps: None, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, apps: None, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     commit(remote, "hooks-in-two-namespaces")
     engine = make_engine(default_namespace="apps", health_timeout=30.0)
-    result = await sync(engine, make_source(remote.url))
+    result = await sync(engine, source)
     assert result.ok, result.problems()
     assert actions(result) == {  # the hooks' Namespace was made before the hooks ran
         "Namespace/reports": Action.UNCHANGED,

@@ -12,11 +12,12 @@ import pytest
 from gitkrm.charts.spec import HelmSpec
 from gitkrm.errors import NotFound
 from gitkrm.krm import GVK, ObjectRef
+from gitkrm.source import GitSource
 from gitkrm.store import Store
 from gitkrm.sync.results import SyncStatus
 from tests.charts.chart_files import SHOP, bump, shop_files
 from tests.support.chartrepo import ChartRepo, chart_repo
-from tests.sync.conftest import EngineFactory, SourceFactory
+from tests.sync.conftest import EngineFactory
 from tests.sync.sync_helpers import Remote, namespace
 from tests.sync.test_engine import sync
 
@@ -49,10 +50,10 @@ def seed(remote: Remote) -> str:
 
 
 async def test_a_chart_installs_then_upgrades_and_rolls_back(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     seed(remote)
-    engine, source = make_engine(helm=SPEC), make_source(remote.url)
+    engine = make_engine(helm=SPEC)
     result = await sync(engine, source)
     assert result.status is SyncStatus.SUCCEEDED, result.problems()
     [release] = result.releases  # what the note and the status file record
@@ -112,10 +113,10 @@ async def test_a_chart_installs_then_upgrades_and_rolls_back(
 
 
 async def test_a_broken_template_is_refused_and_nothing_is_applied(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     seed(remote)
-    engine, source = make_engine(helm=SPEC), make_source(remote.url)
+    engine = make_engine(helm=SPEC)
     assert (await sync(engine, source)).ok
     before = await store.get(ref("ConfigMap", "web-settings"))
     remote.write("apps/shop/values.yaml", shop_files()["shop/values.yaml"].replace(b"hello", b"x"))
@@ -137,10 +138,10 @@ async def test_a_broken_template_is_refused_and_nothing_is_applied(
 
 
 async def test_crds_of_a_chart_are_not_pruned(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     seed(remote)
-    engine, source = make_engine(helm=SPEC), make_source(remote.url)
+    engine = make_engine(helm=SPEC)
     assert (await sync(engine, source)).ok
     crd = ref(
         "CustomResourceDefinition",
@@ -160,7 +161,7 @@ async def test_crds_of_a_chart_are_not_pruned(
 async def test_a_dependency_range_follows_the_chart_repository_at_every_sync(
     store: Store,
     remote: Remote,
-    make_source: SourceFactory,
+    source: GitSource,
     make_engine: EngineFactory,
     chart_repo: ChartRepo,
 ) -> None:
@@ -173,7 +174,7 @@ async def test_a_dependency_range_follows_the_chart_repository_at_every_sync(
         f"- name: cache\n  version: '>=0.1.0 <1.0.0'\n  repository: {chart_repo.url}\n",
     )
     remote.commit("front")
-    engine, source = make_engine(helm=SPEC), make_source(remote.url)
+    engine = make_engine(helm=SPEC)
     result = await sync(engine, source)
     assert result.ok, result.problems()
     cache = await store.get(ref("ConfigMap", "web-cache"))
@@ -186,7 +187,7 @@ async def test_a_dependency_range_follows_the_chart_repository_at_every_sync(
 
 
 async def test_a_restart_keeps_random_values_and_warns_once(
-    store: Store, remote: Remote, make_source: SourceFactory, tmp_path: Path
+    store: Store, remote: Remote, source: GitSource, tmp_path: Path
 ) -> None:
     from gitkrm.sync.engine import SyncEngine
     from gitkrm.sync.options import SyncOptions
@@ -199,7 +200,6 @@ async def test_a_restart_keeps_random_values_and_warns_once(
         "stringData:\n  password: {{ randAlphaNum 24 | quote }}\n",
     )
     remote.commit("a generated password")
-    source = make_source(remote.url)
     snap = await source.snapshot()
 
     def engine() -> SyncEngine:
@@ -224,7 +224,7 @@ async def test_a_restart_keeps_random_values_and_warns_once(
 
 
 async def test_objects_helm_install_made_are_adopted_only_when_the_source_says_always(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     from gitkrm.sync.options import AdoptionPolicy
     from gitkrm.sync.results import Action
@@ -253,7 +253,6 @@ async def test_objects_helm_install_made_are_adopted_only_when_the_source_says_a
             "data": {"greeting": "from helm install"},
         }
     )
-    source = make_source(remote.url)
     for policy in (AdoptionPolicy.NEVER, AdoptionPolicy.IF_UNOWNED):
         result = await sync(make_engine(helm=SPEC, adoption=policy), source)
         refused = {o.ref.name: o.action for o in result.objects if o.ref.kind == "ConfigMap"}
@@ -266,7 +265,7 @@ async def test_objects_helm_install_made_are_adopted_only_when_the_source_says_a
 
 
 async def test_an_overlay_is_laid_over_the_charts_objects(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     """A HelmRelease's postRenderers: kustomize patches and images over what Helm rendered."""
     from gitkrm.sync.overlay_spec import ImageOverride, Overlay, OverlayPatch
@@ -277,7 +276,7 @@ async def test_an_overlay_is_laid_over_the_charts_objects(
         patches=(OverlayPatch(patch, (("kind", "Deployment"),)),),
         images=(ImageOverride(name="registry.example.com/shop", new_tag="9.9"),),
     )
-    engine, source = make_engine(helm=SPEC, overlay=overlay), make_source(remote.url)
+    engine = make_engine(helm=SPEC, overlay=overlay)
     result = await sync(engine, source)
     assert result.status is SyncStatus.SUCCEEDED, result.problems()
     deploy = await get(store, ref("Deployment", "web", group="apps"))

@@ -60,10 +60,10 @@ def seed(remote: Remote) -> str:
 
 
 async def test_first_sync_then_nothing_to_do(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     sha = seed(remote)
-    engine, source = make_engine(), make_source(remote.url)
+    engine = make_engine()
     result = await sync(engine, source)
     assert result.status is SyncStatus.SUCCEEDED, result.problems()
     assert result.revision == sha
@@ -96,13 +96,13 @@ async def test_first_sync_then_nothing_to_do(
 
 
 async def test_change_and_remove_fields_and_revision_only_on_changed_objects(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     remote.write("ns.yaml", namespace("apps"))
     remote.write("apps/web.yaml", deployment(extra_spec="  minReadySeconds: 5\n"))
     remote.write("apps/cm.yaml", configmap("settings"))
     sha1 = remote.commit()
-    engine, source = make_engine(), make_source(remote.url)
+    engine = make_engine()
     assert (await sync(engine, source)).ok
     remote.write("apps/web.yaml", deployment(image="nginx:2"))
     sha2 = remote.commit("new image, no minReadySeconds")
@@ -119,10 +119,10 @@ async def test_change_and_remove_fields_and_revision_only_on_changed_objects(
 
 
 async def test_live_edits_git_fields_set_back_other_fields_kept(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     seed(remote)
-    engine, source = make_engine(), make_source(remote.url)
+    engine = make_engine()
     assert (await sync(engine, source)).ok
     await store.patch(
         deploy_ref(),
@@ -150,11 +150,11 @@ async def test_live_edits_git_fields_set_back_other_fields_kept(
 
 
 async def test_an_ignored_difference_is_kept(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     seed(remote)
     ignore = IgnoreDifference(group="apps", kind="Deployment", json_pointers=("/spec/replicas",))
-    engine, source = make_engine(ignore_differences=(ignore,)), make_source(remote.url)
+    engine = make_engine(ignore_differences=(ignore,))
     assert (await sync(engine, source)).ok
     await store.patch(deploy_ref(), {"spec": {"replicas": 5}}, "strategic")
     drift = await engine.check_drift()
@@ -163,14 +163,14 @@ async def test_an_ignored_difference_is_kept(
 
 
 async def test_delete_a_file_prunes_it_unless_prune_is_disabled(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     seed(remote)
     remote.write(
         "apps/keep.yaml", configmap("keep", extra="  annotations:\n    gitkrm.io/prune: disabled\n")
     )
     remote.commit()
-    engine, source = make_engine(), make_source(remote.url)
+    engine = make_engine()
     assert (await sync(engine, source)).ok
     remote.remove("apps/cm.yaml")
     remote.remove("apps/keep.yaml")
@@ -185,12 +185,12 @@ async def test_delete_a_file_prunes_it_unless_prune_is_disabled(
 
 
 async def test_git_revert_brings_the_previous_state_back(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     seed(remote)
     remote.write("apps/old.yaml", configmap("old"))
     remote.commit("with old")
-    engine, source = make_engine(), make_source(remote.url)
+    engine = make_engine()
     assert (await sync(engine, source)).ok
     remote.remove("apps/old.yaml")
     remote.write("apps/new.yaml", configmap("new"))
@@ -210,7 +210,7 @@ async def test_git_revert_brings_the_previous_state_back(
 
 
 async def test_an_unowned_object_of_the_same_name_is_refused_and_untouched(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     seed(remote)
     await store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps"}})
@@ -222,7 +222,7 @@ async def test_an_unowned_object_of_the_same_name_is_refused_and_untouched(
             "data": {"mine": "no"},
         }
     )
-    engine, source = make_engine(), make_source(remote.url)
+    engine = make_engine()
     result = await sync(engine, source)
     assert result.status is SyncStatus.FAILED
     assert actions(result)["ConfigMap/settings"] is Action.REFUSED
@@ -238,7 +238,7 @@ async def test_an_unowned_object_of_the_same_name_is_refused_and_untouched(
 
 
 async def test_adoption_policies(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     remote.write("ns.yaml", namespace("apps"))
     remote.write("apps/plain.yaml", configmap("plain"))
@@ -253,7 +253,6 @@ async def test_adoption_policies(
                 "metadata": {"name": name, "namespace": "apps", "labels": labels},
             }
         )
-    source = make_source(remote.url)
     result = await sync(make_engine(adoption=AdoptionPolicy.IF_UNOWNED), source)
     assert actions(result) == {
         "Namespace/apps": Action.CONFIGURED,
@@ -317,10 +316,9 @@ async def test_two_sources_never_touch_each_others_objects(
 
 
 async def test_an_empty_revision_is_refused_unless_allowed(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     seed(remote)
-    source = make_source(remote.url)
     assert (await sync(make_engine(), source)).ok
     for path in ("ns.yaml", "apps/web.yaml", "apps/cm.yaml"):
         remote.remove(path)
@@ -337,10 +335,10 @@ async def test_an_empty_revision_is_refused_unless_allowed(
 
 
 async def test_reconcile_disabled_objects_are_left_alone(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     seed(remote)
-    engine, source = make_engine(), make_source(remote.url)
+    engine = make_engine()
     assert (await sync(engine, source)).ok
     await store.patch(
         cm_ref("settings"),
@@ -359,7 +357,7 @@ async def test_reconcile_disabled_objects_are_left_alone(
 
 
 async def test_plan_is_a_dry_run_and_diff_text_shows_it(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     seed(remote)
     remote.write(
@@ -368,7 +366,7 @@ async def test_plan_is_a_dry_run_and_diff_text_shows_it(
         "stringData: {password: hunter2}\n",
     )
     remote.commit()
-    engine, source = make_engine(), make_source(remote.url)
+    engine = make_engine()
     plan = await engine.plan(await source.snapshot())
     assert not plan.in_sync
     assert await get(store, cm_ref("settings")) is None

@@ -8,6 +8,7 @@ from typing import Any, Unpack
 import pytest
 
 from gitkrm.krm import Obj, ObjectRef
+from gitkrm.source import GitSource
 from gitkrm.source.snapshot import MODE_SYMLINK, FileEntry, MemoryBlobs, Snapshot, git_blob_id
 from gitkrm.store import BatchOp, Store
 from gitkrm.store.protocol import WriteKeywords
@@ -16,7 +17,7 @@ from gitkrm.sync.apply import Applier
 from gitkrm.sync.options import SyncOptions
 from gitkrm.sync.plan import Plan
 from gitkrm.sync.results import Action, SyncStatus
-from tests.sync.conftest import EngineFactory, SourceFactory
+from tests.sync.conftest import EngineFactory
 from tests.sync.sync_helpers import Remote, configmap, deployment, namespace, snapshot
 from tests.sync.test_engine import actions, cm_ref, deploy_ref, get, inventory_keys, seed, sync
 from tests.sync.test_render import BOMB, CRD
@@ -47,13 +48,13 @@ from tests.sync.test_render import BOMB, CRD
 async def test_a_bad_revision_applies_nothing_and_a_fixed_one_recovers(
     store: Store,
     remote: Remote,
-    make_source: SourceFactory,
+    source: GitSource,
     make_engine: EngineFactory,
     content: str | bytes,
     expected: str,
 ) -> None:
     seed(remote)
-    engine, source = make_engine(), make_source(remote.url)
+    engine = make_engine()
     assert (await sync(engine, source)).ok
     rv = await live.current_revision(store)
     remote.write("apps/cm.yaml", configmap("settings", data="mode: new"))
@@ -118,7 +119,7 @@ ROLE_EARLY = ObjectRef(
 
 
 async def test_waves_and_dependencies_set_the_apply_order(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     remote.write("ns.yaml", namespace("apps"))
     remote.write("late.yaml", configmap("late", extra="  annotations: {gitkrm.io/wave: '1'}\n"))
@@ -129,7 +130,7 @@ async def test_waves_and_dependencies_set_the_apply_order(
     remote.write("a.yaml", configmap("a", extra=dep))
     remote.write("b.yaml", configmap("b"))
     remote.commit()
-    engine, source = make_engine(), make_source(remote.url)
+    engine = make_engine()
     result = await sync(engine, source)
     assert result.ok, result.problems()
     assert [f"{o.ref.kind}/{o.ref.name}" for o in result.objects] == [
@@ -166,10 +167,10 @@ IMMUTABLE = deployment("web").replace("{app: web}", "{app: web2}")
 
 
 async def test_an_immutable_change_fails_unless_forced(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     seed(remote)
-    engine, source = make_engine(), make_source(remote.url)
+    engine = make_engine()
     assert (await sync(engine, source)).ok
     uid = (await store.get(deploy_ref()))["metadata"]["uid"]
     remote.write("apps/web.yaml", IMMUTABLE)
@@ -223,10 +224,9 @@ class RacingStore:
 
 
 async def test_a_concurrent_change_is_read_again_and_merged(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     seed(remote)
-    source = make_source(remote.url)
     assert (await sync(make_engine(), source)).ok
     remote.write("apps/web.yaml", deployment(image="nginx:2"))
     remote.commit()
@@ -242,12 +242,11 @@ async def test_a_concurrent_change_is_read_again_and_merged(
 
 
 async def test_a_crash_between_inventory_union_and_apply_converges(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     seed(remote)
     remote.write("apps/old.yaml", configmap("old"))
     remote.commit()
-    source = make_source(remote.url)
     assert (await sync(make_engine(), source)).ok
     remote.remove("apps/old.yaml")
     remote.write("apps/new.yaml", configmap("new"))

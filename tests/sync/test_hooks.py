@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from gitkrm.krm import GVK, ObjectRef
+from gitkrm.source import GitSource
 from gitkrm.store import Store
 from gitkrm.sync.hooks import HookState, Phase
 from gitkrm.sync.results import SyncResult, SyncStatus
-from tests.sync.conftest import EngineFactory, SourceFactory
+from tests.sync.conftest import EngineFactory
 from tests.sync.sync_helpers import Remote, configmap, namespace
 from tests.sync.test_engine import cm_ref, get, inventory_keys, sync
 
@@ -75,14 +76,14 @@ async def test_a_failing_presync_hook_applies_nothing_and_runs_syncfail(
     store: Store,
     apps: None,
     remote: Remote,
-    make_source: SourceFactory,
+    source: GitSource,
     make_engine: EngineFactory,
 ) -> None:
     remote.write("app.yaml", configmap("app"))
     remote.write("pre.yaml", job("migrate", "PreSync", fail=True))
     remote.write("fail.yaml", hook_cm("on-failure", "SyncFail"))
     remote.commit()
-    engine, source = make_engine(health_timeout=30.0), make_source(remote.url)
+    engine = make_engine(health_timeout=30.0)
     result = await sync(engine, source)
     assert result.status is SyncStatus.FAILED
     assert runs(result) == [
@@ -108,7 +109,7 @@ async def test_hooks_run_once_per_revision_in_phase_order(
     store: Store,
     apps: None,
     remote: Remote,
-    make_source: SourceFactory,
+    source: GitSource,
     make_engine: EngineFactory,
 ) -> None:
     remote.write("app.yaml", configmap("app"))
@@ -118,7 +119,7 @@ async def test_hooks_run_once_per_revision_in_phase_order(
     remote.write("fail.yaml", hook_cm("on-failure", "SyncFail"))
     remote.write("skip.yaml", hook_cm("skipped", "Skip"))
     remote.commit()
-    engine, source = make_engine(health_timeout=30.0), make_source(remote.url)
+    engine = make_engine(health_timeout=30.0)
     result = await sync(engine, source)
     assert result.ok, result.problems()
     assert runs(result) == [
@@ -160,7 +161,7 @@ async def test_sync_hooks_run_inside_their_wave(
     store: Store,
     apps: None,
     remote: Remote,
-    make_source: SourceFactory,
+    source: GitSource,
     make_engine: EngineFactory,
 ) -> None:
     """Argo CD orders Sync hooks with the objects by wave: a wave-1 hook Job completes
@@ -169,7 +170,7 @@ async def test_sync_hooks_run_inside_their_wave(
     remote.write("hook.yaml", job("between", "Sync", wave=1))
     remote.write("b.yaml", _waved("last", 2))
     remote.commit()
-    engine, source = make_engine(health_timeout=30.0), make_source(remote.url)
+    engine = make_engine(health_timeout=30.0)
     result = await sync(engine, source)
     assert result.ok, result.problems()
     assert runs(result) == [("Sync", "between", "Succeeded")]
@@ -189,7 +190,7 @@ async def test_a_failing_sync_hook_stops_the_later_waves(
     store: Store,
     apps: None,
     remote: Remote,
-    make_source: SourceFactory,
+    source: GitSource,
     make_engine: EngineFactory,
 ) -> None:
     remote.write("a.yaml", _waved("first", 0))
@@ -197,7 +198,7 @@ async def test_a_failing_sync_hook_stops_the_later_waves(
     remote.write("b.yaml", _waved("last", 1))
     remote.write("fail.yaml", hook_cm("on-failure", "SyncFail"))
     remote.commit()
-    engine, source = make_engine(health_timeout=30.0), make_source(remote.url)
+    engine = make_engine(health_timeout=30.0)
     result = await sync(engine, source)
     assert result.status is SyncStatus.FAILED
     assert runs(result)[0] == ("Sync", "broken", "Failed")
@@ -211,7 +212,7 @@ async def test_delete_policies(
     store: Store,
     apps: None,
     remote: Remote,
-    make_source: SourceFactory,
+    source: GitSource,
     make_engine: EngineFactory,
 ) -> None:
     remote.write("app.yaml", configmap("app"))
@@ -222,7 +223,7 @@ async def test_delete_policies(
     remote.write("e.yaml", job("kept-bad", "SyncFail", policy="HookSucceeded", fail=True))
     remote.write("f.yaml", job("broken", "PostSync", fail=True))
     remote.commit()
-    engine, source = make_engine(health_timeout=30.0), make_source(remote.url)
+    engine = make_engine(health_timeout=30.0)
     result = await sync(engine, source)
     assert result.status is SyncStatus.FAILED
     by_name = {h.ref.name: h for h in result.hooks}
@@ -252,13 +253,13 @@ async def test_generate_name_hooks_synced_twice_in_a_row(
     store: Store,
     apps: None,
     remote: Remote,
-    make_source: SourceFactory,
+    source: GitSource,
     make_engine: EngineFactory,
 ) -> None:
     remote.write("hook.yaml", job("migrate", "PreSync", generate=True))
     remote.write("app.yaml", configmap("app"))
     remote.commit()
-    engine, source = make_engine(health_timeout=30.0), make_source(remote.url)
+    engine = make_engine(health_timeout=30.0)
     first = await sync(engine, source)
     assert first.ok, first.problems()
     remote.write("app.yaml", configmap("app", data="a: '2'"))
@@ -272,12 +273,12 @@ async def test_generate_name_hooks_synced_twice_in_a_row(
 
 
 async def test_generate_name_without_a_hook_is_an_error(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     remote.write("ns.yaml", namespace("apps"))
     remote.write("cm.yaml", configmap("x").replace("name: x", "generateName: x-"))
     remote.commit()
-    result = await sync(make_engine(), make_source(remote.url))
+    result = await sync(make_engine(), source)
     assert result.status is SyncStatus.FAILED
     assert "cm.yaml:1" in result.errors[0]
     assert "only hooks, annotated argocd.argoproj.io/hook, may use it" in result.errors[0]

@@ -11,6 +11,7 @@ import orjson
 import pytest
 
 from gitkrm.krm import ObjectRef
+from gitkrm.source import GitSource
 from gitkrm.store import Store
 from gitkrm.sync.options import APPLY_MODES, ApplyMode
 from gitkrm.sync.results import Action
@@ -34,12 +35,11 @@ def _seed(remote: Remote) -> None:
 async def test_a_manifests_labels_and_annotations_are_kept(
     store: Store,
     remote: Remote,
-    make_source: SourceFactory,
+    source: GitSource,
     make_engine: EngineFactory,
     mode: ApplyMode,
 ) -> None:
     _seed(remote)
-    source = make_source(remote.url)
     first = await sync(make_engine(apply_mode=mode), source)
     assert first.ok, first.problems()
     chart = await store.get(cm_ref("chart"))
@@ -71,10 +71,9 @@ async def _as_older_gitkrm_left_it(store: Store, ref: ObjectRef, *, source_label
 
 
 async def test_objects_an_older_gitkrm_labelled_migrate_on_the_next_sync(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     _seed(remote)
-    source = make_source(remote.url)
     assert (await sync(make_engine(), source)).ok
     await _as_older_gitkrm_left_it(store, cm_ref("chart"), source_label=True)
     await _as_older_gitkrm_left_it(store, cm_ref("plain"), source_label=True)
@@ -95,12 +94,11 @@ async def test_objects_an_older_gitkrm_labelled_migrate_on_the_next_sync(
 
 
 async def test_older_gitkrms_label_alone_is_owned_when_the_inventory_lists_it(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     """No source label, only `managed-by: gitkrm`: the source whose inventory lists the
     object owns it (the default adoption policy, never, would refuse an unowned one)."""
     _seed(remote)
-    source = make_source(remote.url)
     assert (await sync(make_engine(), source)).ok
     await _as_older_gitkrm_left_it(store, cm_ref("plain"), source_label=False)
     result = await sync(make_engine(), source)
@@ -134,12 +132,11 @@ async def test_a_look_alike_outside_the_inventory_is_not_taken(
 
 
 async def test_server_side_apply_drops_the_label_it_owned(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     """Server-side apply mode: an older gitkrm applied `managed-by: gitkrm` as field
     manager gitkrm; the next apply without it removes it (the manager's field set)."""
     _seed(remote)
-    source = make_source(remote.url)
     assert (await sync(make_engine(apply_mode="server-side"), source)).ok
     old = {
         "apiVersion": "v1",

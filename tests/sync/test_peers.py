@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from gitkrm.source import GitSource
 from gitkrm.store import Store
 from gitkrm.sync.results import Action, SyncStatus
 from tests.support.builders import crd
@@ -40,13 +41,13 @@ def start(remote: Remote, files: dict[str, str]) -> None:
 async def test_objects_gone_from_git_left_in_place(
     store: Store,
     remote: Remote,
-    make_source: SourceFactory,
+    source: GitSource,
     make_engine: EngineFactory,
     annotation: str,
     message: str,
 ) -> None:
     start(remote, {"keep.yaml": annotated("keep", annotation), "other.yaml": configmap("other")})
-    engine, source = make_engine(), make_source(remote.url)
+    engine = make_engine()
     assert (await sync(engine, source)).ok
     remote.remove("keep.yaml")
     remote.remove("other.yaml")
@@ -65,10 +66,10 @@ async def test_objects_gone_from_git_left_in_place(
 
 
 async def test_prune_last_is_a_no_op(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     start(remote, {"last.yaml": annotated("last", f"{ARGO}/sync-options: PruneLast=true")})
-    engine, source = make_engine(), make_source(remote.url)
+    engine = make_engine()
     first = await sync(engine, source)
     assert first.ok
     assert first.warnings == ()  # honoured: gitkrm prunes last anyway
@@ -79,10 +80,10 @@ async def test_prune_last_is_a_no_op(
 
 
 async def test_flux_reconcile_disabled_leaves_the_object_alone(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     start(remote, {"cm.yaml": annotated("frozen", f"{FLUX}/reconcile: disabled")})
-    engine, source = make_engine(), make_source(remote.url)
+    engine = make_engine()
     assert (await sync(engine, source)).ok
     remote.write("cm.yaml", annotated("frozen", f"{FLUX}/reconcile: disabled", data="a: '2'"))
     remote.commit("change")
@@ -92,14 +93,14 @@ async def test_flux_reconcile_disabled_leaves_the_object_alone(
 
 
 async def test_flux_ssa_modes(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     files = {
         f"{mode}.yaml": annotated(mode.lower(), f"{FLUX}/ssa: {mode}")
         for mode in ("IfNotPresent", "Ignore", "Override", "Merge")
     }
     start(remote, files)
-    engine, source = make_engine(), make_source(remote.url)
+    engine = make_engine()
     first = await sync(engine, source)
     assert first.ok, first.problems()
     assert actions(first)["ConfigMap/ifnotpresent"] is Action.CREATED  # created when absent
@@ -132,12 +133,12 @@ IMMUTABLE = deployment("web").replace("{app: web}", "{app: web2}")
 async def test_force_recreates_on_an_immutable_change(
     store: Store,
     remote: Remote,
-    make_source: SourceFactory,
+    source: GitSource,
     make_engine: EngineFactory,
     annotation: str,
 ) -> None:
     start(remote, {"web.yaml": deployment("web")})
-    engine, source = make_engine(), make_source(remote.url)
+    engine = make_engine()
     assert (await sync(engine, source)).ok
     uid = (await store.get(deploy_ref()))["metadata"]["uid"]
     key, value = annotation.split(": ")
@@ -181,7 +182,7 @@ async def test_server_side_apply_per_object(
 
 
 async def test_unhonoured_annotations_are_reported_once_per_sync(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     start(
         remote,
@@ -193,7 +194,7 @@ async def test_unhonoured_annotations_are_reported_once_per_sync(
             "f.yaml": annotated("f", f"{FLUX}/checksum: abc"),
         },
     )
-    engine, source = make_engine(), make_source(remote.url)
+    engine = make_engine()
     result = await sync(engine, source)
     assert result.ok, result.problems()  # warnings do not fail the sync
     assert result.counts["created"] == 6
@@ -229,7 +230,7 @@ GIZMO_CRD = crd("Gizmo")  # spec: size and color
 
 
 async def test_skip_dry_run_on_missing_resource(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     start(
         remote,
@@ -238,7 +239,7 @@ async def test_skip_dry_run_on_missing_resource(
             "cm.yaml": configmap("cm"),
         },
     )
-    engine, source = make_engine(), make_source(remote.url)
+    engine = make_engine()
     refused = await sync(engine, source)  # without the option: refused as a whole
     assert refused.status is SyncStatus.FAILED
     assert 'unknown kind "Gizmo"' in refused.errors[0]

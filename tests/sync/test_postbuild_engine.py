@@ -5,11 +5,12 @@ ConfigMap makes the same revision render again (the agent syncs fully when
 from __future__ import annotations
 
 from gitkrm.krm import ObjectRef
+from gitkrm.source import GitSource
 from gitkrm.store import Store
 from gitkrm.sync.postbuild_spec import PostBuildSpec, RefKind, SubstituteRef
 from gitkrm.sync.results import Action
 from tests.support.builders import namespace
-from tests.sync.conftest import EngineFactory, SourceFactory
+from tests.sync.conftest import EngineFactory
 from tests.sync.sync_helpers import Remote
 
 VARS = ObjectRef(group="", kind="ConfigMap", name="vars", namespace="gitkrm-system")
@@ -17,7 +18,7 @@ SPEC = PostBuildSpec(substitute_from=(SubstituteRef(RefKind.CONFIG_MAP, "vars", 
 
 
 async def test_a_changed_variable_renders_the_same_revision_again(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     await store.create(namespace("gitkrm-system"))
     await store.create(
@@ -31,7 +32,7 @@ async def test_a_changed_variable_renders_the_same_revision_again(
         "data: {env: '${env}'}\n",
     )
     remote.commit("seed")
-    engine, source = make_engine(postbuild=SPEC), make_source(remote.url)
+    engine = make_engine(postbuild=SPEC)
     snap = await source.snapshot()
     first = await engine.sync(snap)
     assert first.ok, first.problems()

@@ -12,6 +12,7 @@ import pytest
 
 from gitkrm.krm import GVK, Obj, ObjectRef
 from gitkrm.schema import patch_meta_for, ssa_type_for
+from gitkrm.source import GitSource
 from gitkrm.store import Store
 from gitkrm.store.kube import KubeStore
 from gitkrm.sync import live
@@ -167,13 +168,12 @@ async def test_drift_by_other_managers_is_forced_back(
 
 
 async def test_client_side_to_server_side_migrates_ownership(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     remote.write("ns.yaml", namespace("apps"))
     remote.write("cm.yaml", configmap("c", data="{a: '1', b: '2', c: '3'}"))
     remote.write("web.yaml", deployment())
     remote.commit()
-    source = make_source(remote.url)
     assert (await sync(make_engine(), source)).ok
     web_before = await store.get(deploy_ref())
     assert LA in web_before["metadata"]["annotations"]
@@ -211,13 +211,12 @@ async def test_client_side_to_server_side_migrates_ownership(
 
 
 async def test_server_side_to_client_side_keeps_removing_fields(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     remote.write("ns.yaml", namespace("apps"))
     remote.write("cm.yaml", configmap("c", data="{a: '1', b: '2'}"))
     remote.write("web.yaml", deployment(extra_spec="  minReadySeconds: 5\n"))
     remote.commit()
-    source = make_source(remote.url)
     assert (await sync(make_engine(apply_mode=SSA), source)).ok
     # Switching back with a commit that drops fields: gitkrm's Apply entry is the
     # "original" of the three-way patch, so the dropped fields go.

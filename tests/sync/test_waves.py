@@ -9,10 +9,11 @@ from typing import Any
 
 from gitkrm.controllers import ControllerManager
 from gitkrm.krm import GVK
+from gitkrm.source import GitSource
 from gitkrm.store import Store
 from gitkrm.sync.results import Action, SyncStatus
 from tests.support.wait import eventually_async
-from tests.sync.conftest import EngineFactory, SourceFactory
+from tests.sync.conftest import EngineFactory
 from tests.sync.sync_helpers import Remote, configmap, deployment, namespace
 from tests.sync.test_engine import actions, cm_ref, deploy_ref, get, sync
 
@@ -72,7 +73,7 @@ async def test_wave_one_waits_for_wave_zero_to_be_available(
     store: Store,
     controllers: ControllerManager,
     remote: Remote,
-    make_source: SourceFactory,
+    source: GitSource,
     make_engine: EngineFactory,
 ) -> None:
     remote.write("ns.yaml", namespace("apps"))
@@ -82,7 +83,7 @@ async def test_wave_one_waits_for_wave_zero_to_be_available(
     recorder = Recorder(store)
     try:
         engine = make_engine(health_timeout=30.0)
-        result = await sync(engine, make_source(remote.url))
+        result = await sync(engine, source)
         assert result.ok, result.problems()
         ready = await recorder.first("Deployment", "db", "MODIFIED", available)
         created = await recorder.first("ConfigMap", "app", "ADDED")
@@ -95,7 +96,7 @@ async def test_a_health_timeout_stops_the_sync_naming_objects_and_messages(
     store: Store,
     controllers: ControllerManager,
     remote: Remote,
-    make_source: SourceFactory,
+    source: GitSource,
     make_engine: EngineFactory,
 ) -> None:
     stuck = deployment("db", replicas=1, annotations=wave(0)).replace(
@@ -111,7 +112,7 @@ async def test_a_health_timeout_stops_the_sync_naming_objects_and_messages(
     )
     remote.commit()
     engine = make_engine(health_timeout=1.0)
-    result = await sync(engine, make_source(remote.url))
+    result = await sync(engine, source)
     assert result.status is SyncStatus.FAILED
     assert result.errors[0] == (
         "wave 0 not healthy within 1s: Deployment.apps apps/db: InProgress (Available: 0/1)"
@@ -123,7 +124,7 @@ async def test_a_health_timeout_stops_the_sync_naming_objects_and_messages(
 
 
 async def test_a_wave_waits_for_its_objects_already_in_sync(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     # No controllers: the Deployment never becomes Available. Alone (one wave) it is
     # applied without a gate; once a wave 1 joins it, wave 0's Deployment, unchanged by
@@ -131,7 +132,7 @@ async def test_a_wave_waits_for_its_objects_already_in_sync(
     remote.write("ns.yaml", namespace("apps"))
     remote.write("db.yaml", deployment("db", replicas=1, annotations=wave(0)))
     remote.commit()
-    engine, source = make_engine(health_timeout=0.5), make_source(remote.url)
+    engine = make_engine(health_timeout=0.5)
     assert (await sync(engine, source)).ok
     remote.write("app.yaml", configmap("app", extra="  annotations:\n" + wave(1)))
     remote.commit()
@@ -144,14 +145,14 @@ async def test_a_wave_waits_for_its_objects_already_in_sync(
 
 
 async def test_a_cancelled_wait_stops_the_sync(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     # No controllers: the Deployment of wave 0 never becomes Available.
     remote.write("ns.yaml", namespace("apps"))
     remote.write("db.yaml", deployment("db", replicas=1, annotations=wave(0)))
     remote.write("app.yaml", configmap("app", extra="  annotations:\n" + wave(1)))
     remote.commit()
-    engine, source = make_engine(health_timeout=300.0), make_source(remote.url)
+    engine = make_engine(health_timeout=300.0)
     cancel = asyncio.Event()
     running = asyncio.create_task(engine.sync(await source.snapshot(), cancel=cancel))
     await eventually_async(lambda: get(store, deploy_ref("db")), timeout=10, message="wave 0")
@@ -163,14 +164,14 @@ async def test_a_cancelled_wait_stops_the_sync(
 
 
 async def test_pruning_goes_wave_by_wave_in_reverse(
-    store: Store, remote: Remote, make_source: SourceFactory, make_engine: EngineFactory
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     remote.write("ns.yaml", namespace("apps"))
     for n in (0, 1, 2):
         remote.write(f"w{n}.yaml", configmap(f"w{n}", extra="  annotations:\n" + wave(n)))
     remote.write("keep.yaml", configmap("keep", extra="  annotations:\n" + wave(5)))
     remote.commit()
-    engine, source = make_engine(health_timeout=30.0), make_source(remote.url)
+    engine = make_engine(health_timeout=30.0)
     assert (await sync(engine, source)).ok
     recorder = Recorder(store)
     try:
@@ -196,7 +197,7 @@ async def test_depends_on_waits_for_the_dependency_to_be_current(
     store: Store,
     controllers: ControllerManager,
     remote: Remote,
-    make_source: SourceFactory,
+    source: GitSource,
     make_engine: EngineFactory,
 ) -> None:
     # Same wave: the ConfigMap is written once the Deployment it depends on is Available.
@@ -207,7 +208,7 @@ async def test_depends_on_waits_for_the_dependency_to_be_current(
     remote.commit()
     recorder = Recorder(store)
     try:
-        result = await sync(make_engine(health_timeout=30.0), make_source(remote.url))
+        result = await sync(make_engine(health_timeout=30.0), source)
         assert result.ok, result.problems()
         ready = await recorder.first("Deployment", "db", "MODIFIED", available)
         created = await recorder.first("ConfigMap", "app", "ADDED")
