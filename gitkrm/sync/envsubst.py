@@ -260,6 +260,15 @@ class _Parser:
     def _bad(self) -> SubstitutionError:
         return SubstitutionError("bad substitution")
 
+    def _ident(self, accept: Accept) -> str:
+        """The next identifier `accept` takes (a function's name, a parameter); else "bad
+        substitution"."""
+        s = self.s
+        s.accept, s.mode = accept, _SCAN_IDENT
+        if s.scan() != _IDENT:
+            raise self._bad()
+        return s.string()
+
     def _param(self, accept: Accept, mode: int) -> _Node:
         s = self.s
         s.accept, s.mode = accept, mode | _SCAN_LBRACK
@@ -282,10 +291,7 @@ class _Parser:
     def _substr(self, name: str) -> _Func:
         s = self.s
         node = _Func(param=name)
-        s.accept, s.mode = _accept_one_colon, _SCAN_IDENT
-        if s.scan() != _IDENT:
-            raise self._bad()
-        node.name = s.string()
+        node.name = self._ident(_accept_one_colon)
         node.args.append(self._param(_reject_colon_close, _SCAN_IDENT))
         s.accept, s.mode = _accept_colon, _SCAN_IDENT | _SCAN_RBRACK
         tok = s.scan()
@@ -298,12 +304,8 @@ class _Parser:
         return node
 
     def _remove(self, name: str, accept: Accept) -> _Func:
-        s = self.s
         node = _Func(param=name)
-        s.accept, s.mode = accept, _SCAN_IDENT
-        if s.scan() != _IDENT:
-            raise self._bad()
-        node.name = s.string()
+        node.name = self._ident(accept)
         node.args.append(self._param(_accept_not_closing, _SCAN_IDENT))
         self._rbrack()
         return node
@@ -311,14 +313,9 @@ class _Parser:
     def _replace(self, name: str) -> _Func:
         s = self.s
         node = _Func(param=name)
-        s.accept, s.mode = _accept_replace_func, _SCAN_IDENT
-        if s.scan() != _IDENT:
-            raise self._bad()
-        node.name = s.string()
+        node.name = self._ident(_accept_replace_func)
         node.args.append(self._param(_accept_not_slash, _SCAN_IDENT | _SCAN_ESCAPE))
-        s.accept, s.mode = _accept_slash, _SCAN_IDENT
-        if s.scan() != _IDENT:
-            raise self._bad()
+        self._ident(_accept_slash)
         if s.peek() == "}":
             self._rbrack()
             return node
@@ -340,26 +337,15 @@ class _Parser:
         return node
 
     def _casing(self, name: str) -> _Func:
-        s = self.s
         node = _Func(param=name)
-        s.accept, s.mode = _accept_casing_func, _SCAN_IDENT
-        if s.scan() != _IDENT:
-            raise self._bad()
-        node.name = s.string()
+        node.name = self._ident(_accept_casing_func)
         self._rbrack()
         return node
 
     def _len(self) -> _Func:
-        s = self.s
         node = _Func()
-        s.accept, s.mode = _accept_one_hash, _SCAN_IDENT
-        if s.scan() != _IDENT:
-            raise self._bad()
-        node.name = s.string()
-        s.accept, s.mode = _accept_ident, _SCAN_IDENT
-        if s.scan() != _IDENT:
-            raise self._bad()
-        node.param = s.string()
+        node.name = self._ident(_accept_one_hash)
+        node.param = self._ident(_accept_ident)
         self._rbrack()
         return node
 
