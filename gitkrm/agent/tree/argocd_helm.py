@@ -35,7 +35,7 @@ from gitkrm.krm import Obj, masking
 from ..config import Mount
 from .argocd_repo import repository, repository_secret, secret_text
 from .argocd_spec import Source
-from .fields import Fail
+from .fields import Fail, as_list
 from .model import Context, Unhonoured
 
 _HONOURED: Final = frozenset(
@@ -84,14 +84,6 @@ def sources(
             "(the others may be `ref` sources of value files)",
         )
     return rendered[0][0], rendered[0][1], refs
-
-
-def _list(value: object, at: str, fail: Fail) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise fail(at, "must be a list")
-    return value
 
 
 def _chart_url(repo_url: str) -> str:
@@ -145,7 +137,7 @@ async def helm_source(
                 unhonoured.append(Unhonoured(f"{h}.version", "Helm v4 renders (as v3 would)"))
         elif key not in _HONOURED:
             unhonoured.append(Unhonoured(f"{h}.{key}", "not a field gitkrm knows"))
-    value_files = [str(f) for f in _list(helm.get("valueFiles"), f"{h}.valueFiles", fail)]
+    value_files = [str(f) for f in as_list(helm.get("valueFiles"), f"{h}.valueFiles", fail)]
     for i, f in enumerate(value_files):
         if "://" in f:
             raise fail(f"{h}.valueFiles[{i}]", f"{f!r}: value files from URLs are not fetched")
@@ -166,7 +158,7 @@ async def helm_source(
         raise fail(f"{h}.values", "must be a mapping of values")
     sets: list[str] = []
     strings: list[tuple[str, str]] = []
-    for i, p in enumerate(_list(helm.get("parameters"), f"{h}.parameters", fail)):
+    for i, p in enumerate(as_list(helm.get("parameters"), f"{h}.parameters", fail)):
         if not isinstance(p, Mapping) or not p.get("name"):
             raise fail(f"{h}.parameters[{i}]", "needs a name")
         if p.get("forceString"):
@@ -174,7 +166,7 @@ async def helm_source(
         else:
             sets.append(f"{p['name']}={p.get('value') or ''}")
     files: list[tuple[str, str]] = []
-    for i, p in enumerate(_list(helm.get("fileParameters"), f"{h}.fileParameters", fail)):
+    for i, p in enumerate(as_list(helm.get("fileParameters"), f"{h}.fileParameters", fail)):
         if not isinstance(p, Mapping) or not p.get("name") or not p.get("path"):
             raise fail(f"{h}.fileParameters[{i}]", "needs a name and a path")
         files.append((str(p["name"]), str(p["path"])))
