@@ -22,6 +22,7 @@ from gitkrm.cli.reader import open_reader
 from gitkrm.errors import BadRequest, NotFound
 from gitkrm.krm import Obj, ObjectRef, dump_yaml
 from gitkrm.schema import Registry, ResourceInfo
+from gitkrm.server.crds import crd_version
 from gitkrm.server.discovery import Layout
 from gitkrm.server.printing import Printer, format_labels
 from gitkrm.server.tables import BUILTIN, DEFAULT, custom_printer
@@ -205,17 +206,8 @@ async def printer_of(store: Store, info: ResourceInfo) -> Printer:
     """The server's printer of a kind: kube-apiserver's columns, a CRD's printer columns."""
     if not info.custom:
         return BUILTIN.get((info.group, info.kind), DEFAULT)
-    crd = await store.get(
-        ObjectRef(
-            group="apiextensions.k8s.io",
-            kind="CustomResourceDefinition",
-            name=f"{info.plural}.{info.group}",
-        )
-    )
-    for v in (crd.get("spec") or {}).get("versions") or ():
-        if isinstance(v, Mapping) and v.get("name") == info.version:
-            return custom_printer(v.get("additionalPrinterColumns") or ())
-    return custom_printer(())
+    _, version = await crd_version(store, info)
+    return custom_printer(version.get("additionalPrinterColumns") or ())
 
 
 # ---- printing ---------------------------------------------------------------------------
