@@ -21,6 +21,7 @@ from gitkrm.cli.get_cmd import Request
 from gitkrm.cli.reader import open_reader
 from gitkrm.errors import BadRequest, NotFound
 from gitkrm.krm import Obj, ObjectRef, dump_yaml
+from gitkrm.patch.fieldmanager.fieldsv1 import go_escape
 from gitkrm.schema import Registry, ResourceInfo
 from gitkrm.server.crds import crd_version
 from gitkrm.server.discovery import Layout
@@ -340,15 +341,6 @@ def sorted_keys(value: Any) -> Any:
     return value
 
 
-_GO_ESCAPES = (
-    ("<", "\\u003c"),
-    (">", "\\u003e"),
-    ("&", "\\u0026"),
-    ("\u2028", "\\u2028"),
-    ("\u2029", "\\u2029"),
-)
-
-
 def go_json(doc: Any) -> str:
     """JSON as Go's `json.MarshalIndent(v, "", "    ")` writes it: sorted keys, 4 spaces,
     HTML characters escaped (they only occur inside strings)."""
@@ -357,8 +349,4 @@ def go_json(doc: Any) -> str:
     for line in text.split("\n"):
         body = line.lstrip(" ")
         lines.append(" " * (2 * (len(line) - len(body))) + body)
-    text = "\n".join(lines)
-    for raw, escaped in _GO_ESCAPES:
-        if raw in text:
-            text = text.replace(raw, escaped)
-    return text + "\n"
+    return go_escape("\n".join(lines)) + "\n"

@@ -25,13 +25,18 @@ _GO_ESCAPES = (
 )
 
 
-def go_json(v: object) -> str:
-    """Compact JSON with Go's escaping and key order; integral floats print as integers."""
-    text = orjson.dumps(_normalize(v), option=orjson.OPT_SORT_KEYS).decode()
+def go_escape(text: str) -> str:
+    """JSON text with the characters Go's encoding/json escapes in strings escaped (they
+    occur nowhere else in JSON)."""
     if any(c in text for c in "<>&\u2028\u2029"):
         for raw, esc in _GO_ESCAPES:
             text = text.replace(raw, esc)
     return text
+
+
+def go_json(v: object) -> str:
+    """Compact JSON with Go's escaping and key order; integral floats print as integers."""
+    return go_escape(orjson.dumps(_normalize(v), option=orjson.OPT_SORT_KEYS).decode())
 
 
 def _normalize(v: object) -> object:
