@@ -17,10 +17,10 @@ from tests.sync.sync_helpers import Remote, configmap
 class Repo(Remote):
     """`Remote` whose work clone can switch branches and push them."""
 
-    def branch(self, name: str, *, start: str = "main") -> None:
+    def checkout(self, name: str, *, start: str = "main") -> None:
         git("checkout", "-q", "-B", name, start, cwd=self.work)
 
-    def push(self, message: str = "change", *, branch: str) -> str:
+    def commit_to(self, message: str = "change", *, branch: str) -> str:
         git("add", "-A", cwd=self.work)
         git("commit", "-q", "--allow-empty", "-m", message, cwd=self.work)
         git("push", "-q", "--force", "origin", f"HEAD:refs/heads/{branch}", cwd=self.work)

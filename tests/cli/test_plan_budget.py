@@ -46,10 +46,10 @@ def test_a_branch_deleting_most_objects_is_refused_until_the_trailer_allows_it(
     code, _, err = cli(capsys, "run", "--once", *flags)
     assert code == 0, err
 
-    repo.branch("cleanup")
+    repo.checkout("cleanup")
     for i in range(1, 12):
         repo.remove(f"cm-{i}.yaml")
-    repo.push("clean up", branch="cleanup")
+    repo.commit_to("clean up", branch="cleanup")
     code, doc, _ = plan_json(capsys, *flags, "--branch", "cleanup")
     assert code == 3
     source = doc["sources"][0]

@@ -26,27 +26,27 @@ def test_exit_codes_of_a_plan(capsys: pytest.CaptureFixture[str], tmp_path: Path
     assert code == 0
     assert "plan: 4 unchanged" in out
 
-    repo.branch("feature")
+    repo.checkout("feature")
     repo.write("cm-0.yaml", configmap("cm-0", ns="default", data="a: changed"))
     repo.write("new.yaml", configmap("new", ns="default"))
-    repo.push(branch="feature")
+    repo.commit_to(branch="feature")
     code, out, _ = cli(capsys, "plan", *flags, "--branch", "feature")
     assert code == 1
     assert "plan: 1 to create, 1 to configure, 3 unchanged" in out
     assert "configure  ConfigMap default/cm-0 (cm-0.yaml:1)" in out
     assert "+  a: changed" in out
 
-    repo.branch("broken")
+    repo.checkout("broken")
     repo.write("bad.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n")
-    repo.push(branch="broken")
+    repo.commit_to(branch="broken")
     code, out, _ = cli(capsys, "plan", *flags, "--branch", "broken")
     assert code == 2
     assert "bad.yaml:1: ConfigMap" in out
 
-    repo.branch("wipe")
+    repo.checkout("wipe")
     for i in range(4):
         repo.remove(f"cm-{i}.yaml")
-    repo.push(branch="wipe")
+    repo.commit_to(branch="wipe")
     code, out, _ = cli(capsys, "plan", *flags, "--branch", "wipe")
     assert code == 3
     assert "REFUSED by the EmptyRevision guard" in out
@@ -78,9 +78,9 @@ def test_an_edit_of_the_store_after_the_last_sync_is_planned_back(
     repo.commit("seed")
     state = tmp_path / "st"
     flags = _synced(capsys, repo, state)
-    repo.branch("feature")
+    repo.checkout("feature")
     repo.write("other.yaml", configmap("other", ns="default", data="a: '2'"))
-    repo.push(branch="feature")
+    repo.commit_to(branch="feature")
     code, out, _ = cli(capsys, "plan", *flags, "--branch", "feature")
     assert code == 1
     assert "plan: 1 to configure, 1 unchanged" in out
@@ -98,7 +98,7 @@ def test_any_ref_and_a_base_commit(capsys: pytest.CaptureFixture[str], tmp_path:
 
     repo = seeded(tmp_path, n=2)
     base = git("rev-parse", "HEAD", cwd=repo.work)
-    repo.branch("pr")
+    repo.checkout("pr")
     repo.write("cm-1.yaml", configmap("cm-1", ns="default", data="a: pr"))
     git("commit", "-q", "-am", "pr", cwd=repo.work)
     git("push", "-q", "origin", "HEAD:refs/pull/1/head", cwd=repo.work)

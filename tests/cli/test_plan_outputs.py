@@ -101,7 +101,7 @@ def _setup(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Repo, li
     flags = ["--config", str(config), "--state", str(state)]
     code, _, err = cli(capsys, "run", "--once", *flags)
     assert code == 0, err
-    repo.branch("feature")
+    repo.checkout("feature")
     repo.write("secret.yaml", SECRET % PASSWORD)
     repo.write("settings.yaml", SETTINGS % "b")
     repo.write("hook.yaml", HOOK)
@@ -109,7 +109,7 @@ def _setup(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Repo, li
     repo.write("second.yaml", _waved("second", 2))
     repo.write("taken.yaml", configmap("taken", ns="default"))
     repo.remove("old.yaml")
-    repo.push(branch="feature")
+    repo.commit_to(branch="feature")
     return repo, flags
 
 
@@ -182,10 +182,10 @@ def test_markdown_is_bounded_and_says_what_was_cut(
     repo = Repo(tmp_path / "repo")
     repo.write("keep.yaml", configmap("keep", ns="default"))
     repo.commit("seed")
-    repo.branch("big")
+    repo.checkout("big")
     for i in range(60):
         repo.write(f"big-{i}.yaml", configmap(f"big-{i}", ns="default", data=f"v: '{'x' * 2000}'"))
-    repo.push(branch="big")
+    repo.commit_to(branch="big")
     code, md, _ = cli(capsys, "plan", "-o", "markdown", "--repo", repo.url, "--branch", "big",
                       "--state", str(tmp_path / "st"))  # fmt: skip
     assert code == 1
@@ -204,11 +204,11 @@ def test_base_lists_the_objects_whose_rendering_differs(
     for name in ("a", "b", "c"):
         repo.write(f"{name}.yaml", configmap(name, ns="default"))
     repo.commit("seed")
-    repo.branch("feature")
+    repo.checkout("feature")
     repo.write("a.yaml", configmap("a", ns="default", data="a: changed"))
     repo.remove("b.yaml")
     repo.write("d.yaml", configmap("d", ns="default"))
-    repo.push(branch="feature")
+    repo.commit_to(branch="feature")
     flags = ["--repo", repo.url, "--state", str(tmp_path / "st"), "--branch", "feature"]
     code, doc, _ = plan_json(capsys, *flags, "--base", "main")
     assert code == 1
@@ -234,10 +234,10 @@ def test_a_chart_version_bump(capsys: pytest.CaptureFixture[str], tmp_path: Path
     flags = ["--repo", repo.url, "--namespace", "shop", "--state", str(tmp_path / "st")]
     code, _, err = cli(capsys, "run", "--once", *flags)
     assert code == 0, err
-    repo.branch("bump")
+    repo.checkout("bump")
     for path, data in bump(shop_files("apps/shop"), "1.1.0", "apps/shop").items():
         repo.write(path, data)
-    repo.push("shop 1.1.0", branch="bump")
+    repo.commit_to("shop 1.1.0", branch="bump")
     code, doc, _ = plan_json(capsys, *flags, "--branch", "bump", "--base", "main")
     assert code == 1
     jsonschema.validate(doc, SCHEMA)

@@ -46,10 +46,10 @@ def live(
 
 
 def feature(repo: Repo, files: dict[str, str]) -> None:
-    repo.branch("feature")
+    repo.checkout("feature")
     for path, text in files.items():
         repo.write(path, text)
-    repo.push(branch="feature")
+    repo.commit_to(branch="feature")
 
 
 def live_state(state: Path) -> tuple[dict[tuple[str, str, str], int], dict[str, tuple[bytes, int]]]:

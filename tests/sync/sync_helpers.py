@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 
 from gitkrm.source.snapshot import FileEntry, MemoryBlobs, RepoTree, Snapshot, git_blob_id
 from gitkrm.sync.desired import Desired, make_desired
 from gitkrm.sync.parse import ParseContext, builtin_registry, parse_file
-from tests.source.source_gitrepo import git
+from tests.source.source_gitrepo import RemoteRepo, git
 
 
 def snapshot(files: Mapping[str, str | bytes], revision: str = "rev-1") -> Snapshot:
@@ -38,44 +37,18 @@ def tree_snapshot(files: Mapping[str, str], root: str) -> Snapshot:
     )
 
 
-class Remote:
-    """A bare repository sources fetch from, and a work clone tests commit and push from."""
+class Remote(RemoteRepo):
+    """A RemoteRepo whose every commit (and revert) is pushed at once."""
 
-    def __init__(self, root: Path) -> None:
-        self.bare = root / "remote.git"
-        self.work = root / "work"
-        root.mkdir(parents=True, exist_ok=True)
-        git("init", "-q", "--bare", "--initial-branch=main", str(self.bare), cwd=root)
-        git("init", "-q", "--initial-branch=main", str(self.work), cwd=root)
-        git("remote", "add", "origin", str(self.bare), cwd=self.work)
-
-    @property
-    def url(self) -> str:
-        return str(self.bare)
-
-    def write(self, path: str, content: str | bytes) -> None:
-        p = self.work / path
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(content.encode() if isinstance(content, str) else content)
-
-    def remove(self, path: str) -> None:
-        git("rm", "-q", "-r", path, cwd=self.work)
-
-    def commit(self, message: str = "change") -> str:
-        git("add", "-A", cwd=self.work)
-        git("commit", "-q", "--allow-empty", "-m", message, cwd=self.work)
-        git("push", "-q", "origin", "HEAD:refs/heads/main", cwd=self.work)
-        return git("rev-parse", "HEAD", cwd=self.work)
-
-    def tag(self, name: str) -> None:
-        """An annotated tag `name` on HEAD, pushed."""
-        git("tag", "-a", name, "-m", name, cwd=self.work)
-        git("push", "-q", "origin", f"refs/tags/{name}", cwd=self.work)
+    def commit(self, message: str = "change", *, env: dict[str, str] | None = None) -> str:
+        sha = super().commit(message, env=env)
+        self.push()
+        return sha
 
     def revert_head(self) -> str:
         git("revert", "--no-edit", "HEAD", cwd=self.work)
-        git("push", "-q", "origin", "HEAD:refs/heads/main", cwd=self.work)
-        return git("rev-parse", "HEAD", cwd=self.work)
+        self.push()
+        return self.head()
 
 
 def namespace(name: str) -> str:
