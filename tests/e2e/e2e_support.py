@@ -79,23 +79,22 @@ async def reader(state: Path) -> Store:
 
 
 @contextlib.asynccontextmanager
-async def reading(state: Path) -> AsyncIterator[Store]:
+async def _closing(opened: Awaitable[Store]) -> AsyncIterator[Store]:
+    store = await opened
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+def reading(state: Path) -> contextlib.AbstractAsyncContextManager[Store]:
     """The state's store, read-only, for an `async with` block; closed after it."""
-    store = await reader(state)
-    try:
-        yield store
-    finally:
-        await store.close()
+    return _closing(reader(state))
 
 
-@contextlib.asynccontextmanager
-async def writing(state: Path) -> AsyncIterator[Store]:
+def writing(state: Path) -> contextlib.AbstractAsyncContextManager[Store]:
     """`writer` for an `async with` block; closed after it."""
-    store = await writer(state)
-    try:
-        yield store
-    finally:
-        await store.close()
+    return _closing(writer(state))
 
 
 def cm_ref(name: str, namespace: str = "default") -> ObjectRef:
