@@ -13,16 +13,15 @@ import yaml
 from gitkrm.cli.history_cmd import main
 from gitkrm.store import open_store
 from tests.report.report_fixtures import (
-    ReporterMaker,
-    SourceMaker,
+    history,
     make_reporter,
     make_source,
     remote,
 )
-from tests.report.report_helpers import make_history, objects_of, read_note, read_status
+from tests.report.report_helpers import objects_of, read_note, read_status
 from tests.source.source_gitrepo import RemoteRepo, git
 
-__all__ = ["make_reporter", "make_source", "remote"]
+__all__ = ["history", "make_reporter", "make_source", "remote"]
 
 
 def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -32,14 +31,13 @@ def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]
 
 
 async def test_a_clone_in_the_current_directory(
-    make_source: SourceMaker,
-    make_reporter: ReporterMaker,
+    history: list[str],
     remote: RemoteRepo,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    first, second, third = await make_history(make_source, make_reporter, remote)
+    first, second, third = history
     git("clone", "-q", str(remote.bare), str(tmp_path / "clone"), cwd=tmp_path)
     monkeypatch.chdir(tmp_path / "clone")
     code, out, err = _run(capsys)
@@ -78,12 +76,11 @@ async def test_a_clone_in_the_current_directory(
 
 
 async def test_outputs_for_programs(
-    make_source: SourceMaker,
-    make_reporter: ReporterMaker,
+    history: list[str],
     remote: RemoteRepo,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    _, _, third = await make_history(make_source, make_reporter, remote)
+    _, _, third = history
     code, out, _ = _run(
         capsys, "--repo", str(remote.bare), "-o", "json", "-n", "1", "--agent", "edge-2"
     )
@@ -102,14 +99,13 @@ async def test_outputs_for_programs(
 
 
 async def test_the_state_directory_by_default(
-    make_source: SourceMaker,
-    make_reporter: ReporterMaker,
+    history: list[str],
     remote: RemoteRepo,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    first, _, third = await make_history(make_source, make_reporter, remote)
+    first, _, third = history
     (tmp_path / ".gitkrm").symlink_to(tmp_path / "state")
     monkeypatch.chdir(tmp_path)
     code, out, _ = _run(capsys, "-o", "json")

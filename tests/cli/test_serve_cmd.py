@@ -43,26 +43,22 @@ def test_serve_then_kubectl_then_sigterm(tmp_path: Path) -> None:
         assert (state / "store.db").is_file()
         if KUBECTL.exists():
             env = {**os.environ, "KUBECONFIG": str(kubeconfig), "HOME": str(tmp_path)}
-            out = subprocess.run(
-                [str(KUBECTL), "get", "namespaces", "-o", "json"],
-                env=env,
-                capture_output=True,
-                text=True,
-                check=True,
-                timeout=60,
-            ).stdout
-            assert "kube-system" in [n["metadata"]["name"] for n in json.loads(out)["items"]]
+
+            def listed(resource: str) -> list[str]:
+                """The names kubectl lists of `resource` through the served API."""
+                out = subprocess.run(
+                    [str(KUBECTL), "get", resource, "-o", "json"],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                    timeout=60,
+                ).stdout
+                return [n["metadata"]["name"] for n in json.loads(out)["items"]]
+
+            assert "kube-system" in listed("namespaces")
             # The bundled controllers run next to the API: their simulated nodes are there.
-            nodes = subprocess.run(
-                [str(KUBECTL), "get", "nodes", "-o", "json"],
-                env=env,
-                capture_output=True,
-                text=True,
-                check=True,
-                timeout=60,
-            ).stdout
-            names = [n["metadata"]["name"] for n in json.loads(nodes)["items"]]
-            assert names == ["gitkrm-node-0", "gitkrm-node-1", "gitkrm-node-2"]
+            assert listed("nodes") == ["gitkrm-node-0", "gitkrm-node-1", "gitkrm-node-2"]
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=20) == 0
     finally:

@@ -11,6 +11,7 @@ import pytest
 from gitkrm.report import Backoff, Reporter
 from gitkrm.report.repo import RemoteTarget, ReportRepo
 from gitkrm.source import GitSource, GitSourceSpec
+from tests.report.report_helpers import make_history
 from tests.source.source_gitrepo import RemoteRepo
 
 SourceMaker = Callable[..., Awaitable[GitSource]]
@@ -79,3 +80,12 @@ async def make_reporter() -> AsyncIterator[ReporterMaker]:
     yield make
     for rep in made:
         await rep.close()
+
+
+@pytest.fixture
+async def history(
+    make_source: SourceMaker, make_reporter: ReporterMaker, remote: RemoteRepo
+) -> list[str]:
+    """The remote's commits first, second and third, noted by syncs of two agents
+    (`report_helpers.make_history`)."""
+    return await make_history(make_source, make_reporter, remote)

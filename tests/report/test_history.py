@@ -13,16 +13,15 @@ from gitkrm.report.history import (
     state_history,
     url_history,
 )
-from tests.report.report_fixtures import ReporterMaker, SourceMaker
-from tests.report.report_helpers import git_out, make_history
+from tests.report.report_helpers import git_out
 from tests.source.source_gitrepo import RemoteRepo, git
 from tests.support.net import free_port
 
 
 async def test_a_clone_fetches_the_notes_and_shows_each_commits_syncs(
-    make_source: SourceMaker, make_reporter: ReporterMaker, remote: RemoteRepo, tmp_path: Path
+    history: list[str], remote: RemoteRepo, tmp_path: Path
 ) -> None:
-    first, second, third = await make_history(make_source, make_reporter, remote)
+    first, second, third = history
     git("clone", "-q", str(remote.bare), str(tmp_path / "clone"), cwd=tmp_path)
     git_dir = git_dir_of(tmp_path / "clone")
     before = repo_history(git_dir)
@@ -51,9 +50,9 @@ async def test_a_clone_fetches_the_notes_and_shows_each_commits_syncs(
 
 
 async def test_a_remote_url_is_read_through_a_temporary_repository(
-    make_source: SourceMaker, make_reporter: ReporterMaker, remote: RemoteRepo
+    history: list[str], remote: RemoteRepo
 ) -> None:
-    first, _, third = await make_history(make_source, make_reporter, remote)
+    first, _, third = history
     entries = url_history(f"file://{remote.bare}", limit=2)
     assert entries[0].commit.sha == third
     assert len(entries) == 2
@@ -63,9 +62,9 @@ async def test_a_remote_url_is_read_through_a_temporary_repository(
 
 
 async def test_an_agents_state_lists_its_syncs_newest_first(
-    make_source: SourceMaker, make_reporter: ReporterMaker, remote: RemoteRepo, tmp_path: Path
+    history: list[str], remote: RemoteRepo, tmp_path: Path
 ) -> None:
-    first, _, third = await make_history(make_source, make_reporter, remote)
+    first, _, third = history
     entries = state_history(tmp_path / "state")
     assert [e.commit.sha for e in entries] == [third, first]
     assert entries[0].commit.subject == "third"
