@@ -6,13 +6,16 @@ be."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+
+import pytest
 
 from gitkrm.krm import ObjectRef
 from gitkrm.source import GitSource
 from gitkrm.store import Store
 from gitkrm.sync.hooks import HookState, Phase
-from gitkrm.sync.results import Action, SyncStatus
+from gitkrm.sync.results import Action, SyncResult, SyncStatus
 from tests.sync.conftest import EngineFactory, SourceFactory
 from tests.sync.sync_helpers import Remote
 from tests.sync.test_engine import actions, get, sync
@@ -27,17 +30,29 @@ def commit(remote: Remote, app: str) -> None:
     remote.commit(app)
 
 
+AppSync = Callable[[str], Awaitable[SyncResult]]
+
+
+@pytest.fixture
+def sync_app(apps: None, remote: Remote, source: GitSource, make_engine: EngineFactory) -> AppSync:
+    """Commits an application directory and syncs it as an Argo CD Application with the
+    destination namespace apps (hooks waited for up to 30 s); the sync must succeed."""
+
+    async def run(app: str) -> SyncResult:
+        commit(remote, app)
+        result = await sync(make_engine(default_namespace="apps", health_timeout=30.0), source)
+        assert result.ok, result.problems()
+        return result
+
+    return run
+
+
 def ref(kind: str, name: str, group: str = "", namespace: str | None = "apps") -> ObjectRef:
     return ObjectRef(group=group, kind=kind, name=name, namespace=namespace)
 
 
-async def test_hook(
-    store: Store, apps: None, remote: Remote, source: GitSource, make_engine: EngineFactory
-) -> None:
-    commit(remote, "sync-hook")
-    engine = make_engine(default_namespace="apps", health_timeout=30.0)
-    result = await sync(engine, source)
-    assert result.ok, result.problems()
+async def test_hook(store: Store, sync_app: AppSync) -> None:
+    result = await sync_app("sync-hook")
     assert [(h.phase, h.ref.kind, h.ref.name, h.state) for h in result.hooks] == [
         (Phase.SYNC, "Pod", "smoke-check", HookState.SUCCEEDED)
     ]
@@ -46,13 +61,8 @@ async def test_hook(
     assert hook["status"]["phase"] == "Succeeded"  # a hook Pod is done once it completed
 
 
-async def test_hook_and_deployment(
-    store: Store, apps: None, remote: Remote, source: GitSource, make_engine: EngineFactory
-) -> None:
-    commit(remote, "job-hook-with-deployment")
-    engine = make_engine(default_namespace="apps", health_timeout=30.0)
-    result = await sync(engine, source)
-    assert result.ok, result.problems()
+async def test_hook_and_deployment(store: Store, sync_app: AppSync) -> None:
+    result = await sync_app("job-hook-with-deployment")
     assert [(h.phase, h.ref.name, h.state) for h in result.hooks] == [
         (Phase.SYNC, "schema-migrate", HookState.SUCCEEDED)
     ]
@@ -129,13 +139,8 @@ async def test_syncwaves_prune_order(
     ]
 
 
-async def test_multi_namespace_hook(
-    store: Store, apps: None, remote: Remote, source: GitSource, make_engine: EngineFactory
-) -> None:
-    commit(remote, "hooks-in-two-namespaces")
-    engine = make_engine(default_namespace="apps", health_timeout=30.0)
-    result = await sync(engine, source)
-    assert result.ok, result.problems()
+async def test_multi_namespace_hook(store: Store, sync_app: AppSync) -> None:
+    result = await sync_app("hooks-in-two-namespaces")
     assert actions(result) == {  # the hooks' Namespace was made before the hooks ran
         "Namespace/reports": Action.UNCHANGED,
         "Deployment/frontend": Action.CREATED,

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from gitkrm.krm import GVK, ObjectRef
 from gitkrm.source import GitSource
 from gitkrm.store import Store
+from gitkrm.sync.engine import SyncEngine
 from gitkrm.sync.hooks import HookState, Phase
 from gitkrm.sync.results import SyncResult, SyncStatus
 from tests.sync.conftest import EngineFactory
@@ -68,22 +71,27 @@ async def jobs(store: Store) -> dict[str, dict[str, Any]]:
     return {j["metadata"]["name"]: j for j in listed["items"]}
 
 
+@pytest.fixture
+def engine(apps: None, make_engine: EngineFactory) -> SyncEngine:
+    """An engine that waits up to 30 s for hooks, on the store with the bundled controllers
+    and the namespace apps."""
+    return make_engine(health_timeout=30.0)
+
+
 def job_ref(name: str) -> ObjectRef:
     return ObjectRef(group="batch", version="v1", kind="Job", name=name, namespace="apps")
 
 
 async def test_a_failing_presync_hook_applies_nothing_and_runs_syncfail(
     store: Store,
-    apps: None,
     remote: Remote,
     source: GitSource,
-    make_engine: EngineFactory,
+    engine: SyncEngine,
 ) -> None:
     remote.write("app.yaml", configmap("app"))
     remote.write("pre.yaml", job("migrate", "PreSync", fail=True))
     remote.write("fail.yaml", hook_cm("on-failure", "SyncFail"))
     remote.commit()
-    engine = make_engine(health_timeout=30.0)
     result = await sync(engine, source)
     assert result.status is SyncStatus.FAILED
     assert runs(result) == [
@@ -107,10 +115,9 @@ async def test_a_failing_presync_hook_applies_nothing_and_runs_syncfail(
 
 async def test_hooks_run_once_per_revision_in_phase_order(
     store: Store,
-    apps: None,
     remote: Remote,
     source: GitSource,
-    make_engine: EngineFactory,
+    engine: SyncEngine,
 ) -> None:
     remote.write("app.yaml", configmap("app"))
     remote.write("pre.yaml", job("pre", "PreSync"))
@@ -119,7 +126,6 @@ async def test_hooks_run_once_per_revision_in_phase_order(
     remote.write("fail.yaml", hook_cm("on-failure", "SyncFail"))
     remote.write("skip.yaml", hook_cm("skipped", "Skip"))
     remote.commit()
-    engine = make_engine(health_timeout=30.0)
     result = await sync(engine, source)
     assert result.ok, result.problems()
     assert runs(result) == [
@@ -159,10 +165,9 @@ def _waved(name: str, n: int) -> str:
 
 async def test_sync_hooks_run_inside_their_wave(
     store: Store,
-    apps: None,
     remote: Remote,
     source: GitSource,
-    make_engine: EngineFactory,
+    engine: SyncEngine,
 ) -> None:
     """Argo CD orders Sync hooks with the objects by wave: a wave-1 hook Job completes
     after wave 0 is written and before wave 2 is."""
@@ -170,7 +175,6 @@ async def test_sync_hooks_run_inside_their_wave(
     remote.write("hook.yaml", job("between", "Sync", wave=1))
     remote.write("b.yaml", _waved("last", 2))
     remote.commit()
-    engine = make_engine(health_timeout=30.0)
     result = await sync(engine, source)
     assert result.ok, result.problems()
     assert runs(result) == [("Sync", "between", "Succeeded")]
@@ -188,17 +192,15 @@ async def test_sync_hooks_run_inside_their_wave(
 
 async def test_a_failing_sync_hook_stops_the_later_waves(
     store: Store,
-    apps: None,
     remote: Remote,
     source: GitSource,
-    make_engine: EngineFactory,
+    engine: SyncEngine,
 ) -> None:
     remote.write("a.yaml", _waved("first", 0))
     remote.write("hook.yaml", job("broken", "Sync", wave=0, fail=True))
     remote.write("b.yaml", _waved("last", 1))
     remote.write("fail.yaml", hook_cm("on-failure", "SyncFail"))
     remote.commit()
-    engine = make_engine(health_timeout=30.0)
     result = await sync(engine, source)
     assert result.status is SyncStatus.FAILED
     assert runs(result)[0] == ("Sync", "broken", "Failed")
@@ -210,10 +212,9 @@ async def test_a_failing_sync_hook_stops_the_later_waves(
 
 async def test_delete_policies(
     store: Store,
-    apps: None,
     remote: Remote,
     source: GitSource,
-    make_engine: EngineFactory,
+    engine: SyncEngine,
 ) -> None:
     remote.write("app.yaml", configmap("app"))
     remote.write("a.yaml", job("kept", "PreSync"))  # BeforeHookCreation by default
@@ -223,7 +224,6 @@ async def test_delete_policies(
     remote.write("e.yaml", job("kept-bad", "SyncFail", policy="HookSucceeded", fail=True))
     remote.write("f.yaml", job("broken", "PostSync", fail=True))
     remote.commit()
-    engine = make_engine(health_timeout=30.0)
     result = await sync(engine, source)
     assert result.status is SyncStatus.FAILED
     by_name = {h.ref.name: h for h in result.hooks}
@@ -251,15 +251,13 @@ async def test_delete_policies(
 
 async def test_generate_name_hooks_synced_twice_in_a_row(
     store: Store,
-    apps: None,
     remote: Remote,
     source: GitSource,
-    make_engine: EngineFactory,
+    engine: SyncEngine,
 ) -> None:
     remote.write("hook.yaml", job("migrate", "PreSync", generate=True))
     remote.write("app.yaml", configmap("app"))
     remote.commit()
-    engine = make_engine(health_timeout=30.0)
     first = await sync(engine, source)
     assert first.ok, first.problems()
     remote.write("app.yaml", configmap("app", data="a: '2'"))
