@@ -97,8 +97,13 @@ class Snapshot:
 
     def at_ref(self, ref: str | None) -> Snapshot:
         """The same files under another resolved ref (a new tag on the same commit)."""
+        return self.relabel(revision=self.revision, ref=ref)
+
+    def relabel(self, *, revision: str, ref: str | None) -> Snapshot:
+        """The same files under another revision name (an OCI artifact's digest names the
+        directory it was unpacked into)."""
         return Snapshot(
-            revision=self.revision, files=self.files, reader=self._reader, tree=self.tree,
+            revision=revision, files=self.files, reader=self._reader, tree=self.tree,
             allow_prune=self.allow_prune, ref=ref,
         )  # fmt: skip
 

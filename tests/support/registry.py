@@ -11,6 +11,7 @@ import json
 import subprocess
 import urllib.error
 import urllib.request
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,12 @@ storage:
 http:
   addr: 127.0.0.1:{port}
 """
+_AUTH = """\
+auth:
+  htpasswd:
+    realm: gitkrm-test
+    path: {path}
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,16 +65,34 @@ def _ready(host: str) -> bool:
     try:
         with urllib.request.urlopen(f"http://{host}/v2/", timeout=1) as r:
             return bool(r.status == 200)
+    except urllib.error.HTTPError as e:
+        return e.code == 401  # up, and asking for credentials
     except (urllib.error.URLError, OSError):
         return False
 
 
-def start_registry(directory: Path) -> tuple[subprocess.Popen[bytes], Registry]:
+def _bcrypt(password: str) -> str:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import crypt  # libxcrypt's bcrypt: the only hash distribution's htpasswd reads
+
+        return crypt.crypt(password, crypt.mksalt(crypt.METHOD_BLOWFISH))
+
+
+def start_registry(
+    directory: Path, *, users: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[bytes], Registry]:
+    """`users` (name -> password): an htpasswd registry (Basic auth over plain HTTP)."""
     binary = require_tool("docker-registry", what="the Debian package docker-registry")
     port = free_port()
     config = directory / "config.yml"
     (directory / "data").mkdir(parents=True, exist_ok=True)
-    config.write_text(_CONFIG.format(root=directory / "data", port=port))
+    text = _CONFIG.format(root=directory / "data", port=port)
+    if users:
+        htpasswd = directory / "htpasswd"
+        htpasswd.write_text("".join(f"{u}:{_bcrypt(p)}\n" for u, p in users.items()))
+        text += _AUTH.format(path=htpasswd)
+    config.write_text(text)
     with (directory / "registry.log").open("wb") as log:  # the child keeps its own copy
         proc = subprocess.Popen(
             [str(binary), "serve", str(config)], stdout=log, stderr=subprocess.STDOUT
