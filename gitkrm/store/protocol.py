@@ -65,6 +65,15 @@ class WriteKeywords(TypedDict, total=False):
     field_validation: FieldValidation | str
 
 
+class DeleteKeywords(TypedDict, total=False):
+    """The keywords of a delete (DeleteOptions): `propagationPolicy`, `preconditions`
+    and `dryRun=All`."""
+
+    propagation: Propagation | str | None
+    preconditions: Preconditions | None
+    dry_run: bool
+
+
 def parse_field_validation(v: FieldValidation | str) -> FieldValidation:
     """`fieldValidation` as given (Strict, Warn, Ignore); BadRequest otherwise."""
     if type(v) is FieldValidation:  # the common case, without the enum's lookup
@@ -196,14 +205,7 @@ class Store(Protocol):
         self, ref: ObjectRef, patch: Any, patch_type: PatchType, **options: Unpack[WriteKeywords]
     ) -> Obj: ...
 
-    async def delete(
-        self,
-        ref: ObjectRef,
-        *,
-        propagation: Propagation | str | None = None,
-        preconditions: Preconditions | None = None,
-        dry_run: bool = False,
-    ) -> Obj: ...
+    async def delete(self, ref: ObjectRef, **options: Unpack[DeleteKeywords]) -> Obj: ...
 
     def watch(
         self,

@@ -24,9 +24,9 @@ from gitkrm.store.kube.watch import WatchRequest, initial_events, stream_events
 from gitkrm.store.protocol import (
     BatchOp,
     BatchOpKind,
+    DeleteKeywords,
     ListKeywords,
     PatchType,
-    Preconditions,
     Propagation,
     WatchEvent,
     WatchKeywords,
@@ -220,22 +220,17 @@ class KubeStore:
         self._wrote(res)
         return out
 
-    async def delete(
-        self,
-        ref: ObjectRef,
-        *,
-        propagation: Propagation | str | None = None,
-        preconditions: Preconditions | None = None,
-        dry_run: bool = False,
-    ) -> Obj:
+    async def delete(self, ref: ObjectRef, **options: Unpack[DeleteKeywords]) -> Obj:
         res = await self._of_ref(ref)
         body: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        propagation = options.get("propagation")
         if propagation is not None:
             body["propagationPolicy"] = str(Propagation(propagation))
+        preconditions = options.get("preconditions")
         if preconditions is not None:
             pre = {"uid": preconditions.uid, "resourceVersion": preconditions.resource_version}
             body["preconditions"] = {k: v for k, v in pre.items() if v is not None}
-        if dry_run:
+        if options.get("dry_run"):
             body["dryRun"] = ["All"]
         out = await self._call("DELETE", res.path(ref.namespace, ref.name), body=body)
         self._wrote(res)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import builtins
 import sqlite3
-from collections.abc import AsyncIterator, Sequence
-from typing import Any, Unpack
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any, TypeVar, Unpack
 
 from gitkrm.errors import BadRequest, GitkrmError, ServiceUnavailable
 from gitkrm.krm import GVK, Obj, ObjectRef
@@ -21,10 +21,9 @@ from gitkrm.krm.clock import WALL, Clock
 from gitkrm.schema import Registry
 from gitkrm.store.protocol import (
     BatchOp,
+    DeleteKeywords,
     ListKeywords,
     PatchType,
-    Preconditions,
-    Propagation,
     WatchEvent,
     WatchKeywords,
     WriteKeywords,
@@ -51,6 +50,7 @@ from gitkrm.store.sqlite.kinds import NAMESPACE_GK
 from gitkrm.store.sqlite.txn import Txn
 from gitkrm.store.sqlite.watch import WatchSpec, too_old, watch_events
 
+T = TypeVar("T")
 INITIAL_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 # The initial namespaces are the API server's own writes (their managedFields say so).
 _SYSTEM = WriteOptions(field_manager="kube-apiserver")
@@ -200,9 +200,7 @@ class SqliteStore:
         warnings: builtins.list[str] | None = None,
         **options: Unpack[WriteKeywords],
     ) -> Obj:
-        opts = WriteOptions.of(**options)
-        out = warnings if warnings is not None else []
-        return self._core.write(lambda t: writes.create(t, obj, opts, out), dry_run=opts.dry_run)
+        return self._write(lambda t, opts, out: writes.create(t, obj, opts, out), warnings, options)
 
     async def update(
         self,
@@ -211,9 +209,7 @@ class SqliteStore:
         warnings: builtins.list[str] | None = None,
         **options: Unpack[WriteKeywords],
     ) -> Obj:
-        opts = WriteOptions.of(**options)
-        out = warnings if warnings is not None else []
-        return self._core.write(lambda t: writes.update(t, obj, opts, out), dry_run=opts.dry_run)
+        return self._write(lambda t, opts, out: writes.update(t, obj, opts, out), warnings, options)
 
     async def update_status(
         self,
@@ -222,10 +218,10 @@ class SqliteStore:
         warnings: builtins.list[str] | None = None,
         **options: Unpack[WriteKeywords],
     ) -> Obj:
-        opts = WriteOptions.of(**options)
-        out = warnings if warnings is not None else []
-        return self._core.write(
-            lambda t: writes.update(t, obj, opts, out, subresource="status"), dry_run=opts.dry_run
+        return self._write(
+            lambda t, opts, out: writes.update(t, obj, opts, out, subresource="status"),
+            warnings,
+            options,
         )
 
     async def finalize_namespace(
@@ -270,23 +266,17 @@ class SqliteStore:
             dry_run=opts.dry_run,
         )
 
-    async def delete(
-        self,
-        ref: ObjectRef,
-        *,
-        propagation: Propagation | str | None = None,
-        preconditions: Preconditions | None = None,
-        dry_run: bool = False,
-    ) -> Obj:
+    async def delete(self, ref: ObjectRef, **options: Unpack[DeleteKeywords]) -> Obj:
         """Delete an object; returns its final state, or the object marked for deletion
         (deletionTimestamp set) while finalizers hold it."""
-        policy = propagation_policy(propagation)
+        policy = propagation_policy(options.get("propagation"))
+        preconditions = options.get("preconditions")
 
         def run(t: Txn) -> Obj:
             final = deletion.delete(t, ref, propagation=policy, preconditions=preconditions)
             return served(ref, final)
 
-        return self._core.write(run, dry_run=dry_run)
+        return self._core.write(run, dry_run=options.get("dry_run", False))
 
     async def batch(
         self,
@@ -298,10 +288,8 @@ class SqliteStore:
         """Many writes in ONE transaction, all or nothing; each gets its own
         resourceVersion. A failure names the op: `op 17 (Deployment team-3/app-8): ...`.
         `force` applies to the batch's apply patches."""
-        opts = WriteOptions.of(**options)
-        out = warnings if warnings is not None else []
 
-        def run(t: Txn) -> builtins.list[Obj]:
+        def run(t: Txn, opts: WriteOptions, out: builtins.list[str]) -> builtins.list[Obj]:
             results: builtins.list[Obj] = []
             for i, op in enumerate(ops):
                 try:
@@ -311,7 +299,19 @@ class SqliteStore:
             return results
 
         with gc_paused():
-            return self._core.write(run, dry_run=opts.dry_run)
+            return self._write(run, warnings, options)
+
+    def _write(
+        self,
+        write: Callable[[Txn, WriteOptions, builtins.list[str]], T],
+        warnings: builtins.list[str] | None,
+        options: WriteKeywords,
+    ) -> T:
+        """One write transaction (none committed for dryRun) with the options checked;
+        admission warnings are appended to `warnings`."""
+        opts = WriteOptions.of(**options)
+        out = warnings if warnings is not None else []
+        return self._core.write(lambda t: write(t, opts, out), dry_run=opts.dry_run)
 
     # -- watch -----------------------------------------------------------------------------
 
