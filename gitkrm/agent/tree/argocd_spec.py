@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Final, TypedDict
 
 from gitkrm.krm import GroupKind
+from gitkrm.krm.types import ObjectMeta
 from gitkrm.sync.appproject_spec import IN_CLUSTER_NAME as IN_CLUSTER_NAME
 from gitkrm.sync.appproject_spec import IN_CLUSTER_SERVER as IN_CLUSTER_SERVER
 
@@ -103,18 +104,9 @@ class ApplicationSpec(TypedDict, total=False):
     revisionHistoryLimit: int
 
 
-class Metadata(TypedDict, total=False):
-    name: str
-    namespace: str
-    generation: int
-    finalizers: list[str]
-    labels: dict[str, str]
-    annotations: dict[str, str]
-
-
 class Application(TypedDict, total=False):
     apiVersion: str
     kind: str
-    metadata: Metadata
+    metadata: ObjectMeta
     spec: ApplicationSpec
     status: dict[str, Any]

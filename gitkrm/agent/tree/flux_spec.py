@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Final, Literal, TypedDict
 
 from gitkrm.krm import GroupKind
+from gitkrm.krm.types import ObjectMeta
 
 KUSTOMIZE_GROUP: Final = "kustomize.toolkit.fluxcd.io"
 SOURCE_GROUP: Final = "source.toolkit.fluxcd.io"
@@ -140,23 +141,15 @@ class GitRepositorySpec(TypedDict, total=False):
     sparseCheckout: list[str]
 
 
-class Metadata(TypedDict, total=False):
-    name: str
-    namespace: str
-    generation: int
-    uid: str
-    deletionTimestamp: str
-
-
 class Kustomization(TypedDict, total=False):
     apiVersion: str
     kind: str
-    metadata: Metadata
+    metadata: ObjectMeta
     spec: KustomizationSpec
 
 
 class GitRepository(TypedDict, total=False):
     apiVersion: str
     kind: str
-    metadata: Metadata
+    metadata: ObjectMeta
     spec: GitRepositorySpec
