@@ -37,7 +37,7 @@ from .argocd_spec import (
     Kustomize,
     SyncPolicy,
 )
-from .fields import Fail, FieldErrors, as_list, source_path, str_map
+from .fields import Fail, FieldErrors, as_list, source_path, str_map, unhonoured_fields
 from .model import ChildSpec, ChildState, Context, Peer, SourceStatus, Unhonoured
 
 _MAPPED: Final = frozenset(
@@ -103,14 +103,9 @@ def image(text: str, fail: Fail, *, at: str) -> ImageOverride:
 
 def overlay_of(k: Kustomize, fail: Fail, *, at: str) -> tuple[Overlay | None, list[Unhonoured]]:
     """`kustomize` as the child's Overlay, and what of it is not honoured."""
-    unhonoured: list[Unhonoured] = []
     known = {"namePrefix", "nameSuffix", "images", "patches", "namespace", "commonLabels",
              "commonAnnotations", "components", "labelWithoutSelector"}  # fmt: skip
-    for key in k:
-        if key in _KUSTOMIZE_UNHONOURED:
-            unhonoured.append(Unhonoured(f"{at}.{key}", _KUSTOMIZE_UNHONOURED[key]))
-        elif key not in known:
-            unhonoured.append(Unhonoured(f"{at}.{key}", "not a field gitkrm knows"))
+    unhonoured = unhonoured_fields(k, at=at, known=known, reasons=_KUSTOMIZE_UNHONOURED)
     patches: list[OverlayPatch] = []
     for i, p in enumerate(as_list(k.get("patches"), f"{at}.patches", fail)):
         if not isinstance(p, Mapping):
@@ -249,12 +244,7 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
     spec: ApplicationSpec = app.get("spec") or {}
     if not isinstance(spec, Mapping):
         raise fail("spec", "must be an object")
-    unhonoured: list[Unhonoured] = []
-    for key in spec:
-        if key in _UNHONOURED:
-            unhonoured.append(Unhonoured(f"spec.{key}", _UNHONOURED[key]))
-        elif key not in _MAPPED:
-            unhonoured.append(Unhonoured(f"spec.{key}", "not a field gitkrm knows"))
+    unhonoured = unhonoured_fields(spec, at="spec", known=_MAPPED, reasons=_UNHONOURED)
     target_ns = _destination(spec, fail)
     from .argocd_project import project_check
 
@@ -263,9 +253,7 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
     from .argocd_helm import sources
 
     source, at, refs = sources(spec, fail)
-    for key in source:
-        if key not in _SOURCE_FIELDS:
-            unhonoured.append(Unhonoured(f"{at}.{key}", "not a field gitkrm knows"))
+    unhonoured.extend(unhonoured_fields(source, at=at, known=_SOURCE_FIELDS))
     if source.get("plugin"):
         raise fail(f"{at}.plugin", "config management plugins are not supported")
     if source.get("ref"):
@@ -302,9 +290,11 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
         if not isinstance(directory, Mapping):
             raise fail(f"{at}.directory", "must be an object (recurse, include, exclude)")
         source_type = SourceType.DIRECTORY
-        for key in directory:
-            if key not in ("recurse", "include", "exclude", "jsonnet"):
-                unhonoured.append(Unhonoured(f"{at}.directory.{key}", "not a field gitkrm knows"))
+        unhonoured.extend(
+            unhonoured_fields(
+                directory, at=f"{at}.directory", known=("recurse", "include", "exclude", "jsonnet")
+            )
+        )
         dir_spec = DirectorySpec(
             recurse=bool(directory.get("recurse")),
             include=str(directory.get("include") or ""),
@@ -321,13 +311,12 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
     policy: SyncPolicy = spec.get("syncPolicy") or {}
     if not isinstance(policy, Mapping):
         raise fail("spec.syncPolicy", "must be an object")
-    for key in policy:
-        if key == "retry":
-            unhonoured.append(
-                Unhonoured("spec.syncPolicy.retry", "a failed sync is retried at the interval")
-            )
-        elif key not in ("automated", "syncOptions", "managedNamespaceMetadata"):
-            unhonoured.append(Unhonoured(f"spec.syncPolicy.{key}", "not a field gitkrm knows"))
+    unhonoured += unhonoured_fields(
+        policy,
+        at="spec.syncPolicy",
+        known=("automated", "syncOptions", "managedNamespaceMetadata"),
+        reasons={"retry": "a failed sync is retried at the interval"},
+    )
     automated_spec = policy.get("automated")
     automated = automated_spec is not None and automated_spec.get("enabled", True) is not False
     auto = automated_spec or {}

@@ -4,16 +4,18 @@ source, the object and the field, and the checks every interpreter makes of a va
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, Final
 
 from gitkrm.errors import ManifestError
 from gitkrm.krm import Obj
 
 from ..config import SourceConfig
+from .model import Unhonoured
 
 Fail = Callable[[str, str], Exception]
 """Builds the error for a field of the declaring object: (field, message)."""
+UNKNOWN_FIELD: Final = "not a field gitkrm knows"
 
 
 class FieldErrors:
@@ -43,6 +45,23 @@ def as_list(value: object, field: str, fail: Fail) -> list[Any]:
     if not isinstance(value, list):
         raise fail(field, "must be a list")
     return value
+
+
+def unhonoured_fields(
+    value: Mapping[str, Any],
+    *,
+    at: str,
+    known: Collection[str],
+    reasons: Mapping[str, str] | None = None,
+) -> list[Unhonoured]:
+    """The fields of `value` (the object at `at`, e.g. `spec`) gitkrm does not honour, in
+    their order: those `reasons` names, with the reason, and those not `known` at all."""
+    why = reasons or {}
+    return [
+        Unhonoured(f"{at}.{k}", why.get(k, UNKNOWN_FIELD))
+        for k in value
+        if k in why or k not in known
+    ]
 
 
 def source_path(value: object, fail: Fail, *, at: str = "spec.path") -> str:

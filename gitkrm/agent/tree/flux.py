@@ -28,7 +28,7 @@ from ..config import SourceConfig
 from ..crd import GROUP as GITSOURCE_GROUP
 from ..crd import KIND as GITSOURCE_KIND
 from ..crd import NAMESPACE as GITSOURCE_NAMESPACE
-from .fields import Fail, FieldErrors, as_list, source_path, str_map
+from .fields import Fail, FieldErrors, as_list, source_path, str_map, unhonoured_fields
 from .flux_repo import Repository, duration, read_repository
 from .flux_spec import (
     EXTERNAL_ARTIFACT,
@@ -135,9 +135,7 @@ def postbuild_of(
     """`postBuild` (variables from the object's namespace) and `decryption`."""
     pb = spec.get("postBuild") or {}
     unhonoured = tuple(
-        Unhonoured(f"spec.postBuild.{k}", "not a field gitkrm knows")
-        for k in pb
-        if k not in ("substitute", "substituteFrom")
+        unhonoured_fields(pb, at="spec.postBuild", known=("substitute", "substituteFrom"))
     )
     refs: list[SubstituteRef] = []
     for i, r in enumerate(as_list(pb.get("substituteFrom"), "spec.postBuild.substituteFrom", fail)):
@@ -234,14 +232,8 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
     spec: KustomizationSpec = ks.get("spec") or {}
     if not isinstance(spec, Mapping):
         raise fail("spec", "must be an object")
-    unhonoured: list[Unhonoured] = []
-    for key in spec:
-        if key in _UNHONOURED:
-            if key == "force" and not spec.get("force"):
-                continue
-            unhonoured.append(Unhonoured(f"spec.{key}", _UNHONOURED[key]))
-        elif key not in _MAPPED:
-            unhonoured.append(Unhonoured(f"spec.{key}", "not a field gitkrm knows"))
+    asked = {k: v for k, v in spec.items() if k != "force" or v}  # force: false, Flux's default
+    unhonoured = unhonoured_fields(asked, at="spec", known=_MAPPED, reasons=_UNHONOURED)
     if "prune" not in spec:
         raise fail("spec.prune", "required")
     interval = duration(spec.get("interval"), "spec.interval", fail)

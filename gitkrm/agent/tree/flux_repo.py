@@ -35,7 +35,7 @@ from gitkrm.source import Auth, GitRef, HttpsAuth, RefKind, SecretRef, SshAuth
 
 from ..config import SourceConfig
 from ..duration import parse_duration
-from .fields import Fail
+from .fields import Fail, unhonoured_fields
 from .flux_spec import GitRepository, GitRepositorySpec
 from .model import Unhonoured
 from .naming import child_name
@@ -156,9 +156,7 @@ async def read_repository(
     if not url:
         raise repo_fail("spec.url", "required")
     unhonoured = tuple(
-        Unhonoured(f"{where} spec.{k}", _UNHONOURED.get(k, "not a field gitkrm knows"))
-        for k in spec
-        if k not in HONOURED
+        unhonoured_fields(spec, at=f"{where} spec", known=HONOURED, reasons=_UNHONOURED)
     )
     interval = duration(spec.get("interval"), "spec.interval", repo_fail)
     timeout = duration(spec.get("timeout"), "spec.timeout", repo_fail)

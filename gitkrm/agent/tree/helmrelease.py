@@ -25,7 +25,7 @@ from gitkrm.sync.options import IgnoreDifference
 from gitkrm.sync.overlay_spec import Overlay
 
 from ..config import DEFAULT_INTERVAL, SourceConfig
-from .fields import Fail
+from .fields import Fail, unhonoured_fields
 from .flux import overlay_of
 from .flux_repo import duration
 from .flux_spec import KustomizationSpec
@@ -80,11 +80,7 @@ class HelmReleaseInterpreter:
             )
 
         spec: Mapping[str, Any] = obj.get("spec") or {}
-        unhonoured = [
-            Unhonoured(f"spec.{k}", _UNHONOURED.get(k, "not a field gitkrm knows"))
-            for k in spec
-            if k not in _HONOURED
-        ]
+        unhonoured = unhonoured_fields(spec, at="spec", known=_HONOURED, reasons=_UNHONOURED)
         for action in ("install", "upgrade"):
             for k in spec.get(action) or {}:
                 if k not in _ACTION_HONOURED:

@@ -30,7 +30,7 @@ from gitkrm.krm import GroupKind, Obj, ObjectRef, masking
 from gitkrm.source import Auth, GitRef
 
 from ..config import SourceConfig
-from .fields import Fail
+from .fields import Fail, unhonoured_fields
 from .flux_repo import duration
 from .model import Unhonoured
 
@@ -161,9 +161,7 @@ async def _get(ref: ObjectRef, get: Get, at: str, fail: Fail) -> Obj:
 def _unhonoured(ref: ObjectRef, spec: Mapping[str, Any]) -> tuple[Unhonoured, ...]:
     where = f"{ref.kind} {ref.namespace}/{ref.name}"
     return tuple(
-        Unhonoured(f"{where} spec.{k}", _REPO_REASONS.get(k, "not a field gitkrm knows"))
-        for k in spec
-        if k not in _REPO_HONOURED
+        unhonoured_fields(spec, at=f"{where} spec", known=_REPO_HONOURED, reasons=_REPO_REASONS)
     )
 
 
