@@ -1,9 +1,11 @@
 """One Git cache per repository URL: a source tree of CHILDREN child GitSources over one
-repository (benchmarks/bench_tree.py's layout, `url: .` children) and the Flux-layout
+repository (benchmarks/bench_tree.py's layout, `url: .` children), the Flux-layout
 repository (tests/e2e/flux_repo.py: three Kustomizations on the synced repository, one on a
-second), synced with `run --once` as whole `gitkrm` processes. Besides the seconds (medians
-of RUNS), it counts the git processes each run starts (`git fetch`, `git ls-remote`, all),
-through a `git` on PATH that logs its arguments and runs the real one.
+second) and the Argo CD app of apps (tests/e2e/argocd_apps.py: six Applications, five on
+the synced repository), synced with `run --once` as whole `gitkrm` processes. Besides the
+seconds (medians of RUNS), it counts the git processes each run starts (`git fetch`,
+`git ls-remote`, all), through a `git` on PATH that logs its arguments and runs the real
+one.
 
 `--baseline DIR` names a checkout of gitkrm before the change: each figure is then
 measured for it and for this checkout in the same run, alternately, and printed side by
@@ -102,7 +104,9 @@ def main(argv: list[str] | None = None) -> int:
     codes = {"before": args.baseline.resolve()} if args.baseline else {}
     codes["after"] = HERE
     bench_tree.CHILDREN = args.children
+    from tests.e2e.argocd_apps import write_app_of_apps, write_other
     from tests.e2e.flux_repo import fleet, second_repository
+    from tests.source.source_gitrepo import RemoteRepo
 
     with tempfile.TemporaryDirectory(prefix="gitkrm-bench-gitcache-") as tmp:
         base = Path(tmp)
@@ -111,8 +115,18 @@ def main(argv: list[str] | None = None) -> int:
         repo = fleet(base / "flux", second=second_repository(base / "flux"))
         flux_flags = ["--repo", repo.url, "--path", "clusters/dev", "--interpret", "flux"]
         flux = _measure(codes, base / "flux-runs", "flux", flux_flags)
+        other, apps = RemoteRepo(base / "argo" / "other"), RemoteRepo(base / "argo" / "repo")
+        write_other(other)
+        other.commit("other")
+        other.push()
+        write_app_of_apps(apps, other=other)
+        apps.commit("app of apps")
+        apps.push()
+        argo_flags = ["--repo", apps.url, "--path", "bootstrap", "--interpret", "argocd"]
+        argo = _measure(codes, base / "argo-runs", "argocd", argo_flags)
     _print(f"tree{args.children}", tree)
     _print("flux", flux)
+    _print("argocd", argo)
     return 0
 
 
