@@ -113,8 +113,12 @@ def docs(schema: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
     return st.fixed_dictionaries(required, optional=optional)
 
 
+Triple = tuple[PatchMeta, dict[str, Any], dict[str, Any], dict[str, Any]]
+"""A patch meta and an original, a modified and a current document of it."""
+
+
 @st.composite
-def triples(draw: st.DrawFn) -> tuple[PatchMeta, dict[str, Any], dict[str, Any], dict[str, Any]]:
+def triples(draw: st.DrawFn) -> Triple:
     schema = draw(struct_schemas())
     strategy = docs(schema)
     return PatchMeta.from_schema(schema), draw(strategy), draw(strategy), draw(strategy)
@@ -196,7 +200,7 @@ def check_set(o: Any, m: list[Any], c: Any, r: Any) -> None:
 @SETTINGS
 @given(triples(), st.booleans())
 def test_three_way_result_contains_modified_keeps_others_drops_deleted(
-    t: tuple[PatchMeta, dict[str, Any], dict[str, Any], dict[str, Any]], semantic: bool
+    t: Triple, semantic: bool
 ) -> None:
     meta, original, modified, current = t
     snapshot = copy.deepcopy((original, modified, current))
@@ -208,9 +212,7 @@ def test_three_way_result_contains_modified_keeps_others_drops_deleted(
 
 @SETTINGS
 @given(triples())
-def test_two_way_patch_round_trips(
-    t: tuple[PatchMeta, dict[str, Any], dict[str, Any], dict[str, Any]],
-) -> None:
+def test_two_way_patch_round_trips(t: Triple) -> None:
     meta, a, b, _ = t
     patch = create_two_way_merge_patch(a, b, meta, semantic=False)
     assert go_equal(apply_strategic_merge_patch(a, patch, meta), b)
@@ -218,9 +220,7 @@ def test_two_way_patch_round_trips(
 
 @SETTINGS
 @given(triples())
-def test_identical_inputs_give_empty_patches(
-    t: tuple[PatchMeta, dict[str, Any], dict[str, Any], dict[str, Any]],
-) -> None:
+def test_identical_inputs_give_empty_patches(t: Triple) -> None:
     meta, a, _, _ = t
     b = copy.deepcopy(a)
     assert create_two_way_merge_patch(a, b, meta) == {}

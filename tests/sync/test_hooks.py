@@ -83,10 +83,7 @@ def job_ref(name: str) -> ObjectRef:
 
 
 async def test_a_failing_presync_hook_applies_nothing_and_runs_syncfail(
-    store: Store,
-    remote: Remote,
-    source: GitSource,
-    engine: SyncEngine,
+    store: Store, remote: Remote, source: GitSource, engine: SyncEngine
 ) -> None:
     remote.write("app.yaml", configmap("app"))
     remote.write("pre.yaml", job("migrate", "PreSync", fail=True))
@@ -114,10 +111,7 @@ async def test_a_failing_presync_hook_applies_nothing_and_runs_syncfail(
 
 
 async def test_hooks_run_once_per_revision_in_phase_order(
-    store: Store,
-    remote: Remote,
-    source: GitSource,
-    engine: SyncEngine,
+    store: Store, remote: Remote, source: GitSource, engine: SyncEngine
 ) -> None:
     remote.write("app.yaml", configmap("app"))
     remote.write("pre.yaml", job("pre", "PreSync"))
@@ -164,10 +158,7 @@ def _waved(name: str, n: int) -> str:
 
 
 async def test_sync_hooks_run_inside_their_wave(
-    store: Store,
-    remote: Remote,
-    source: GitSource,
-    engine: SyncEngine,
+    store: Store, remote: Remote, source: GitSource, engine: SyncEngine
 ) -> None:
     """Argo CD orders Sync hooks with the objects by wave: a wave-1 hook Job completes
     after wave 0 is written and before wave 2 is."""
@@ -191,10 +182,7 @@ async def test_sync_hooks_run_inside_their_wave(
 
 
 async def test_a_failing_sync_hook_stops_the_later_waves(
-    store: Store,
-    remote: Remote,
-    source: GitSource,
-    engine: SyncEngine,
+    store: Store, remote: Remote, source: GitSource, engine: SyncEngine
 ) -> None:
     remote.write("a.yaml", _waved("first", 0))
     remote.write("hook.yaml", job("broken", "Sync", wave=0, fail=True))
@@ -211,10 +199,7 @@ async def test_a_failing_sync_hook_stops_the_later_waves(
 
 
 async def test_delete_policies(
-    store: Store,
-    remote: Remote,
-    source: GitSource,
-    engine: SyncEngine,
+    store: Store, remote: Remote, source: GitSource, engine: SyncEngine
 ) -> None:
     remote.write("app.yaml", configmap("app"))
     remote.write("a.yaml", job("kept", "PreSync"))  # BeforeHookCreation by default
@@ -250,10 +235,7 @@ async def test_delete_policies(
 
 
 async def test_generate_name_hooks_synced_twice_in_a_row(
-    store: Store,
-    remote: Remote,
-    source: GitSource,
-    engine: SyncEngine,
+    store: Store, remote: Remote, source: GitSource, engine: SyncEngine
 ) -> None:
     remote.write("hook.yaml", job("migrate", "PreSync", generate=True))
     remote.write("app.yaml", configmap("app"))
