@@ -224,12 +224,7 @@ class JobController(Controller):
             return None
         if len(active) == want:
             return None
-        wait = failure_backoff(
-            failed_pods,
-            self.options.failure_backoff,
-            self.options.failure_backoff_max,
-            now=self.clock.time(),
-        )
+        wait = failure_backoff(failed_pods, self.options, now=self.clock.time())
         if wait > 0:
             return wait
         pods: list[Obj] = []

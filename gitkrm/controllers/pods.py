@@ -21,6 +21,7 @@ from gitkrm.controllers.objects import (
     pod_ready_since,
     uid,
 )
+from gitkrm.controllers.options import ControllerOptions
 from gitkrm.controllers.writer import Writer, ref_of
 from gitkrm.errors import Conflict, Invalid, NotFound
 from gitkrm.krm import LabelSelector, Obj
@@ -156,9 +157,10 @@ def deletion_rank(pod: Obj) -> tuple[bool, int, bool, float, int, float]:
     )
 
 
-def failure_backoff(pods: Iterable[Obj], base: float, cap: float, *, now: float) -> float:
+def failure_backoff(pods: Iterable[Obj], options: ControllerOptions, *, now: float) -> float:
     """Seconds to wait before replacing failed pods (0: now): the Job controller's backoff,
-    base * 2^(failures-1) after the latest failure."""
+    `failure_backoff` * 2^(failures-1) after the latest failure, `failure_backoff_max` at
+    most."""
     failures = 0
     latest = 0.0
     for pod in pods:
@@ -170,7 +172,7 @@ def failure_backoff(pods: Iterable[Obj], base: float, cap: float, *, now: float)
         latest = max(latest, when or 0.0)
     if failures == 0:
         return 0.0
-    delay = float(min(cap, base * 2 ** (failures - 1)))
+    delay = float(min(options.failure_backoff_max, options.failure_backoff * 2 ** (failures - 1)))
     return max(0.0, latest + delay - now)
 
 

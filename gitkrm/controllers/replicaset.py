@@ -114,12 +114,7 @@ class ReplicaSetController(Controller):
         active = [p for p in pods if pod_active(p)]
         diff = len(active) - want
         if diff < 0:
-            wait = failure_backoff(
-                pods,
-                self.options.failure_backoff,
-                self.options.failure_backoff_max,
-                now=self.clock.time(),
-            )
+            wait = failure_backoff(pods, self.options, now=self.clock.time())
             if wait > 0:
                 return wait
             template = spec.get("template") or {}
