@@ -28,7 +28,7 @@ from gitkrm.patch.fieldmanager.typed import (
     SCALAR,
     SchemaType,
 )
-from gitkrm.patch.fieldmanager.walk import MISSING, SchemaMismatch, item_pe
+from gitkrm.patch.fieldmanager.walk import MISSING, SchemaMismatch, located_item_pe
 
 # How a child's node is made. New values (absent before): a leaf by type is `{}`; a
 # granular map or list is itself and everything under it when it is a non-empty dict or
@@ -321,10 +321,7 @@ def _list_info(t: SchemaType) -> tuple[str | None, tuple[str, ...], SchemaType, 
 
 def _new_pe(t: SchemaType, i: int, item: object, ck: Hashable) -> tuple[tuple[object, ...], str]:
     """An item's sort key and path element, kept by its cache key `ck` (MISSING: not)."""
-    try:
-        pe = item_pe(t, i, item)
-    except SchemaMismatch as e:
-        raise e.at(f"i:{i}") from None
+    pe = located_item_pe(t, i, item)
     hit = (sort_key(pe), pe)
     if ck is not MISSING and len(t.item_pes) < _MAX_PES:
         t.item_pes[ck] = hit

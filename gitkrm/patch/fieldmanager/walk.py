@@ -79,6 +79,14 @@ def item_pe(t: SchemaType, index: int, item: object) -> str:
     return index_pe(index)
 
 
+def located_item_pe(t: SchemaType, index: int, item: object) -> str:
+    """`item_pe`, a mismatch located at the item (`i:<index>`)."""
+    try:
+        return item_pe(t, index, item)
+    except SchemaMismatch as e:
+        raise e.at(f"i:{index}") from None
+
+
 def _is_leaf(t: SchemaType, v: object) -> bool:
     k = t.kind
     if k in (SCALAR, ATOMIC):
@@ -119,10 +127,7 @@ def _fs(t: SchemaType, v: object) -> Tree:
     elif type(v) is list:
         elem = t.elem
         for i, item in enumerate(v):
-            try:
-                ipe = item_pe(t, i, item)
-            except SchemaMismatch as e:
-                raise e.at(f"i:{i}") from None
+            ipe = located_item_pe(t, i, item)
             if _is_leaf(elem, item) or not item:
                 out[ipe] = {}
             else:
@@ -181,10 +186,7 @@ def _all(t: SchemaType, v: object) -> Tree:
     elif isinstance(v, list):  # the other granular value
         elem = t.elem
         for i, item in enumerate(v):
-            try:
-                ipe = item_pe(t, i, item)
-            except SchemaMismatch as e:
-                raise e.at(f"i:{i}") from None
+            ipe = located_item_pe(t, i, item)
             try:
                 out[ipe] = _all(elem, item)
             except SchemaMismatch as e:
@@ -264,10 +266,7 @@ def _index(t: SchemaType, items: object) -> dict[str, object]:
     out: dict[str, object] = {}
     if isinstance(items, list):
         for i, item in enumerate(items):
-            try:
-                pe = item_pe(t, i, item)
-            except SchemaMismatch as e:
-                raise e.at(f"i:{i}") from None
+            pe = located_item_pe(t, i, item)
             out.setdefault(pe, item)
     return out
 
