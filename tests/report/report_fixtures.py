@@ -89,3 +89,13 @@ async def history(
     """The remote's commits first, second and third, noted by syncs of two agents
     (`report_helpers.make_history`)."""
     return await make_history(make_source, make_reporter, remote)
+
+
+async def reporting(
+    make_source: SourceMaker, make_reporter: ReporterMaker, remote: RemoteRepo, **options: Any
+) -> tuple[GitSource, Reporter]:
+    """A reporter (`make_reporter(**options)`) with the remote's GitSource as source `default`."""
+    src = await make_source(remote.url)
+    rep = make_reporter(**options)
+    rep.register("default", src)
+    return src, rep

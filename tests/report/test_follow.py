@@ -11,7 +11,7 @@ from gitkrm.health import Health, HealthResult, health_of
 from gitkrm.krm import ObjectRef
 from gitkrm.report import HealthFollower, Reporter
 from gitkrm.store import Store, open_store
-from tests.report.report_fixtures import ReporterMaker, SourceMaker
+from tests.report.report_fixtures import ReporterMaker, SourceMaker, reporting
 from tests.report.report_helpers import objects_of, read_note, result
 from tests.source.source_gitrepo import RemoteRepo
 
@@ -76,9 +76,7 @@ class Heard:
 async def test_health_is_followed_into_the_note(
     store: Store, make_source: SourceMaker, make_reporter: ReporterMaker, remote: RemoteRepo
 ) -> None:
-    src = await make_source(remote.url)
-    rep = make_reporter()
-    rep.register("default", src)
+    src, rep = await reporting(make_source, make_reporter, remote)
     heard = Heard(rep)
     live = await store.create(_deployment())
     head = remote.head()
@@ -134,9 +132,7 @@ async def test_a_job_deleted_by_its_ttl_is_reported_current(
     store: Store, make_source: SourceMaker, make_reporter: ReporterMaker, remote: RemoteRepo
 ) -> None:
     job_ref = ObjectRef(group="batch", kind="Job", name="migrate", namespace="default")
-    src = await make_source(remote.url)
-    rep = make_reporter()
-    rep.register("default", src)
+    _src, rep = await reporting(make_source, make_reporter, remote)
     heard = Heard(rep)
     await store.create(
         {

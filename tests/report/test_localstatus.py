@@ -4,7 +4,7 @@ from pathlib import Path
 
 from gitkrm.report import health_rows, read_local_status, source_health
 from gitkrm.report.localstatus import status_health_text
-from tests.report.report_fixtures import ReporterMaker, SourceMaker
+from tests.report.report_fixtures import ReporterMaker, SourceMaker, reporting
 from tests.report.report_helpers import CURRENT, DEADLINE, deployment, service, synced
 from tests.source.source_gitrepo import RemoteRepo
 
@@ -13,9 +13,7 @@ async def test_status_reads_the_status_files_of_the_state(
     make_source: SourceMaker, make_reporter: ReporterMaker, remote: RemoteRepo, tmp_path: Path
 ) -> None:
     assert read_local_status(tmp_path / "state") == {}
-    src = await make_source(remote.url)
-    rep = make_reporter()
-    rep.register("default", src)
+    _src, rep = await reporting(make_source, make_reporter, remote)
     web, svc = deployment("web", "team-a"), service("web", "team-a")
     await synced(rep, remote.head(), {web: DEADLINE, svc: CURRENT})
     docs = read_local_status(tmp_path / "state")

@@ -5,11 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from gitkrm.report import Reporter
 from gitkrm.report.statusfile import STATUS_REF, StatusFile
 from gitkrm.source import LocalSource
 from gitkrm.sync.results import Action
-from tests.report.report_fixtures import ReporterMaker, SourceMaker
+from tests.report.report_fixtures import ReporterMaker, SourceMaker, reporting
 from tests.report.report_helpers import (
     CURRENT,
     DEADLINE,
@@ -30,9 +29,7 @@ from tests.source.source_gitrepo import RemoteRepo
 async def test_a_sync_is_noted_and_in_the_status_file(
     make_source: SourceMaker, make_reporter: ReporterMaker, remote: RemoteRepo
 ) -> None:
-    src = await make_source(remote.url)
-    rep = make_reporter()
-    rep.register("default", src)
+    src, rep = await reporting(make_source, make_reporter, remote)
     head = remote.head()
     web, svc = deployment("web"), service("web")
     await synced(rep, head, {web: PROGRESSING, svc: CURRENT})
@@ -61,9 +58,7 @@ async def test_a_sync_is_noted_and_in_the_status_file(
 async def test_health_changes_wait_for_the_throttle_and_flush_writes_the_last(
     make_source: SourceMaker, make_reporter: ReporterMaker, remote: RemoteRepo
 ) -> None:
-    src = await make_source(remote.url)
-    rep = make_reporter(throttle_s=3600)
-    rep.register("default", src)
+    src, rep = await reporting(make_source, make_reporter, remote, throttle_s=3600)
     head = remote.head()
     web, db = deployment("web"), deployment("db")
     await synced(rep, head, {web: PROGRESSING, db: PROGRESSING})
@@ -97,9 +92,7 @@ async def test_health_changes_wait_for_the_throttle_and_flush_writes_the_last(
 async def test_a_new_commit_is_noted_at_once_and_the_old_note_keeps_its_last_health(
     make_source: SourceMaker, make_reporter: ReporterMaker, remote: RemoteRepo
 ) -> None:
-    src = await make_source(remote.url)
-    rep = make_reporter(throttle_s=3600)
-    rep.register("default", src)
+    src, rep = await reporting(make_source, make_reporter, remote, throttle_s=3600)
     first = remote.head()
     web = deployment("web")
     await synced(rep, first, {web: PROGRESSING})
@@ -126,9 +119,7 @@ async def test_a_new_commit_is_noted_at_once_and_the_old_note_keeps_its_last_hea
 async def test_a_drift_check_that_changed_nothing_keeps_the_sync_time(
     make_source: SourceMaker, make_reporter: ReporterMaker, remote: RemoteRepo
 ) -> None:
-    src = await make_source(remote.url)
-    rep = make_reporter()
-    rep.register("default", src)
+    _src, rep = await reporting(make_source, make_reporter, remote)
     head = remote.head()
     web = deployment("web")
     await synced(rep, head, {web: CURRENT})
@@ -188,10 +179,8 @@ async def test_push_failures_are_retried_reported_and_never_raised(
     remote: RemoteRepo,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    src = await make_source(remote.url)
     pushes = PushLog()
-    rep = make_reporter(on_push_state=pushes)
-    rep.register("default", src)
+    _src, rep = await reporting(make_source, make_reporter, remote, on_push_state=pushes)
     hook = remote.bare / "hooks" / "pre-receive"
     hook.write_text("#!/bin/sh\nexit 1\n")
     hook.chmod(0o755)
@@ -218,9 +207,7 @@ async def test_push_failures_are_retried_reported_and_never_raised(
 async def test_flush_gives_up_at_its_deadline(
     make_source: SourceMaker, make_reporter: ReporterMaker, remote: RemoteRepo
 ) -> None:
-    src = await make_source(remote.url)
-    rep: Reporter = make_reporter()
-    rep.register("default", src)
+    src, rep = await reporting(make_source, make_reporter, remote)
     hook = remote.bare / "hooks" / "pre-receive"
     hook.write_text("#!/bin/sh\nexit 1\n")
     hook.chmod(0o755)
@@ -281,9 +268,7 @@ async def test_a_report_costs_a_handful_of_git_processes(
     """The note and the status file of a sync: read through one cat-file, written by one
     fast-import, pushed once (the remote's refs fetched while the sync ran). The status
     file of a source that reported is not read back."""
-    src = await make_source(remote.url)
-    rep = make_reporter()
-    rep.register("default", src)
+    _src, rep = await reporting(make_source, make_reporter, remote)
     read_back: list[str] = []
     monkeypatch.setattr(StatusFile, "read", lambda *a, **k: read_back.append("read"))
     head = remote.head()
@@ -321,9 +306,7 @@ async def test_reports_build_on_the_remotes_fetched_while_the_sync_runs(
     await other.record_sync(source_name="default", result=result(head, [web]), health={})
     assert await other.flush(timeout=10)
     theirs = git_out(remote.bare, "rev-parse", "gitkrm/status").strip()
-    src = await make_source(remote.url)
-    rep = make_reporter()
-    rep.register("default", src)
+    _src, rep = await reporting(make_source, make_reporter, remote)
     rep.prepare("default")
     await rep.record_sync(source_name="default", result=result(head, [web]), health={})
     assert await rep.flush(timeout=10)
