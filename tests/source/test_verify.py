@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gitkrm.errors import BadRequest, Forbidden, NotFound
-from gitkrm.source import UntrustedRevision, VerifySpec
+from gitkrm.source import GitSource, Snapshot, UntrustedRevision, VerifySpec
 from gitkrm.source.verify import judge
 from tests.source.source_gitrepo import RemoteRepo, SourceFactory
 from tests.support.tools import require_tool
@@ -64,28 +64,30 @@ def test_judge_reads_gpg_status_lines() -> None:
         assert why in judge(status(f"{word} 515BCAF12DC53368 test"), trusted=trusted)[1]
 
 
-async def test_trusted_head_is_accepted(
+async def _at_a_trusted_head(
     remote: RemoteRepo, make_source: SourceFactory, signing_home: Path
-) -> None:
+) -> tuple[GitSource, Snapshot]:
+    """A verifying source and its snapshot of the remote's head, signed by a trusted key."""
     remote.write("app.yaml", "kind: App\n")
     sha = remote.sign_commit("signed", gnupghome=signing_home, key=TRUSTED)
     remote.push()
     src = make_source(remote.url, verify=VerifySpec(keyring=KEYRING))
     snap = await src.snapshot()
     assert snap.revision == sha
+    return src, snap
+
+
+async def test_trusted_head_is_accepted(
+    remote: RemoteRepo, make_source: SourceFactory, signing_home: Path
+) -> None:
+    await _at_a_trusted_head(remote, make_source, signing_home)
 
 
 @pytest.mark.parametrize("signer", [None, UNTRUSTED])
 async def test_unsigned_or_untrusted_head_is_refused(
     remote: RemoteRepo, make_source: SourceFactory, signing_home: Path, signer: str | None
 ) -> None:
-    remote.write("app.yaml", "kind: App\n")
-    good = remote.sign_commit("signed", gnupghome=signing_home, key=TRUSTED)
-    remote.push()
-    src = make_source(remote.url, verify=VerifySpec(keyring=KEYRING))
-    snap = await src.snapshot()
-    assert snap.revision == good
-
+    src, snap = await _at_a_trusted_head(remote, make_source, signing_home)
     remote.write("app.yaml", "kind: Evil\n")
     if signer is None:
         bad = remote.commit("unsigned")
