@@ -36,11 +36,18 @@ spec:
 """
 
 
-async def test_sample_repo_reaches_all_current(state: Path) -> None:
-    res = gitkrm(
-        "run", "--repo", str(SAMPLE), "--state", str(state), "--once", "--wait",
-        "--timeout", "60s", cwd=ROOT,
+def _run_wait(
+    url: str, state: Path, *, timeout: str, cwd: Path
+) -> subprocess.CompletedProcess[str]:
+    """`gitkrm run --once --wait` of the repository at `url` into `state`."""
+    return gitkrm(
+        "run", "--repo", url, "--state", str(state), "--once", "--wait", "--timeout", timeout,
+        cwd=cwd,
     )  # fmt: skip
+
+
+async def test_sample_repo_reaches_all_current(state: Path) -> None:
+    res = _run_wait(str(SAMPLE), state, timeout="60s", cwd=ROOT)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "object(s) are Current" in res.stdout
     async with reading(state) as store:
@@ -58,10 +65,7 @@ async def test_a_crash_looping_deployment_fails_the_wait(
     repo.write("crasher.yaml", CRASHLOOP)
     repo.commit("a crash-looping deployment")
     repo.push()
-    res = gitkrm(
-        "run", "--repo", repo.url, "--state", str(state), "--once", "--wait",
-        "--timeout", "60s", cwd=tmp_path,
-    )  # fmt: skip
+    res = _run_wait(repo.url, state, timeout="60s", cwd=tmp_path)
     assert res.returncode == 1, res.stdout + res.stderr
     assert "Failed" in res.stdout
     assert "shop/crasher" in res.stdout
@@ -76,10 +80,7 @@ async def test_the_timeout_names_what_is_still_waited_for(
     repo.write("crasher.yaml", slow)
     repo.commit("never ready, not failed yet")
     repo.push()
-    res = gitkrm(
-        "run", "--repo", repo.url, "--state", str(state), "--once", "--wait",
-        "--timeout", "2s", cwd=tmp_path,
-    )  # fmt: skip
+    res = _run_wait(repo.url, state, timeout="2s", cwd=tmp_path)
     assert res.returncode == 1, res.stdout + res.stderr
     assert "timed out after 2s" in res.stdout
     assert "shop/crasher: InProgress" in res.stdout
