@@ -36,6 +36,10 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerThread]:
     server.stop()
 
 
+def merge_patch(http: httpx.Client, url: str, body: bytes) -> httpx.Response:
+    return http.patch(url, content=body, headers={"content-type": "application/merge-patch+json"})
+
+
 async def _watchers(store: SqliteStore) -> int:
     return store.watcher_count
 
@@ -72,6 +76,12 @@ class Stream:
             if e["type"] != "BOOKMARK"
         ]
 
+    def __enter__(self) -> Stream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         """End the stream (its socket closed under the reader) and the reading thread."""
         if self._response is not None:  # a read blocked in recv() wakes up at a shutdown
@@ -87,34 +97,26 @@ def test_events_in_order_from_a_list(api: ServerThread, http: httpx.Client, ns: 
     base = f"/api/v1/namespaces/{ns}/configmaps"
     http.post(base, json=configmap("before", ns))
     rv = http.get(base).json()["metadata"]["resourceVersion"]
-    s = Stream(api, base, resourceVersion=rv)
-    try:
+    with Stream(api, base, resourceVersion=rv) as s:
         http.post(base, json=configmap("a", ns))
-        http.patch(
-            f"{base}/a",
-            content=b'{"data":{"x":"1"}}',
-            headers={"content-type": "application/merge-patch+json"},
-        )
+        merge_patch(http, f"{base}/a", b'{"data":{"x":"1"}}')
         http.delete(f"{base}/a")
         wait_for(lambda: len(s.types()) >= 3)
         assert s.types() == [("ADDED", "a"), ("MODIFIED", "a"), ("DELETED", "a")]
         assert s.headers is not None
         assert s.headers["content-type"] == "application/json"
-    finally:
-        s.close()
 
 
 def test_bookmarks_and_timeout(api: ServerThread, http: httpx.Client, ns: str) -> None:
     base = f"/api/v1/namespaces/{ns}/configmaps"
-    s = Stream(api, base, allowWatchBookmarks="true", timeoutSeconds="1", resourceVersion="0")
-    try:
+    with Stream(
+        api, base, allowWatchBookmarks="true", timeoutSeconds="1", resourceVersion="0"
+    ) as s:
         assert s.done.wait(10)  # the server ended the stream
         bookmarks = [e for e in s.events if e["type"] == "BOOKMARK"]
         assert bookmarks, s.events
         assert bookmarks[0]["object"]["kind"] == "ConfigMap"
         assert int(bookmarks[0]["object"]["metadata"]["resourceVersion"]) > 0
-    finally:
-        s.close()
 
 
 def test_compacted_revision_gives_an_error_event(
@@ -122,11 +124,7 @@ def test_compacted_revision_gives_an_error_event(
 ) -> None:
     base = f"/api/v1/namespaces/{ns}/configmaps"
     rv = http.post(base, json=configmap("old", ns)).json()["metadata"]["resourceVersion"]
-    http.patch(
-        f"{base}/old",
-        content=b'{"data":{"a":"b"}}',
-        headers={"content-type": "application/merge-patch+json"},
-    )
+    merge_patch(http, f"{base}/old", b'{"data":{"a":"b"}}')
 
     async def compact(store: SqliteStore) -> None:
         store.compact(store.resource_version)
@@ -165,21 +163,12 @@ def test_table_watch_sends_columns_once(api: ServerThread, http: httpx.Client, n
 
 def test_selector_watch_sees_objects_leave(api: ServerThread, http: httpx.Client, ns: str) -> None:
     base = f"/api/v1/namespaces/{ns}/configmaps"
-    body = configmap("sel", ns)
-    body["metadata"]["labels"] = {"keep": "yes"}
-    http.post(base, json=body)
-    s = Stream(api, base, labelSelector="keep=yes")
-    try:
+    http.post(base, json=configmap("sel", ns, labels={"keep": "yes"}))
+    with Stream(api, base, labelSelector="keep=yes") as s:
         wait_for(lambda: s.types() == [("ADDED", "sel")])
-        http.patch(
-            f"{base}/sel",
-            content=b'{"metadata":{"labels":{"keep":"no"}}}',
-            headers={"content-type": "application/merge-patch+json"},
-        )
+        merge_patch(http, f"{base}/sel", b'{"metadata":{"labels":{"keep":"no"}}}')
         wait_for(lambda: len(s.types()) == 2)
         assert s.types()[1] == ("DELETED", "sel")
-    finally:
-        s.close()
 
 
 def test_disconnected_and_stuck_clients_are_let_go(
