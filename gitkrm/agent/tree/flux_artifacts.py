@@ -31,7 +31,7 @@ from gitkrm.source.artifact_copy import (
 )
 
 from ..config import SourceConfig
-from .fields import Fail, as_list, str_map
+from .fields import Fail, as_list, str_map, unhonoured_fields
 from .flux_repo import Repository, read_repository
 from .flux_spec import ARTIFACT_GENERATOR, EXTERNAL_ARTIFACT, GIT_REPOSITORY
 from .model import Context, Unhonoured
@@ -120,9 +120,7 @@ async def read_generator(obj: Obj, *, parent: SourceConfig, ctx: Context, fail: 
             "spec.pathPattern",
             "directory discovery is not supported by gitkrm; list the artifacts",
         )
-    unhonoured = [
-        Unhonoured(f"spec.{k}", "not a field gitkrm knows") for k in spec if k not in _HONOURED
-    ]
+    unhonoured = unhonoured_fields(spec, at="spec", known=_HONOURED)
     sources: dict[str, ObjectRef] = {}
     for i, s in enumerate(as_list(spec.get("sources"), "spec.sources", fail)):
         at = f"spec.sources[{i}]"
