@@ -10,10 +10,11 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from gitkrm.errors import BadRequest
+
+from .source_flags import add_state_flag
 
 OUTPUTS = ("table", "wide", "yaml", "json", "name")
 
@@ -83,13 +84,7 @@ def add_parser(sub: Any) -> None:
         "--field-selector", metavar="SELECTOR", help="field selector, e.g. metadata.name=web"
     )
     p.add_argument("--show-labels", action="store_true", help="a LABELS column after the others")
-    p.add_argument(
-        "--state",
-        type=Path,
-        default=Path(".gitkrm"),
-        metavar="DIR",
-        help="state directory holding store.db (default ./.gitkrm)",
-    )
+    add_state_flag(p, holding="store.db")
     p.set_defaults(func=run)
 
 

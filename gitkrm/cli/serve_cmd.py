@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 from gitkrm.agent.state import STORE_FILE
 from gitkrm.errors import BadRequest
 
+from .source_flags import add_state_flag
+
 if TYPE_CHECKING:  # the server's imports are heavy: `serve` imports them, the parser does not
     from gitkrm.server import ServeOptions
 
@@ -28,13 +30,7 @@ def add_parser(sub: Any) -> None:
         "kubeconfig for it into the state dir. Loopback needs no credentials; any other "
         "address needs --token-file and TLS.",
     )
-    p.add_argument(
-        "--state",
-        type=Path,
-        default=Path(".gitkrm"),
-        metavar="DIR",
-        help="state dir holding store.db and the kubeconfig (default ./.gitkrm)",
-    )
+    add_state_flag(p, holding="store.db and the kubeconfig")
     p.add_argument(
         "--listen",
         default=DEFAULT_LISTEN,

@@ -22,13 +22,16 @@ if TYPE_CHECKING:  # the parser imports nothing heavy: each command imports what
 DEFAULT_STATE = Path(".gitkrm")
 
 
-def add_state_flag(p: argparse.ArgumentParser) -> None:
+def add_state_flag(
+    p: argparse.ArgumentParser, *, holding: str = "store.db, the Git cache, kubeconfig"
+) -> None:
+    """`--state DIR` (default ./.gitkrm); `holding`: what the command uses of it."""
     p.add_argument(
         "--state",
         type=Path,
         default=DEFAULT_STATE,
         metavar="DIR",
-        help="state directory: store.db, the Git cache, kubeconfig (default ./.gitkrm)",
+        help=f"state directory: {holding} (default ./.gitkrm)",
     )
 
 
