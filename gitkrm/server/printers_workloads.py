@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from gitkrm.krm import Obj
@@ -15,6 +15,7 @@ from gitkrm.server.printing import (
     NAME,
     NONE,
     SELECTOR,
+    Cells,
     Column,
     Printer,
     age,
@@ -178,123 +179,115 @@ POD = Printer(
 )
 
 
-def _template(obj: Obj) -> tuple[str, str]:
-    return containers_images(m(obj, "spec", "template", "spec"))
+def _pod_template(obj: Obj) -> object:
+    return m(obj, "spec", "template", "spec")
+
+
+def _spec_selector(obj: Obj) -> str:
+    return selector_string(m(obj, "spec", "selector"))
+
+
+def workload(
+    columns: tuple[Column, ...],
+    cells: Cells,
+    *,
+    pod_spec: Callable[[Obj], object] = _pod_template,
+    selector: Callable[[Obj], str] | None = _spec_selector,
+) -> Printer:
+    """A workload's table: its name, its own `columns` (`cells`), then its age and what
+    kube's `layoutContainerCells` adds: the pod template's containers and images, and
+    the workload's selector (unless `selector` is None)."""
+    trailing = (
+        (AGE, CONTAINERS, IMAGES) if selector is None else (AGE, CONTAINERS, IMAGES, SELECTOR)
+    )
+
+    def row(obj: Obj, now: float) -> list[object]:
+        cs, images = containers_images(pod_spec(obj))
+        out = [name_of(obj), *cells(obj, now), age(obj, now), cs, images]
+        if selector is not None:
+            out.append(selector(obj))
+        return out
+
+    return Printer((NAME, *columns, *trailing), row)
 
 
 def _deployment(d: Obj, now: float) -> list[object]:
-    cs, images = _template(d)
     replicas = num(m(d, "spec", "replicas"))
     return [
-        name_of(d),
         f"{num(m(d, 'status', 'readyReplicas'))}/{replicas}",
         num(m(d, "status", "updatedReplicas")),
         num(m(d, "status", "availableReplicas")),
-        age(d, now),
-        cs,
-        images,
-        selector_string(m(d, "spec", "selector")),
     ]
 
 
-DEPLOYMENT = Printer(
+DEPLOYMENT = workload(
     (
-        NAME,
         Column("Ready", description="Number of the pod with ready state."),
         Column("Up-to-date", "integer", description="Total number of updated replicas."),
         Column("Available", "integer", description="Total number of available replicas."),
-        AGE,
-        CONTAINERS,
-        IMAGES,
-        SELECTOR,
     ),
     _deployment,
 )
 
 
-def _replica_set(rs: Obj, now: float) -> list[object]:
-    cs, images = _template(rs)
+def _replica_set_selector(rs: Obj) -> str:
     sel = m(rs, "spec", "selector")
     if rs.get("kind") == "ReplicationController":
-        sel_s = format_labels(sel)
-    else:
-        sel_s = selector_string(sel)
+        return format_labels(sel)
+    return selector_string(sel)
+
+
+def _replica_set(rs: Obj, now: float) -> list[object]:
     return [
-        name_of(rs),
         num(m(rs, "spec", "replicas")),
         num(m(rs, "status", "replicas")),
         num(m(rs, "status", "readyReplicas")),
-        age(rs, now),
-        cs,
-        images,
-        sel_s,
     ]
 
 
-REPLICA_SET = Printer(
+REPLICA_SET = workload(
     (
-        NAME,
         Column("Desired", "integer", description="Number of desired replicas."),
         Column("Current", "integer", description="Number of current replicas."),
         Column("Ready", "integer", description="Number of ready replicas."),
-        AGE,
-        CONTAINERS,
-        IMAGES,
-        SELECTOR,
     ),
     _replica_set,
+    selector=_replica_set_selector,
 )
 
 
 def _stateful_set(s: Obj, now: float) -> list[object]:
-    cs, images = _template(s)
     ready = num(m(s, "status", "readyReplicas"))
-    return [name_of(s), f"{ready}/{num(m(s, 'spec', 'replicas'))}", age(s, now), cs, images]
+    return [f"{ready}/{num(m(s, 'spec', 'replicas'))}"]
 
 
-STATEFUL_SET = Printer(
-    (
-        NAME,
-        Column("Ready", description="Number of the pod with ready state."),
-        AGE,
-        CONTAINERS,
-        IMAGES,
-    ),
+STATEFUL_SET = workload(
+    (Column("Ready", description="Number of the pod with ready state."),),
     _stateful_set,
+    selector=None,
 )
 
 
 def _daemon_set(d: Obj, now: float) -> list[object]:
-    cs, images = _template(d)
     st = _mapping(d.get("status"))
     return [
-        name_of(d),
         num(st.get("desiredNumberScheduled")),
         num(st.get("currentNumberScheduled")),
         num(st.get("numberReady")),
         num(st.get("updatedNumberScheduled")),
         num(st.get("numberAvailable")),
         format_labels(m(d, "spec", "template", "spec", "nodeSelector")),
-        age(d, now),
-        cs,
-        images,
-        selector_string(m(d, "spec", "selector")),
     ]
 
 
-DAEMON_SET = Printer(
+DAEMON_SET = workload(
     (
-        NAME,
         Column("Desired", "integer", description="Nodes that should run the daemon pod."),
         Column("Current", "integer", description="Nodes running at least one daemon pod."),
         Column("Ready", "integer", description="Nodes with a ready daemon pod."),
         Column("Up-to-date", "integer", description="Nodes running the updated daemon pod."),
         Column("Available", "integer", description="Nodes with an available daemon pod."),
         Column("Node Selector", description="The pod template's node selector."),
-        AGE,
-        CONTAINERS,
-        IMAGES,
-        SELECTOR,
     ),
     _daemon_set,
 )
@@ -313,7 +306,6 @@ def _job_status(job: Obj) -> str:
 
 
 def _job(job: Obj, now: float) -> list[object]:
-    cs, images = _template(job)
     succeeded = num(m(job, "status", "succeeded"))
     completions = m(job, "spec", "completions")
     parallelism = m(job, "spec", "parallelism")
@@ -328,64 +320,41 @@ def _job(job: Obj, now: float) -> list[object]:
     duration = ""
     if start is not None:
         duration = human_duration((end if end is not None else now) - start)
-    return [
-        name_of(job),
-        _job_status(job),
-        comp,
-        duration,
-        age(job, now),
-        cs,
-        images,
-        selector_string(m(job, "spec", "selector")),
-    ]
+    return [_job_status(job), comp, duration]
 
 
-JOB = Printer(
+JOB = workload(
     (
-        NAME,
         Column("Status", description="Status of the job."),
         Column("Completions", description="The successfully completed pods and the wanted."),
         Column("Duration", description="Time required to complete the job."),
-        AGE,
-        CONTAINERS,
-        IMAGES,
-        SELECTOR,
     ),
     _job,
 )
 
 
 def _cron_job(cj: Obj, now: float) -> list[object]:
-    cs, images = containers_images(m(cj, "spec", "jobTemplate", "spec", "template", "spec"))
     last = m(cj, "status", "lastScheduleTime")
     active = m(cj, "status", "active")
     suspend = m(cj, "spec", "suspend")
     return [
-        name_of(cj),
         m(cj, "spec", "schedule") or "",
         m(cj, "spec", "timeZone") or NONE,
         "<unset>" if suspend is None else ("True" if suspend else "False"),
         len(active) if isinstance(active, list) else 0,
         since(last, now) if last else NONE,
-        age(cj, now),
-        cs,
-        images,
-        format_label_selector(m(cj, "spec", "jobTemplate", "spec", "selector")),
     ]
 
 
-CRON_JOB = Printer(
+CRON_JOB = workload(
     (
-        NAME,
         Column("Schedule", description="The schedule in Cron format."),
         Column("Timezone", description="The time zone of the schedule."),
         Column("Suspend", "boolean", description="Whether later executions are suspended."),
         Column("Active", "integer", description="Running jobs."),
         Column("Last Schedule", description="When the job was last scheduled."),
-        AGE,
-        CONTAINERS,
-        IMAGES,
-        SELECTOR,
     ),
     _cron_job,
+    pod_spec=lambda cj: m(cj, "spec", "jobTemplate", "spec", "template", "spec"),
+    selector=lambda cj: format_label_selector(m(cj, "spec", "jobTemplate", "spec", "selector")),
 )
