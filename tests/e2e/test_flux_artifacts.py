@@ -199,3 +199,25 @@ async def test_bad_input_is_refused_naming_file_line_and_object(tmp_path: Path) 
         in ready(controllers)[2]
     )
     assert "Kustomization flux-system/infra-controllers" in done.stderr
+
+
+async def test_an_artifact_removed_from_its_generator_is_pruned(tmp_path: Path) -> None:
+    repo = monorepo(tmp_path)
+    state = tmp_path / "state"
+    done = sync(tmp_path, repo.url, state, *WAIT)
+    assert done.returncode == 0, done.stderr
+    assert await read_object(state, PODINFO) is not None
+    # the apps artifact and its Kustomization leave Git in one commit
+    repo.write("clusters/staging/artifacts.yaml", GENERATOR.split("  - name: apps")[0])
+    repo.remove("clusters/staging/apps.yaml")
+    repo.commit("no apps")
+    done = sync(tmp_path, repo.url, state, *WAIT)
+    assert done.returncode == 0, done.stderr
+    assert await read_object(state, flux("ExternalArtifact", "apps")) is None
+    assert await read_object(state, flux("Kustomization", "apps")) is None  # not left Terminating
+    assert await read_object(state, PODINFO) is None  # its objects pruned (prune: true)
+    generator = await read_object(state, flux("ArtifactGenerator", "flux-system"))
+    assert ready(generator)[2] == "reconciliation succeeded, generated 1 artifact(s)"
+    assert generator is not None
+    assert [e["name"] for e in generator["status"]["inventory"]] == ["infrastructure"]
+    assert await read_object(state, ISSUER) is not None

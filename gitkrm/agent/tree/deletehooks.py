@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from gitkrm.cache import WatchCache
 from gitkrm.errors import GitkrmError
-from gitkrm.source import GitRef, RefKind
+from gitkrm.source import GitRef, PathNotFound, RefKind
 from gitkrm.store import Store
 from gitkrm.sync.hooks import Phase
 
@@ -23,6 +24,7 @@ from ..runner import SourceRunner
 from ..state import git_cache
 
 log = logging.getLogger("gitkrm.agent")
+_COMMIT = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -43,8 +45,10 @@ class DeleteHooks:
         failures, empty when every hook succeeded or there were none."""
         if revision is None:
             return []
-        if config.ref is not None:
+        if config.ref is not None and _COMMIT.fullmatch(revision):
             config = dataclasses.replace(config, ref=GitRef(RefKind.COMMIT, revision))
+        # else an artifact's revision (`latest@sha256:<digest>`, no commit to check out):
+        # its hooks are read from the artifact as the tracked ref makes it now
         runner = SourceRunner(
             store=self.store,
             config=config,
@@ -55,7 +59,13 @@ class DeleteHooks:
             track_drift=False,
         )
         try:
-            snapshot = await runner.source.snapshot()
+            try:
+                snapshot = await runner.source.snapshot()
+            except PathNotFound as e:
+                # No such path there (a removed ExternalArtifact's child, read as the
+                # repository it came from): no objects, no hooks.
+                log.debug("source %s: no %s hooks: %s", name, phase.value, e.message)
+                return []
             preview = await runner.engine.preview(snapshot, plan=False)
             hooks = preview.hooks.of(phase)
             if not hooks:
