@@ -28,7 +28,7 @@ from tests.sync.sync_helpers import Remote, configmap, deployment, desired, name
 from tests.sync.test_engine import CM, LA, actions, cm_ref, deploy_ref, seed, sync
 
 SSA: Final = "server-side"
-FIXTURES = {"store", "remote", "tmp_path", "make_source", "make_engine"}
+FIXTURES = {"store", "remote", "tmp_path", "source", "make_source", "make_engine"}
 # The engine's scenarios that do not look at client-side apply's annotation.
 SCENARIOS = [
     f
@@ -55,6 +55,7 @@ async def test_engine_scenarios_in_server_side_mode(
     store: Store,
     remote: Remote,
     tmp_path: Path,
+    source: GitSource,
     make_source: SourceFactory,
     ssa_engine: EngineFactory,
 ) -> None:
@@ -62,6 +63,7 @@ async def test_engine_scenarios_in_server_side_mode(
         "store": store,
         "remote": remote,
         "tmp_path": tmp_path,
+        "source": source,
         "make_source": make_source,
         "make_engine": ssa_engine,
     }
