@@ -46,6 +46,7 @@ from .tree.model import Peer
 
 if TYPE_CHECKING:
     from gitkrm.source.artifact_copy import ArtifactRecipe
+    from gitkrm.source.oci_source import OciArtifact
 
     from .tree.flux_generated import GeneratedArtifacts
 
@@ -138,6 +139,9 @@ class SourceConfig:
     """The content is this artifact of the repository (a Flux ExternalArtifact an
     ArtifactGenerator makes: `gitkrm.source.artifact`), seen at `path`; not a GitSource
     field."""
+    oci: OciArtifact | None = None
+    """The content is this OCI artifact (a Flux OCIRepository: `gitkrm.source.oci_source`),
+    unpacked and seen at `path`; `url` and `ref` name it. Not a GitSource field."""
     generator: GeneratedArtifacts | None = None
     """The content is the ExternalArtifact objects of an ArtifactGenerator over the
     repository (`tree.flux_generated`); not a GitSource field."""

@@ -17,7 +17,8 @@ def open_source(config: SourceConfig, *, git_cache: Path, repo_tree: bool = Fals
     or into the cache beside it the sources of the same URL and credentials share (one
     fetch for all the children of one repository); with `mounts`, a MountedSource over it
     and a GitSource per mount; with `artifact`, an ArtifactSource over the whole repository
-    (`repo_tree`: listing its whole tree)."""
+    (`repo_tree`: listing its whole tree); with `oci`, an OciSource unpacking into the
+    cache beside the charts'."""
     if config.mounts:
         from gitkrm.source.mounted import MountedSource
 
@@ -53,6 +54,14 @@ def open_source(config: SourceConfig, *, git_cache: Path, repo_tree: bool = Fals
             name=config.name, repository=repository, recipe=config.artifact, path=config.path
         )
     tree = repo_tree or (config.overlay is not None and bool(config.overlay.components))
+    if config.oci is not None:
+        from gitkrm.source.oci_source import OciSource
+
+        cache = git_cache.parent.parent / CACHE_DIR / "oci"
+        return OciSource(
+            name=config.name, artifact=config.oci, cache_dir=cache, path=config.path,
+            repo_tree=tree,
+        )  # fmt: skip
     if config.ref is None:
         return LocalSource(
             name=config.name, root=Path(config.url), path=config.path, repo_tree=tree

@@ -158,7 +158,7 @@ def _where(config: SourceConfig) -> tuple[str, object, str, object]:
     """What a source syncs: repository, ref, path, and what it makes of them (an
     artifact of the repository, or an ArtifactGenerator's objects, is other content)."""
     path = "/".join(x for x in config.path.split("/") if x not in ("", "."))
-    made = config.artifact or config.generator
+    made = config.artifact or config.generator or config.oci
     return config.safe_url.rstrip("/").removesuffix(".git"), config.ref, path, made
 
 

@@ -37,6 +37,7 @@ from .flux_spec import (
     KUSTOMIZATION,
     KUSTOMIZATION_VERSIONS,
     KUSTOMIZE_GROUP,
+    OCI_REPOSITORY,
     Kustomization,
     KustomizationSpec,
 )
@@ -244,15 +245,24 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
     if not src.get("name"):
         raise fail("spec.sourceRef.name", "required")
     kind = src.get("kind")
-    if kind not in (GIT_REPOSITORY.kind, EXTERNAL_ARTIFACT.kind):
+    if kind not in (GIT_REPOSITORY.kind, EXTERNAL_ARTIFACT.kind, OCI_REPOSITORY.kind):
         raise fail(
             "spec.sourceRef.kind",
-            f"{kind!r}: gitkrm reads GitRepository and ExternalArtifact sources only",
+            f"{kind!r}: gitkrm reads GitRepository, OCIRepository and ExternalArtifact "
+            "sources only",
         )
     deleting = bool(md.get("deletionTimestamp"))
-    artifact = None
+    artifact = oci = None
     try:
-        if kind == EXTERNAL_ARTIFACT.kind:
+        if kind == OCI_REPOSITORY.kind:
+            from .flux_oci import read_oci_repository
+
+            repo, oci = await read_oci_repository(
+                ObjectRef(group=OCI_REPOSITORY.group, kind=OCI_REPOSITORY.kind,
+                          name=src["name"], namespace=src.get("namespace") or namespace),
+                get=ctx.get, fail=fail,
+            )  # fmt: skip
+        elif kind == EXTERNAL_ARTIFACT.kind:
             from .flux_artifacts import external_artifact
 
             repo, artifact, more = await external_artifact(
@@ -312,6 +322,7 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
         health_checks=checks,
         overlay=overlay_of(spec, fail),
         artifact=artifact,
+        oci=oci,
     )
     same = artifact is None and repo.is_parent and source_path(parent.path, fail) == path
     return ChildSpec(

@@ -16,12 +16,11 @@ from typing import Any, Final
 from gitkrm.krm import GroupKind, Obj, ObjectRef
 
 from ..status import Reason
-from .flux_spec import GIT_REPOSITORY, SOURCE_GROUP
+from .flux_spec import GIT_REPOSITORY, OCI_REPOSITORY, SOURCE_GROUP
 from .flux_status import git_repository_status, source_status
 from .model import ChildState, SourceStatus
 
 HELM_REPOSITORY: Final = GroupKind(group=SOURCE_GROUP, kind="HelmRepository")
-OCI_REPOSITORY: Final = GroupKind(group=SOURCE_GROUP, kind="OCIRepository")
 
 
 def _fetched(state: ChildState) -> tuple[str | None, str | None] | None:
@@ -51,15 +50,34 @@ def repository_status(obj: Obj, *, revision: str | None, error: str | None) -> O
         obj,
         error=error,
         failed="FetchFailed",
-        artifact={"revision": revision, "url": url} if revision else None,
+        artifact=_artifact(revision, url) if revision else None,
         stored=f"stored artifact: revision '{revision}'",
     )
 
 
+def _artifact(revision: str, url: str) -> dict[str, str]:
+    """`revision` and `url`, and `digest` when the revision names one (`<tag>@sha256:...`:
+    the manifest's, where source-controller writes its stored tarball's)."""
+    out = {"revision": revision, "url": url}
+    digest = revision.rpartition("@")[2]
+    if digest.startswith("sha256:"):
+        out["digest"] = digest
+    return out
+
+
 def kustomization_sources(obj: Obj, state: ChildState) -> tuple[SourceStatus, ...]:
-    """The GitRepository a Kustomization's `sourceRef` names."""
+    """The GitRepository or OCIRepository a Kustomization's `sourceRef` names."""
     fetched = _fetched(state)
-    ref = _ref(GIT_REPOSITORY, (obj.get("spec") or {}).get("sourceRef") or {}, obj)
+    source_ref = (obj.get("spec") or {}).get("sourceRef") or {}
+    oci = _ref(OCI_REPOSITORY, source_ref, obj)
+    if fetched is not None and oci is not None:
+        revision, failure = fetched
+
+        def oci_status(live: Obj) -> Obj:
+            return repository_status(live, revision=revision, error=failure)
+
+        return (SourceStatus(ref=oci, status=oci_status),)
+    ref = _ref(GIT_REPOSITORY, source_ref, obj)
     if fetched is None or ref is None:
         return ()
     sha, error = fetched

@@ -13,6 +13,7 @@ KUSTOMIZE_GROUP: Final = "kustomize.toolkit.fluxcd.io"
 SOURCE_GROUP: Final = "source.toolkit.fluxcd.io"
 KUSTOMIZATION: Final = GroupKind(group=KUSTOMIZE_GROUP, kind="Kustomization")
 GIT_REPOSITORY: Final = GroupKind(group=SOURCE_GROUP, kind="GitRepository")
+OCI_REPOSITORY: Final = GroupKind(group=SOURCE_GROUP, kind="OCIRepository")
 KUSTOMIZATION_VERSIONS: Final = ("v1", "v1beta2")
 GIT_REPOSITORY_VERSIONS: Final = ("v1", "v1beta2")
 FINALIZER: Final = "finalizers.fluxcd.io"

@@ -171,7 +171,7 @@ async def test_fields_gitkrm_cannot_honour_are_reported_never_dropped() -> None:
         ({"path": "../../etc"}, "spec.path"),
         ({"prune": None}, "spec.prune"),
         ({"interval": "soon"}, "spec.interval"),
-        ({"sourceRef": {"kind": "OCIRepository", "name": "x"}}, "spec.sourceRef.kind"),
+        ({"sourceRef": {"kind": "Bucket", "name": "x"}}, "spec.sourceRef.kind"),
         ({"sourceRef": {"kind": "GitRepository", "name": "missing"}}, "spec.sourceRef"),
         ({"patches": [{"target": {"kind": "Deployment"}}]}, "spec.patches[0].patch"),
         ({"images": [{"newTag": "1"}]}, "spec.images[0].name"),
