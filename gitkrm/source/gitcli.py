@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypedDict, Unpack
+from typing import Any, TypedDict, Unpack
 
 from gitkrm.errors import (
     GitkrmError,
@@ -195,6 +195,27 @@ class _Command:
     remote: bool
     ok_codes: Sequence[int]
 
+    def spawn(self, input: bytes | None) -> dict[str, Any]:
+        """How `run` and `run_sync` start it: stdin piped only for `input`, stdout and
+        stderr captured, in its own session (so a timeout can kill its helpers too)."""
+        return {
+            "stdin": subprocess.DEVNULL if input is None else subprocess.PIPE,
+            "stdout": subprocess.PIPE,
+            "stderr": subprocess.PIPE,
+            "env": self.env,
+            "cwd": self.cwd,
+            "start_new_session": True,
+        }
+
+    def timed_out(self, timeout: float) -> Timeout:
+        return Timeout(f"{self.label}: no answer within {timeout:g}s")
+
+
+def _kill_group(pid: int) -> None:
+    """Kill a cancelled or timed-out git and its ssh or https helper children."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+
 
 class GitKeywords(TypedDict, total=False):
     """How `GitRunner.run` runs one command: `auth` (credentials' environment and config),
@@ -297,27 +318,17 @@ class GitRunner:
         cmd = self._command(args, options)
         started = time.perf_counter()
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *cmd.argv,
-                stdin=asyncio.subprocess.DEVNULL if input is None else asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                env=cmd.env,
-                cwd=cmd.cwd,
-                start_new_session=True,
-            )
+            proc = await asyncio.create_subprocess_exec(*cmd.argv, **cmd.spawn(input))
         except FileNotFoundError:
             raise _no_git() from None
         try:
             async with asyncio.timeout(self.timeout):
                 out, err = await proc.communicate(input)
         except TimeoutError:
-            raise Timeout(f"{cmd.label}: no answer within {self.timeout:g}s") from None
+            raise cmd.timed_out(self.timeout) from None
         finally:
             if proc.returncode is None:
-                # A cancelled or timed-out git may have an ssh or https helper child.
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
+                _kill_group(proc.pid)
                 await proc.wait()
         return self._result(cmd, proc.returncode, out, err, started)
 
@@ -332,25 +343,16 @@ class GitRunner:
         cmd = self._command(args, options)
         started = time.perf_counter()
         try:
-            proc = subprocess.Popen(
-                cmd.argv,
-                stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=cmd.env,
-                cwd=cmd.cwd,
-                start_new_session=True,
-            )
+            proc = subprocess.Popen(cmd.argv, **cmd.spawn(input))
         except FileNotFoundError:
             raise _no_git() from None
         try:
             out, err = proc.communicate(input, timeout=self.timeout)
         except subprocess.TimeoutExpired:
-            raise Timeout(f"{cmd.label}: no answer within {self.timeout:g}s") from None
+            raise cmd.timed_out(self.timeout) from None
         finally:
             if proc.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
+                _kill_group(proc.pid)
                 proc.communicate()
         return self._result(cmd, proc.returncode, out, err, started)
 
