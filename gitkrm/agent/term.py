@@ -239,11 +239,12 @@ class Term:
                 for child in todo:
                     await tree.ready(child.name)  # shown Pending, with what it waits for
                 break
-            for child in ready:
-                done.add(child.name)
-                await self._sync_child(child.name, frozenset({Trigger.START}), outcomes)
-                if stopped():
-                    break
+            # One child a turn, then look again: a child that depends on another may wait
+            # on that one's health, which can rest on children its pass just declared (a
+            # Kustomization that waits for its HelmReleases): those go first.
+            child = min(ready, key=lambda c: bool(c.spec is not None and c.spec.depends_on))
+            done.add(child.name)
+            await self._sync_child(child.name, frozenset({Trigger.START}), outcomes)
         await self.tree.flush()
         return outcomes
 

@@ -1,0 +1,72 @@
+"""`run --once` over Flux's usual layout: an infrastructure Kustomization that waits for its
+HelmReleases, and a Kustomization that depends on it. The HelmReleases' own child sources
+must sync before the dependent one waits on the infrastructure's health (before, the
+dependent waited out the infrastructure's timeout first, and the HelmReleases never ran:
+Flux's flux2-kustomize-helm-example hung five minutes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gitkrm.krm import ObjectRef
+from tests.charts.release_charts import CACHE
+from tests.e2e.e2e_support import get_or_none, gitkrm, reader
+from tests.e2e.manifests import namespace
+from tests.source.source_gitrepo import RemoteRepo
+
+KUSTOMIZATION = """\
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {{name: {name}, namespace: flux-system}}
+spec:
+  interval: 1h
+  timeout: 10m
+  path: {path}
+  prune: true
+  wait: true
+  sourceRef: {{kind: GitRepository, name: flux-system}}
+{extra}"""
+RELEASE = """\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: tools, namespace: flux-system}
+spec:
+  interval: 10m
+  targetNamespace: tools
+  install: {createNamespace: true}
+  chart:
+    spec:
+      chart: ./charts/tools
+      sourceRef: {kind: GitRepository, name: flux-system}
+"""
+
+
+async def test_a_dependent_waits_for_the_helmreleases_its_dependency_declared(
+    repo: RemoteRepo, state: Path
+) -> None:
+    repo.write("clusters/dev/ns.yaml", namespace("flux-system"))
+    # Named so that the dependent comes first among the children of the first pass.
+    repo.write("clusters/dev/a-configs.yaml", KUSTOMIZATION.format(
+        name="configs", path="./configs", extra="  dependsOn: [{name: infra}]\n"))  # fmt: skip
+    repo.write("clusters/dev/b-infra.yaml", KUSTOMIZATION.format(
+        name="infra", path="./infra", extra=""))  # fmt: skip
+    repo.write("infra/tools.yaml", RELEASE)
+    repo.write("configs/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n"
+               "  name: settings\n  namespace: default\ndata: {a: '1'}\n")  # fmt: skip
+    for f in CACHE.rglob("*"):
+        if f.is_file():
+            repo.write(f"charts/tools/{f.relative_to(CACHE).as_posix()}", f.read_bytes())
+    repo.commit("infra and configs")
+    repo.push()
+    res = gitkrm(
+        "run", "--once", "--repo", repo.url, "--path", "clusters/dev", "--state", str(state),
+        "--agent-name", "e2e", "--interpret", "flux", cwd=state.parent, timeout=240,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    store = await reader(state)
+    try:
+        cm = await get_or_none(store, ObjectRef(group="", kind="ConfigMap", name="settings",
+                                                namespace="default"))  # fmt: skip
+    finally:
+        await store.close()
+    assert cm is not None  # the dependent synced once the infrastructure was healthy
