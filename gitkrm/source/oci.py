@@ -244,10 +244,7 @@ class Client:
                             raise _denied(shown, r.status, self._credentials is not None)
                         if r.status != 200:
                             raise ServiceUnavailable(f"GET {shown}: HTTP {r.status}")
-                        data: bytes = await r.content.read(limit + 1)
-                        if len(data) > limit:
-                            raise Invalid(f"GET {shown}: more than {limit:,} bytes")
-                        return data, dict(r.headers)
+                        return await _body(r, limit, shown), dict(r.headers)
                 await self._authorize(challenge, shown)
         except aiohttp.ClientError as e:
             raise ServiceUnavailable(f"GET {shown}: {' '.join(str(e).split())}") from None
@@ -282,13 +279,25 @@ class Client:
             if r.status != 200:
                 raise _denied(shown, r.status, basic is not None)
             try:
-                doc: dict[str, Any] = json.loads(await r.content.read(MAX_MANIFEST))
+                doc: dict[str, Any] = json.loads(await _body(r, MAX_MANIFEST, shown))
             except ValueError:
                 raise ServiceUnavailable(f"{shown}: the token service answered no JSON") from None
         token = doc.get("token") or doc.get("access_token")
         if not isinstance(token, str) or not token:
             raise ServiceUnavailable(f"{shown}: the token service gave no token")
         self._authorization = f"Bearer {token}"
+
+
+async def _body(r: aiohttp.ClientResponse, limit: int, shown: str) -> bytes:
+    """The whole body, refused past `limit` bytes (`read(n)` returns what is buffered)."""
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in r.content.iter_chunked(64 * 1024):
+        size += len(chunk)
+        if size > limit:
+            raise Invalid(f"GET {shown}: more than {limit:,} bytes")
+        parts.append(chunk)
+    return b"".join(parts)
 
 
 def _denied(shown: str, status: int, with_credentials: bool) -> GitkrmError:

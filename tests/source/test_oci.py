@@ -6,6 +6,7 @@ directory refused with the entry named."""
 from __future__ import annotations
 
 import io
+import os
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -211,3 +212,15 @@ async def test_basic_credentials_open_an_htpasswd_registry(
     )
     assert (await good.snapshot()).revision == f"v1@{digest}"
     assert "s3cret" not in repr(good.artifact)
+
+
+async def test_a_layer_larger_than_one_read_arrives_whole(
+    oci_registry: Registry, tmp_path: Path
+) -> None:
+    big: dict[str, bytes | str] = {**files("1"), "deploy/blob.bin": os.urandom(3 * 1024 * 1024)}
+    digest = Pusher(oci_registry.host).artifact("fleet/big", "v1", tarball(big))
+    snap = await source(oci_registry, tmp_path, "fleet/big", tag="v1").snapshot()
+    assert snap.revision == f"v1@{digest}"
+    assert (tmp_path / "oci").is_dir()
+    unpacked = next((tmp_path / "oci").glob("sha256-*"))
+    assert (unpacked / "deploy" / "blob.bin").read_bytes() == big["deploy/blob.bin"]
