@@ -21,6 +21,7 @@ from typing import Final
 
 from gitkrm.errors import Invalid, NotFound
 
+from .errors import PathNotFound
 from .local import LocalSource
 from .oci import FLUX_CONTENT, Client, Credentials, Layer, Manifest, Repository
 from .semver import newest
@@ -44,6 +45,9 @@ class OciArtifact:
     credentials: Credentials | None = field(default=None, repr=False)
     ca_data: str | None = field(default=None, repr=False)
     timeout: float | None = None
+    removed: bool = False
+    """The OCIRepository is gone (removed with its Kustomization): the artifact is not read
+    again (`PathNotFound`), its child only prunes what it applied."""
 
     @property
     def repository(self) -> Repository:
@@ -130,11 +134,20 @@ class OciSource:
         return Resolved(tag, await client.manifest(tag))
 
     async def poll(self) -> str:
+        self._refuse_removed()
         async with self._client() as client:
             self._resolved = await self._resolve(client)
         return self._resolved.revision
 
+    def _refuse_removed(self) -> None:
+        if self.artifact.removed:
+            raise PathNotFound(
+                revision=self.artifact.url, path=self.path or ".",
+                what="is not read: its OCIRepository was removed",
+            )  # fmt: skip
+
     async def snapshot(self) -> Snapshot:
+        self._refuse_removed()
         async with self._lock, self._client() as client:
             resolved = await self._resolve(client)
             self._resolved = resolved

@@ -171,3 +171,28 @@ async def test_a_kustomization_over_an_oci_repository(
     assert condition(await read_object(state, OCIREPO), "Ready")["status"] == "False"
     assert condition(await read_object(state, KS), "Ready")["status"] == "False"
     assert await read_object(state, CONFIG) is not None
+
+
+@pytest.mark.usefixtures("_kustomize")
+async def test_deleting_the_oci_repository_and_its_kustomization_prunes_their_objects(
+    oci_registry: Registry, tmp_path: Path
+) -> None:
+    name = "kyverno/manifests/removed"
+    Pusher(oci_registry.host).artifact(name, "v1.14.4", tarball(manifests("1.14.4")))
+    repo = fleet(tmp_path, f"{oci_registry.url}/{name}")
+    state = tmp_path / "state"
+    code, log, _ = run(tmp_path, repo.url, state)
+    assert code == 0, log
+    assert await read_object(state, CONFIG) is not None
+    repo.write("infrastructure/kyverno/kustomization.yaml", "resources: [keep.yaml]\n")
+    repo.write(
+        "infrastructure/kyverno/keep.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: keep, namespace: flux-system}\n",
+    )
+    repo.remove("infrastructure/kyverno/sync.yaml")
+    repo.commit("kyverno removed")
+    code, log, _ = run(tmp_path, repo.url, state)
+    assert code == 0, log
+    assert await read_object(state, KS) is None
+    assert await read_object(state, OCIREPO) is None
+    assert await read_object(state, CONFIG) is None

@@ -286,6 +286,10 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
                       namespace=namespace),
             parent, ctx,
         )  # fmt: skip
+        if repo.url.startswith("oci://"):
+            from gitkrm.source.oci_source import OciArtifact
+
+            oci = OciArtifact(url=repo.url, removed=True)  # nothing more is remembered
     unhonoured.extend(repo.unhonoured)
     path = source_path(spec.get("path"), fail)
     prune = bool(spec.get("prune"))
