@@ -18,10 +18,11 @@ Git) belongs to the term: the agent begins and ends it when its target says so.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, overload
 
 from gitkrm.krm import ObjectRef
 from gitkrm.store import Store
@@ -29,7 +30,7 @@ from gitkrm.store import Store
 from .config import ApplyMode, SourceConfig, unique_names
 from .leader import NAMESPACE as LEASE_NAMESPACE
 from .leader import LeaseTimings
-from .shutdown import DEFAULT_GRACE, Shutdown
+from .shutdown import DEFAULT_GRACE, Shutdown, wait_or_force
 from .status import Outcome
 from .term import Term
 
@@ -145,10 +146,37 @@ class Agent:
         self.options.state_dir.mkdir(parents=True, exist_ok=True)
         await self.target.open()
 
-    async def sync_once(self, shutdown: Shutdown | None = None) -> list[Outcome]:
+    @overload
+    async def sync_once(self, shutdown: None = None) -> list[Outcome]: ...
+    @overload
+    async def sync_once(self, shutdown: Shutdown) -> list[Outcome] | None: ...
+    async def sync_once(self, shutdown: Shutdown | None = None) -> list[Outcome] | None:
         """Sync every source that is not suspended, one after the other. On a cluster:
-        first wait for the Lease; when it is lost mid-way, the sync is cancelled."""
-        return await self.target.sync_once(shutdown)
+        first wait for the Lease; when it is lost mid-way, the sync is cancelled.
+
+        After a stop signal the sync under way may finish (a sync's writes are not cut
+        short); what is left of it, a wait on health included, is cancelled after the grace
+        period or at a second signal: None then."""
+        syncing = asyncio.ensure_future(self.target.sync_once(shutdown))
+        if shutdown is None:
+            return await syncing
+        stop = asyncio.ensure_future(shutdown.requested.wait())
+
+        def cancel() -> None:
+            syncing.cancel()
+
+        try:
+            await asyncio.wait({syncing, stop}, return_when=asyncio.FIRST_COMPLETED)
+            if not syncing.done():
+                await wait_or_force(
+                    syncing, forced=shutdown.forced, grace=self.options.grace,
+                    on_force=cancel,
+                )  # fmt: skip
+        finally:
+            stop.cancel()
+        if syncing.cancelled():
+            return None
+        return syncing.result()
 
     async def run(self, shutdown: Shutdown) -> None:
         """Serve, then sync until `shutdown` is requested, then stop gracefully."""

@@ -191,6 +191,9 @@ async def _run(options: AgentOptions, *, once: bool, wait: float | None = None) 
         await agent.open()
         if once:
             outcomes = await agent.sync_once(shutdown)
+            if outcomes is None:
+                print("stopped: what was left of the sync was cancelled after the grace period")
+                return 1
             if not agent.runners:
                 print("stopped while waiting for the Lease: nothing synced")
                 return 1

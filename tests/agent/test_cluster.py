@@ -185,6 +185,7 @@ async def test_run_once_fails_when_the_lease_is_lost_mid_sync(
     await asyncio.wait_for(blocked.started.wait(), 10)
     await _take_lease(agent, "intruder")
     outcomes = await asyncio.wait_for(syncing, 10)
+    assert outcomes is not None  # no stop was asked for
     assert blocked.cancelled == 1
     assert exit_code(outcomes) == 1
     assert "was lost mid-sync" in outcomes[-1].errors[0]
@@ -231,6 +232,7 @@ async def test_gitsource_status_is_kept_once_the_crd_is_served(
     from gitkrm.agent.status import gitsource_ref
 
     outcomes = await agent.sync_once(Shutdown())
+    assert outcomes is not None
     assert exit_code(outcomes) == 0
     assert agent.term is not None
     assert not agent.term.gitsources  # a fresh "cluster": no GitSource CRD
