@@ -17,15 +17,11 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from benchmarks.cli_runs import first_and_again, print_ratio, timed_run
+from benchmarks.cli_runs import after_edits, first_and_again, print_ratio
 from tests.e2e.argocd_apps import ui, write_app_of_apps, write_other
 from tests.source.source_gitrepo import RemoteRepo
 
 RUNS = 3
-
-
-def _line(name: str, argo: list[float], plain: list[float]) -> None:
-    print_ratio(f"argocd.{name}", argo, plain, baseline="one plain source")
 
 
 def main() -> None:
@@ -39,22 +35,24 @@ def main() -> None:
         write_app_of_apps(repo, other=other)
         repo.commit("app of apps")
         repo.push()
-        argo = ("--path", "bootstrap", "--interpret", "argocd")
-        plain = ("--path", "kustomize-guestbook")
-        first, again = first_and_again(
-            root, {"argo": (repo.url, *argo), "plain": (repo.url, *plain)}, RUNS
-        )
-        edited: dict[str, list[float]] = {"argo": [], "plain": []}
-        for i in range(RUNS):
+        cases = {
+            "argo": (repo.url, "--path", "bootstrap", "--interpret", "argocd"),
+            "plain": (repo.url, "--path", "kustomize-guestbook"),
+        }
+        first, again = first_and_again(root, cases, RUNS)
+
+        def edit_leaf(i: int) -> None:
             edit = ui("guestbook-ui", image=f"ui:edit-{i}")
             repo.write("kustomize-guestbook/guestbook-ui.yaml", edit)  # a leaf of both
             repo.commit(f"edit {i}")
             repo.push()
-            for kind, args in (("argo", argo), ("plain", plain)):
-                edited[kind].append(timed_run(repo.url, root / f"state-{kind}-0", *args))
-        _line("first_sync", first["argo"], first["plain"])
-        _line("resync", again["argo"], again["plain"])
-        _line("resync_after_leaf_edit", edited["argo"], edited["plain"])
+
+        edited = after_edits(root, cases, RUNS, edit_leaf)
+        figures = {"first_sync": first, "resync": again, "resync_after_leaf_edit": edited}
+        for name, seconds in figures.items():
+            print_ratio(
+                f"argocd.{name}", seconds["argo"], seconds["plain"], baseline="one plain source"
+            )
 
 
 if __name__ == "__main__":

@@ -15,35 +15,33 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from benchmarks.cli_runs import first_and_again, print_ratio, timed_run
+from benchmarks.cli_runs import after_edits, first_and_again, print_ratio
 from tests.e2e.flux_repo import APP, fleet, second_repository
 
 RUNS = 3
-
-
-def _line(name: str, flux: list[float], plain: list[float]) -> None:
-    print_ratio(f"flux.{name}", flux, plain, baseline="one plain source")
 
 
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="gitkrm-bench-flux-") as tmp:
         root = Path(tmp)
         repo = fleet(root, second=second_repository(root))
-        flux = ("--path", "clusters/dev", "--interpret", "flux")
-        plain = ("--path", "apps/dev")
-        first, again = first_and_again(
-            root, {"flux": (repo.url, *flux), "plain": (repo.url, *plain)}, RUNS
-        )
-        edited: dict[str, list[float]] = {"flux": [], "plain": []}
-        for i in range(RUNS):
+        cases = {
+            "flux": (repo.url, "--path", "clusters/dev", "--interpret", "flux"),
+            "plain": (repo.url, "--path", "apps/dev"),
+        }
+        first, again = first_and_again(root, cases, RUNS)
+
+        def edit_leaf(i: int) -> None:
             greeting = f"greeting: edit-{i}"
             repo.write("apps/dev/podinfo.yaml", APP.replace("greeting: hello", greeting))
             repo.commit(f"edit {i}")
-            for kind, args in (("flux", flux), ("plain", plain)):
-                edited[kind].append(timed_run(repo.url, root / f"state-{kind}-0", *args))
-        _line("first_sync", first["flux"], first["plain"])
-        _line("resync", again["flux"], again["plain"])
-        _line("resync_after_leaf_edit", edited["flux"], edited["plain"])
+
+        edited = after_edits(root, cases, RUNS, edit_leaf)
+        figures = {"first_sync": first, "resync": again, "resync_after_leaf_edit": edited}
+        for name, seconds in figures.items():
+            print_ratio(
+                f"flux.{name}", seconds["flux"], seconds["plain"], baseline="one plain source"
+            )
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Final
 
@@ -42,6 +42,19 @@ def first_and_again(
             first[kind].append(timed_run(url, state, *extra))
             again[kind].append(timed_run(url, state, *extra))
     return first, again
+
+
+def after_edits(
+    root: Path, cases: Mapping[str, tuple[str, ...]], runs: int, edit: Callable[[int], None]
+) -> dict[str, list[float]]:
+    """Per case, the seconds of a sync into root/state-CASE-0 after each of `runs` calls of
+    `edit` (given the run's number), which commits a change to the cases' repository."""
+    edited: dict[str, list[float]] = {k: [] for k in cases}
+    for i in range(runs):
+        edit(i)
+        for kind, (url, *extra) in cases.items():
+            edited[kind].append(timed_run(url, root / f"state-{kind}-0", *extra))
+    return edited
 
 
 def print_ratio(figure: str, got: list[float], base: list[float], *, baseline: str) -> None:
