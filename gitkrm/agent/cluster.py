@@ -251,7 +251,9 @@ class ClusterTarget(StoreOwner):
             await asyncio.gather(holding, return_exceptions=True)
         if self._elector is not None and self.is_open:
             try:
-                async with asyncio.timeout(self._options.lease.renew_deadline):
+                # Ours until it expires: a slow release (a loaded API server) still spares
+                # the next replica the wait; after that, the resourceVersion refuses it.
+                async with asyncio.timeout(self._options.lease.lease_duration):
                     await self._elector.release()
             except TimeoutError:
                 log.warning("the lease was not released in time: it expires on its own")
