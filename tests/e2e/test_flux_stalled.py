@@ -1,4 +1,4 @@
-"""A Flux Kustomization gitkrm can't read (a `sourceRef` kind it does not serve) is
+"""A Flux Kustomization gitkrm can't read (a `sourceRef` kind it does not serve: a Bucket) is
 Stalled at once, as Flux marks a spec that only a change can fix, so whatever waits on it
 fails instead of waiting out its timeout (`run --once` on Flux's multi-tenancy example
 waited 10 minutes on one; it ends in 2 s now)."""
@@ -33,7 +33,7 @@ async def test_an_unreadable_kustomization_is_stalled_and_its_parent_fails_at_on
     repo.write("bootstrap/infra.yaml", KUSTOMIZATION.format(
         name="infra", path="./infra", kind="GitRepository", source="flux-system"))  # fmt: skip
     repo.write("infra/controller.yaml", KUSTOMIZATION.format(
-        name="controller", path="./", kind="OCIRepository", source="controller"))  # fmt: skip
+        name="controller", path="./", kind="Bucket", source="controller"))  # fmt: skip
     repo.commit("infra")
     repo.push()
     res = gitkrm(
@@ -52,4 +52,4 @@ async def test_an_unreadable_kustomization_is_stalled_and_its_parent_fails_at_on
     conditions = {c["type"]: c for c in obj["status"]["conditions"]}
     assert conditions["Ready"]["status"] == "False"
     assert conditions["Stalled"]["status"] == "True"
-    assert "OCIRepository" in conditions["Stalled"]["message"]
+    assert "Bucket" in conditions["Stalled"]["message"]
