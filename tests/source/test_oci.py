@@ -224,3 +224,24 @@ async def test_a_layer_larger_than_one_read_arrives_whole(
     assert (tmp_path / "oci").is_dir()
     unpacked = next((tmp_path / "oci").glob("sha256-*"))
     assert (unpacked / "deploy" / "blob.bin").read_bytes() == big["deploy/blob.bin"]
+
+
+async def test_a_registry_asking_for_a_bearer_token_is_answered_by_its_token_service(
+    tmp_path: Path,
+) -> None:
+    from tests.support.registry_token import token_registry
+
+    with token_registry(tmp_path / "tok", username="flux", password="tok-pw") as (reg, service):
+        name = "fleet/behind-token"
+        push = Pusher(reg.host, bearer=service.token(f"repository:{name}:pull,push"))
+        digest = push.artifact(name, "v1", tarball(files("1")))
+        anonymous = source(reg, tmp_path, name, tag="v1")
+        with pytest.raises(Unauthorized, match="access denied anonymously"):
+            await anonymous.snapshot()
+        good = source(reg, tmp_path, name, tag="v1", credentials=Credentials("flux", "tok-pw"))
+        assert (await good.snapshot()).revision == f"v1@{digest}"
+        assert service.issued[-1] == f"repository:{name}:pull"  # the scope the registry named
+        ranged = source(
+            reg, tmp_path, name, semver=">=1.0.0", credentials=Credentials("flux", "tok-pw")
+        )
+        assert (await ranged.snapshot()).revision == f"v1@{digest}"  # tags/list: a token too

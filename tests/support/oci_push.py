@@ -50,10 +50,15 @@ def digest_of(data: bytes) -> str:
 
 
 class Pusher:
-    """Pushes to `host` (plain HTTP), with Basic credentials when given."""
+    """Pushes to `host` (plain HTTP), with Basic credentials or a Bearer token when given."""
 
-    def __init__(self, host: str, *, username: str = "", password: str = "") -> None:
+    def __init__(
+        self, host: str, *, username: str = "", password: str = "", bearer: str = ""
+    ) -> None:
         self.host = host
+        if bearer:
+            self._auth = {"Authorization": f"Bearer {bearer}"}
+            return
         self._auth = (
             {
                 "Authorization": "Basic "

@@ -80,9 +80,10 @@ def _bcrypt(password: str) -> str:
 
 
 def start_registry(
-    directory: Path, *, users: dict[str, str] | None = None
+    directory: Path, *, users: dict[str, str] | None = None, auth: str = ""
 ) -> tuple[subprocess.Popen[bytes], Registry]:
-    """`users` (name -> password): an htpasswd registry (Basic auth over plain HTTP)."""
+    """`users` (name -> password): an htpasswd registry (Basic auth over plain HTTP);
+    `auth`: another `auth:` section of the configuration (`registry_token`)."""
     binary = require_tool("docker-registry", what="the Debian package docker-registry")
     port = free_port()
     config = directory / "config.yml"
@@ -92,6 +93,7 @@ def start_registry(
         htpasswd = directory / "htpasswd"
         htpasswd.write_text("".join(f"{u}:{_bcrypt(p)}\n" for u, p in users.items()))
         text += _AUTH.format(path=htpasswd)
+    text += auth
     config.write_text(text)
     with (directory / "registry.log").open("wb") as log:  # the child keeps its own copy
         proc = subprocess.Popen(
