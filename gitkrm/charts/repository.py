@@ -23,6 +23,7 @@ import yaml
 
 from gitkrm.charts.library import ChartError, helm
 from gitkrm.charts.spec import RepositoryAuth
+from gitkrm.source.bounded import read_bounded
 from gitkrm.source.semver import newest
 
 MAX_INDEX: Final = 32 * 1024 * 1024
@@ -250,8 +251,8 @@ async def _get(
     async with session.get(url, ssl=ssl_ctx, headers=dict(headers)) as r:
         if r.status != 200:
             raise ChartError(chart, f"GET {_redacted(url)}: HTTP {r.status}")
-        data: bytes = await r.content.read(limit + 1)
-        if len(data) > limit:
+        data = await read_bounded(r.content, limit)
+        if data is None:
             raise ChartError(chart, f"GET {_redacted(url)}: more than {limit:,} bytes")
         return data
 

@@ -30,6 +30,7 @@ from gitkrm.errors import (
     ServiceUnavailable,
     Unauthorized,
 )
+from gitkrm.source.bounded import read_bounded
 
 if TYPE_CHECKING:
     import aiohttp
@@ -289,15 +290,11 @@ class Client:
 
 
 async def _body(r: aiohttp.ClientResponse, limit: int, shown: str) -> bytes:
-    """The whole body, refused past `limit` bytes (`read(n)` returns what is buffered)."""
-    parts: list[bytes] = []
-    size = 0
-    async for chunk in r.content.iter_chunked(64 * 1024):
-        size += len(chunk)
-        if size > limit:
-            raise Invalid(f"GET {shown}: more than {limit:,} bytes")
-        parts.append(chunk)
-    return b"".join(parts)
+    """The whole body, refused past `limit` bytes."""
+    data = await read_bounded(r.content, limit)
+    if data is None:
+        raise Invalid(f"GET {shown}: more than {limit:,} bytes")
+    return data
 
 
 def _denied(shown: str, status: int, with_credentials: bool) -> GitkrmError:
