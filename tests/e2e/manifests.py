@@ -58,3 +58,26 @@ def gitsource(name: str, url: str, **spec: object) -> str:
         "apiVersion: gitkrm.io/v1alpha1\nkind: GitSource\n"
         f"metadata:\n  name: {name}\nspec: {json.dumps(body)}\n"
     )
+
+
+def kustomization(
+    name: str,
+    path: str,
+    *,
+    source: tuple[str, str] = ("GitRepository", "flux-system"),
+    depends_on: tuple[str, ...] = (),
+    wait: bool = True,
+    timeout: str = "10m",
+) -> str:
+    """A Flux Kustomization in `flux-system` (JSON is YAML)."""
+    spec: dict[str, object] = {
+        "interval": "1h", "timeout": timeout, "path": path, "prune": True, "wait": wait,
+        "sourceRef": {"kind": source[0], "name": source[1]},
+    }  # fmt: skip
+    if depends_on:
+        spec["dependsOn"] = [{"name": d} for d in depends_on]
+    body = {
+        "apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+        "metadata": {"name": name, "namespace": "flux-system"}, "spec": spec,
+    }  # fmt: skip
+    return json.dumps(body) + "\n"

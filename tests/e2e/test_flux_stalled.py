@@ -9,31 +9,17 @@ from pathlib import Path
 
 from gitkrm.krm import ObjectRef
 from tests.e2e.e2e_support import get_or_none, gitkrm, reader
-from tests.e2e.manifests import namespace
+from tests.e2e.manifests import kustomization, namespace
 from tests.source.source_gitrepo import RemoteRepo
-
-KUSTOMIZATION = """\
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {{name: {name}, namespace: flux-system}}
-spec:
-  interval: 1h
-  timeout: 10m
-  path: {path}
-  prune: true
-  wait: true
-  sourceRef: {{kind: {kind}, name: {source}}}
-"""
 
 
 async def test_an_unreadable_kustomization_is_stalled_and_its_parent_fails_at_once(
     repo: RemoteRepo, state: Path
 ) -> None:
     repo.write("bootstrap/ns.yaml", namespace("flux-system"))
-    repo.write("bootstrap/infra.yaml", KUSTOMIZATION.format(
-        name="infra", path="./infra", kind="GitRepository", source="flux-system"))  # fmt: skip
-    repo.write("infra/controller.yaml", KUSTOMIZATION.format(
-        name="controller", path="./", kind="Bucket", source="controller"))  # fmt: skip
+    repo.write("bootstrap/infra.yaml", kustomization("infra", "./infra"))
+    repo.write("infra/controller.yaml",
+               kustomization("controller", "./", source=("Bucket", "controller")))  # fmt: skip
     repo.commit("infra")
     repo.push()
     res = gitkrm(

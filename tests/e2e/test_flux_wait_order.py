@@ -11,21 +11,9 @@ from pathlib import Path
 from gitkrm.krm import ObjectRef
 from tests.charts.release_charts import CACHE
 from tests.e2e.e2e_support import get_or_none, gitkrm, reader
-from tests.e2e.manifests import namespace
+from tests.e2e.manifests import kustomization, namespace
 from tests.source.source_gitrepo import RemoteRepo
 
-KUSTOMIZATION = """\
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {{name: {name}, namespace: flux-system}}
-spec:
-  interval: 1h
-  timeout: 10m
-  path: {path}
-  prune: true
-  wait: true
-  sourceRef: {{kind: GitRepository, name: flux-system}}
-{extra}"""
 RELEASE = """\
 apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
@@ -46,10 +34,9 @@ async def test_a_dependent_waits_for_the_helmreleases_its_dependency_declared(
 ) -> None:
     repo.write("clusters/dev/ns.yaml", namespace("flux-system"))
     # Named so that the dependent comes first among the children of the first pass.
-    repo.write("clusters/dev/a-configs.yaml", KUSTOMIZATION.format(
-        name="configs", path="./configs", extra="  dependsOn: [{name: infra}]\n"))  # fmt: skip
-    repo.write("clusters/dev/b-infra.yaml", KUSTOMIZATION.format(
-        name="infra", path="./infra", extra=""))  # fmt: skip
+    repo.write("clusters/dev/a-configs.yaml",
+               kustomization("configs", "./configs", depends_on=("infra",)))  # fmt: skip
+    repo.write("clusters/dev/b-infra.yaml", kustomization("infra", "./infra"))
     repo.write("infra/tools.yaml", RELEASE)
     repo.write("configs/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n"
                "  name: settings\n  namespace: default\ndata: {a: '1'}\n")  # fmt: skip

@@ -10,23 +10,11 @@ import subprocess
 from pathlib import Path
 
 from tests.e2e.e2e_support import cli_env, gitkrm_command
-from tests.e2e.manifests import namespace
+from tests.e2e.manifests import kustomization, namespace
 from tests.source.source_gitrepo import RemoteRepo
 from tests.support.processes import end
 from tests.support.wait import eventually
 
-WAITING = """\
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: app, namespace: flux-system}
-spec:
-  interval: 1h
-  timeout: 10m
-  path: ./app
-  prune: true
-  wait: true
-  sourceRef: {kind: GitRepository, name: flux-system}
-"""
 NEVER_SCHEDULED = """\
 apiVersion: apps/v1
 kind: Deployment
@@ -44,7 +32,7 @@ spec:
 
 def test_a_second_signal_ends_a_wait_on_health(repo: RemoteRepo, state: Path) -> None:
     repo.write("clusters/dev/ns.yaml", namespace("flux-system"))
-    repo.write("clusters/dev/app.yaml", WAITING)
+    repo.write("clusters/dev/app.yaml", kustomization("app", "./app"))
     repo.write("app/stuck.yaml", NEVER_SCHEDULED)
     repo.commit("a Deployment that never becomes available")
     repo.push()
