@@ -8,9 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from gitkrm.krm import GVK
-from tests.e2e.argocd_apps import ARGOCD, application
-from tests.e2e.e2e_support import gitkrm, reading
-from tests.e2e.manifests import namespace
+from tests.e2e.argocd_apps import application, run_bootstrap, write_bootstrap
+from tests.e2e.e2e_support import reading
 from tests.source.source_gitrepo import RemoteRepo
 
 JOBS = GVK(group="batch", version="v1", kind="Job")
@@ -39,9 +38,7 @@ spec:
 async def test_helm_hook_annotations_on_plain_manifests_run_as_argo_cd_hooks(
     repo: RemoteRepo, state: Path
 ) -> None:
-    repo.write("bootstrap/argocd-ns.yaml", namespace(ARGOCD))
-    repo.write("bootstrap/root.yaml", application("root", repo.url, "apps", dest=ARGOCD,
-                                                  create_namespace=False))  # fmt: skip
+    write_bootstrap(repo)
     repo.write("apps/hooks.yaml", application("hooks", repo.url, "hooks", dest="hooks"))
     repo.write(
         "hooks/manifests.yaml",
@@ -56,10 +53,7 @@ async def test_helm_hook_annotations_on_plain_manifests_run_as_argo_cd_hooks(
     )  # fmt: skip
     repo.commit("helm hooks")
     repo.push()
-    res = gitkrm(
-        "run", "--once", "--wait", "--timeout", "2m", "--repo", repo.url, "--path", "bootstrap",
-        "--state", str(state), "--agent-name", "e2e", "--interpret", "argocd", cwd=state.parent,
-    )  # fmt: skip
+    res = run_bootstrap(repo.url, state, "--wait", "--timeout", "2m")
     assert res.returncode == 0, res.stdout + res.stderr
     async with reading(state) as store:
         jobs = (await store.list(JOBS, namespace="hooks"))["items"]

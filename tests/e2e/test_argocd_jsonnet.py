@@ -9,9 +9,8 @@ import json
 from pathlib import Path
 
 from gitkrm.krm import GVK
-from tests.e2e.argocd_apps import ARGOCD, application
-from tests.e2e.e2e_support import gitkrm, reading
-from tests.e2e.manifests import namespace
+from tests.e2e.argocd_apps import application, run_bootstrap, write_bootstrap
+from tests.e2e.e2e_support import reading
 from tests.source.source_gitrepo import RemoteRepo
 
 DEPLOYMENTS = GVK(group="apps", version="v1", kind="Deployment")
@@ -48,9 +47,7 @@ async def replicas(state: Path, ns: str) -> dict[str, int]:
 async def test_jsonnet_directories_render_as_argo_cd_renders_them(
     repo: RemoteRepo, state: Path
 ) -> None:
-    repo.write("bootstrap/argocd-ns.yaml", namespace(ARGOCD))
-    repo.write("bootstrap/root.yaml", application("root", repo.url, "apps", dest=ARGOCD,
-                                                  create_namespace=False))  # fmt: skip
+    write_bootstrap(repo)
     repo.write("apps/plain.yaml", application("plain", repo.url, "jsonnet-ui", dest="plain"))
     tlas = {"tlas": [{"name": "name", "value": "sized"},
                      {"name": "replicas", "value": "3", "code": True}],
@@ -64,10 +61,7 @@ async def test_jsonnet_directories_render_as_argo_cd_renders_them(
     repo.write("lib/ui.libsonnet", LIB)
     repo.commit("jsonnet apps")
     repo.push()
-    res = gitkrm(
-        "run", "--once", "--wait", "--timeout", "2m", "--repo", repo.url, "--path", "bootstrap",
-        "--state", str(state), "--agent-name", "e2e", "--interpret", "argocd", cwd=state.parent,
-    )  # fmt: skip
+    res = run_bootstrap(repo.url, state, "--wait", "--timeout", "2m")
     assert res.returncode == 0, res.stdout + res.stderr
     assert await replicas(state, "plain") == {"jsonnet-ui": 2}
     assert await replicas(state, "tla") == {"sized": 3}
