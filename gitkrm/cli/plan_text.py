@@ -124,6 +124,7 @@ def markdown(doc: Mapping[str, Any], *, limit: int = MARKDOWN_LIMIT) -> str:
             f"{c['prune']} | {c['unchanged']} | {c['refuse']} |"
         )
     lines.append("")
+    several = len(doc["sources"]) > 1
     for s in doc["sources"]:
         if "guard" in s:
             lines.append(f"> **Refused** ({s['source']}, {s['guard']['name']}): "
@@ -132,16 +133,22 @@ def markdown(doc: Mapping[str, Any], *, limit: int = MARKDOWN_LIMIT) -> str:
         for e in s["errors"] if "guard" not in s else ():
             lines.append(f"> **Error** ({s['source']}): {_inline(e)}")
             lines.append("")
+        items: list[str] = []
         for o in s["objects"]:
             if o["action"] in ("refuse", "fail"):
-                lines.append(f"- **{o['action']}** {describe(o)}: {_inline(o.get('message', ''))}")
+                items.append(f"- **{o['action']}** {describe(o)}: {_inline(o.get('message', ''))}")
         if s["hooks"]:
             hooks = ", ".join(f"{h['phase']} {describe(h)}" for h in s["hooks"])
-            lines.append(f"- hooks that would run: {hooks}")
+            items.append(f"- hooks that would run: {hooks}")
         base = s.get("base")
         if base is not None:
-            lines.append(f"- rendering against `{base['ref']}`: {_changes(base)}")
-        lines.append("")
+            items.append(f"- rendering against `{base['ref']}`: {_changes(base)}")
+        if items:
+            if several:  # whose they are, in a plan of several sources (a tree)
+                lines.append(f"**{s['source']}**")
+                lines.append("")
+            lines.extend(items)
+            lines.append("")
     for s in doc["sources"]:
         if "simulation" in s:
             from gitkrm.agent.simulate import markdown_lines

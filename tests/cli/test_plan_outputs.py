@@ -251,3 +251,23 @@ def test_a_chart_version_bump(capsys: pytest.CaptureFixture[str], tmp_path: Path
     assert s["counts"]["prune"] == 0
     assert next((h["phase"], h["name"]) for h in s["hooks"]) == ("PreSync", "shop-migrate-upgrade")
     assert {r["kind"] for r in s["base"]["changed"]} >= {"Deployment", "ConfigMap"}
+
+
+def test_markdown_of_several_sources_says_whose_lines_they_are() -> None:
+    from gitkrm.cli.plan_text import markdown
+
+    def source(name: str, hook: str) -> dict[str, Any]:
+        counts = dict.fromkeys(("create", "configure", "prune", "unchanged", "refuse"), 0)
+        return {
+            "source": name, "revision": "a" * 40, "counts": counts, "errors": [],
+            "objects": [],
+            "hooks": [{"phase": "PreSync", "kind": "Job", "group": "batch",
+                       "namespace": name, "name": hook}],
+            "base": {"ref": "branch 'main'", "added": [], "changed": [], "removed": []},
+        }  # fmt: skip
+
+    md = markdown({"exitCode": 0, "sources": [source("web", "migrate"), source("db", "seed")]})
+    assert "**web**\n\n- hooks that would run: PreSync Job.batch web/migrate\n" in md
+    assert "**db**\n\n- hooks that would run: PreSync Job.batch db/seed\n" in md
+    one = markdown({"exitCode": 0, "sources": [source("web", "migrate")]})
+    assert "**web**" not in one  # one source: the table says whose
