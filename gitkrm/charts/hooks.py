@@ -55,9 +55,10 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
-def phase_of(hook: str, *, is_install: bool, every_sync: bool = False) -> HookPhase | None:
-    """The phase of a hook with events `hook` (comma-separated), None: not run now."""
-    table = {**_INSTALL, **_UPGRADE} if every_sync else _INSTALL if is_install else _UPGRADE
+def phase_of(hook: str, *, is_install: bool) -> HookPhase | None:
+    """The phase of a hook with events `hook` (comma-separated) in Helm's install or upgrade,
+    None: not run now (Argo CD's reading: `argo_reading`)."""
+    table = _INSTALL if is_install else _UPGRADE
     for event in (e.strip() for e in hook.split(",")):
         if event in table:
             return table[event]
