@@ -8,11 +8,9 @@ without automated sync, one without the resources finalizer, one on a second rep
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.e2e_support import gitkrm
 from tests.e2e.manifests import namespace
 from tests.source.source_gitrepo import RemoteRepo
 
@@ -152,11 +150,3 @@ def write_bootstrap(repo: RemoteRepo, url: str | None = None) -> None:
     repo.write("bootstrap/argocd-ns.yaml", namespace(ARGOCD))
     repo.write("bootstrap/root.yaml", application("root", url or repo.url, "apps", dest=ARGOCD,
                                                   create_namespace=False))  # fmt: skip
-
-
-def run_bootstrap(repo: str, state: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    """`gitkrm run --once --interpret argocd` of `bootstrap/` of `repo` (a URL or a path)."""
-    return gitkrm(
-        "run", "--once", "--repo", repo, "--path", "bootstrap", "--state", str(state),
-        "--agent-name", "e2e", "--interpret", "argocd", *extra, cwd=state.parent,
-    )  # fmt: skip

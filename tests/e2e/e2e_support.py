@@ -60,6 +60,16 @@ def gitkrm(
     )
 
 
+def run_bootstrap(
+    repo: str, state: Path, *extra: str, interpret: str = "argocd"
+) -> subprocess.CompletedProcess[str]:
+    """`gitkrm run --once --interpret PEER` of `bootstrap/` of `repo` (a URL or a path)."""
+    return gitkrm(
+        "run", "--once", "--repo", repo, "--path", "bootstrap", "--state", str(state),
+        "--agent-name", "e2e", "--interpret", interpret, *extra, cwd=state.parent,
+    )  # fmt: skip
+
+
 def store_url(state: Path) -> str:
     return "sqlite:///" + str((state / "store.db").resolve())
 

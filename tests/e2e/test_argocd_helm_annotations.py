@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from gitkrm.krm import GVK
-from tests.e2e.argocd_apps import application, run_bootstrap, write_bootstrap
-from tests.e2e.e2e_support import reading
+from tests.e2e.argocd_apps import application, write_bootstrap
+from tests.e2e.e2e_support import reading, run_bootstrap
 from tests.source.source_gitrepo import RemoteRepo
 
 JOBS = GVK(group="batch", version="v1", kind="Job")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import urllib.request
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,10 +20,10 @@ from tests.e2e.e2e_support import (
     AgentProcess,
     cm_ref,
     get_or_none,
-    gitkrm,
     kubeconfig_server,
     read_object,
     reading,
+    run_bootstrap,
 )
 from tests.server.conftest import Kubectl, gitkrm_serve, kubectl_path
 from tests.source.source_gitrepo import RemoteRepo
@@ -39,13 +38,6 @@ def app_ref(name: str) -> ObjectRef:
 
 def deploy_ref(name: str, namespace: str) -> ObjectRef:
     return ObjectRef(group="apps", kind="Deployment", name=name, namespace=namespace)
-
-
-def run_once(repo: RemoteRepo, state: Path, *extra: str) -> Any:
-    return gitkrm(
-        "run", "--once", "--repo", repo.url, "--path", "bootstrap", "--state", str(state),
-        "--agent-name", "e2e", "--interpret", "argocd", *extra, cwd=state.parent,
-    )  # fmt: skip
 
 
 async def statuses(state: Path) -> dict[str, tuple[str, str]]:
@@ -79,7 +71,7 @@ async def test_an_app_of_apps_syncs_edits_and_removes_children(
     write_app_of_apps(repo, other=other)
     repo.commit("app of apps")
     repo.push()
-    res = run_once(repo, state, "--wait", "--timeout", "2m")
+    res = run_bootstrap(repo.url, state, "--wait", "--timeout", "2m")
     assert res.returncode == 0, res.stdout + res.stderr
     manual_child = child_name(app_ref("manual"))
     assert f"{manual_child}: compared revision " in res.stdout
@@ -136,7 +128,7 @@ async def test_an_app_of_apps_syncs_edits_and_removes_children(
     repo.write("guestbook/guestbook-ui.yaml", ui("guestbook-ui", replicas=2))
     repo.commit("two replicas")
     repo.push()
-    res = run_once(repo, state, "--wait", "--timeout", "2m")
+    res = run_bootstrap(repo.url, state, "--wait", "--timeout", "2m")
     assert res.returncode == 0, res.stdout + res.stderr
     web = await read_object(state, deploy_ref("guestbook-ui", "guestbook"))
     assert web is not None
@@ -152,7 +144,7 @@ async def test_an_app_of_apps_syncs_edits_and_removes_children(
     repo.remove("apps/keeper.yaml")
     repo.commit("fewer apps")
     repo.push()
-    res = run_once(repo, state)
+    res = run_bootstrap(repo.url, state)
     assert res.returncode == 0, res.stdout + res.stderr
     async with reading(state) as store:
         assert await get_or_none(store, app_ref("guestbook")) is None
@@ -183,7 +175,7 @@ async def test_a_repository_carrying_argo_cds_crds_syncs_and_owns_them(
     repo.write("guestbook/guestbook-ui.yaml", ui("guestbook-ui"))
     repo.commit("argo cd's crds and one application")
     repo.push()
-    res = run_once(repo, state, "--wait", "--timeout", "2m")
+    res = run_bootstrap(repo.url, state, "--wait", "--timeout", "2m")
     assert res.returncode == 0, res.stdout + res.stderr
     owned = await read_object(
         state,

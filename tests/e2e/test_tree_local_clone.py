@@ -9,20 +9,12 @@ from pathlib import Path
 
 from gitkrm.krm import ObjectRef
 from tests.e2e.argocd_apps import ARGOCD, application, ui
-from tests.e2e.e2e_support import get_or_none, gitkrm, reading
+from tests.e2e.e2e_support import get_or_none, reading, run_bootstrap
 from tests.e2e.manifests import namespace
 from tests.source.source_gitrepo import RemoteRepo, git
 
 REMOTE = "https://git.invalid/example/fleet.git"
 SPELLED = "git@git.invalid:example/fleet"  # the same repository, spelled as ssh
-
-
-def run_once(clone: Path, state: Path, *extra: str) -> tuple[int, str]:
-    res = gitkrm(
-        "run", "--once", "--repo", str(clone), "--path", "bootstrap", "--state", str(state),
-        "--agent-name", "e2e", *extra, cwd=state.parent,
-    )  # fmt: skip
-    return res.returncode, res.stdout + res.stderr
 
 
 async def deployments(state: Path, *names: str) -> dict[str, bool]:
@@ -55,7 +47,8 @@ async def test_argo_cd_applications_naming_the_clones_remote_read_the_clone(
     repo.write("stable/ui.yaml", ui("stable"))  # on the clone's own branch stable only
     repo.commit("stable")
     git("checkout", "-q", "main", cwd=repo.work)
-    code, out = run_once(repo.work, state, "--interpret", "argocd")
+    res = run_bootstrap(str(repo.work), state)
+    code, out = res.returncode, res.stdout + res.stderr
     assert await deployments(state, "web", "stable", "pinned") == {
         "web": True, "stable": True, "pinned": False
     }  # fmt: skip
@@ -91,6 +84,7 @@ spec:
     repo.write("web/ns.yaml", namespace("web"))
     repo.write("web/ui.yaml", ui("web"))
     repo.commit("flux layout, not pushed")
-    code, out = run_once(repo.work, state, "--interpret", "flux", "--branch", "main")
+    res = run_bootstrap(str(repo.work), state, "--branch", "main", interpret="flux")
+    code, out = res.returncode, res.stdout + res.stderr
     assert code == 0, out
     assert await deployments(state, "web") == {"web": True}
