@@ -21,7 +21,9 @@ is `PreSync` on every sync). Helm's own annotations stay on the object.
 
 Argo CD's mapping (`every_sync`, an Argo CD Application's Helm source): Argo CD renders
 with `helm template` and knows no install from upgrade, so `pre-install` and `pre-upgrade`
-are `PreSync`, `post-install` and `post-upgrade` `PostSync`, on every sync.
+are `PreSync`, `post-install` and `post-upgrade` `PostSync`, on every sync; a hook runs in
+each phase its events name, and `argocd.argoproj.io/hook` wins over Helm's (`argo_reading`,
+which also reads Argo CD Applications' plain manifests).
 """
 
 from __future__ import annotations
