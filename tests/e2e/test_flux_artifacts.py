@@ -156,6 +156,11 @@ async def test_a_commit_outside_an_artifact_resyncs_nothing(tmp_path: Path) -> N
         inside = repo.commit("staging scales up")
         await wait_for(lambda: generated(inside), within=60, what="the generator saw the edit")
         await wait_for(lambda: replicas(3), within=60, what="apps synced the new artifact")
+
+        async def logged(n: int) -> bool:  # the log line follows the objects' writes
+            return len(child_syncs(agent.log(), "apps")) >= n
+
+        await wait_for(lambda: logged(2), within=60, what="the second sync of apps was logged")
         # changes of one local repository are seen in order: had the commit outside the
         # artifact re-synced apps, its sync would be logged before this one
         synced = child_syncs(agent.log(), "apps")
