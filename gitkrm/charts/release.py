@@ -63,10 +63,15 @@ class ChartRenderer:
         self.default_namespace = default_namespace or "default"
         self.fetcher = ChartFetcher(cache_dir=cache_dir, auth=self.spec.repositories)
         self.store = RenderStore(state_file, persist=persist)
+        self._spec_json = ""
+        self.respec(self.spec)
+
+    def respec(self, spec: HelmSpec) -> None:
+        """Render with `spec` from now on (an Argo CD Application's, substituted for the
+        revision: `gitkrm.sync.buildenv`); renders stay cached by their inputs."""
+        self.spec = spec
         # values_json too: `to_spec` masks values read from Secrets, the key must not.
-        self._spec_json = json.dumps(
-            [self.spec.to_spec(), self.spec.values_json.decode()], sort_keys=True
-        )
+        self._spec_json = json.dumps([spec.to_spec(), spec.values_json.decode()], sort_keys=True)
 
     def is_installed(self, key: str) -> bool:
         return key in self.store.applied

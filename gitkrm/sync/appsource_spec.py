@@ -74,6 +74,35 @@ class ManagedNamespace:
 
 
 @dataclass(frozen=True, slots=True)
+class BuildEnv:
+    """Argo CD's build environment (`gitkrm.sync.buildenv` substitutes it): what an
+    Application's build environment holds but the revision, known at render."""
+
+    app_name: str
+    namespace: str
+    project: str
+    repo_url: str
+    source_path: str
+    target_revision: str
+    annotations: bool = False
+    """`kustomize.commonAnnotationsEnvsubst`: the common annotations are substituted too."""
+
+    def variables(self, revision: str) -> dict[str, str]:
+        """The variables for `revision` (a commit sha, or a chart's version)."""
+        return {
+            "ARGOCD_APP_NAME": self.app_name,
+            "ARGOCD_APP_NAMESPACE": self.namespace,
+            "ARGOCD_APP_PROJECT_NAME": self.project,
+            "ARGOCD_APP_REVISION": revision,
+            "ARGOCD_APP_REVISION_SHORT": revision[:7],
+            "ARGOCD_APP_REVISION_SHORT_8": revision[:8],
+            "ARGOCD_APP_SOURCE_REPO_URL": self.repo_url,
+            "ARGOCD_APP_SOURCE_PATH": self.source_path,
+            "ARGOCD_APP_SOURCE_TARGET_REVISION": self.target_revision,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class AppSource:
     """How an interpreted Application's path renders and syncs (see the module docstring)."""
 
@@ -85,3 +114,4 @@ class AppSource:
     create_namespace: ManagedNamespace | None = None
     project: ProjectPolicy | None = None
     """The AppProject's rules for the objects (None: none checked, e.g. `default`)."""
+    build_env: BuildEnv | None = None

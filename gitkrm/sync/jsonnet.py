@@ -63,6 +63,12 @@ class Evaluations:
         self._options = repr(spec)
         self.evaluated = 0  # files evaluated by the last run (tests and benchmarks read it)
 
+    def respec(self, spec: JsonnetSpec) -> None:
+        """Evaluate with `spec` from now on (its variables substituted for the revision:
+        `gitkrm.sync.buildenv`): other values evaluate anew."""
+        if spec != self.spec:
+            self.spec, self._options, self._done = spec, repr(spec), {}
+
     def _fresh(self, path: str, files: Mapping[str, FileEntry]) -> Evaluation | None:
         done = self._done.get(path)
         if done is None:
@@ -208,14 +214,25 @@ class JsonnetStage:
     def __init__(self, spec: JsonnetSpec, *, context: ParseContext, max_file_size: int) -> None:
         self.context = context
         self.max_file_size = max_file_size
+        self.spec = spec
         self.evaluations = Evaluations(spec, max_output=context.max_bytes)
         self._parsed: GenerationCache[str, ParsedFile] = GenerationCache()
 
     async def outputs(
-        self, paths: Sequence[str], snapshot: Snapshot, *, prefix: str
+        self,
+        paths: Sequence[str],
+        snapshot: Snapshot,
+        *,
+        prefix: str,
+        variables: Mapping[str, str] | None = None,
     ) -> tuple[list[tuple[str, str, ParsedFile]], list[Problem]]:
         """(path shown, cache key, parsed file) of each file of `paths` (relative to the
-        source path, under the repository path `prefix`), and the problems."""
+        source path, under the repository path `prefix`), and the problems; `variables`:
+        Argo CD's build environment for this revision (`gitkrm.sync.buildenv`)."""
+        if variables is not None:
+            from gitkrm.sync import buildenv
+
+            self.evaluations.respec(buildenv.jsonnet(self.spec, variables))
         tree = snapshot.tree
         files = tree.files if tree is not None else snapshot.files
         repo = {p: posixpath.join(prefix, p) if prefix else p for p in paths}

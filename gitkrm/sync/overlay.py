@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import orjson
@@ -164,10 +164,14 @@ class OverlayStage:
         snapshot: Snapshot,
         problems: list[Problem],
         postbuild: PostBuild | None = None,
+        *,
+        variables: Mapping[str, str] | None = None,
+        annotations: bool = False,
     ) -> list[Output]:
         """`outputs` with the overlay applied (its values substituted with `postbuild`'s
-        variables); problems added to `problems`. A render that already has problems is
-        returned as it is (it is refused anyway)."""
+        variables, or with Argo CD's build environment `variables`, the common annotations
+        too when `annotations`: `gitkrm.sync.buildenv`); problems added to `problems`. A
+        render that already has problems is returned as it is (it is refused anyway)."""
         self._done.rotate()
         if problems or any(
             pf.error is not None or any(po.problems for po in pf.objects) for _, _, pf in outputs
@@ -182,6 +186,10 @@ class OverlayStage:
         except SubstitutionError as e:
             problems.append(Problem("spec (overlay)", None, None, e.message))
             return list(outputs)
+        if variables is not None:
+            from gitkrm.sync import buildenv
+
+            overlay = buildenv.overlay(overlay, variables, annotations=annotations)
         tree = snapshot.tree
         prefix = tree.root if tree is not None else ""
         components, bad = component_paths(overlay, prefix)

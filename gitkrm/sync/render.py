@@ -57,6 +57,7 @@ from gitkrm.sync.problems import Problem, cross_checks, describe_ref
 
 if TYPE_CHECKING:
     from gitkrm.charts import ChartRenderer, Release
+    from gitkrm.charts.spec import HelmSpec
     from gitkrm.sync.charts import ChartStage
     from gitkrm.sync.jsonnet import JsonnetStage
     from gitkrm.sync.overlay import OverlayStage
@@ -204,6 +205,8 @@ class Renderer:
         self._postbuild = Transformer(context=context)  # substitution and decryption
         self._overlay: OverlayStage | None = None
         self._jsonnet: JsonnetStage | None = None  # an Argo CD directory source's jsonnet
+        self._helm: HelmSpec | None = None  # the charts' spec before the build environment
+        self._variables: dict[str, str] | None = None  # Argo CD's build environment
         if overlay is not None and not overlay.empty:
             from gitkrm.sync.overlay import OverlayStage
 
@@ -236,6 +239,8 @@ class Renderer:
         problems: list[Problem] = []
         warnings: list[Problem] = []
         files = snapshot.files
+        env = self.app.build_env if self.app is not None else None
+        self._variables = env.variables(snapshot.revision) if env is not None else None
         read_ms = 0.0
         layout = kustomize.Layout()
         tree = snapshot.tree
@@ -305,7 +310,7 @@ class Renderer:
         ]
         if jsonnet:
             evaluated, failed = await self._jsonnet_stage().outputs(
-                jsonnet, snapshot, prefix=prefix
+                jsonnet, snapshot, prefix=prefix, variables=self._variables
             )
             outputs.extend(evaluated)
             problems.extend(failed)
@@ -330,7 +335,10 @@ class Renderer:
             templates = len(outputs) - before
         if self._overlay is not None:
             # Over the charts' objects too: a HelmRelease's postRenderers.
-            outputs = await self._overlay.apply(outputs, snapshot, problems, postbuild)
+            outputs = await self._overlay.apply(
+                outputs, snapshot, problems, postbuild, variables=self._variables,
+                annotations=env is not None and env.annotations,
+            )  # fmt: skip
         if self.app is not None and self.app.create_namespace is not None:
             self._create_namespace(self.app.create_namespace, outputs)
         registry, fingerprint = self._registry(outputs, store_crds, problems)
@@ -459,6 +467,12 @@ class Renderer:
             self._chart_stage = ChartStage(
                 self._charts, context=self.context, max_file_size=self.max_file_size
             )
+        if self._variables is not None:  # an Argo CD Application's build environment
+            from gitkrm.sync import buildenv
+
+            assert self._charts is not None
+            self._helm = self._helm or self._charts.spec
+            self._charts.respec(buildenv.helm(self._helm, self._variables))
         registry, _ = self._registry(outputs, store_crds, [])
         done = await self._chart_stage.render(
             snapshot, charts, registry=registry, kube_version=self.kube_version

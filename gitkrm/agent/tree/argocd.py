@@ -20,7 +20,13 @@ from typing import Any, Final, cast
 
 from gitkrm.charts.spec import HelmSpec
 from gitkrm.krm import GVK, Obj, ObjectRef
-from gitkrm.sync.appsource_spec import AppSource, DirectorySpec, ManagedNamespace, SourceType
+from gitkrm.sync.appsource_spec import (
+    AppSource,
+    BuildEnv,
+    DirectorySpec,
+    ManagedNamespace,
+    SourceType,
+)
 from gitkrm.sync.options import IgnoreDifference
 from gitkrm.sync.overlay_spec import ImageOverride, Overlay, OverlayPatch
 
@@ -104,7 +110,8 @@ def image(text: str, fail: Fail, *, at: str) -> ImageOverride:
 def overlay_of(k: Kustomize, fail: Fail, *, at: str) -> tuple[Overlay | None, list[Unhonoured]]:
     """`kustomize` as the child's Overlay, and what of it is not honoured."""
     known = {"namePrefix", "nameSuffix", "images", "patches", "namespace", "commonLabels",
-             "commonAnnotations", "components", "labelWithoutSelector"}  # fmt: skip
+             "commonAnnotations", "commonAnnotationsEnvsubst", "components",
+             "labelWithoutSelector"}  # fmt: skip
     unhonoured = unhonoured_fields(k, at=at, known=known, reasons=_KUSTOMIZE_UNHONOURED)
     patches: list[OverlayPatch] = []
     for i, p in enumerate(as_list(k.get("patches"), f"{at}.patches", fail)):
@@ -352,6 +359,15 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
         force=options.get("force", False),
         create_namespace=create_ns,
         project=project.policy,
+        build_env=BuildEnv(
+            app_name=name,
+            namespace=target_ns or "",
+            project=str(spec.get("project") or "default"),
+            repo_url=repo_url,
+            source_path=str(source.get("path") or ""),
+            target_revision=str(source.get("targetRevision") or ""),
+            annotations=bool((kustomize or {}).get("commonAnnotationsEnvsubst")),
+        ),
     )
     ignores, i_unhonoured = _ignores(spec, fail)
     unhonoured.extend(i_unhonoured)

@@ -10,7 +10,9 @@
   `values` (YAML text) or `valuesObject` (over `values`), `parameters` (`--set`;
   `forceString` as strings), `fileParameters` (`--set-file`), `releaseName` (default: the
   Application's name), `namespace`, `skipCrds`, `kubeVersion`, `apiVersions`,
-  `ignoreMissingValueFiles`; `passCredentials`, `skipSchemaValidation`, `skipTests` (tests
+  `ignoreMissingValueFiles` (Argo CD's build environment, `$ARGOCD_APP_NAME` and the others,
+  substituted per revision in parameter values and file paths: `gitkrm.sync.buildenv`);
+  `passCredentials`, `skipSchemaValidation`, `skipTests` (tests
   never run anyway) and `version` reported when they ask for what gitkrm does not do.
 - Multi-source Applications: `ref` sources (a `ref` and no `path` or `chart`) are mounted
   under `$<ref>/` of the child (`gitkrm.source.mounted`); exactly one other source renders.
@@ -31,6 +33,7 @@ import yaml
 
 from gitkrm.charts.spec import ChartRef, HelmSpec, RepositoryAuth
 from gitkrm.krm import Obj, masking
+from gitkrm.sync.buildenv import names_variable
 
 from ..config import Mount
 from .argocd_repo import repository, repository_secret, secret_text
@@ -141,7 +144,7 @@ async def helm_source(
     for i, f in enumerate(value_files):
         if "://" in f:
             raise fail(f"{h}.valueFiles[{i}]", f"{f!r}: value files from URLs are not fetched")
-        if f.startswith("$") and f.partition("/")[0][1:] not in refs:
+        if f.startswith("$") and f.partition("/")[0][1:] not in refs and not names_variable(f):
             raise fail(
                 f"{h}.valueFiles[{i}]", f"{f!r}: no source has ref {f[1:].partition('/')[0]!r}"
             )
@@ -207,7 +210,9 @@ async def helm_source(
     )
     mounts: list[Mount] = []
     used = {
-        f.partition("/")[0][1:] for f in (*value_files, *(p for _, p in files)) if f.startswith("$")
+        f.partition("/")[0][1:]
+        for f in (*value_files, *(p for _, p in files))
+        if f.startswith("$") and not names_variable(f)
     }
     for name, (ref_source, ref_at) in sorted(refs.items()):
         if name not in used:
