@@ -10,83 +10,26 @@ import json
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from gitkrm.krm import ObjectRef
+from gitkrm.krm import Obj, ObjectRef
 from tests.e2e.e2e_support import gitkrm, reading, writing
 from tests.source.source_gitrepo import RemoteRepo
-from tests.support.builders import crd
+from tests.support import defaultable
+from tests.support.manifests import yaml_text
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
-MANIFESTS = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: default}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: web}}
-  strategy: {}
-  template:
-    metadata:
-      creationTimestamp: null
-      labels: {app: web}
-    spec:
-      containers:
-      - name: web
-        image: nginx:1.25
-        env:
-        - name: POD
-          valueFrom: {fieldRef: {fieldPath: metadata.name}}
-        resources: {}
-status: {}
----
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: db, namespace: default}
-spec:
-  serviceName: db
-  selector: {matchLabels: {app: db}}
-  template:
-    metadata: {labels: {app: db}}
-    spec:
-      containers: [{name: db, image: "postgres:16"}]
-  volumeClaimTemplates:
-  - metadata: {name: data}
-    spec:
-      accessModes: [ReadWriteOnce]
-      resources: {requests: {storage: 1Gi}}
----
-"""
 
-GADGET_CRD = crd(
-    "Gadget",
-    status_subresource=False,
-    spec={
-        "size": {"type": "integer", "default": 3},
-        "ports": {
-            "type": "array",
-            "x-kubernetes-list-type": "atomic",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "port": {"type": "integer"},
-                    "protocol": {"type": "string", "default": "TCP"},
-                },
-            },
-        },
-    },
+def web(replicas: int = 2) -> Obj:
+    """The Deployment `web` as `kubectl create --dry-run -o yaml` writes it."""
+    return defaultable.deployment(replicas=replicas, image="nginx:1.25", creationTimestamp=None)
+
+
+MANIFESTS = yaml_text(
+    web(),
+    defaultable.statefulset(image="postgres:16"),
+    defaultable.gadget_crd(),
+    defaultable.gadget(),
 )
-
-MANIFESTS += yaml.safe_dump(GADGET_CRD, sort_keys=False)
-MANIFESTS += """\
----
-apiVersion: example.com/v1
-kind: Gadget
-metadata: {name: g, namespace: default}
-spec:
-  ports: [{port: 80}]
-"""
 
 WEB = ObjectRef(group="apps", kind="Deployment", namespace="default", name="web")
 
@@ -130,17 +73,16 @@ async def test_a_server_side_sync_keeps_another_managers_annotation(
     last-applied annotation is kubectl-client-side-apply's, and gitkrm's next syncs
     leave it where it is (they neither own nor set it)."""
     flags = ("--repo", repo.url, "--state", str(state), "--apply-mode", "server-side")
-    doc = MANIFESTS.split("---\n")[0]
-    repo.write("app.yaml", doc)
+    repo.write("app.yaml", yaml_text(web()))
     repo.commit("app")
     repo.push()
     assert gitkrm("run", "--once", *flags, cwd=tmp_path).returncode == 0
     async with writing(state) as store:
         live = await store.get(WEB)
-        note = json.dumps(yaml.safe_load(doc), separators=(",", ":"))
+        note = json.dumps(web(), separators=(",", ":"))
         live["metadata"]["annotations"][LAST_APPLIED] = note
         await store.update(live, field_manager="kubectl-client-side-apply")
-    repo.write("app.yaml", doc.replace("replicas: 2", "replicas: 3"))
+    repo.write("app.yaml", yaml_text(web(replicas=3)))
     repo.commit("three")
     repo.push()
     res = gitkrm("run", "--once", *flags, cwd=tmp_path)

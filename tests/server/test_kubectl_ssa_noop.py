@@ -18,49 +18,18 @@ from gitkrm.controllers import ControllerOptions
 from gitkrm.server import ServeOptions, ServerThread
 from gitkrm.server.context import Limits
 from tests.server.conftest import Kubectl, kubectl_path
+from tests.support import defaultable
+from tests.support.manifests import yaml_text
 from tests.support.wait import eventually
 
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {{name: {name}, namespace: default}}
-spec:
-  replicas: 2
-  selector: {{matchLabels: {{app: {name}}}}}
-  strategy: {{}}
-  template:
-    metadata:
-      creationTimestamp: null
-      labels: {{app: {name}}}
-    spec:
-      containers:
-      - name: web
-        image: nginx:1.25
-        env:
-        - name: POD
-          valueFrom: {{fieldRef: {{fieldPath: metadata.name}}}}
-        resources: {{}}
-status: {{}}
-"""
 
-STATEFULSET = """\
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {{name: {name}, namespace: default}}
-spec:
-  serviceName: {name}
-  replicas: 1
-  selector: {{matchLabels: {{app: {name}}}}}
-  template:
-    metadata: {{labels: {{app: {name}}}}}
-    spec:
-      containers: [{{name: db, image: "postgres:16"}}]
-  volumeClaimTemplates:
-  - metadata: {{name: data}}
-    spec:
-      accessModes: [ReadWriteOnce]
-      resources: {{requests: {{storage: 1Gi}}}}
-"""
+def deployment(name: str, *, replicas: int = 2, pod_env: bool = True) -> str:
+    """The Deployment as `kubectl create --dry-run -o yaml` writes it."""
+    return yaml_text(
+        defaultable.deployment(
+            name, replicas=replicas, image="nginx:1.25", pod_env=pod_env, creationTimestamp=None
+        )
+    )
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +86,7 @@ def test_reapplying_a_deployment_is_a_no_op(
 ) -> None:
     k = kubectl_for(server, version, tmp_path_factory.mktemp("home"))
     name = f"web-{(version or '132').replace('.', '')}"
-    manifest = DEPLOYMENT.format(name=name)
+    manifest = deployment(name)
     ssa = ("apply", "--server-side", "-f", "-")
     assert k(*ssa, input=manifest) == f"deployment.apps/{name} serverside-applied\n"
     first = settled(k, "deployment", name)
@@ -136,7 +105,7 @@ def test_reapplying_a_statefulset_is_a_no_op(
     server: ServerThread, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     k = kubectl_for(server, None, tmp_path_factory.mktemp("home"))
-    manifest = STATEFULSET.format(name="db")
+    manifest = yaml_text(defaultable.statefulset(replicas=1, image="postgres:16"))
     k("apply", "--server-side", "-f", "-", input=manifest)
     first = settled(k, "statefulset", "db")
     k("apply", "--server-side", "-f", "-", input=manifest)
@@ -157,17 +126,10 @@ def test_kubectl_server_side_apply_keeps_the_client_side_annotation(
     # Without the env fieldRef: an atomic struct the server completed (apiVersion) is a
     # changed value to structured-merge-diff, so kubectl-client-side-apply's ownership of
     # it conflicts, on kube-apiserver too.
-    manifest = (
-        "\n".join(
-            line
-            for line in DEPLOYMENT.format(name="csa").splitlines()
-            if "POD" not in line and "fieldRef" not in line and "env:" not in line
-        )
-        + "\n"
-    )
+    manifest = deployment("csa", pod_env=False)
     assert k("apply", "-f", "-", input=manifest) == "deployment.apps/csa created\n"
     settled(k, "deployment", "csa")
-    changed = manifest.replace("replicas: 2", "replicas: 3")
+    changed = deployment("csa", replicas=3, pod_env=False)
     k("apply", "--server-side", "-f", "-", input=changed)
     after = get(k, "deployment", "csa")
     note = after["metadata"]["annotations"][LAST_APPLIED]

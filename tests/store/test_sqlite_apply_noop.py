@@ -16,7 +16,7 @@ import pytest
 
 from gitkrm.krm import ObjectRef
 from gitkrm.store.sqlite import SqliteStore, managed
-from tests.store.store_objects import crd
+from tests.support.defaultable import deployment, gadget, gadget_crd, statefulset
 
 Obj = dict[str, Any]
 
@@ -30,94 +30,6 @@ def ticking_clock(monkeypatch: pytest.MonkeyPatch) -> None:
         "stamp",
         lambda _clock: f"2030-01-01T00:{next(seconds) // 60 % 60:02d}:{next(seconds) % 60:02d}Z",
     )
-
-
-def deployment(**template_md: Any) -> Obj:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": "web", "namespace": "default"},
-        "spec": {
-            "selector": {"matchLabels": {"app": "web"}},
-            "strategy": {},
-            "template": {
-                "metadata": {"labels": {"app": "web"}, **template_md},
-                "spec": {
-                    "containers": [
-                        {
-                            "name": "web",
-                            "image": "nginx",
-                            "env": [
-                                {
-                                    "name": "POD",
-                                    "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}},
-                                }
-                            ],
-                            "resources": {},
-                        }
-                    ]
-                },
-            },
-        },
-        "status": {},
-    }
-
-
-def statefulset() -> Obj:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "StatefulSet",
-        "metadata": {"name": "db", "namespace": "default"},
-        "spec": {
-            "serviceName": "db",
-            "selector": {"matchLabels": {"app": "db"}},
-            "template": {
-                "metadata": {"labels": {"app": "db"}},
-                "spec": {"containers": [{"name": "db", "image": "postgres"}]},
-            },
-            "volumeClaimTemplates": [
-                {
-                    "metadata": {"name": "data"},
-                    "spec": {
-                        "accessModes": ["ReadWriteOnce"],
-                        "resources": {"requests": {"storage": "1Gi"}},
-                    },
-                }
-            ],
-        },
-    }
-
-
-def defaulted_crd() -> Obj:
-    out = crd(kind="Gadget", plural="gadgets")
-    schema = out["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
-    schema["properties"]["spec"] = {
-        "type": "object",
-        "properties": {
-            "size": {"type": "integer", "default": 3},
-            "ports": {
-                "type": "array",
-                "x-kubernetes-list-type": "atomic",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "port": {"type": "integer"},
-                        "protocol": {"type": "string", "default": "TCP"},
-                    },
-                },
-            },
-        },
-    }
-    return out
-
-
-def gadget() -> Obj:
-    return {
-        "apiVersion": "example.com/v1",
-        "kind": "Gadget",
-        "metadata": {"name": "g", "namespace": "default"},
-        "spec": {"ports": [{"port": 80}]},
-    }
 
 
 DEPLOY = ObjectRef(group="apps", kind="Deployment", namespace="default", name="web")
@@ -165,7 +77,7 @@ async def test_a_custom_resource_with_schema_defaults(mem: SqliteStore) -> None:
     crd_ref = ObjectRef(
         group="apiextensions.k8s.io", kind="CustomResourceDefinition", name="gadgets.example.com"
     )
-    await mem.patch(crd_ref, defaulted_crd(), "apply", field_manager="gitops")
+    await mem.patch(crd_ref, gadget_crd(), "apply", field_manager="gitops")
     first, again = await reapplied(mem, GADGET, gadget())
     assert first["spec"] == {"size": 3, "ports": [{"port": 80, "protocol": "TCP"}]}
     assert again == first

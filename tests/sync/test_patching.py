@@ -9,6 +9,8 @@ import orjson
 from gitkrm.schema import patch_meta_for
 from gitkrm.schema.defaults import defaulter_for
 from gitkrm.sync.patching import MISSING, graft, last_applied, lookup, pointer_tokens, three_way
+from tests.support import defaultable
+from tests.support.manifests import yaml_text
 from tests.sync.sync_helpers import configmap, desired
 
 
@@ -72,23 +74,9 @@ def test_three_way_patch_of_a_configmap() -> None:
     assert "data" not in ignoring  # only the last-applied annotation changes
 
 
-STATEFULSET = """\
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: db, namespace: apps}
-spec:
-  serviceName: db
-  selector: {matchLabels: {app: db}}
-  template:
-    metadata: {labels: {app: db}}
-    spec:
-      containers: [{name: db, image: "db:1"}]
-  volumeClaimTemplates:
-  - metadata: {name: data}
-    spec:
-      accessModes: [ReadWriteOnce]
-      resources: {requests: {storage: %s}}
-"""
+def statefulset(storage: str) -> str:
+    """A StatefulSet in Git: one claim template of `storage`, nothing the server defaults."""
+    return yaml_text(defaultable.statefulset(namespace="apps", image="db:1", storage=storage))
 
 
 def _as_stored(d: Any, applied: str) -> dict[str, Any]:
@@ -107,7 +95,7 @@ def test_a_patch_the_servers_defaults_undo_is_no_patch() -> None:
     """volumeClaimTemplates is replaced whole by a strategic merge patch, so the live list
     (defaulted by the server: volumeMode, status.phase) always differs from the manifest's;
     the patch that restates it changes nothing once defaulted, as `kubectl diff` shows."""
-    (d,) = desired(STATEFULSET % "1Gi")
+    (d,) = desired(statefulset("1Gi"))
     live = _as_stored(d, d.applied)
     claims = live["spec"]["volumeClaimTemplates"][0]
     assert claims["spec"]["volumeMode"] == "Filesystem"
@@ -117,7 +105,7 @@ def test_a_patch_the_servers_defaults_undo_is_no_patch() -> None:
     assert three_way(d, live, meta=meta, revision="r2") == (None, "strategic")
     assert orjson.dumps(live) == kept  # the live object (the watch cache's) is untouched
 
-    (bigger,) = desired(STATEFULSET % "2Gi")
+    (bigger,) = desired(statefulset("2Gi"))
     patch, _ = three_way(bigger, live, meta=meta, revision="r2")
     assert patch is not None
     assert patch["spec"]["volumeClaimTemplates"][0]["spec"]["resources"] == {

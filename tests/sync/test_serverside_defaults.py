@@ -17,7 +17,7 @@ from gitkrm.sync.serverside import migration, predict
 from tests.store.store_objects import crd
 from tests.sync.sync_helpers import desired
 from tests.sync.test_engine import LA
-from tests.sync.test_patching import STATEFULSET
+from tests.sync.test_patching import statefulset
 
 STS = GVK(group="apps", version="v1", kind="StatefulSet")
 CM = GVK(group="", version="v1", kind="ConfigMap")
@@ -43,7 +43,7 @@ def live_of(config: Obj, *, gvk: GVK) -> Obj:
 
 
 def test_what_defaulting_completes_is_no_change() -> None:
-    [d] = desired(STATEFULSET % "1Gi")
+    [d] = desired(statefulset("1Gi"))
     live = live_of(d.obj, gvk=STS)
     assert live["spec"]["volumeClaimTemplates"][0]["spec"]["volumeMode"] == "Filesystem"
     typ = ssa_type_for(STS)
@@ -51,7 +51,7 @@ def test_what_defaulting_completes_is_no_change() -> None:
     assert predict(d, live, typ=typ, revision="r1") is not None
     assert predict(d, live, typ=typ, revision="r1", defaults=builtin_defaults) is None
     # A real change is still one.
-    [bigger] = desired(STATEFULSET % "2Gi")
+    [bigger] = desired(statefulset("2Gi"))
     changed = predict(bigger, live, typ=typ, revision="r1", defaults=builtin_defaults)
     assert changed is not None
     assert changed.config is not None
