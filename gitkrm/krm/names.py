@@ -105,22 +105,44 @@ def is_dns1123_label(value: str) -> list[str]:
     return errs
 
 
-def is_dns1123_subdomain(value: str) -> list[str]:
+def _length_and_format(
+    value: str,
+    *,
+    max_length: int,
+    pattern: re.Pattern[str],
+    msg: str,
+    fmt: str,
+    examples: tuple[str, ...],
+) -> list[str]:
+    """apimachinery's usual pair of checks: at most `max_length` bytes, and matching `fmt`."""
     errs: list[str] = []
-    if _byte_len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
-        errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
-    if not _DNS1123_SUBDOMAIN_RE.fullmatch(value):
-        errs.append(regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
+    if _byte_len(value) > max_length:
+        errs.append(max_len_error(max_length))
+    if not pattern.fullmatch(value):
+        errs.append(regex_error(msg, fmt, *examples))
     return errs
+
+
+def is_dns1123_subdomain(value: str) -> list[str]:
+    return _length_and_format(
+        value,
+        max_length=DNS1123_SUBDOMAIN_MAX_LENGTH,
+        pattern=_DNS1123_SUBDOMAIN_RE,
+        msg=_DNS1123_SUBDOMAIN_MSG,
+        fmt=_DNS1123_SUBDOMAIN_FMT,
+        examples=("example.com",),
+    )
 
 
 def is_dns1035_label(value: str) -> list[str]:
-    errs: list[str] = []
-    if _byte_len(value) > DNS1035_LABEL_MAX_LENGTH:
-        errs.append(max_len_error(DNS1035_LABEL_MAX_LENGTH))
-    if not _DNS1035_LABEL_RE.fullmatch(value):
-        errs.append(regex_error(_DNS1035_LABEL_MSG, _DNS1035_LABEL_FMT, "my-name", "abc-123"))
-    return errs
+    return _length_and_format(
+        value,
+        max_length=DNS1035_LABEL_MAX_LENGTH,
+        pattern=_DNS1035_LABEL_RE,
+        msg=_DNS1035_LABEL_MSG,
+        fmt=_DNS1035_LABEL_FMT,
+        examples=("my-name", "abc-123"),
+    )
 
 
 def is_path_segment_name(value: str) -> list[str]:
@@ -172,12 +194,16 @@ def _qualified_name_errors(value: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=16384)
 def _label_value_errors(value: str) -> tuple[str, ...]:
-    errs: list[str] = []
-    if _byte_len(value) > LABEL_VALUE_MAX_LENGTH:
-        errs.append(max_len_error(LABEL_VALUE_MAX_LENGTH))
-    if not _LABEL_VALUE_RE.fullmatch(value):
-        errs.append(regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return tuple(errs)
+    return tuple(
+        _length_and_format(
+            value,
+            max_length=LABEL_VALUE_MAX_LENGTH,
+            pattern=_LABEL_VALUE_RE,
+            msg=_LABEL_VALUE_MSG,
+            fmt=_LABEL_VALUE_FMT,
+            examples=("MyValue", "my_value", "12345"),
+        )
+    )
 
 
 def validate_name(value: str, rule: NameRule) -> list[str]:
