@@ -406,15 +406,11 @@ def _run(
 
 
 def _message(validation: _Validation, data: Mapping[str, Any]) -> str:
-    from gitkrm.schema.cel.runtime import CelError
+    from gitkrm.schema.cel.runtime import message_text
 
-    if validation.message_expression is not None:
-        try:
-            text = validation.message_expression.evaluate(data)
-        except CelError:
-            text = None
-        if isinstance(text, str) and text.strip() and "\n" not in text.strip():
-            return text.strip()
+    text = message_text(validation.message_expression, data)
+    if text is not None:
+        return text
     if validation.message:
         return validation.message
     return f"failed expression: {validation.expression.source.strip()}"

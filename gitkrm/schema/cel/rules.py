@@ -295,15 +295,11 @@ def _evaluate(
 
 
 def _message(rule: Rule, data: dict[str, Any]) -> str:
-    from gitkrm.schema.cel.runtime import CelError
+    from gitkrm.schema.cel.runtime import message_text
 
-    if rule.message_expression is not None:
-        try:
-            text = rule.message_expression.evaluate(data)
-        except CelError:
-            text = None
-        if isinstance(text, str) and text.strip() and "\n" not in text.strip():
-            return text.strip()
+    text = message_text(rule.message_expression, data)
+    if text is not None:
+        return text
     if rule.message.strip():
         return rule.message.strip()
     return f"failed rule: {rule.source.strip()}"

@@ -13,7 +13,7 @@ import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_optional
@@ -47,6 +47,24 @@ class Program:
         if result.type() == cel.Type.ERROR:
             raise CelError(kube_error(_first_line(str(result.value()))))
         return result.plain_value()
+
+
+class Evaluable(Protocol):
+    def evaluate(self, data: Mapping[str, Any]) -> Any: ...
+
+
+def message_text(expression: Evaluable | None, data: Mapping[str, Any]) -> str | None:
+    """What a messageExpression gives when it is one non-empty line; None otherwise (an
+    error included), where the API server falls back to the static message."""
+    if expression is None:
+        return None
+    try:
+        text = expression.evaluate(data)
+    except CelError:
+        return None
+    if isinstance(text, str) and text.strip() and "\n" not in text.strip():
+        return text.strip()
+    return None
 
 
 def _env(variables: frozenset[str]) -> Any:
@@ -92,13 +110,7 @@ def _first_line(message: str) -> str:
     text = message.strip().splitlines()[0] if message.strip() else message
     for suffix in (" [INVALID_ARGUMENT]", " [INTERNAL]", " [UNKNOWN]", " [UNIMPLEMENTED]"):
         text = text.removesuffix(suffix)
-    for prefix in (
-        "INVALID_ARGUMENT: ",
-        "INTERNAL: ",
-        "UNKNOWN: ",
-        "UNIMPLEMENTED: ",
-        "NOT_FOUND: ",
-    ):
+    for prefix in _STATUS_PREFIXES:
         text = text.removeprefix(prefix)
     return text
 
