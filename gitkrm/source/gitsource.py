@@ -109,20 +109,7 @@ class GitSource:
             self._tag, sha = await self._semver_tag()
             return sha
         names = [ref.remote_ref] + ([ref.remote_ref + "^{}"] if ref.kind is RefKind.TAG else [])
-        res = await self.git.run(
-            "ls-remote",
-            "--end-of-options",
-            self._url,
-            *names,
-            auth=self._creds.env(),
-            remote=True,
-            in_repo=False,
-            what=f"ls-remote {self._url}",
-        )
-        found: dict[str, str] = {}
-        for line in res.stdout.decode("utf-8", "replace").splitlines():
-            oid, _, name = line.partition("\t")
-            found[name] = oid
+        found = {name: oid for oid, name in await self._ls_remote(*names)}
         peeled = found.get(ref.remote_ref + "^{}") or found.get(ref.remote_ref)
         if peeled is None:
             raise NotFound(f"{ref} not found in {self._url} (deleted on the remote?)")
@@ -132,20 +119,9 @@ class GitSource:
         """The highest tag of the remote the semver range allows, and its commit (as Flux:
         tags that are no version are skipped, a leading `v` is allowed)."""
         constraint = self.spec.ref.name
-        res = await self.git.run(
-            "ls-remote",
-            "--tags",
-            "--end-of-options",
-            self._url,
-            auth=self._creds.env(),
-            remote=True,
-            in_repo=False,
-            what=f"ls-remote --tags {self._url}",
-        )
         tags: dict[str, str] = {}
         peeled: dict[str, str] = {}
-        for line in res.stdout.decode("utf-8", "replace").splitlines():
-            oid, _, name = line.partition("\t")
+        for oid, name in await self._ls_remote(tags=True):
             if not name.startswith("refs/tags/"):
                 continue
             name = name.removeprefix("refs/tags/")
@@ -198,6 +174,23 @@ class GitSource:
                 raise NotFound(f"{ref} not found in {self._url}")
         await self.git.run("update-ref", self._tracked, ref.name)
         return ref.name
+
+    async def _ls_remote(self, *names: str, tags: bool = False) -> list[tuple[str, str]]:
+        """The remote's (object id, ref name) lines for `names` (all tags with `tags`)."""
+        option = ["--tags"] if tags else []
+        res = await self.git.run(
+            "ls-remote",
+            *option,
+            "--end-of-options",
+            self._url,
+            *names,
+            auth=self._creds.env(),
+            remote=True,
+            in_repo=False,
+            what=" ".join(["ls-remote", *option, self._url]),
+        )
+        lines = res.stdout.decode("utf-8", "replace").splitlines()
+        return [(oid, name) for oid, _, name in (line.partition("\t") for line in lines)]
 
     async def _remote(self, *args: str, what: str) -> None:
         await self.git.run(*args, auth=self._creds.env(), remote=True, what=what)
