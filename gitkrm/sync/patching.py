@@ -43,16 +43,18 @@ from gitkrm.sync.desired import Desired
 MISSING: Final[Any] = object()
 
 
+def mapping_at(parent: dict[str, Any], key: str) -> dict[str, Any]:
+    """`parent[key]` when it is a mapping; otherwise a new empty one put there."""
+    child = parent.get(key)
+    if not isinstance(child, dict):
+        child = parent[key] = {}
+    return child
+
+
 def with_annotations(d: Desired, extra: dict[str, str]) -> Obj:
     """The desired object with annotations added."""
     out = d.obj
-    md = out.get("metadata")
-    if not isinstance(md, dict):
-        md = out["metadata"] = {}
-    ann = md.get("annotations")
-    if not isinstance(ann, dict):
-        ann = md["annotations"] = {}
-    ann.update(extra)
+    mapping_at(mapping_at(out, "metadata"), "annotations").update(extra)
     return out
 
 
@@ -175,27 +177,20 @@ def graft(doc: Any, tokens: Sequence[str], value: Any) -> Any:
             out = dict(doc)
             out[head] = value
             return out
-        child = graft(doc[head], rest, value)
-        if child is doc[head]:
-            return doc
-        out = dict(doc)
-        if child is MISSING:
-            del out[head]
-        else:
-            out[head] = child
-        return out
-    if isinstance(doc, list) and head.isdigit() and int(head) < len(doc):
-        i = int(head)
-        child = graft(doc[i], rest, value)
-        if child is doc[i]:
-            return doc
-        items = list(doc)
-        if child is MISSING:
-            del items[i]
-        else:
-            items[i] = child
-        return items
-    return doc
+        key: str | int = head
+    elif isinstance(doc, list) and head.isdigit() and int(head) < len(doc):
+        key = int(head)
+    else:
+        return doc
+    child = graft(doc[key], rest, value)
+    if child is doc[key]:
+        return doc
+    copied: Any = dict(doc) if isinstance(doc, dict) else list(doc)
+    if child is MISSING:
+        del copied[key]
+    else:
+        copied[key] = child
+    return copied
 
 
 def _defaults_undo(patch: Obj, live: Obj, *, meta: PatchMeta, d: Desired) -> bool:

@@ -36,7 +36,7 @@ from gitkrm.patch.fieldmanager import (
 from gitkrm.patch.fieldmanager.fieldpath import Tree, canonical, difference, from_paths, union
 from gitkrm.sync import keys
 from gitkrm.sync.desired import Desired
-from gitkrm.sync.patching import MISSING, graft, lookup, pointer_tokens
+from gitkrm.sync.patching import MISSING, graft, lookup, mapping_at, pointer_tokens
 
 FIELD_MANAGER: Final = "gitkrm"
 APPLY: Final = "Apply"
@@ -66,9 +66,7 @@ def apply_config(
     when the live object has none; always when not `keep_ignored`), so they are neither
     reported nor set back."""
     obj = d.obj
-    md = obj.get("metadata")
-    if not isinstance(md, dict):
-        md = obj["metadata"] = {}
+    md = mapping_at(obj, "metadata")
     ann = md.get("annotations")
     if not isinstance(ann, dict):
         ann = {}
@@ -110,20 +108,13 @@ class Migration(NamedTuple):
     live: Obj
 
 
-def _is_csa_entry(e: Any) -> bool:
+def _is_own_entry(e: Any, operation: str) -> bool:
+    """A managedFields entry of gitkrm's field manager for `operation` (Update: its
+    client-side writes; Apply: its server-side ones) on the object, not a subresource."""
     return (
         isinstance(e, dict)
         and e.get("manager") == FIELD_MANAGER
-        and e.get("operation") == UPDATE
-        and not e.get("subresource")
-    )
-
-
-def _is_apply_entry(e: Any) -> bool:
-    return (
-        isinstance(e, dict)
-        and e.get("manager") == FIELD_MANAGER
-        and e.get("operation") == APPLY
+        and e.get("operation") == operation
         and not e.get("subresource")
     )
 
@@ -172,7 +163,7 @@ def migration(live: Obj, *, typ: SchemaType, api_version: str) -> Migration | No
     has_annotation = isinstance(text, str) and not _owned_by_others(entries)
     if not has_annotation:
         text = None
-    csa = [e for e in entries if _is_csa_entry(e)]
+    csa = [e for e in entries if _is_own_entry(e, UPDATE)]
     if not csa and not has_annotation:
         return None
     fields = _annotation_fields(text, typ)
@@ -183,16 +174,16 @@ def migration(live: Obj, *, typ: SchemaType, api_version: str) -> Migration | No
         fields = difference(fields, _LAST_APPLIED_PATH)
     elif keys.REVISION in keys.annotations_of(live):
         fields = union(fields, _REVISION_PATH)
-    has_apply = any(_is_apply_entry(e) for e in entries)
+    has_apply = any(_is_own_entry(e, APPLY) for e in entries)
     out: list[Any] = []
     placed = has_apply
     for e in entries:
-        if _is_csa_entry(e):
+        if _is_own_entry(e, UPDATE):
             if not placed and fields:
                 out.append(_apply_entry(e, fields, api_version=api_version))
                 placed = True
             continue
-        if _is_apply_entry(e):
+        if _is_own_entry(e, APPLY):
             e = {**e, "fieldsV1": canonical(union(_fields(e), fields))}
         out.append(e)
     if not placed and fields:
