@@ -32,7 +32,8 @@ from pathlib import Path
 
 from benchmarks.gitrepo import git, publish
 from benchmarks.workload import write_tree
-from gitkrm.agent.config import from_flags, sync_options
+from gitkrm.agent.config import sync_options
+from gitkrm.agent.config_flags import from_flags
 from gitkrm.agent.simulate import SimSource, simulate
 from gitkrm.agent.sources import open_source
 from gitkrm.agent.state import STORE_FILE, store_url

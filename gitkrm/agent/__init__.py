@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING
 from gitkrm.lazy import exports
 
 if TYPE_CHECKING:
-    from .config import SourceConfig, check_name, from_flags, from_object, load_config_file
+    from .config import SourceConfig, check_name
+    from .config_flags import from_flags
+    from .config_read import from_object, load_config_file
     from .crd import GITSOURCE_GVK, NAMESPACE, REQUESTED_AT, gitsource_crd
     from .duration import format_duration, parse_duration
     from .logging import LogFormat, configure
@@ -31,10 +33,10 @@ __getattr__ = exports(
         "check_name": ".config",
         "configure": ".logging",
         "format_duration": ".duration",
-        "from_flags": ".config",
-        "from_object": ".config",
+        "from_flags": ".config_flags",
+        "from_object": ".config_read",
         "gitsource_crd": ".crd",
-        "load_config_file": ".config",
+        "load_config_file": ".config_read",
         "parse_duration": ".duration",
         "store_url": ".state",
     },

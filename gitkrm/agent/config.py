@@ -1,29 +1,27 @@
-"""What the agent syncs: sources from flags (one) or a `--config` file of GitSource objects.
+"""What the agent syncs: one source's configuration (`SourceConfig`), and its other shapes.
 
 A source's configuration and its GitSource object are the same thing in two shapes:
-`from_object` reads a GitSource (from a file or the store, checked against the CRD's
-schema first, so both places refuse the same mistakes), `to_object` writes one. Paths in a
-file are relative to the file; they are stored absolute, so the stored object means the
-same whoever reads it.
+`config_read.from_object` reads a GitSource (from a file or the store), `to_object` writes
+one, and `sync_options` is what the sync engine takes from it. Sources come from flags
+(`config_flags`) or a `--config` file of GitSource objects (`config_read`). Paths in a file
+are relative to the file; they are stored absolute, so the stored object means the same
+whoever reads it.
 """
 
 from __future__ import annotations
 
-import copy
-import dataclasses
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from gitkrm.charts.spec import ChartRef, HelmSpec
-from gitkrm.errors import BadRequest, GitkrmError, ManifestError
+from gitkrm.errors import BadRequest
 from gitkrm.health.expressions import HealthChecks
-from gitkrm.krm import Obj, load_manifests
+from gitkrm.krm import Obj
 from gitkrm.krm.names import is_dns1123_label
-from gitkrm.schema import Registry
-from gitkrm.source import Auth, GitRef, HttpsAuth, RefKind, SecretRef, SshAuth, VerifySpec
+from gitkrm.source import Auth, GitRef, RefKind, SshAuth, VerifySpec
 from gitkrm.source.redact import split_userinfo
 from gitkrm.sync.appsource_spec import AppSource
 from gitkrm.sync.options import (
@@ -38,9 +36,8 @@ from gitkrm.sync.overlay_spec import Overlay
 from gitkrm.sync.postbuild_spec import PostBuildSpec
 from gitkrm.sync.syncwindows import SyncWindow
 
-from .crd import API_VERSION, KIND, NAMESPACE, gitsource_crd
-from .duration import format_duration, parse_duration
-from .postbuild_config import from_spec as postbuild_from_spec
+from .crd import API_VERSION, KIND, NAMESPACE
+from .duration import format_duration
 from .postbuild_config import to_spec as postbuild_to_spec
 from .tree.model import Peer
 
@@ -256,292 +253,21 @@ def _auth_to_spec(auth: Auth) -> dict[str, Any]:
     return out
 
 
-# -- reading GitSource objects ------------------------------------------------------------
-
-
-def _registry() -> Registry:
-    reg = Registry.builtin()
-    reg.register_crd(gitsource_crd())
-    return reg
-
-
-def _abs(base: Path, value: str) -> Path:
+def abs_path(base: Path, value: str) -> Path:
+    """`value` (`~` expanded) made absolute against `base`."""
     p = Path(os.path.expanduser(value))
     return p if p.is_absolute() else (base / p).resolve()
-
-
-def _ref(spec: Mapping[str, Any]) -> GitRef:
-    ref = spec.get("ref") or {}
-    return GitRef.from_flags(
-        branch=ref.get("branch"),
-        tag=ref.get("tag"),
-        commit=ref.get("commit"),
-        semver=ref.get("semver"),
-    )
-
-
-def _auth(spec: Mapping[str, Any], base: Path) -> Auth | None:
-    auth = spec.get("auth")
-    if not auth:
-        return None
-    if "sshKeyFile" in auth or "knownHostsFile" in auth:
-        if "sshKeyFile" not in auth or "knownHostsFile" not in auth:
-            raise BadRequest("spec.auth: SSH needs both sshKeyFile and knownHostsFile")
-        if any(k in auth for k in ("passwordFile", "passwordEnv", "username")):
-            raise BadRequest("spec.auth: give SSH keys or a password, not both")
-        return SshAuth(
-            key_file=_abs(base, auth["sshKeyFile"]), known_hosts=_abs(base, auth["knownHostsFile"])
-        )
-    if ("passwordFile" in auth) == ("passwordEnv" in auth):
-        raise BadRequest("spec.auth: give exactly one of passwordFile and passwordEnv")
-    secret = (
-        SecretRef(file=_abs(base, auth["passwordFile"]))
-        if "passwordFile" in auth
-        else SecretRef(env=auth["passwordEnv"])
-    )
-    return HttpsAuth(
-        password=secret, username=auth.get("username") or "git", bearer=bool(auth.get("bearer"))
-    )
-
-
-def _ignores(spec: Mapping[str, Any]) -> tuple[IgnoreDifference, ...]:
-    out: list[IgnoreDifference] = []
-    for i, item in enumerate(spec.get("ignoreDifferences") or ()):
-        for p in item["jsonPointers"]:
-            if p and not p.startswith("/"):
-                raise BadRequest(
-                    f"spec.ignoreDifferences[{i}].jsonPointers: {p!r} is not a JSON pointer "
-                    "(it starts with '/', as /spec/replicas)"
-                )
-        out.append(
-            IgnoreDifference(
-                group=item.get("group") or "",
-                kind=item["kind"],
-                json_pointers=tuple(item["jsonPointers"]),
-                name=item.get("name") or None,
-                namespace=item.get("namespace") or None,
-            )
-        )
-    return tuple(out)
 
 
 def resolve_url(url: str, base: Path) -> str:
     """Local paths made absolute against `base`; remote URLs unchanged."""
     if is_remote_url(url):
         return url
-    return str(_abs(base, url))
-
-
-def from_object(obj: Obj, *, base: Path, registry: Registry | None = None) -> SourceConfig:
-    """A source from a GitSource object, checked against the CRD schema (which defaults it)."""
-    obj = copy.deepcopy({k: v for k, v in obj.items() if k != "status"})
-    meta = obj.setdefault("metadata", {})
-    name = check_name(meta.get("name") or "", what="GitSource name")
-    if meta.get("namespace") not in (None, "", NAMESPACE):
-        raise BadRequest(f"GitSource {name}: namespace must be {NAMESPACE} (or left out)")
-    meta["namespace"] = NAMESPACE
-    (registry or _registry()).admit(obj)
-    spec = obj["spec"]
-    chart = _chart(name, spec)
-    url = spec["url"] if chart is not None else resolve_url(spec["url"], base)
-    directory = (
-        chart is None
-        and not is_remote_url(url)
-        and Path(url).is_dir()
-        and not is_git_repository(Path(url))
-    )
-    if directory and spec.get("ref"):
-        raise BadRequest(f"{url} is a plain directory, not a Git repository: it has no ref")
-    if directory and (spec.get("auth") or spec.get("verify")):
-        raise BadRequest(f"{url} is a plain directory: auth and verify need a Git repository")
-    timeout = spec.get("timeout")
-    interval = parse_duration(spec.get("interval") or "30s", what="spec.interval")
-    if interval <= 0:
-        raise BadRequest("spec.interval must be more than 0s")
-    helm = HelmSpec.from_spec(spec["helm"], base=base) if spec.get("helm") else None
-    if chart is not None and (helm is None or helm.release_name is None):
-        # A chart release is named after its chart unless it says otherwise.
-        helm = dataclasses.replace(helm or HelmSpec(), release_name=chart.name)
-    return SourceConfig(
-        name=name,
-        url=url,
-        ref=None if directory or chart is not None else _ref(spec),
-        path=spec.get("path") or "",
-        interval=interval,
-        timeout=parse_duration(timeout, what="spec.timeout") if timeout else None,
-        health_timeout=_health_timeout(spec),
-        default_namespace=spec.get("defaultNamespace") or None,
-        prune=spec["prune"],
-        allow_empty=spec["allowEmpty"],
-        prune_budget=_prune_budget(spec),
-        adoption=AdoptionPolicy(spec["adoption"]),
-        ignore_differences=_ignores(spec),
-        suspend=spec["suspend"],
-        auth=_auth(spec, base),
-        ca_file=_abs(base, spec["caFile"]) if spec.get("caFile") else None,
-        verify=VerifySpec(keyring=_abs(base, spec["verify"]["keyring"]))
-        if spec.get("verify")
-        else None,
-        postbuild=postbuild_from_spec(spec, base=base),
-        helm=helm,
-        health_checks=HealthChecks.from_spec(spec.get("healthCheckExprs")),
-        interpret=frozenset(Peer(p) for p in spec.get("interpret") or ()),
-        chart=chart,
-    )
-
-
-def _chart(name: str, spec: Mapping[str, Any]) -> ChartRef | None:
-    """`spec.chart`: one release of a chart of the chart repository `spec.url`."""
-    if not spec.get("chart"):
-        return None
-    url = str(spec["url"])
-    if not url.startswith(("http://", "https://", "oci://")):
-        raise BadRequest(
-            f"GitSource {name}: spec.chart needs spec.url to be an http(s):// chart "
-            f"repository or an oci:// registry, got {url!r}"
-        )
-    if spec.get("ref") or spec.get("path") or spec.get("auth") or spec.get("verify"):
-        raise BadRequest(f"GitSource {name}: spec.chart takes no ref, path, auth or verify")
-    return ChartRef(
-        repository=url,
-        name=str(spec["chart"]["name"]),
-        version=str(spec["chart"].get("version") or "*"),
-    )
-
-
-def _prune_budget(spec: Mapping[str, Any]) -> PruneBudget:
-    raw = spec.get("pruneBudget")
-    if raw is None:
-        return DEFAULT_PRUNE_BUDGET
-    default = DEFAULT_PRUNE_BUDGET
-    return PruneBudget(
-        count=int(raw.get("count", default.count)),
-        percent=int(raw.get("percent", default.percent)),
-    )
-
-
-def _health_timeout(spec: Mapping[str, Any]) -> float:
-    raw = spec.get("healthTimeout")
-    if not raw:
-        return DEFAULT_HEALTH_TIMEOUT
-    value = parse_duration(raw, what="spec.healthTimeout")
-    if value <= 0:
-        raise BadRequest("spec.healthTimeout must be more than 0s")
-    return value
-
-
-def load_config_file(path: Path, *, default_interval: float | None = None) -> list[SourceConfig]:
-    """Every GitSource of a `--config` file; errors name the file, line and object."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise BadRequest(f"config file {path} does not exist") from None
-    except OSError as e:
-        raise BadRequest(f"config file {path} can't be read: {e.strerror}") from None
-    manifests = load_manifests(data, path=str(path))
-    if not manifests:
-        raise BadRequest(f"{path}: no GitSource objects in the config file")
-    registry = _registry()
-    base = path.resolve().parent
-    out: list[SourceConfig] = []
-    seen: dict[str, int] = {}
-    for m in manifests:
-        name = (m.obj.get("metadata") or {}).get("name") or "<unnamed>"
-        if m.obj.get("apiVersion") != API_VERSION or m.obj.get("kind") != KIND:
-            raise ManifestError(
-                f"expected {API_VERSION} {KIND}, found "
-                f"{m.obj.get('apiVersion')} {m.obj.get('kind')}",
-                path=m.path,
-                line=m.line,
-            )
-        obj = m.obj
-        if default_interval is not None and "interval" not in (obj.get("spec") or {}):
-            obj = {
-                **obj,
-                "spec": {**(obj.get("spec") or {}), "interval": format_duration(default_interval)},
-            }
-        try:
-            config = from_object(obj, base=base, registry=registry)
-        except GitkrmError as e:
-            raise ManifestError(e.message, path=m.path, line=m.line, object=f"{KIND} {name}") from e
-        if config.name in seen:
-            raise ManifestError(
-                f"GitSource {config.name} is defined twice (first at line {seen[config.name]})",
-                path=m.path,
-                line=m.line,
-            )
-        seen[config.name] = m.line
-        out.append(config)
-    return out
-
-
-def from_flags(
-    *,
-    repo: str,
-    branch: str | None,
-    tag: str | None,
-    commit: str | None,
-    path: str | None,
-    source_name: str,
-    interval: float | None,
-    namespace: str | None = None,
-    ref: str | None = None,
-    semver: str | None = None,
-    prune_budget: PruneBudget = DEFAULT_PRUNE_BUDGET,
-) -> SourceConfig:
-    """The one source the flags describe; a plain directory becomes a development source."""
-    check_name(source_name, what="--source-name")
-    if namespace is not None:
-        check_name(namespace, what="--namespace")
-    url = resolve_url(repo, Path.cwd())
-    ref_given = any((branch, tag, commit, ref, semver))
-    if not is_remote_url(url):
-        p = Path(url)
-        if not p.exists():
-            raise BadRequest(f"--repo {repo}: no such directory (nor a URL git understands)")
-        if not p.is_dir():
-            raise BadRequest(f"--repo {repo}: not a directory")
-        if not is_git_repository(p):
-            if ref_given:
-                raise BadRequest(
-                    f"--repo {repo} is a plain directory, not a Git repository: "
-                    "--branch, --tag, --commit, --ref and --semver need one"
-                )
-            return SourceConfig(
-                name=source_name,
-                url=url,
-                ref=None,
-                path=path or "",
-                interval=interval or DEFAULT_INTERVAL,
-                default_namespace=namespace,
-                prune_budget=prune_budget,
-            )
-    return SourceConfig(
-        name=source_name,
-        url=url,
-        ref=GitRef.from_flags(branch=branch, tag=tag, commit=commit, ref=ref, semver=semver),
-        path=path or "",
-        interval=interval or DEFAULT_INTERVAL,
-        default_namespace=namespace,
-        prune_budget=prune_budget,
-    )
-
-
-def parse_interpret(value: str, *, what: str = "--interpret") -> frozenset[Peer]:
-    """`flux,argocd`: the peers named (comma-separated); an unknown one is an error."""
-    out: set[Peer] = set()
-    for word in (w.strip() for w in value.split(",")):
-        if not word:
-            continue
-        try:
-            out.add(Peer(word))
-        except ValueError:
-            known = ", ".join(p.value for p in Peer)
-            raise BadRequest(f"{what} {word!r}: not a peer gitkrm interprets ({known})") from None
-    return frozenset(out)
+    return str(abs_path(base, url))
 
 
 def unique_names(configs: Sequence[SourceConfig]) -> None:
+    """Every source has a name of its own (they name GitSource objects and caches)."""
     names = [c.name for c in configs]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:

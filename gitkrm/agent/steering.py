@@ -19,7 +19,8 @@ from gitkrm.store import EventType, Store
 from gitkrm.store.protocol import meta
 
 from . import crd
-from .config import from_object, is_remote_url
+from .config import is_remote_url
+from .config_read import from_object
 from .crd import REQUESTED_AT
 from .runner import SourceRunner
 from .scheduler import Scheduler, SourceWorker, Trigger

@@ -56,7 +56,7 @@ def add_interpret_flag(p: argparse.ArgumentParser) -> None:
 def interpret(args: argparse.Namespace, configs: list[SourceConfig]) -> list[SourceConfig]:
     """`configs` with `--interpret` added to each; every peer they name checked to be
     available in this build (a usage error otherwise)."""
-    from gitkrm.agent.config import parse_interpret
+    from gitkrm.agent.config_flags import parse_interpret
     from gitkrm.agent.tree import registry
 
     flag = getattr(args, "interpret", None)
@@ -243,7 +243,9 @@ def agent_name(args: argparse.Namespace) -> str:
 
 def sources(args: argparse.Namespace) -> list[SourceConfig]:
     """The sources the flags name: `--config FILE`, or `--repo` and its companions."""
-    from gitkrm.agent.config import DEFAULT_SOURCE_NAME, from_flags, load_config_file
+    from gitkrm.agent.config import DEFAULT_SOURCE_NAME
+    from gitkrm.agent.config_flags import from_flags
+    from gitkrm.agent.config_read import load_config_file
     from gitkrm.agent.duration import parse_duration
 
     interval = None

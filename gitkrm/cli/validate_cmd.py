@@ -59,7 +59,7 @@ async def _store_crds(state: Path) -> list[Obj]:
 
 def _peer_crds(flag: str) -> list[Obj]:
     """The CRDs of the peers `--interpret` names (as `run` registers them)."""
-    from gitkrm.agent.config import parse_interpret
+    from gitkrm.agent.config_flags import parse_interpret
     from gitkrm.agent.tree import registry
 
     return [crd for i in registry.for_peers(parse_interpret(flag)).all for crd in i.crds()]

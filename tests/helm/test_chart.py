@@ -22,7 +22,7 @@ import jsonschema
 import pytest
 import yaml
 
-from gitkrm.agent.config import load_config_file
+from gitkrm.agent.config_read import load_config_file
 from gitkrm.agent.crd import SPEC_SCHEMA, gitsource_crd
 from tests.support.registry import Registry
 

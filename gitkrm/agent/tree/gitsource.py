@@ -31,7 +31,8 @@ from gitkrm.source.redact import split_userinfo
 
 from .. import status as st
 from ..conditions import Conditions
-from ..config import from_object, is_git_repository, is_remote_url
+from ..config import is_git_repository, is_remote_url
+from ..config_read import from_object
 from ..crd import API_VERSION, GROUP, KIND, NAMESPACE
 from .model import ChildSpec, ChildState, Context, Peer, Phase, SourceStatus
 from .naming import child_name, describe

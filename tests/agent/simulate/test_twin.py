@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from gitkrm.agent.config import from_flags, sync_options
+from gitkrm.agent.config import sync_options
+from gitkrm.agent.config_flags import from_flags
 from gitkrm.agent.simulate import SimSource, Simulation, simulate
 from gitkrm.agent.simulate.verdict import Stage
 from gitkrm.agent.sources import open_source

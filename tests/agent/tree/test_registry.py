@@ -2,7 +2,9 @@ from pathlib import Path
 
 import pytest
 
-from gitkrm.agent.config import SourceConfig, from_object, parse_interpret
+from gitkrm.agent.config import SourceConfig
+from gitkrm.agent.config_flags import parse_interpret
+from gitkrm.agent.config_read import from_object
 from gitkrm.agent.tree import registry
 from gitkrm.agent.tree.gitsource import INTERPRETER
 from gitkrm.agent.tree.model import Peer
