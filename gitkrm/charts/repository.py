@@ -25,6 +25,7 @@ from gitkrm.charts.library import ChartError, helm
 from gitkrm.charts.spec import RepositoryAuth
 from gitkrm.source.bounded import read_bounded
 from gitkrm.source.semver import newest
+from gitkrm.source.sweep import sweep, touch
 
 MAX_INDEX: Final = 32 * 1024 * 1024
 MAX_ARCHIVE: Final = 16 * 1024 * 1024
@@ -104,6 +105,10 @@ def _loopback(host: str) -> bool:
     return host.split(":")[0] in ("127.0.0.1", "localhost", "[::1]")
 
 
+_IN_MEMORY: Final = 32
+"""Archives a fetcher keeps in memory (the disk cache keeps more, `source.sweep`)."""
+
+
 class ChartFetcher:
     """Fetches dependencies; archives are kept in `cache_dir` by digest (in memory without
     one), so an unchanged pick is read from disk, not downloaded."""
@@ -129,21 +134,26 @@ class ChartFetcher:
     def _cached(self, key: str) -> bytes | None:
         hit = self._memory.get(key)
         if hit is None and self.cache_dir is not None:
+            path = self.cache_dir / f"{key.replace(':', '-')}.tgz"
             try:
-                hit = (self.cache_dir / f"{key.replace(':', '-')}.tgz").read_bytes()
+                hit = path.read_bytes()
             except OSError:
                 return None
+            touch(path)
             self._memory[key] = hit
         return hit
 
     def _keep(self, key: str, data: bytes) -> None:
         self._memory[key] = data
+        while len(self._memory) > _IN_MEMORY:  # the oldest go: a moving version adds one
+            del self._memory[next(iter(self._memory))]
         if self.cache_dir is not None:
             self.cache_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
             path = self.cache_dir / f"{key.replace(':', '-')}.tgz"
             tmp = path.with_suffix(".tmp")
             tmp.write_bytes(data)
             tmp.replace(path)
+            sweep(self.cache_dir, keep=path)
 
     # -- HTTP chart repositories -----------------------------------------------------------
 

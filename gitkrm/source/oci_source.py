@@ -26,6 +26,7 @@ from .local import LocalSource
 from .oci import FLUX_CONTENT, Client, Credentials, Layer, Manifest, Repository
 from .semver import newest
 from .snapshot import Snapshot
+from .sweep import sweep, touch
 
 MAX_LAYER: Final = 256 * 1024 * 1024
 
@@ -153,6 +154,8 @@ class OciSource:
             self._resolved = resolved
             last = self._last
             if last is not None and last.revision == resolved.revision:
+                if self._local is not None:
+                    touch(self._local[0])
                 return last
             where = f"{self.artifact.url}@{resolved.manifest.digest}"
             layer = pick_layer(resolved.manifest, self.artifact.media_type, where=where)
@@ -163,6 +166,9 @@ class OciSource:
 
                 await asyncio.to_thread(unpack, data, directory, where=where)
                 self.pulls += 1
+                sweep(self.cache_dir, keep=directory)
+            else:
+                touch(directory)
         if self._local is None or self._local[0] != directory:
             self._local = (
                 directory,

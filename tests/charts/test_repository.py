@@ -4,6 +4,8 @@ cached by digest, and errors that name the repository but never a password."""
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import helm_python
@@ -12,6 +14,7 @@ import pytest
 from gitkrm.charts.library import ChartError
 from gitkrm.charts.repository import ChartFetcher, Dependency, missing_dependencies
 from gitkrm.charts.spec import RepositoryAuth
+from gitkrm.source.sweep import UNUSED_FOR
 from tests.charts.chart_files import SHOP
 from tests.support.chartrepo import ChartRepo, chart_repo
 from tests.support.registry import Registry, oci_registry
@@ -42,9 +45,16 @@ async def test_a_range_picks_the_newest_and_follows_the_repository(
     assert again == got
     assert chart_repo.requests["/index.yaml"] == 2
     assert chart_repo.requests["/cache-0.2.0.tgz"] == 1
-    # A newer version in range is picked at the next fetch.
+    # A newer version in range is picked at the next fetch; the archive unused for a day
+    # goes with it (`source.sweep`), so a moving range keeps a bounded cache.
+    old = tmp_path / "charts" / f"{got.digest.replace(':', '-')}.tgz"
+    os.utime(old, (time.time() - 2 * UNUSED_FOR, time.time() - 2 * UNUSED_FOR))
     publish(chart_repo, "0.3.0")
-    assert (await fetcher.fetch(dep, chart="front")).version == "0.3.0"
+    newer = await fetcher.fetch(dep, chart="front")
+    assert newer.version == "0.3.0"
+    assert [p.name for p in (tmp_path / "charts").iterdir()] == [
+        f"{newer.digest.replace(':', '-')}.tgz"
+    ]
 
 
 async def test_nothing_in_range_names_what_the_repository_has(chart_repo: ChartRepo) -> None:

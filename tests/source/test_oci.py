@@ -61,6 +61,27 @@ async def test_a_tag_is_pulled_once_and_unpacked_once_per_digest(
     assert src.pulls == 2
 
 
+async def test_an_unpacked_artifact_unused_for_a_day_goes_when_the_tag_moves(
+    oci_registry: Registry, tmp_path: Path
+) -> None:
+    push = Pusher(oci_registry.host)
+    push.artifact("fleet/moving", "latest", tarball(files("1")))
+    src = source(oci_registry, tmp_path, "fleet/moving", tag="latest")
+    await src.snapshot()
+    cache = tmp_path / "oci"
+    [first] = list(cache.iterdir())
+    old = first.stat().st_mtime - 2 * 24 * 3600
+    os.utime(first, (old, old))
+    await src.snapshot()  # the same digest: a use touches it again
+    assert first.stat().st_mtime > old
+    os.utime(first, (old, old))  # then no use for two days
+    push.artifact("fleet/moving", "latest", tarball(files("2")))
+    snap = await src.snapshot()
+    assert b"v: '2'" in snap.read("cm.yaml")
+    [second] = list(cache.iterdir())  # the first went with the pull of the second
+    assert second != first
+
+
 async def test_a_semver_range_takes_a_later_pushed_tag(
     oci_registry: Registry, tmp_path: Path
 ) -> None:
