@@ -95,6 +95,11 @@ def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+def run_once(capsys: pytest.CaptureFixture[str], state: Path, *args: str) -> tuple[int, str, str]:
+    """`gitkrm run --once` keeping its state in `state`; `args` name the source and flags."""
+    return cli(capsys, "run", "--once", "--state", str(state), *args)
+
+
 def sub_args(*pairs: str) -> list[str]:
     return [a for p in pairs for a in ("--substitute", p)]
 
@@ -147,8 +152,7 @@ def test_every_form_renders_as_flux_renders_it(
 ) -> None:
     repo = repo_with(tmp_path, {"apps/forms.yaml": FORMS})
     state = tmp_path / "state"
-    code, _, err = cli(capsys, "run", "--repo", repo.url, "--once", "--state", str(state),
-                       *sub_args(*VARS))  # fmt: skip
+    code, _, err = run_once(capsys, state, "--repo", repo.url, *sub_args(*VARS))
     assert code == 0, err
     assert configmap_data(state, "forms") == EXPECTED
     dep = read(state, "Deployment", "web")
@@ -157,29 +161,26 @@ def test_every_form_renders_as_flux_renders_it(
     assert dep["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.27"
 
 
-def test_without_variables_nothing_is_substituted(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ({}, {"a": "${x:=d}", "b": "$$y"}),
+        ({"substituteStrategy": "Always"}, {"a": "d", "b": "$y"}),
+    ],
+    ids=["WithVariables", "Always"],
+)
+def test_without_variables_only_the_always_strategy_substitutes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, spec: dict[str, Any], expected: Any
 ) -> None:
-    """Flux substitutes only when a variable is defined (its WithVariables strategy)."""
+    """Flux substitutes only when a variable is defined (its default WithVariables strategy),
+    unless the strategy is Always."""
     text = CONFIGMAP_C
     text += "data: {a: '${x:=d}', b: $$y}\n"
     repo = repo_with(tmp_path, {"c.yaml": text})
     state = tmp_path / "state"
-    assert cli(capsys, "run", "--repo", repo.url, "--once", "--state", str(state))[0] == 0
-    assert configmap_data(state, "c") == {"a": "${x:=d}", "b": "$$y"}
-
-
-def test_the_always_strategy_substitutes_without_variables(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    text = CONFIGMAP_C
-    text += "data: {a: '${x:=d}', b: $$y}\n"
-    repo = repo_with(tmp_path, {"c.yaml": text})
-    state = tmp_path / "state"
-    config = _config(tmp_path, repo, {"substituteStrategy": "Always"})
-    code, _, err = cli(capsys, "run", "--config", str(config), "--once", "--state", str(state))
+    code, _, err = run_once(capsys, state, "--config", str(_config(tmp_path, repo, spec)))
     assert code == 0, err
-    assert configmap_data(state, "c") == {"a": "d", "b": "$y"}
+    assert configmap_data(state, "c") == expected
 
 
 def test_strict_mode_refuses_an_unset_variable_naming_file_line_and_object(
@@ -189,16 +190,16 @@ def test_strict_mode_refuses_an_unset_variable_naming_file_line_and_object(
     text += 'data:\n  a: "${set}"\n  b: "${missing}"\n  c: ${other:=ok}\n'
     repo = repo_with(tmp_path, {"dir/c.yaml": text})
     state = tmp_path / "state"
-    code, _, err = cli(capsys, "run", "--repo", repo.url, "--once", "--state", str(state),
-                       "--substitute", "set=1", "--substitute-strict")  # fmt: skip
+    code, _, err = run_once(
+        capsys, state, "--repo", repo.url, "--substitute", "set=1", "--substitute-strict"
+    )
     assert code == 1
     assert (
         "dir/c.yaml:6: ConfigMap default/c: variable substitution: variable not set "
         '(strict mode): "missing"' in err
     )
     assert read(state, "ConfigMap", "c") is None  # nothing of the revision applied
-    code, _, err = cli(capsys, "run", "--repo", repo.url, "--once", "--state", str(state),
-                       "--substitute", "set=1")  # fmt: skip
+    code, _, err = run_once(capsys, state, "--repo", repo.url, "--substitute", "set=1")
     assert code == 0, err
     assert configmap_data(state, "c") == {"a": "1", "b": "", "c": "ok"}
 
@@ -211,8 +212,7 @@ def test_a_bad_expression_names_file_line_and_object_and_nothing_is_applied(
     bad += "data:\n  a: x\n  b: ${oops:-\n"
     repo = repo_with(tmp_path, {"a.yaml": good + "data: {v: '${v}'}\n", "b.yaml": bad})
     state = tmp_path / "state"
-    code, _, err = cli(capsys, "run", "--repo", repo.url, "--once", "--state", str(state),
-                       "--substitute", "v=1")  # fmt: skip
+    code, _, err = run_once(capsys, state, "--repo", repo.url, "--substitute", "v=1")
     assert code == 1
     assert "b.yaml:6: ConfigMap default/bad: variable substitution: " in err
     assert read(state, "ConfigMap", "good") is None
@@ -237,8 +237,9 @@ def test_objects_that_disable_substitution_are_left_alone(
     )
     repo = repo_with(tmp_path, {"c.yaml": text})
     state = tmp_path / "state"
-    code, _, err = cli(capsys, "run", "--repo", repo.url, "--once", "--state", str(state),
-                       "--substitute", "v=1", "--substitute-strict")  # fmt: skip
+    code, _, err = run_once(
+        capsys, state, "--repo", repo.url, "--substitute", "v=1", "--substitute-strict"
+    )
     assert code == 0, err
     assert (read(state, "ConfigMap", "script") or {})["data"] == {"run.sh": "echo ${HOME} $$ ${v}"}
     assert (read(state, "ConfigMap", "labelled") or {})["data"] == {"a": "${v}"}
@@ -257,8 +258,7 @@ def test_kustomize_output_is_substituted(
         },
     )
     state = tmp_path / "state"
-    code, _, err = cli(capsys, "run", "--repo", repo.url, "--once", "--state", str(state),
-                       "--substitute", "env=prod")  # fmt: skip
+    code, _, err = run_once(capsys, state, "--repo", repo.url, "--substitute", "env=prod")
     assert code == 0, err
     assert (read(state, "ConfigMap", "p-c") or {})["data"] == {"env": "prod"}
 
@@ -319,7 +319,7 @@ def test_substitute_from_configmaps_and_secrets(
     }
     config = _config(tmp_path, repo, spec)
     # The ConfigMap is missing and not optional: the revision is refused, naming it.
-    code, _, err = cli(capsys, "run", "--config", str(config), "--once", "--state", str(state))
+    code, _, err = run_once(capsys, state, "--config", str(config))
     assert code == 1
     assert "substituteFrom ConfigMap gitkrm-system/cluster-vars: not found" in err
     asyncio.run(
@@ -337,8 +337,7 @@ def test_substitute_from_configmaps_and_secrets(
         assert "cluster: eu-1" in out
         assert PASSWORD not in out + err  # a Secret's value, shown in a ConfigMap: masked
         assert "password: '***'" in out or "password: ***" in out
-        code, out, err = cli(capsys, "run", "--config", str(config), "--once",
-                             "--state", str(state))  # fmt: skip
+        code, out, err = run_once(capsys, state, "--config", str(config))
         assert code == 0, err
     assert configmap_data(state, "settings") == {
         "cluster": "eu-1",
@@ -350,7 +349,7 @@ def test_substitute_from_configmaps_and_secrets(
     assert PASSWORD not in logged + out + err
     # A changed variable renders the revision again (the render cache keys on it).
     asyncio.run(_update_secret(state, "cluster-secrets", {"db_password": PASSWORD + "-2"}))
-    code, out, err = cli(capsys, "run", "--config", str(config), "--once", "--state", str(state))
+    code, out, err = run_once(capsys, state, "--config", str(config))
     assert code == 0, err
     assert "1 configured" in out
     assert (read(state, "ConfigMap", "settings") or {})["data"]["password"] == PASSWORD + "-2"
@@ -372,8 +371,7 @@ def test_invalid_variable_names_are_refused_as_flux_does(
 ) -> None:
     repo = repo_with(tmp_path, {"settings.yaml": SETTINGS})
     state = tmp_path / "state"
-    code, _, err = cli(capsys, "run", "--repo", repo.url, "--once", "--state", str(state),
-                       "--substitute", "my-var=1")  # fmt: skip
+    code, _, err = run_once(capsys, state, "--repo", repo.url, "--substitute", "my-var=1")
     assert code == 1
     assert "variable 'my-var' from spec.substitute is not a valid name" in err
 
