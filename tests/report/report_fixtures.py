@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,7 @@ from gitkrm.report.repo import RemoteTarget, ReportRepo
 from gitkrm.source import GitSource, GitSourceSpec
 from tests.report.report_helpers import make_history
 from tests.source.source_gitrepo import RemoteRepo
+from tests.support.closing import Made
 
 SourceMaker = Callable[..., Awaitable[GitSource]]
 ReporterMaker = Callable[..., Reporter]
@@ -32,36 +33,28 @@ def remote(tmp_path: Path) -> RemoteRepo:
 @pytest.fixture
 async def make_source(tmp_path: Path) -> AsyncIterator[SourceMaker]:
     """Git sources whose caches live in `<state>/git/<name>`, each snapshotted once."""
-    made: list[GitSource] = []
+    async with Made[GitSource]() as made:
 
-    async def make(
-        url: str, *, name: str = "default", state: str = "state", **spec: Any
-    ) -> GitSource:
-        src = GitSource(
-            GitSourceSpec(name=name, url=url, **spec), cache_dir=tmp_path / state / "git" / name
-        )
-        made.append(src)
-        await src.snapshot()
-        return src
+        async def make(
+            url: str, *, name: str = "default", state: str = "state", **spec: Any
+        ) -> GitSource:
+            cache = tmp_path / state / "git" / name
+            src = made.keep(GitSource(GitSourceSpec(name=name, url=url, **spec), cache_dir=cache))
+            await src.snapshot()
+            return src
 
-    yield make
-    for src in made:
-        await src.close()
+        yield make
 
 
 @pytest.fixture
-def make_repo() -> Iterator[RepoMaker]:
+async def make_repo() -> AsyncIterator[RepoMaker]:
     """Report repositories, each closed (its `git cat-file` ended) when the test ends."""
-    made: list[ReportRepo] = []
+    async with Made[ReportRepo]() as made:
 
-    def make(target: RemoteTarget, *, agent: str = "edge-1") -> ReportRepo:
-        repo = ReportRepo(target, agent=agent)
-        made.append(repo)
-        return repo
+        def make(target: RemoteTarget, *, agent: str = "edge-1") -> ReportRepo:
+            return made.keep(ReportRepo(target, agent=agent))
 
-    yield make
-    for repo in made:
-        repo.close()
+        yield make
 
 
 FAST = Backoff(initial=0.05, maximum=0.2, jitter=0.0)
@@ -69,17 +62,13 @@ FAST = Backoff(initial=0.05, maximum=0.2, jitter=0.0)
 
 @pytest.fixture
 async def make_reporter() -> AsyncIterator[ReporterMaker]:
-    made: list[Reporter] = []
+    async with Made[Reporter]() as made:
 
-    def make(agent: str = "edge-1", *, throttle_s: float = 0.0, **kw: Any) -> Reporter:
-        kw.setdefault("backoff", FAST)
-        rep = Reporter(agent_name=agent, throttle_s=throttle_s, **kw)
-        made.append(rep)
-        return rep
+        def make(agent: str = "edge-1", *, throttle_s: float = 0.0, **kw: Any) -> Reporter:
+            kw.setdefault("backoff", FAST)
+            return made.keep(Reporter(agent_name=agent, throttle_s=throttle_s, **kw))
 
-    yield make
-    for rep in made:
-        await rep.close()
+        yield make
 
 
 @pytest.fixture

@@ -2,12 +2,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from gitkrm.source import GitSource, GitSourceSpec
-from tests.source.source_gitrepo import RemoteRepo, SourceFactory
+from tests.source.source_gitrepo import RemoteRepo, SourceFactory, git_sources
 
 
 @pytest.fixture
@@ -18,14 +16,5 @@ def remote(tmp_path: Path) -> RemoteRepo:
 @pytest.fixture
 async def make_source(tmp_path: Path) -> AsyncIterator[SourceFactory]:
     """Build Git sources with their caches under tmp_path; all closed after the test."""
-    made: list[GitSource] = []
-
-    def make(url: str, *, cache: str = "cache", **spec: Any) -> GitSource:
-        spec.setdefault("name", "test")
-        src = GitSource(GitSourceSpec(url=url, **spec), cache_dir=tmp_path / cache)
-        made.append(src)
-        return src
-
-    yield make
-    for src in made:
-        await src.close()
+    async with git_sources(tmp_path, name="test") as make:
+        yield make

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
-from gitkrm.source import GitSource
+from gitkrm.source import GitSource, GitSourceSpec
+from tests.support.closing import Made
 
 ENV = {
     **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
@@ -108,6 +111,20 @@ class RemoteRepo:
 
 
 SourceFactory = Callable[..., GitSource]
+
+
+@asynccontextmanager
+async def git_sources(cache_root: Path, *, name: str) -> AsyncIterator[SourceFactory]:
+    """A builder of GitSources of a URL (spec fields as keywords, `name` unless given), each
+    with its cache `cache_root/<cache>`; all closed on leaving the `async with`."""
+    async with Made[GitSource]() as made:
+
+        def make(url: str, *, cache: str = "cache", **spec: Any) -> GitSource:
+            spec.setdefault("name", name)
+            src = GitSource(GitSourceSpec(url=url, **spec), cache_dir=cache_root / cache)
+            return made.keep(src)
+
+        yield make
 
 
 def processes_mentioning(text: str) -> list[str]:

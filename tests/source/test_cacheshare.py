@@ -13,6 +13,7 @@ import pytest
 
 from gitkrm.source import GitRef, GitSource, GitSourceSpec, RefKind
 from tests.source.source_gitrepo import RemoteRepo, git
+from tests.support.closing import Made
 
 N = 6
 Make = Callable[..., GitSource]
@@ -21,18 +22,14 @@ Make = Callable[..., GitSource]
 @pytest.fixture
 async def shared(tmp_path: Path) -> AsyncIterator[Make]:
     """Sources named by the caller, their own caches and the shared ones under git/."""
-    made: list[GitSource] = []
+    async with Made[GitSource]() as made:
 
-    def make(url: str, name: str, **spec: Any) -> GitSource:
-        root = tmp_path / "git"
-        src = GitSource(GitSourceSpec(name=name, url=url, **spec), cache_dir=root / name,
-                        share=root)  # fmt: skip
-        made.append(src)
-        return src
+        def make(url: str, name: str, **spec: Any) -> GitSource:
+            root = tmp_path / "git"
+            spec = {"name": name, "url": url, **spec}
+            return made.keep(GitSource(GitSourceSpec(**spec), cache_dir=root / name, share=root))
 
-    yield make
-    for src in made:
-        await src.close()
+        yield make
 
 
 def layout(remote: RemoteRepo, value: str) -> str:

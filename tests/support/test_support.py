@@ -18,6 +18,7 @@ from tests.support import (
     namespace,
     require_tool,
 )
+from tests.support.closing import Closable, Made
 from tests.support.tools import ToolMissing
 from tests.support.validate_run import Problem, assert_same_problems, problem
 
@@ -185,3 +186,27 @@ def test_different_problems_are_named_on_both_sides() -> None:
         assert_same_problems(one, other)
     with pytest.raises(AssertionError, match="validate named no problem"):
         assert_same_problems(frozenset(), frozenset())
+
+
+async def test_made_closes_what_it_kept_in_order_sync_or_async() -> None:
+    closed: list[str] = []
+
+    class Plain:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def close(self) -> None:
+            closed.append(self.name)
+
+    class Async:
+        async def close(self) -> None:
+            await asyncio.sleep(0)
+            closed.append("async")
+
+    async with Made[Closable]() as made:
+        first = Plain("a")
+        assert made.keep(first) is first  # keep() hands back what it kept
+        made.keep(Async())
+        made.keep(Plain("c"))
+        assert closed == []
+    assert closed == ["a", "async", "c"]

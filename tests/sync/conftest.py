@@ -10,15 +10,17 @@ from typing import Any
 import pytest
 
 from gitkrm.controllers import ControllerManager, ControllerOptions
-from gitkrm.source import GitSource, GitSourceSpec
+from gitkrm.source import GitSource
 from gitkrm.store import Store
 from gitkrm.sync.engine import SyncEngine
 from gitkrm.sync.options import SyncOptions
 from tests.controllers.conftest import FAST
+from tests.source.source_gitrepo import SourceFactory as SourceFactory
+from tests.source.source_gitrepo import git_sources
+from tests.support.closing import Made
 from tests.sync.sync_helpers import Remote
 
 EngineFactory = Callable[..., SyncEngine]
-SourceFactory = Callable[..., GitSource]
 
 
 @pytest.fixture
@@ -42,18 +44,14 @@ async def apps(store: Store, controllers: ControllerManager) -> None:
 @pytest.fixture
 async def make_engine(store: Store) -> AsyncIterator[EngineFactory]:
     """Engines on the test's store (closed afterwards); options as keywords."""
-    made: list[SyncEngine] = []
+    async with Made[SyncEngine]() as made:
 
-    def make(*, target: Store | None = None, **options: Any) -> SyncEngine:
-        options.setdefault("source_name", "src")
-        options.setdefault("agent_name", "agent")
-        eng = SyncEngine(store=target or store, options=SyncOptions(**options))
-        made.append(eng)
-        return eng
+        def make(*, target: Store | None = None, **options: Any) -> SyncEngine:
+            options.setdefault("source_name", "src")
+            options.setdefault("agent_name", "agent")
+            return made.keep(SyncEngine(store=target or store, options=SyncOptions(**options)))
 
-    yield make
-    for eng in made:
-        await eng.close()
+        yield make
 
 
 @pytest.fixture
@@ -63,16 +61,9 @@ def remote(tmp_path: Path) -> Remote:
 
 @pytest.fixture
 async def make_source(tmp_path: Path) -> AsyncIterator[SourceFactory]:
-    made: list[GitSource] = []
-
-    def make(url: str, *, name: str = "src", cache: str = "cache") -> GitSource:
-        src = GitSource(GitSourceSpec(name=name, url=url), cache_dir=tmp_path / cache)
-        made.append(src)
-        return src
-
-    yield make
-    for src in made:
-        await src.close()
+    """Git sources named `src` unless given, caches under tmp_path; closed after the test."""
+    async with git_sources(tmp_path, name="src") as make:
+        yield make
 
 
 @pytest.fixture
