@@ -43,7 +43,16 @@ from .argocd_spec import (
     Kustomize,
     SyncPolicy,
 )
-from .fields import Fail, FieldErrors, as_list, source_path, str_map, unhonoured_fields
+from .fields import (
+    Fail,
+    FieldErrors,
+    as_list,
+    components,
+    objects,
+    source_path,
+    str_map,
+    unhonoured_fields,
+)
 from .model import ChildSpec, ChildState, Context, Peer, SourceStatus, Unhonoured
 
 _MAPPED: Final = frozenset(
@@ -114,32 +123,26 @@ def overlay_of(k: Kustomize, fail: Fail, *, at: str) -> tuple[Overlay | None, li
              "labelWithoutSelector"}  # fmt: skip
     unhonoured = unhonoured_fields(k, at=at, known=known, reasons=_KUSTOMIZE_UNHONOURED)
     patches: list[OverlayPatch] = []
-    for i, p in enumerate(as_list(k.get("patches"), f"{at}.patches", fail)):
-        if not isinstance(p, Mapping):
-            raise fail(f"{at}.patches[{i}]", "must be an object (patch, target)")
+    for here, p in objects(k.get("patches"), f"{at}.patches", fail, fields="patch, target"):
         if p.get("path"):
             raise fail(
-                f"{at}.patches[{i}].path",
+                f"{here}.path",
                 "a patch file is not read (gitkrm takes inline patches): give `patch`",
             )
         text = p.get("patch")
         if not isinstance(text, str) or not text.strip():
-            raise fail(f"{at}.patches[{i}].patch", "required: a strategic merge or JSON 6902 patch")
+            raise fail(f"{here}.patch", "required: a strategic merge or JSON 6902 patch")
         target = p.get("target") or {}
         if not isinstance(target, Mapping):
-            raise fail(f"{at}.patches[{i}].target", "must be a selector")
+            raise fail(f"{here}.target", "must be a selector")
         if p.get("options"):
-            unhonoured.append(Unhonoured(f"{at}.patches[{i}].options", "not applied"))
+            unhonoured.append(Unhonoured(f"{here}.options", "not applied"))
         patches.append(OverlayPatch(text, tuple(sorted((str(a), b) for a, b in target.items()))))
     images = [
         image(str(im), fail, at=f"{at}.images[{i}]")
         for i, im in enumerate(as_list(k.get("images"), f"{at}.images", fail))
     ]
-    components: list[str] = []
-    for i, c in enumerate(as_list(k.get("components"), f"{at}.components", fail)):
-        if not isinstance(c, str) or not c or c.startswith("/") or "://" in c:
-            raise fail(f"{at}.components[{i}]", f"{c!r}: a path relative to the source path")
-        components.append(c)
+    paths = components(k.get("components"), f"{at}.components", fail, relative_to="the source path")
     labels = str_map(k.get("commonLabels"), f"{at}.commonLabels", fail)
     if labels and not k.get("labelWithoutSelector"):
         unhonoured.append(
@@ -155,7 +158,7 @@ def overlay_of(k: Kustomize, fail: Fail, *, at: str) -> tuple[Overlay | None, li
         name_suffix=k.get("nameSuffix") or "",
         patches=tuple(patches),
         images=tuple(images),
-        components=tuple(components),
+        components=paths,
         labels=labels,
         annotations=str_map(k.get("commonAnnotations"), f"{at}.commonAnnotations", fail),
     )

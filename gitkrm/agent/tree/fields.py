@@ -4,7 +4,7 @@ source, the object and the field, and the checks every interpreter makes of a va
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any, Final
 
 from gitkrm.errors import ManifestError
@@ -45,6 +45,28 @@ def as_list(value: object, field: str, fail: Fail) -> list[Any]:
     if not isinstance(value, list):
         raise fail(field, "must be a list")
     return value
+
+
+def objects(
+    value: object, field: str, fail: Fail, *, fields: str
+) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """The entries of the list at `field`, each with where it stands (`field[i]`); an entry
+    that is not an object is an error naming the `fields` an entry takes."""
+    for i, item in enumerate(as_list(value, field, fail)):
+        at = f"{field}[{i}]"
+        if not isinstance(item, Mapping):
+            raise fail(at, f"must be an object ({fields})")
+        yield at, item
+
+
+def components(value: object, field: str, fail: Fail, *, relative_to: str) -> tuple[str, ...]:
+    """kustomize `components`: paths relative to `relative_to`, never absolute nor URLs."""
+    out = []
+    for i, c in enumerate(as_list(value, field, fail)):
+        if not isinstance(c, str) or not c or c.startswith("/") or "://" in c:
+            raise fail(f"{field}[{i}]", f"{c!r}: a path relative to {relative_to}")
+        out.append(c)
+    return tuple(out)
 
 
 def unhonoured_fields(

@@ -28,7 +28,15 @@ from ..config import SourceConfig
 from ..crd import GROUP as GITSOURCE_GROUP
 from ..crd import KIND as GITSOURCE_KIND
 from ..crd import NAMESPACE as GITSOURCE_NAMESPACE
-from .fields import Fail, FieldErrors, as_list, source_path, str_map, unhonoured_fields
+from .fields import (
+    Fail,
+    FieldErrors,
+    as_list,
+    components,
+    source_path,
+    str_map,
+    unhonoured_fields,
+)
 from .flux_repo import Repository, duration, read_repository
 from .flux_spec import (
     EXTERNAL_ARTIFACT,
@@ -106,11 +114,7 @@ def overlay_of(spec: KustomizationSpec, fail: Fail) -> Overlay | None:
                 digest=im.get("digest") or None,
             )
         )
-    components = []
-    for i, c in enumerate(as_list(spec.get("components"), "spec.components", fail)):
-        if not isinstance(c, str) or not c or c.startswith("/") or "://" in c:
-            raise fail(f"spec.components[{i}]", f"{c!r}: a path relative to spec.path")
-        components.append(c)
+    paths = components(spec.get("components"), "spec.components", fail, relative_to="spec.path")
     md = spec.get("commonMetadata") or {}
     if not isinstance(md, Mapping):
         raise fail("spec.commonMetadata", "must be an object (labels, annotations)")
@@ -123,7 +127,7 @@ def overlay_of(spec: KustomizationSpec, fail: Fail) -> Overlay | None:
         name_suffix=spec.get("nameSuffix") or "",
         patches=tuple(patches),
         images=tuple(images),
-        components=tuple(components),
+        components=paths,
         labels=str_map(md.get("labels"), "spec.commonMetadata.labels", fail),
         annotations=str_map(md.get("annotations"), "spec.commonMetadata.annotations", fail),
     )

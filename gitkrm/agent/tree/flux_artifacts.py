@@ -31,7 +31,7 @@ from gitkrm.source.artifact_copy import (
 )
 
 from ..config import SourceConfig
-from .fields import Fail, as_list, str_map, unhonoured_fields
+from .fields import Fail, as_list, objects, str_map, unhonoured_fields
 from .flux_repo import Repository, read_repository
 from .flux_spec import ARTIFACT_GENERATOR, EXTERNAL_ARTIFACT, GIT_REPOSITORY
 from .model import Context, Unhonoured
@@ -75,10 +75,7 @@ def _copy_ops(
     entries = as_list(item.get("copy"), f"{at}.copy", fail)
     if not entries:
         raise fail(f"{at}.copy", "required: at least one copy operation")
-    for j, c in enumerate(entries):
-        here = f"{at}.copy[{j}]"
-        if not isinstance(c, Mapping):
-            raise fail(here, "must be an object (from, to, exclude, strategy)")
+    for here, c in objects(entries, f"{at}.copy", fail, fields="from, to, exclude, strategy"):
         try:
             alias, pattern = parse_from(str(c.get("from") or ""))
         except BadRequest as e:
@@ -122,10 +119,9 @@ async def read_generator(obj: Obj, *, parent: SourceConfig, ctx: Context, fail: 
         )
     unhonoured = unhonoured_fields(spec, at="spec", known=_HONOURED)
     sources: dict[str, ObjectRef] = {}
-    for i, s in enumerate(as_list(spec.get("sources"), "spec.sources", fail)):
-        at = f"spec.sources[{i}]"
-        if not isinstance(s, Mapping):
-            raise fail(at, "must be an object (alias, kind, name, namespace)")
+    for at, s in objects(
+        spec.get("sources"), "spec.sources", fail, fields="alias, kind, name, namespace"
+    ):
         alias = str(s.get("alias") or "")
         if not _ALIAS.match(alias):
             raise fail(f"{at}.alias", f"{alias!r}: lower-case letters, digits, '-' and '_'")
@@ -161,10 +157,9 @@ async def read_generator(obj: Obj, *, parent: SourceConfig, ctx: Context, fail: 
     unhonoured.extend(repository.unhonoured)
     recipes: list[ArtifactRecipe] = []
     origin: dict[str, bool] = {}
-    for i, a in enumerate(as_list(spec.get("artifacts"), "spec.artifacts", fail)):
-        at = f"spec.artifacts[{i}]"
-        if not isinstance(a, Mapping):
-            raise fail(at, "must be an object (name, copy, revision, originRevision)")
+    for at, a in objects(
+        spec.get("artifacts"), "spec.artifacts", fail, fields="name, copy, revision, originRevision"
+    ):
         name = str(a.get("name") or "")
         errs = is_dns1123_subdomain(name)
         if errs:

@@ -199,10 +199,9 @@ def artifact_generator_crd() -> Obj:
             },
         },
     }
-    return peer_crd(
-        peer="flux", group=ARTIFACT_GENERATOR.group, kind=ARTIFACT_GENERATOR.kind,
+    return crd_object(
+        group=ARTIFACT_GENERATOR.group, kind=ARTIFACT_GENERATOR.kind,
         plural="artifactgenerators", short=["ag"], spec=spec, versions=("v1beta1",),
-        columns=_columns(url=False), status_subresource=True,
     )  # fmt: skip
 
 
@@ -219,10 +218,9 @@ def external_artifact_crd() -> Obj:
             }
         },
     }
-    return peer_crd(
-        peer="flux", group=EXTERNAL_ARTIFACT.group, kind=EXTERNAL_ARTIFACT.kind,
+    return crd_object(
+        group=EXTERNAL_ARTIFACT.group, kind=EXTERNAL_ARTIFACT.kind,
         plural="externalartifacts", short=[], spec=spec, versions=("v1",),
-        columns=_columns(url=False), status_subresource=True,
     )  # fmt: skip
 
 
