@@ -98,14 +98,7 @@ def plan_object(
         planner = planner_for(options=options, revision=revision, meta=meta, typ=typ)
     if d.ssa or d.server_side:
         if d.ssa == "Ignore":
-            return Step(
-                Op.SKIP,
-                d.ref,
-                d.key,
-                desired=d,
-                live=live,
-                message=f"{FLUX_SSA}: Ignore: left alone",
-            )
+            return _untouched(Op.SKIP, d, live, message=f"{FLUX_SSA}: Ignore: left alone")
         if d.server_side and not options.server_side:
             planner = planner_for(
                 options=replace(options, apply_mode="server-side"),
@@ -120,37 +113,33 @@ def plan_object(
         return Step(Op.CREATE, d.ref, d.key, desired=d, body=body)
     md = keys.metadata(live)
     if md.get("deletionTimestamp"):
-        return Step(
+        return _untouched(
             Op.FAIL,
-            d.ref,
-            d.key,
-            desired=d,
-            live=live,
+            d,
+            live,
             message="the object is being deleted; it is created again once it is gone",
         )
     decision = decide(
         live, source=options.source_name, policy=options.adoption, listed=d.key in inventory
     )
     if not decision.allowed:
-        return Step(Op.REFUSE, d.ref, d.key, desired=d, live=live, message=decision.reason)
+        return _untouched(Op.REFUSE, d, live, message=decision.reason)
     if (
         not d.reconcile
         or keys.flag(live, keys.RECONCILE, keys.DISABLED)
         or reconcile_disabled(keys.annotations_of(live))
     ):
-        return Step(
-            Op.SKIP, d.ref, d.key, desired=d, live=live, message="reconcile disabled: left alone"
-        )
+        return _untouched(Op.SKIP, d, live, message="reconcile disabled: left alone")
     if d.ssa == "IfNotPresent":
-        return Step(
-            Op.UNCHANGED,
-            d.ref,
-            d.key,
-            desired=d,
-            live=live,
-            message=f"{FLUX_SSA}: IfNotPresent: it exists, left as it is",
+        return _untouched(
+            Op.UNCHANGED, d, live, message=f"{FLUX_SSA}: IfNotPresent: it exists, left as it is"
         )
     return planner.change(d, live, adopt=decision.adopt)
+
+
+def _untouched(op: Op, d: Desired, live: Obj | None, *, message: str) -> Step:
+    """A step that writes nothing to the object (skipped, refused, failed, unchanged), and why."""
+    return Step(op, d.ref, d.key, desired=d, live=live, message=message)
 
 
 def plan_prune(ref: ObjectRef, key: str, live: Obj | None, *, options: SyncOptions) -> Step:
