@@ -198,26 +198,42 @@ def read_hook(annotations: Mapping[str, Any]) -> tuple[str, str, list[str]]:
     if raw is None:
         return "", "", []
     problems: list[str] = []
-    phases: list[str] = []
-    for p in str(raw).split(","):
-        phase = _PHASES.get(p.strip().lower())
-        if phase is None:
-            problems.append(
-                f"annotation {ARGO_HOOK}: unknown phase {p.strip()!r} (PreSync, Sync, "
-                "PostSync, SyncFail, PreDelete, PostDelete or Skip)"
-            )
-        else:
-            phases.append(phase.value)
-    policies: list[str] = []
-    for p in str(annotations.get(ARGO_HOOK_DELETE, "")).split(","):
-        if not p.strip():
+    phases = _canonical(
+        str(raw),
+        _PHASES,
+        what=f"annotation {ARGO_HOOK}: unknown phase",
+        known="PreSync, Sync, PostSync, SyncFail, PreDelete, PostDelete or Skip",
+        problems=problems,
+    )
+    policies = _canonical(
+        str(annotations.get(ARGO_HOOK_DELETE, "")),
+        _POLICIES,
+        what=f"annotation {ARGO_HOOK_DELETE}: unknown policy",
+        known="BeforeHookCreation, HookSucceeded or HookFailed",
+        problems=problems,
+        skip_empty=True,
+    )
+    return phases, policies, problems
+
+
+def _canonical(
+    raw: str,
+    table: Mapping[str, StrEnum],
+    *,
+    what: str,
+    known: str,
+    problems: list[str],
+    skip_empty: bool = False,
+) -> str:
+    """The comma-separated values of `raw` in their canonical spelling (any case is read);
+    each unknown one adds a problem (`what`, the value, the `known` ones) instead."""
+    out: list[str] = []
+    for p in raw.split(","):
+        if skip_empty and not p.strip():
             continue
-        policy = _POLICIES.get(p.strip().lower())
-        if policy is None:
-            problems.append(
-                f"annotation {ARGO_HOOK_DELETE}: unknown policy {p.strip()!r} "
-                "(BeforeHookCreation, HookSucceeded or HookFailed)"
-            )
+        value = table.get(p.strip().lower())
+        if value is None:
+            problems.append(f"{what} {p.strip()!r} ({known})")
         else:
-            policies.append(policy.value)
-    return ",".join(phases), ",".join(policies), problems
+            out.append(value.value)
+    return ",".join(out)
