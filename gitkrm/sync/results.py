@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar, cast
 
 from gitkrm.krm import ObjectRef
 
@@ -49,16 +49,20 @@ COUNT_KEYS = ("created", "configured", "pruned", "unchanged", "failed", "refused
 """The counts a status, a note, a status file and the log show (`skipped` is internal)."""
 
 
-class _Fields:
+V = TypeVar("V")
+
+
+class _Fields(Generic[V]):
     """A frozen record that also reads as a mapping of its fields (for status documents,
-    notes and log lines, which spell them as keys), equal to a mapping of the same items."""
+    notes and log lines, which spell them as keys), equal to a mapping of the same items.
+    Every field holds a `V`."""
 
     __slots__ = ()
 
-    def _field(self, key: str) -> object:
+    def __getitem__(self, key: str) -> V:
         if key not in self._keys():
             raise KeyError(key)
-        return getattr(self, key)
+        return cast(V, getattr(self, key))
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Mapping):
@@ -83,7 +87,7 @@ class _Fields:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Counts(_Fields, Mapping[str, int]):
+class Counts(_Fields[int], Mapping[str, int]):
     """How many objects each action touched."""
 
     created: int = 0
@@ -93,11 +97,6 @@ class Counts(_Fields, Mapping[str, int]):
     failed: int = 0
     refused: int = 0
     skipped: int = 0
-
-    def __getitem__(self, key: str) -> int:
-        value = self._field(key)
-        assert isinstance(value, int)
-        return value
 
     @classmethod
     def of(cls, objects: Iterable[ObjectResult]) -> Counts:
@@ -128,18 +127,13 @@ class Counts(_Fields, Mapping[str, int]):
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Timings(_Fields, Mapping[str, float]):
+class Timings(_Fields[float], Mapping[str, float]):
     """Milliseconds per phase of a sync: fetching from Git, rendering, diffing, applying."""
 
     git: float = 0.0
     render: float = 0.0
     diff: float = 0.0
     apply: float = 0.0
-
-    def __getitem__(self, key: str) -> float:
-        value = self._field(key)
-        assert isinstance(value, float)
-        return value
 
     @classmethod
     def of(cls, timings_ms: Mapping[str, float] | None) -> Timings:
