@@ -272,6 +272,17 @@ def run_agent(
     )
 
 
+def json_agent(
+    url: str, *, state: Path, tmp_path: Path, interval: str = "1h", port: int | None = None
+) -> AgentProcess:
+    """`run_agent` of the repository at `url` as the agent `e2e`, logging JSON records
+    (read them with AgentProcess.records)."""
+    return run_agent(
+        "--repo", url, "--agent-name", "e2e", "--log-format", "json",
+        state=state, tmp_path=tmp_path, interval=interval, port=port,
+    )  # fmt: skip
+
+
 def api_patch(server: str, path: str, patch: Mapping[str, Any]) -> dict[str, Any]:
     """A JSON merge patch through the agent's Kubernetes API (as `kubectl patch --type merge`)."""
     req = urllib.request.Request(

@@ -15,6 +15,7 @@ from typing import Any
 from tests.e2e.e2e_support import (
     AgentProcess,
     cm_ref,
+    json_agent,
     read_object,
     read_status,
     run_agent,
@@ -40,9 +41,7 @@ data:
   i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
 """
 
-MISMATCH = deployment("mismatch", image="nginx:1").replace(
-    "  selector:\n    matchLabels: {app: mismatch}", "  selector:\n    matchLabels: {app: other}"
-)
+MISMATCH = deployment("mismatch", image="nginx:1", selector={"matchLabels": {"app": "other"}})
 
 
 @dataclass(frozen=True)
@@ -158,17 +157,7 @@ async def test_bad_input_is_refused_and_the_agent_recovers(
     repo: RemoteRepo, state: Path, tmp_path: Path
 ) -> None:
     repo.write("base.yaml", configmap("base", {"a": "1"}))
-    agent = run_agent(
-        "--repo",
-        repo.url,
-        "--agent-name",
-        "e2e",
-        "--log-format",
-        "json",
-        state=state,
-        tmp_path=tmp_path,
-        interval="1s",
-    )
+    agent = json_agent(repo.url, state=state, tmp_path=tmp_path, interval="1s")
     with agent:
         h = Harness(repo, state, agent)
         good = h.commit_marker("good")

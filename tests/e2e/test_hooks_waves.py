@@ -9,13 +9,12 @@ from pathlib import Path
 
 from gitkrm.krm import GVK, ObjectRef
 from tests.e2e.e2e_support import (
-    AgentProcess,
     api_patch,
     cm_ref,
+    json_agent,
     read_object,
     read_status,
     reading,
-    run_agent,
     wait_for,
 )
 from tests.e2e.manifests import configmap, deployment
@@ -41,21 +40,6 @@ spec:
       containers:
       - {name: main, image: busybox, command: ["true"]}
 """
-
-
-def agent(repo: RemoteRepo, state: Path, tmp_path: Path, interval: str, port: int) -> AgentProcess:
-    return run_agent(
-        "--repo",
-        repo.url,
-        "--agent-name",
-        "e2e",
-        "--log-format",
-        "json",
-        state=state,
-        tmp_path=tmp_path,
-        interval=interval,
-        port=port,
-    )
 
 
 def syncs(server: str) -> float:
@@ -84,7 +68,7 @@ async def test_a_presync_hook_runs_once_per_revision(
     first = repo.commit("a PreSync hook")
     repo.push()
     port = free_port()
-    with agent(repo, state, tmp_path, "1s", port) as proc:
+    with json_agent(repo.url, state=state, tmp_path=tmp_path, interval="1s", port=port) as proc:
 
         async def synced(rev: str) -> bool:
             return (await read_status(state)).get("lastSyncedRevision") == rev
@@ -139,16 +123,18 @@ async def test_a_presync_hook_runs_once_per_revision(
 async def test_a_new_commit_cancels_a_wait_on_health(
     repo: RemoteRepo, state: Path, tmp_path: Path
 ) -> None:
-    stuck = deployment("db", replicas=1, image="postgres:16").replace(
-        "      labels: {app: db}\n",
-        "      labels: {app: db}\n      annotations: {gitkrm.io/simulate: pending}\n",
+    stuck = deployment(
+        "db",
+        replicas=1,
+        image="postgres:16",
+        template_annotations={"gitkrm.io/simulate": "pending"},
     )
     repo.write("db.yaml", stuck)  # wave 0
     repo.write("app.yaml", configmap("app", {"v": "1"}, wave=1))
     repo.commit("a Deployment that never becomes Available")
     repo.push()
     # healthTimeout is 5m (the default): only a cancelled wait lets the fix in quickly.
-    with agent(repo, state, tmp_path, "2s", free_port()) as proc:
+    with json_agent(repo.url, state=state, tmp_path=tmp_path, interval="2s") as proc:
 
         async def waiting() -> bool:
             return await read_object(state, DB) is not None
