@@ -13,6 +13,8 @@ from typing import Any
 
 from tests.e2e.manifests import namespace
 from tests.source.source_gitrepo import RemoteRepo
+from tests.support import builders
+from tests.support.manifests import yaml_text
 
 ARGOCD = "argocd"
 FINALIZER = "resources-finalizer.argocd.argoproj.io"
@@ -66,33 +68,17 @@ def application(
 
 def ui(name: str, *, replicas: int = 1, image: str = "example.test/guestbook-ui:0.2") -> str:
     """A Deployment and its Service, with no namespace (the destination's is used)."""
-    return f"""\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {name}
-spec:
-  replicas: {replicas}
-  revisionHistoryLimit: 3
-  selector:
-    matchLabels: {{app: {name}}}
-  template:
-    metadata:
-      labels: {{app: {name}}}
-    spec:
-      containers:
-      - name: {name}
-        image: {image}
-        ports: [{{containerPort: 80}}]
----
-apiVersion: v1
-kind: Service
-metadata:
-  name: {name}
-spec:
-  ports: [{{port: 80, targetPort: 80}}]
-  selector: {{app: {name}}}
-"""
+    app = builders.deployment(
+        name, None, replicas=replicas, image=image, container=name, port=80,
+        revisionHistoryLimit=3,
+    )  # fmt: skip
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": name},
+        "spec": {"ports": [{"port": 80, "targetPort": 80}], "selector": {"app": name}},
+    }
+    return yaml_text(app, service)
 
 
 def write_app_of_apps(repo: RemoteRepo, *, other: RemoteRepo | None = None) -> None:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+from typing import Any
+
+from tests.support import builders
+from tests.support.manifests import yaml_text
 
 
 def configmap(
@@ -20,26 +24,16 @@ def namespace(name: str) -> str:
     return f"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {name}\n"
 
 
-def deployment(name: str, *, namespace: str = "default", replicas: int = 2, image: str) -> str:
-    return f"""\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {name}
-  namespace: {namespace}
-  labels: {{app: {name}}}
-spec:
-  replicas: {replicas}
-  selector:
-    matchLabels: {{app: {name}}}
-  template:
-    metadata:
-      labels: {{app: {name}}}
-    spec:
-      containers:
-      - name: main
-        image: {image}
-"""
+def deployment(
+    name: str, *, namespace: str = "default", replicas: int = 2, image: str, **spec: Any
+) -> str:
+    """A Deployment of one container `main` (tests.support.builders.deployment; keyword
+    arguments are more `spec` fields, or `template_annotations`, `pod_spec`)."""
+    return yaml_text(
+        builders.deployment(
+            name, namespace, replicas=replicas, image=image, container="main", **spec
+        )
+    )
 
 
 def many_configmaps(

@@ -10,24 +10,15 @@ import subprocess
 from pathlib import Path
 
 from tests.e2e.e2e_support import cli_env, gitkrm_command
-from tests.e2e.manifests import kustomization, namespace
+from tests.e2e.manifests import deployment, kustomization, namespace
 from tests.source.source_gitrepo import RemoteRepo
 from tests.support.processes import end
 from tests.support.wait import eventually
 
-NEVER_SCHEDULED = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: stuck, namespace: default}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: stuck}}
-  template:
-    metadata: {labels: {app: stuck}}
-    spec:
-      nodeSelector: {no-such-node: "true"}
-      containers: [{name: c, image: example.test/stuck:1}]
-"""
+NEVER_SCHEDULED = deployment(
+    "stuck", replicas=1, image="example.test/stuck:1",
+    pod_spec={"nodeSelector": {"no-such-node": "true"}},
+)  # fmt: skip
 
 
 def test_a_second_signal_ends_a_wait_on_health(repo: RemoteRepo, state: Path) -> None:

@@ -70,10 +70,12 @@ def deployment(
     labels: Mapping[str, str] | None = None,
     annotations: Mapping[str, str] | None = None,
     template_annotations: Mapping[str, str] | None = None,
+    pod_spec: Mapping[str, Any] | None = None,
     **spec: Any,
 ) -> Obj:
     """A Deployment of one container selecting `app: <name>` (also its own label, with
-    `labels` added)."""
+    `labels` added); `pod_spec` holds more fields of the pod template's spec
+    (`nodeSelector`, ...)."""
     app = {"app": name}
     c: dict[str, Any] = {"name": container, "image": image}
     if port is not None:
@@ -84,7 +86,7 @@ def deployment(
     body: dict[str, Any] = {
         "replicas": replicas,
         "selector": {"matchLabels": dict(app)},
-        "template": {"metadata": template_md, "spec": {"containers": [c]}},
+        "template": {"metadata": template_md, "spec": {**(pod_spec or {}), "containers": [c]}},
     }
     body.update(spec)
     return {
