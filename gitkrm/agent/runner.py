@@ -16,33 +16,35 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gitkrm.cache import WatchCache
 from gitkrm.errors import GitkrmError
-from gitkrm.health import Health, HealthResult, aggregate, health_of
-from gitkrm.krm import GVK, Obj, ObjectRef, ResourceKey
-from gitkrm.krm.clock import now_rfc3339
-from gitkrm.source import InvalidRevision, PathNotFound, Source, UntrustedRevision
+from gitkrm.krm import GVK, Obj
+from gitkrm.source import Source
 from gitkrm.source.snapshot import Snapshot
 from gitkrm.store import Store
-from gitkrm.store.protocol import meta
-from gitkrm.sync import live
-from gitkrm.sync.objkey import object_key
 from gitkrm.sync.options import SyncOptions
 from gitkrm.sync.parsecache import ParseCache
-from gitkrm.sync.results import Action, Counts, SyncResult, SyncStatus, make_result
-from gitkrm.sync.steps import WRITES, Op
+from gitkrm.sync.results import SyncResult, make_result
 
 from . import hookstate, lastsync
 from . import logging as agentlog
 from . import status as st
 from .config import ApplyMode, SourceConfig, sync_options
 from .logging import log_sync, sync_fields
+from .outcomes import (
+    REVISION_ERRORS,
+    changed,
+    outcome_of,
+    outcome_of_error,
+    outcome_of_plan,
+    with_timing,
+)
 from .progress import Progress
+from .runner_reports import RunnerReports
 from .scheduler import Trigger
 from .sources import open_source
 from .state import hooks_file, last_sync_file, parse_cache_file
@@ -54,52 +56,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("gitkrm.agent")
 
-_REVISION_ERRORS = (InvalidRevision, UntrustedRevision, PathNotFound)
-_NOT_FOLLOWED = frozenset({Action.PRUNED, Action.SKIPPED})
 CANCEL_POLL = 10.0
 """At most this many seconds between polls of the source while a sync runs (half the
 interval when that is shorter): a new revision cancels a wait on health."""
-
-
-def outcome_of(result: SyncResult) -> st.Outcome:
-    """A sync result as the status shows it; any failed or refused object fails the sync."""
-    counts = result.counts
-    ok = result.status is SyncStatus.SUCCEEDED and not counts.bad and not result.errors
-    errors = result.problems()
-    applied = counts.changed or counts.unchanged > 0
-    stalled = not ok and not applied and not counts.bad  # the revision itself was refused
-    reason = st.Reason.SUCCEEDED if ok else st.Reason.SYNC_FAILED
-    if stalled:
-        reason = st.Reason.INVALID_REVISION
-    if result.guard == st.Reason.PRUNE_BUDGET_EXCEEDED:
-        reason = st.Reason.PRUNE_BUDGET_EXCEEDED
-    hooks = None
-    if result.hooks:
-        hooks = {"revision": result.revision, "runs": [h.to_dict() for h in result.hooks]}
-    return st.Outcome(
-        revision=result.revision,
-        succeeded=ok,
-        reason=reason,
-        counts=counts,
-        timings_ms=result.timings_ms,
-        errors=tuple(errors),
-        stalled=stalled,
-        hooks=hooks,
-        warnings=result.warnings,
-        releases=result.releases,
-    )
-
-
-def outcome_of_error(e: GitkrmError, *, revision: str | None) -> st.Outcome:
-    """A source or engine error as a failed outcome (Stalled when the revision is at fault)."""
-    stalled = isinstance(e, _REVISION_ERRORS)
-    return st.Outcome(
-        revision=getattr(e, "revision", None) or revision,
-        succeeded=False,
-        reason=st.Reason.INVALID_REVISION if stalled else st.Reason.SOURCE_FAILED,
-        errors=(e.message,),
-        stalled=stalled,
-    )
 
 
 def _components(config: SourceConfig) -> bool:
@@ -108,8 +67,8 @@ def _components(config: SourceConfig) -> bool:
     return config.overlay is not None and bool(config.overlay.components)
 
 
-class SourceRunner:
-    """Syncs one source into the store and keeps its GitSource status."""
+class SourceRunner(RunnerReports):
+    """Syncs one source into the store; its status, health and reports: `RunnerReports`."""
 
     def __init__(
         self,
@@ -127,7 +86,14 @@ class SourceRunner:
         cache: WatchCache | None = None,
         track_drift: bool = True,
     ) -> None:
-        self.store = store
+        super().__init__(
+            store=store,
+            config=config,
+            agent_name=agent_name,
+            live=live,
+            reporter=reporter,
+            follower=follower,
+        )
         self.track_drift = track_drift
         """Whether drift checks follow the syncs (not in `run --once`)."""
         self.cache = cache
@@ -135,49 +101,20 @@ class SourceRunner:
         self.state_dir = state_dir
         """Where parsed files and the record of the last sync are kept (None: nowhere)."""
         self.skip_unchanged = skip_unchanged
-        self.reporter = reporter
-        self.follower = follower
-        # Called with (source, result, seconds) after each sync: the API server's metrics.
-        self.observe: Callable[[str, str, float], None] | None = None
-        self.agent_name = agent_name
         self.apply_mode = apply_mode
         self.git_cache = git_cache
-        self.config = config
         self.source: Source = open_source(config, git_cache=git_cache)
         self._sync_engine: SyncEngine | None = None  # made at the first sync (`engine`)
         self._hooked_restored = False
         self._engine_store = store  # the store the engine syncs into, as given here
-        self.writer = st.StatusWriter(store, desired=config.to_object(agent_name=agent_name))
-        live = live or {}
-        self.status: dict[str, Any] = dict(live.get("status") or {})
-        self.generation: int = int((live.get("metadata") or {}).get("generation") or 1)
-        self.requested_at: str | None = None
-        self.synced_revision: str | None = None
-        self.last_ok = False
-        self.last_outcome: st.Outcome | None = None
         self.spec_error: str | None = None
         """Why the GitSource's current spec can't be used (the source is stalled until fixed)."""
-        self.applied: tuple[ObjectRef, ...] = ()
-        """The objects of the last sync or drift check (not pruned or skipped): what
-        `run --once --wait` waits for and the health follower follows."""
-        self.health: dict[ObjectRef, HealthResult] = {}
-        self.ttl_jobs: frozenset[ResourceKey] = frozenset()
-        """Jobs of the last sync that delete themselves when finished (gone means done)."""
-        self.last_sync: lastsync.LastSync | None = None
-        """The last sync that settled, at the store revision right after it (the agent
-        records it when it ends: see `lastsync`); None after a failure."""
-        self.written: set[int] = set()
-        """The store revisions of this runner's GitSource writes."""
         self.before_wait: Callable[[], Awaitable[None]] | None = None
         """Called before a sync first waits on health (the embedded target's controllers)."""
         self.parent = ""
         """A child source of a source tree: the source that declares it."""
         self.before_pass: Callable[[], None] | None = None
         """Called before a pass that fetches and syncs (not before one with nothing to do)."""
-
-    @property
-    def name(self) -> str:
-        return self.config.name
 
     @property
     def engine(self) -> SyncEngine:
@@ -320,17 +257,7 @@ class SourceRunner:
         self.synced_revision = record.revision
         self.last_ok = True
         self.last_outcome = outcome
-        fields = sync_fields(
-            source=self.name,
-            revision=record.revision,
-            result="Succeeded",
-            counts=outcome.counts,
-            timings_ms=outcome.timings_ms,
-            trigger=trigger,
-        )
-        log_sync({**fields, "nothing_changed": True})
-        if self.observe is not None:
-            self.observe(self.name, "Succeeded", ms / 1000)
+        self._log_pass(outcome, trigger=trigger)
         return outcome
 
     def _settled(self, outcome: st.Outcome) -> None:
@@ -357,9 +284,9 @@ class SourceRunner:
             snap = await self.source.snapshot()
         except GitkrmError as e:
             git_ms = (time.perf_counter() - started) * 1000
-            if isinstance(e, _REVISION_ERRORS):
+            if isinstance(e, REVISION_ERRORS):
                 await self._report(make_result(revision=e.revision, errors=[e.message]))
-            return _with_timing(outcome_of_error(e, revision=None), git=git_ms), False
+            return with_timing(outcome_of_error(e, revision=None), git=git_ms), False
         git_ms = (time.perf_counter() - started) * 1000
         full = (
             snap.revision != self.synced_revision
@@ -390,12 +317,12 @@ class SourceRunner:
                 progress.phase("drift")
                 result = await self.engine.check_drift(progress=progress.phase)
         except GitkrmError as e:
-            if isinstance(e, _REVISION_ERRORS):
+            if isinstance(e, REVISION_ERRORS):
                 await self._report(make_result(revision=e.revision, errors=[e.message]))
-            return _with_timing(outcome_of_error(e, revision=snap.revision), git=git_ms), False
+            return with_timing(outcome_of_error(e, revision=snap.revision), git=git_ms), False
         outcome = outcome_of(result)
-        outcome = _with_timing(outcome, git=git_ms + outcome.timings_ms.git)
-        quiet = not full and outcome.succeeded and not _changed(outcome.counts)
+        outcome = with_timing(outcome, git=git_ms + outcome.timings_ms.git)
+        quiet = not full and outcome.succeeded and not changed(outcome.counts)
         await self._report(result, quiet=quiet)
         return outcome, quiet
 
@@ -405,35 +332,13 @@ class SourceRunner:
         try:
             plan = await self.engine.plan(snap)
         except GitkrmError as e:
-            return _with_timing(outcome_of_error(e, revision=snap.revision), git=git_ms)
-        if plan.errors:
-            return _with_timing(
-                st.Outcome(
-                    revision=snap.revision,
-                    succeeded=False,
-                    reason=st.Reason.SYNC_FAILED,
-                    errors=plan.errors,
-                    stalled=True,
-                ),
-                git=git_ms,
-            )
-        differ = tuple(
-            f"{s.op}: {s.ref.kind} {s.ref.namespace + '/' if s.ref.namespace else ''}{s.ref.name}"
-            for s in plan.steps
-            if s.op in WRITES or s.op in (Op.REFUSE, Op.FAIL)
-        )
-        refs = tuple(s.ref for s in plan.steps if s.desired is not None and s.live is not None)
-        self.health = await self._read_health(refs)
-        self.applied = refs
-        return _with_timing(
-            st.Outcome(
-                revision=snap.revision,
-                succeeded=True,
-                reason=st.Reason.SUCCEEDED,
-                out_of_sync=differ,
-            ),
-            git=git_ms,
-        )
+            return with_timing(outcome_of_error(e, revision=snap.revision), git=git_ms)
+        outcome = outcome_of_plan(plan, revision=snap.revision)
+        if outcome.succeeded:
+            refs = tuple(s.ref for s in plan.steps if s.desired is not None and s.live is not None)
+            self.health = await self._read_health(refs)
+            self.applied = refs
+        return with_timing(outcome, git=git_ms)
 
     async def _sync(
         self, snap: Snapshot, triggers: frozenset[Trigger], progress: Progress
@@ -499,133 +404,6 @@ class SourceRunner:
                 cancel.set()
                 return
 
-    async def _report(self, result: SyncResult, *, quiet: bool = False) -> None:
-        """Judge the health of the result's objects, tell the reporter, follow them.
-
-        The objects are read a kind at a time (one paged list of the kind, or a get each
-        for a few); a quiet drift check of the same objects reads nothing: the
-        follower's watches keep their verdicts current."""
-        refs = tuple(o.ref for o in result.objects if o.action not in _NOT_FOLLOWED)
-        self.ttl_jobs = self.engine.jobs_with_ttl()
-        if quiet and refs == self.applied and set(refs) == set(self.health):
-            health = self.health
-        else:
-            health = await self._read_health(refs)
-        self.applied = refs
-        self.health = health
-        if self.reporter is None:
-            return
-        await self.reporter.record_sync(source_name=self.name, result=result, health=health)
-        if self.follower is not None:
-            self.follower.follow(
-                self.name,
-                result.revision,
-                refs,
-                ttl_jobs=self.ttl_jobs,
-                checks=self.config.health_checks,
-            )
-
-    async def _read_health(self, refs: tuple[ObjectRef, ...]) -> dict[ObjectRef, HealthResult]:
-        versions: dict[tuple[str, str], GVK] = {}  # one lookup per kind, not per object
-        wanted: dict[ObjectRef, GVK] = {}
-        for ref in refs:
-            gvk = versions.get((ref.group, ref.kind))
-            if gvk is None:
-                gvk = versions[ref.group, ref.kind] = self.engine.read_gvk(ref)
-            wanted[ref] = gvk
-        known = self.engine.take_live()  # what the sync just wrote or read: not read again
-        objs: dict[ObjectRef, Obj | None] = {}
-        for ref in refs:
-            obj = known.get(object_key(ref))
-            if obj is not None:
-                objs[ref] = obj
-                del wanted[ref]
-        try:
-            if wanted:
-                objs.update(await live.read(self.store, wanted))
-        except GitkrmError as e:
-            log.debug("source %s: health not read: %s", self.name, e.message)
-            return {}
-        return {
-            ref: health_of(
-                obj, deletes_itself=ref.key in self.ttl_jobs, checks=self.config.health_checks
-            )
-            for ref, obj in objs.items()
-        }
-
-    def health_summary(self) -> dict[str, Any]:
-        """The `status.health` of the GitSource: the aggregate health of the last sync."""
-        verdicts = [h.status for h in self.health.values()]
-        return {
-            "status": aggregate(verdicts).value,
-            "objects": len(verdicts),
-            "notCurrent": sum(1 for v in verdicts if v is not Health.CURRENT),
-        }
-
-    async def record_health(self, verdicts: Mapping[ObjectRef, HealthResult]) -> None:
-        """New verdicts for objects of the last sync (after waiting): into `status.health`."""
-        self.health.update({r: h for r, h in verdicts.items() if r in self.health})
-        summary = self.health_summary()
-        if self.status.get("health") != summary:
-            await self._write({**self.status, "health": summary})
-
-    async def set_report_state(self, report: dict[str, Any]) -> None:
-        """Write how the remote takes our reports into the GitSource status (`report`)."""
-        if self.status.get("report") == report:
-            return
-        await self._write({**self.status, "report": report})
-
-    async def _progressing(self, revision: str) -> None:
-        status = st.progressing(
-            self.status, revision=revision, generation=self.generation, now=now_rfc3339()
-        )
-        await self._write(status)
-
-    async def _finish(
-        self, outcome: st.Outcome, *, trigger: str, requested: str | None, quiet: bool = False
-    ) -> None:
-        if outcome.succeeded and outcome.revision:
-            self.synced_revision = outcome.revision
-        self.last_ok = outcome.succeeded
-        fields = sync_fields(
-            source=self.name,
-            revision=outcome.revision,
-            result="Succeeded" if outcome.succeeded else "Failed",
-            counts=outcome.counts,
-            timings_ms=outcome.timings_ms,
-            trigger=trigger,
-        )
-        log_sync(fields, errors=tuple(outcome.errors), level=logging.DEBUG if quiet else 0)
-        if self.observe is not None:
-            seconds = outcome.timings_ms.total / 1000
-            self.observe(self.name, "Succeeded" if outcome.succeeded else "Failed", seconds)
-        previous = self.last_outcome
-        self.last_outcome = outcome
-        if quiet and previous is not None and previous.succeeded:
-            return  # a drift check that found nothing: the status is already right
-        status = st.finished(
-            self.status,
-            outcome,
-            generation=self.generation,
-            now=now_rfc3339(),
-            requested_at=requested,
-        )
-        if self.health or outcome.succeeded:
-            status["health"] = self.health_summary()
-        await self._write(status)
-
-    async def _write(self, status: dict[str, Any]) -> None:
-        try:
-            written = await self.writer.write(status)
-        except GitkrmError as e:
-            log.error("source %s: status not written: %s", self.name, e.message)
-            self.last_sync = None  # the status must say what the record says
-            return
-        self.status = status
-        rv = str(meta(written).get("resourceVersion") or "")
-        if rv.isdigit():
-            self.written.add(int(rv))
-
     async def close_engine(self) -> None:
         """Stop the sync engine's drift informers (nothing syncs any more)."""
         engine, self._sync_engine = self._sync_engine, None
@@ -635,11 +413,3 @@ class SourceRunner:
     async def close(self) -> None:
         await self.close_engine()
         await self.source.close()
-
-
-def _changed(counts: Counts | None) -> bool:
-    return counts is not None and (counts.changed or counts.bad > 0)
-
-
-def _with_timing(outcome: st.Outcome, *, git: float) -> st.Outcome:
-    return replace(outcome, timings_ms=replace(outcome.timings_ms, git=round(git, 3)))

@@ -1,8 +1,8 @@
-"""How a sync result or an error becomes the status outcome."""
+"""How a sync result or an error becomes the status outcome (`gitkrm.agent.outcomes`)."""
 
 from __future__ import annotations
 
-from gitkrm.agent.runner import outcome_of, outcome_of_error
+from gitkrm.agent.outcomes import outcome_of, outcome_of_error
 from gitkrm.agent.status import Reason
 from gitkrm.errors import Cause, NotFound
 from gitkrm.krm import ObjectRef
