@@ -4,6 +4,7 @@ the object checks kube-apiserver makes against the URL (kind, apiVersion, name, 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -131,46 +132,60 @@ def decode_body(
     return value, listed
 
 
+def _default_or_match(
+    into: dict[str, Any], key: str, expected: str, mismatch: Callable[[object], str]
+) -> None:
+    """kube-apiserver's rule for a field the URL gives too: missing or empty, the body takes
+    the URL's value; another value is refused (`mismatch` words it, given the body's)."""
+    got = into.get(key)
+    if got in (None, ""):
+        into[key] = expected
+    elif got != expected:
+        raise BadRequest(mismatch(got))
+
+
 def check_object(obj: Any, *, info: ResourceInfo, name: str | None, namespace: str | None) -> Obj:
     """Fill in apiVersion, kind and namespace from the URL when missing, refuse mismatches."""
     if not isinstance(obj, dict):
         raise BadRequest(f"the request body must be a JSON object, got {type(obj).__name__}")
     api_version = info.gvk.api_version
-    av = obj.get("apiVersion")
-    kind = obj.get("kind")
-    if av in (None, ""):
-        obj["apiVersion"] = api_version
-    elif av != api_version:
-        raise BadRequest(
-            f"the API version in the data ({av}) does not match the expected API version "
-            f"({api_version})"
-        )
-    if kind in (None, ""):
-        obj["kind"] = info.kind
-    elif kind != info.kind:
-        raise BadRequest(
-            f"the kind in the data ({kind}) does not match the expected kind ({info.kind})"
-        )
+    _default_or_match(
+        obj,
+        "apiVersion",
+        api_version,
+        lambda got: (
+            f"the API version in the data ({got}) does not match the expected API "
+            f"version ({api_version})"
+        ),
+    )
+    _default_or_match(
+        obj,
+        "kind",
+        info.kind,
+        lambda got: f"the kind in the data ({got}) does not match the expected kind ({info.kind})",
+    )
     md = obj.get("metadata")
     if md is None:
         md = obj["metadata"] = {}
     elif not isinstance(md, dict):
         raise BadRequest("metadata must be an object")
     if name is not None:
-        body_name = md.get("name")
-        if body_name in (None, ""):
-            md["name"] = name
-        elif body_name != name:
-            raise BadRequest(
-                f"the name of the object ({body_name}) does not match the name on the URL ({name})"
-            )
+        _default_or_match(
+            md,
+            "name",
+            name,
+            lambda got: (
+                f"the name of the object ({got}) does not match the name on the URL ({name})"
+            ),
+        )
     if info.namespaced and namespace is not None:
-        ns = md.get("namespace")
-        if ns in (None, ""):
-            md["namespace"] = namespace
-        elif ns != namespace:
-            raise BadRequest(
-                "the namespace of the provided object does not match the namespace sent on "
-                "the request"
-            )
+        _default_or_match(
+            md,
+            "namespace",
+            namespace,
+            lambda _: (
+                "the namespace of the provided object does not match the namespace sent "
+                "on the request"
+            ),
+        )
     return obj

@@ -5,6 +5,11 @@ from __future__ import annotations
 from gitkrm.krm.clock import parse_timestamp
 
 
+def _and_rest(count: int, unit: str, rest: int, rest_unit: str) -> str:
+    """`3m` or `3m20s`: the smaller unit only when it is not 0."""
+    return f"{count}{unit}{rest}{rest_unit}" if rest else f"{count}{unit}"
+
+
 def human_duration(seconds: float) -> str:
     s = int(seconds)
     if s < -1:
@@ -15,25 +20,20 @@ def human_duration(seconds: float) -> str:
         return f"{s}s"
     minutes = s // 60
     if minutes < 10:
-        rest = s % 60
-        return f"{minutes}m" if rest == 0 else f"{minutes}m{rest}s"
+        return _and_rest(minutes, "m", s % 60, "s")
     if minutes < 60 * 3:
         return f"{minutes}m"
     hours = s // 3600
     if hours < 8:
-        m = minutes % 60
-        return f"{hours}h" if m == 0 else f"{hours}h{m}m"
+        return _and_rest(hours, "h", minutes % 60, "m")
     if hours < 48:
         return f"{hours}h"
     if hours < 24 * 8:
-        h = hours % 24
-        return f"{hours // 24}d" if h == 0 else f"{hours // 24}d{h}h"
+        return _and_rest(hours // 24, "d", hours % 24, "h")
     if hours < 24 * 365 * 2:
         return f"{hours // 24}d"
     if hours < 24 * 365 * 8:
-        dy = (hours // 24) % 365
-        years = hours // 24 // 365
-        return f"{years}y" if dy == 0 else f"{years}y{dy}d"
+        return _and_rest(hours // 24 // 365, "y", (hours // 24) % 365, "d")
     return f"{hours // 24 // 365}y"
 
 
