@@ -1,4 +1,5 @@
 from tests.report.report_fixtures import (
+    agent_repo,
     history,
     make_repo,
     make_reporter,
@@ -6,4 +7,4 @@ from tests.report.report_fixtures import (
     remote,
 )
 
-__all__ = ["history", "make_repo", "make_reporter", "make_source", "remote"]
+__all__ = ["agent_repo", "history", "make_repo", "make_reporter", "make_source", "remote"]

@@ -18,6 +18,7 @@ from tests.support.closing import Made
 SourceMaker = Callable[..., Awaitable[GitSource]]
 ReporterMaker = Callable[..., Reporter]
 RepoMaker = Callable[..., ReportRepo]
+AgentRepoMaker = Callable[..., Awaitable[ReportRepo]]
 
 
 @pytest.fixture
@@ -55,6 +56,20 @@ async def make_repo() -> AsyncIterator[RepoMaker]:
             return made.keep(ReportRepo(target, agent=agent))
 
         yield make
+
+
+@pytest.fixture
+def agent_repo(
+    make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo
+) -> AgentRepoMaker:
+    """The report repository of an agent (edge-1 unless named) on the test's remote, made
+    from a source snapshotted in the state directory `state` (unless named)."""
+
+    async def make(agent: str = "edge-1", *, state: str = "state") -> ReportRepo:
+        src = await make_source(remote.url, state=state)
+        return make_repo(RemoteTarget.of_source(src), agent=agent)
+
+    return make
 
 
 FAST = Backoff(initial=0.05, maximum=0.2, jitter=0.0)

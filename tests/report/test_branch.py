@@ -9,18 +9,16 @@ import pytest
 from gitkrm.errors import Conflict, Forbidden, GitkrmError
 from gitkrm.report.branch import MAX_REBASES, Backoff, Publisher, PushState
 from gitkrm.report.notes import NoteBook
-from gitkrm.report.repo import Rejection, RemoteTarget
+from gitkrm.report.repo import Rejection
 from gitkrm.report.statusfile import StatusFile
-from tests.report.report_fixtures import RepoMaker, SourceMaker
+from tests.report.report_fixtures import AgentRepoMaker
 from tests.report.report_helpers import git_out, stored_entry
 from tests.source.source_gitrepo import RemoteRepo
 
 
-async def _publisher(
-    make_source: SourceMaker, make_repo: RepoMaker, url: str, agent: str
-) -> Publisher:
-    src = await make_source(url, state=f"state-{agent}")
-    repo = make_repo(RemoteTarget.of_source(src), agent=agent)
+async def _publisher(agent_repo: AgentRepoMaker, agent: str) -> Publisher:
+    """The agent's publisher, its source cached in a state directory of its own."""
+    repo = await agent_repo(agent, state=f"state-{agent}")
     return Publisher(
         repo,
         notes=NoteBook(repo, agent=agent),
@@ -34,9 +32,9 @@ def _note(agent: str, updated: str = "2024-05-01T10:00:00Z") -> dict[str, object
 
 
 async def test_publish_pushes_notes_and_status(
-    make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo
+    agent_repo: AgentRepoMaker, remote: RemoteRepo
 ) -> None:
-    pub = await _publisher(make_source, make_repo, remote.url, "edge-1")
+    pub = await _publisher(agent_repo, "edge-1")
     head = remote.head()
     await pub.notes.write(head, {"default": _note("edge-1")})
     await pub.status.write(b"edge-1 status\n", message="status")
@@ -53,10 +51,10 @@ async def test_publish_pushes_notes_and_status(
 
 
 async def test_another_agents_push_is_rebased_onto(
-    make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo
+    agent_repo: AgentRepoMaker, remote: RemoteRepo
 ) -> None:
-    one = await _publisher(make_source, make_repo, remote.url, "edge-1")
-    two = await _publisher(make_source, make_repo, remote.url, "edge-2")
+    one = await _publisher(agent_repo, "edge-1")
+    two = await _publisher(agent_repo, "edge-2")
     await one.publish()  # learn the (empty) remote
     await two.status.write(b"two\n", message="two")
     await two.publish()
@@ -77,15 +75,15 @@ async def test_another_agents_push_is_rebased_onto(
 
 
 async def test_a_fresh_agent_state_merges_the_remotes_notes(
-    make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo
+    agent_repo: AgentRepoMaker, remote: RemoteRepo
 ) -> None:
     """An agent restarted with an empty state dir must not lose the notes it pushed before."""
-    before = await _publisher(make_source, make_repo, remote.url, "edge-1")
+    before = await _publisher(agent_repo, "edge-1")
     head = remote.head()
     await before.notes.write(head, {"apps": _note("edge-1")})
     await before.notes.write("1" * 40, {"apps": _note("edge-1")})
     await before.publish()
-    after = await _publisher(make_source, make_repo, remote.url, "edge-1")  # same agent, new cache
+    after = await _publisher(agent_repo, "edge-1")  # same agent, new cache
     await after.notes.write(head, {"infra": _note("edge-1", "2024-05-01T10:00:09Z")})
     await after.publish()
     note = git_out(remote.bare, "notes", "--ref=gitkrm/edge-1", "show", head)
@@ -95,9 +93,9 @@ async def test_a_fresh_agent_state_merges_the_remotes_notes(
 
 
 async def test_a_refusing_remote_is_forbidden(
-    make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo
+    agent_repo: AgentRepoMaker, remote: RemoteRepo
 ) -> None:
-    pub = await _publisher(make_source, make_repo, remote.url, "edge-1")
+    pub = await _publisher(agent_repo, "edge-1")
     hook = remote.bare / "hooks" / "pre-receive"
     hook.write_text("#!/bin/sh\necho 'no reports here' >&2\nexit 1\n")
     hook.chmod(0o755)
@@ -110,9 +108,9 @@ async def test_a_refusing_remote_is_forbidden(
 
 
 async def test_an_unreachable_remote_is_an_error(
-    make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo, tmp_path: Path
+    agent_repo: AgentRepoMaker, remote: RemoteRepo, tmp_path: Path
 ) -> None:
-    pub = await _publisher(make_source, make_repo, remote.url, "edge-1")
+    pub = await _publisher(agent_repo, "edge-1")
     await pub.status.write(b"x\n", message="x")
     pub.repo.url = str(tmp_path / "gone.git")
     with pytest.raises(GitkrmError, match=r"gone\.git"):
@@ -120,12 +118,9 @@ async def test_an_unreachable_remote_is_an_error(
 
 
 async def test_a_remote_that_keeps_moving_is_a_conflict(
-    make_source: SourceMaker,
-    make_repo: RepoMaker,
-    remote: RemoteRepo,
-    monkeypatch: pytest.MonkeyPatch,
+    agent_repo: AgentRepoMaker, remote: RemoteRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pub = await _publisher(make_source, make_repo, remote.url, "edge-1")
+    pub = await _publisher(agent_repo, "edge-1")
     await pub.status.write(b"x\n", message="x")
 
     async def always_stale(refspecs: list[str]) -> list[Rejection]:

@@ -7,21 +7,18 @@ import pytest
 from gitkrm.report import notes as notes_module
 from gitkrm.report.formats import note_document, parse, render
 from gitkrm.report.notes import NoteBook
-from gitkrm.report.repo import RemoteTarget
-from tests.report.report_fixtures import RepoMaker, SourceMaker
+from tests.report.report_fixtures import AgentRepoMaker
 from tests.report.report_helpers import git_out, read_note, stored_entry
 from tests.source.source_gitrepo import RemoteRepo
 
 
-async def _book(make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo) -> NoteBook:
-    src = await make_source(remote.url)
-    return NoteBook(make_repo(RemoteTarget.of_source(src), agent="edge-1"), agent="edge-1")
+@pytest.fixture
+async def book(agent_repo: AgentRepoMaker) -> NoteBook:
+    """The note book of agent edge-1 on the test's remote."""
+    return NoteBook(await agent_repo(), agent="edge-1")
 
 
-async def test_sources_share_a_commits_note(
-    make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo
-) -> None:
-    book = await _book(make_source, make_repo, remote)
+async def test_sources_share_a_commits_note(book: NoteBook, remote: RemoteRepo) -> None:
     head = remote.head()
     e1 = {**stored_entry("2024-05-01T10:00:00Z"), "revision": head}
     e2 = {**stored_entry("2024-05-01T10:00:01Z"), "revision": head, "health": "InProgress"}
@@ -38,12 +35,8 @@ async def test_sources_share_a_commits_note(
 
 
 async def test_a_known_note_is_not_parsed_again(
-    make_source: SourceMaker,
-    make_repo: RepoMaker,
-    remote: RemoteRepo,
-    monkeypatch: pytest.MonkeyPatch,
+    book: NoteBook, remote: RemoteRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    book = await _book(make_source, make_repo, remote)
     head = remote.head()
     await book.write(head, {"apps": stored_entry("2024-05-01T10:00:00Z", revision=head)})
     calls: list[str] = []
@@ -52,10 +45,7 @@ async def test_a_known_note_is_not_parsed_again(
     assert calls == []
 
 
-async def test_a_foreign_note_is_replaced(
-    make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo
-) -> None:
-    book = await _book(make_source, make_repo, remote)
+async def test_a_foreign_note_is_replaced(book: NoteBook, remote: RemoteRepo) -> None:
     head = remote.head()
     blob = await book.repo.write_blob(b"not: [a gitkrm note")
     await book.repo.set_note(book.ref, head, blob)
@@ -66,10 +56,7 @@ async def test_a_foreign_note_is_replaced(
     assert list(note["sources"]) == ["apps"]
 
 
-async def test_rebase_keeps_both_sides_entries(
-    make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo
-) -> None:
-    book = await _book(make_source, make_repo, remote)
+async def test_rebase_keeps_both_sides_entries(book: NoteBook, remote: RemoteRepo) -> None:
     repo = book.repo
     head = remote.head()
     other = "1" * 40
@@ -102,10 +89,7 @@ async def test_rebase_keeps_both_sides_entries(
     assert await book.read(other) is not None
 
 
-async def test_rebase_fast_forwards_and_adopts(
-    make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo
-) -> None:
-    book = await _book(make_source, make_repo, remote)
+async def test_rebase_fast_forwards_and_adopts(book: NoteBook, remote: RemoteRepo) -> None:
     repo = book.repo
     head = remote.head()
     await book.rebase("refs/gitkrm/test/none")  # no remote notes: nothing to do
@@ -127,15 +111,11 @@ async def test_rebase_fast_forwards_and_adopts(
 
 
 async def test_a_note_of_only_the_entries_being_replaced_is_not_parsed(
-    make_source: SourceMaker,
-    make_repo: RepoMaker,
-    remote: RemoteRepo,
-    monkeypatch: pytest.MonkeyPatch,
+    book: NoteBook, remote: RemoteRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A new process (nothing remembered) rewriting its own source's entry: the old note
     says nothing else worth keeping, and is not read as YAML; one with another source's
     entry is."""
-    book = await _book(make_source, make_repo, remote)
     head = remote.head()
     await book.write(head, {"apps": stored_entry("2024-05-01T10:00:00Z", revision=head)})
     calls: list[str] = []

@@ -7,28 +7,21 @@ from gitkrm.report.repo import (
     NOTES_MESSAGE,
     FileCommit,
     NoteCommit,
-    RemoteTarget,
-    ReportRepo,
     blob_id,
 )
 from gitkrm.report.statusfile import STATUS_REF
 from gitkrm.source.snapshot import git_blob_id
-from tests.report.report_fixtures import RepoMaker, SourceMaker
+from tests.report.report_fixtures import AgentRepoMaker, SourceMaker
 from tests.report.report_helpers import git_out
 from tests.source.source_gitrepo import RemoteRepo
 
 NOTES = "refs/notes/gitkrm/edge-1"
 
 
-async def _repo(make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo) -> ReportRepo:
-    src = await make_source(remote.url)
-    return make_repo(RemoteTarget.of_source(src), agent="edge-1")
-
-
 async def test_a_note_and_the_status_file_are_one_fast_import(
-    make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo
+    agent_repo: AgentRepoMaker, remote: RemoteRepo
 ) -> None:
-    repo = await _repo(make_source, make_repo, remote)
+    repo = await agent_repo()
     head = remote.head()
     done = await repo.commit(
         [
@@ -55,9 +48,9 @@ async def test_a_note_and_the_status_file_are_one_fast_import(
 
 
 async def test_writes_to_one_ref_are_chained_and_known_as_ancestors(
-    make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo
+    agent_repo: AgentRepoMaker, make_source: SourceMaker, remote: RemoteRepo
 ) -> None:
-    repo = await _repo(make_source, make_repo, remote)
+    repo = await agent_repo()
     first = remote.head()
     remote.write("b.yaml", "b: 1\n")
     second = remote.commit("second")
@@ -87,9 +80,9 @@ async def test_writes_to_one_ref_are_chained_and_known_as_ancestors(
 
 
 async def test_a_ref_moves_only_forward_from_where_it_is(
-    make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo
+    agent_repo: AgentRepoMaker, remote: RemoteRepo
 ) -> None:
-    repo = await _repo(make_source, make_repo, remote)
+    repo = await agent_repo()
     write = FileCommit(STATUS_REF, "status/edge-1.yaml", "m", content=b"1\n")
     [first] = await repo.commit([write], parents={STATUS_REF: None})
     other = FileCommit(STATUS_REF, "status/edge-1.yaml", "m", content=b"2\n")
@@ -101,11 +94,11 @@ async def test_a_ref_moves_only_forward_from_where_it_is(
 
 
 async def test_a_note_on_what_is_not_a_commit_here_is_added_by_git_notes(
-    make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo
+    agent_repo: AgentRepoMaker, remote: RemoteRepo
 ) -> None:
     """fast-import notes commits only; a note on anything else (a commit the cache does
     not have) is written as `git notes add` writes it."""
-    repo = await _repo(make_source, make_repo, remote)
+    repo = await agent_repo()
     absent = "1" * 40
     head = remote.head()
     done = await repo.commit(
@@ -120,9 +113,9 @@ async def test_a_note_on_what_is_not_a_commit_here_is_added_by_git_notes(
 
 
 async def test_a_note_is_found_at_any_fan_out(
-    make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo
+    agent_repo: AgentRepoMaker, remote: RemoteRepo
 ) -> None:
-    repo = await _repo(make_source, make_repo, remote)
+    repo = await agent_repo()
     head = remote.head()
     fanned = f"{head[:2]}/{head[2:4]}/{head[4:]}"
     await repo.commit(

@@ -1,23 +1,15 @@
 from __future__ import annotations
 
-from gitkrm.report.repo import RemoteTarget
 from gitkrm.report.statusfile import STATUS_REF, StatusFile
-from tests.report.report_fixtures import RepoMaker, SourceMaker
+from tests.report.report_fixtures import AgentRepoMaker, RepoMaker
 from tests.report.report_helpers import git_out
 from tests.source.source_gitrepo import RemoteRepo
 
 
-async def _status(
-    make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo, agent: str = "edge-1"
-) -> StatusFile:
-    src = await make_source(remote.url)
-    return StatusFile(make_repo(RemoteTarget.of_source(src), agent=agent), agent=agent)
-
-
 async def test_writes_commit_without_touching_the_tracked_ref(
-    make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo
+    agent_repo: AgentRepoMaker, remote: RemoteRepo
 ) -> None:
-    status = await _status(make_source, make_repo, remote)
+    status = StatusFile(await agent_repo(), agent="edge-1")
     repo = status.repo
     refs_before = {
         r: await repo.rev(r) for r in ("refs/gitkrm/tracked", "refs/gitkrm/snapshot", "HEAD")
@@ -40,9 +32,9 @@ async def test_writes_commit_without_touching_the_tracked_ref(
 
 
 async def test_rebase_replays_our_file_onto_theirs(
-    make_source: SourceMaker, make_repo: RepoMaker, remote: RemoteRepo
+    agent_repo: AgentRepoMaker, make_repo: RepoMaker, remote: RemoteRepo
 ) -> None:
-    ours = await _status(make_source, make_repo, remote, "edge-1")
+    ours = StatusFile(await agent_repo(), agent="edge-1")
     repo = ours.repo
     theirs = StatusFile(make_repo(repo.target, agent="edge-2"), agent="edge-2")
     theirs.ref = "refs/gitkrm/test/remote-status"
