@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from gitkrm.errors import BadRequest, Invalid, NotFound
+from gitkrm.krm.conditions import Condition, conditions_of
 from gitkrm.krm.refs import GVK, GroupKind
 from gitkrm.krm.types import FieldValidation
 from gitkrm.schema import Registry
@@ -108,19 +109,30 @@ def widget(**spec: Any) -> dict[str, Any]:
     }
 
 
-@pytest.fixture
-def crd_registry(registry: Registry) -> Registry:
-    crd = widget_crd()
+def register(registry: Registry, crd: dict[str, Any]) -> dict[str, Condition]:
+    """Admit and register `crd` as the API server's create does; its conditions by type."""
     registry.admit(crd)
     registry.register_crd(crd)
+    return {c["type"]: c for c in conditions_of(crd)}
+
+
+def renamed_widget_crd(*, plural: str, kind: str) -> dict[str, Any]:
+    """The widget CRD named anew (`<plural>.example.com`, `plural`, `kind`)."""
+    crd = widget_crd()
+    crd["metadata"]["name"] = f"{plural}.example.com"
+    crd["spec"]["names"] = {"plural": plural, "kind": kind}
+    return crd
+
+
+@pytest.fixture
+def crd_registry(registry: Registry) -> Registry:
+    register(registry, widget_crd())
     return registry
 
 
 def test_register_sets_status_and_serves_every_version(registry: Registry) -> None:
     crd = widget_crd()
-    registry.admit(crd)
-    registry.register_crd(crd)
-    conditions = {c["type"]: c for c in crd["status"]["conditions"]}
+    conditions = register(registry, crd)
     assert conditions["NamesAccepted"]["status"] == "True"
     assert conditions["NamesAccepted"]["reason"] == "NoConflicts"
     assert conditions["Established"]["status"] == "True"
@@ -150,8 +162,7 @@ def test_register_sets_status_and_serves_every_version(registry: Registry) -> No
 
 def test_reregistering_keeps_transition_time(registry: Registry) -> None:
     crd = widget_crd()
-    registry.admit(crd)
-    registry.register_crd(crd)
+    register(registry, crd)
     first = crd["status"]["conditions"][0]["lastTransitionTime"]
     crd["status"]["conditions"][0]["lastTransitionTime"] = "2020-01-01T00:00:00Z"
     registry.register_crd(crd)
@@ -160,12 +171,7 @@ def test_reregistering_keeps_transition_time(registry: Registry) -> None:
 
 
 def test_name_clash_is_not_accepted(crd_registry: Registry) -> None:
-    other = widget_crd()
-    other["metadata"]["name"] = "gadgets.example.com"
-    other["spec"]["names"] = {"plural": "gadgets", "kind": "Widget"}
-    crd_registry.admit(other)
-    crd_registry.register_crd(other)
-    conditions = {c["type"]: c for c in other["status"]["conditions"]}
+    conditions = register(crd_registry, renamed_widget_crd(plural="gadgets", kind="Widget"))
     assert conditions["NamesAccepted"]["status"] == "False"
     assert conditions["NamesAccepted"]["reason"] == "KindConflict"
     assert conditions["NamesAccepted"]["message"] == '"Widget" is already in use'
@@ -175,13 +181,10 @@ def test_name_clash_is_not_accepted(crd_registry: Registry) -> None:
 
 
 def test_plural_clash(crd_registry: Registry) -> None:
-    other = widget_crd()
-    other["metadata"]["name"] = "widgets.example.com"
-    other["spec"]["names"] = {"plural": "widgets", "kind": "Thing"}
     # The same CRD re-registered under new names does not clash with itself.
-    crd_registry.admit(other)
-    crd_registry.register_crd(other)
-    assert other["status"]["conditions"][0]["status"] == "True"
+    conditions = register(crd_registry, renamed_widget_crd(plural="widgets", kind="Thing"))
+    assert conditions["NamesAccepted"]["status"] == "True"
+    assert conditions["Established"]["status"] == "True"
     assert (
         crd_registry.info(GVK(group="example.com", version="v1", kind="Thing")).plural == "widgets"
     )

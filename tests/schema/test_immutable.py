@@ -18,6 +18,23 @@ def update_causes(registry: Registry, old: dict[str, Any], new: dict[str, Any]) 
     return {c.field: c.message for c in e.value.causes}
 
 
+def changed(obj: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    """A copy of `obj` with the field at the dotted `path` set to `value`."""
+    new = clone(obj)
+    *parents, last = path.split(".")
+    field = new
+    for key in parents:
+        field = field[key]
+    field[last] = value
+    return new
+
+
+def select_also(workload: dict[str, Any], label: str, value: str) -> None:
+    """Add a label to a workload's selector and to its pod template alike (still matching)."""
+    workload["spec"]["selector"]["matchLabels"][label] = value
+    workload["spec"]["template"]["metadata"]["labels"][label] = value
+
+
 def test_metadata_name_namespace_uid(registry: Registry) -> None:
     old = deployment()
     old["metadata"]["uid"] = "u1"
@@ -46,8 +63,7 @@ def test_workload_selector(registry: Registry, kind: str) -> None:
     if kind == "DaemonSet":
         del old["spec"]["replicas"]
     new = clone(old)
-    new["spec"]["selector"]["matchLabels"]["tier"] = "web"
-    new["spec"]["template"]["metadata"]["labels"]["tier"] = "web"
+    select_also(new, "tier", "web")
     causes = update_causes(registry, old, new)
     assert causes["spec.selector"].endswith("field is immutable")
 
@@ -62,8 +78,7 @@ def test_statefulset_spec_beyond_the_mutable_fields(registry: Registry) -> None:
     registry.admit(old)
     registry.admit(clone(new), old=old)
     new["spec"]["serviceName"] = "other"
-    new["spec"]["selector"]["matchLabels"]["tier"] = "web"
-    new["spec"]["template"]["metadata"]["labels"]["tier"] = "web"
+    select_also(new, "tier", "web")
     causes = update_causes(registry, old, new)
     assert causes["spec"].startswith("Forbidden: updates to statefulset spec for fields other")
 
@@ -97,8 +112,7 @@ def test_job_template_and_selector(registry: Registry) -> None:
     old = _job()
     new = clone(old)
     new["spec"]["template"]["spec"]["containers"][0]["image"] = "a:2"
-    new["spec"]["selector"]["matchLabels"]["x"] = "y"
-    new["spec"]["template"]["metadata"]["labels"]["x"] = "y"
+    select_also(new, "x", "y")
     causes = update_causes(registry, old, new)
     assert causes["spec.template"].endswith("field is immutable")
     assert causes["spec.selector"].endswith("field is immutable")
@@ -128,9 +142,10 @@ def test_service_update_without_cluster_ip_keeps_the_allocated_one(registry: Reg
 def test_service_cluster_ip_may_be_set_when_unset(registry: Registry) -> None:
     old = service()
     registry.admit(old)
-    new = clone(old)
-    new["spec"]["clusterIP"] = "10.0.0.10"
-    registry.admit(new, old=old)
+    registry.admit(changed(old, "spec.clusterIP", "10.0.0.10"), old=old)
+
+
+STORAGE = "spec.resources.requests.storage"
 
 
 def _pvc(**spec: Any) -> dict[str, Any]:
@@ -149,17 +164,11 @@ def _pvc(**spec: Any) -> dict[str, Any]:
 def test_bound_pvc_spec_except_storage_request(registry: Registry) -> None:
     old = _pvc(volumeName="pv-1")
     old["status"] = {"phase": "Bound"}
-    grown = clone(old)
-    grown["spec"]["resources"]["requests"]["storage"] = "2Gi"
     registry.admit(old)
-    registry.admit(grown, old=old)
-    changed = clone(old)
-    changed["spec"]["accessModes"] = ["ReadWriteMany"]
-    causes = update_causes(registry, old, changed)
+    registry.admit(changed(old, STORAGE, "2Gi"), old=old)
+    causes = update_causes(registry, old, changed(old, "spec.accessModes", ["ReadWriteMany"]))
     assert causes["spec"].startswith("Forbidden: spec is immutable after creation")
-    shrunk = clone(old)
-    shrunk["spec"]["resources"]["requests"]["storage"] = "512Mi"
-    causes = update_causes(registry, old, shrunk)
+    causes = update_causes(registry, old, changed(old, STORAGE, "512Mi"))
     assert causes["spec.resources.requests.storage"] == (
         "Forbidden: field can not be less than previous value"
     )
@@ -168,15 +177,10 @@ def test_bound_pvc_spec_except_storage_request(registry: Registry) -> None:
 def test_unbound_pvc_gets_its_volume_name_once(registry: Registry) -> None:
     old = _pvc()
     registry.admit(old)
-    bound = clone(old)
-    bound["spec"]["volumeName"] = "pv-1"
+    bound = changed(old, "spec.volumeName", "pv-1")
     registry.admit(bound, old=old)
-    grown = clone(old)
-    grown["spec"]["resources"]["requests"]["storage"] = "2Gi"
-    assert "spec" in update_causes(registry, old, grown)
-    rebound = clone(bound)
-    rebound["spec"]["volumeName"] = "pv-2"
-    assert "spec" in update_causes(registry, bound, rebound)
+    assert "spec" in update_causes(registry, old, changed(old, STORAGE, "2Gi"))
+    assert "spec" in update_causes(registry, bound, changed(bound, "spec.volumeName", "pv-2"))
 
 
 def _config_map(**fields: Any) -> dict[str, Any]:
