@@ -21,6 +21,13 @@ from tests.support.builders import deployment
 PODS = GVK(group="", version="v1", kind="Pod")
 
 
+def rolling_update(max_surge: int, max_unavailable: int) -> dict[str, object]:
+    return {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxSurge": max_surge, "maxUnavailable": max_unavailable},
+    }
+
+
 async def current(store: SqliteStore, name: str) -> Obj | None:
     d = await get(store, "Deployment", name, group="apps")
     return d if d is not None and health_of(d).status is Health.CURRENT else None
@@ -56,8 +63,7 @@ async def test_rollout_stays_within_max_surge_and_max_unavailable(
     store: SqliteStore, start: Start
 ) -> None:
     await start()
-    strategy = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 1}}
-    await store.create(deployment("web", replicas=4, strategy=strategy))
+    await store.create(deployment("web", replicas=4, strategy=rolling_update(1, 1)))
     d = await wait_until(lambda: current(store, "web"), what="web Current")
     pods: dict[str, Obj] = {p["metadata"]["name"]: p for p in await items(store, "Pod")}
     listed = await store.list(PODS, namespace="default")
@@ -235,8 +241,7 @@ async def test_scaling_during_a_stuck_rollout_is_proportional(
     store: SqliteStore, start: Start
 ) -> None:
     await start()
-    strategy = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
-    await store.create(deployment("web", replicas=4, strategy=strategy))
+    await store.create(deployment("web", replicas=4, strategy=rolling_update(1, 0)))
     d = await wait_until(lambda: current(store, "web"))
     d["spec"]["template"]["metadata"]["annotations"] = {"gitkrm.io/simulate": "crashloop"}
     await store.update(d)

@@ -28,6 +28,21 @@ def _template(name: str, **spec: Any) -> dict[str, Any]:
     }
 
 
+def _workload(kind: str, name: str, **spec: Any) -> Obj:
+    """An apps/v1 workload of `kind` whose (busybox) pods are labelled and selected `app: name`."""
+    return {
+        "apiVersion": "apps/v1",
+        "kind": kind,
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": name}}, "template": _template(name), **spec},
+    }
+
+
+def _claim_spec(**spec: Any) -> dict[str, Any]:
+    """A PersistentVolumeClaim's spec: one ReadWriteOnce volume of 1Gi."""
+    return {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}, **spec}
+
+
 async def test_a_deleted_pod_is_replaced(store: SqliteStore, start: Start) -> None:
     await start()
     await store.create(deployment("web", replicas=2))
@@ -49,17 +64,7 @@ async def test_a_deleted_pod_is_replaced(store: SqliteStore, start: Start) -> No
 
 async def test_replica_set_scales_down_unready_pods_first(store: SqliteStore, start: Start) -> None:
     await start()
-    rs = {
-        "apiVersion": "apps/v1",
-        "kind": "ReplicaSet",
-        "metadata": {"name": "rs", "namespace": "default"},
-        "spec": {
-            "replicas": 3,
-            "selector": {"matchLabels": {"app": "rs"}},
-            "template": _template("rs"),
-        },
-    }
-    await store.create(rs)
+    await store.create(_workload("ReplicaSet", "rs", replicas=3))
 
     async def count(n: int) -> bool:
         got = await get(store, "ReplicaSet", "rs", group="apps")
@@ -78,26 +83,8 @@ async def test_stateful_set_creates_pods_and_bound_claims_in_order(
     store: SqliteStore, start: Start
 ) -> None:
     await start()
-    sts = {
-        "apiVersion": "apps/v1",
-        "kind": "StatefulSet",
-        "metadata": {"name": "db", "namespace": "default"},
-        "spec": {
-            "replicas": 3,
-            "serviceName": "db",
-            "selector": {"matchLabels": {"app": "db"}},
-            "template": _template("db"),
-            "volumeClaimTemplates": [
-                {
-                    "metadata": {"name": "data"},
-                    "spec": {
-                        "accessModes": ["ReadWriteOnce"],
-                        "resources": {"requests": {"storage": "1Gi"}},
-                    },
-                }
-            ],
-        },
-    }
+    data = [{"metadata": {"name": "data"}, "spec": _claim_spec()}]
+    sts = _workload("StatefulSet", "db", replicas=3, serviceName="db", volumeClaimTemplates=data)
     await store.create(sts)
     created: list[str] = []
 
@@ -138,11 +125,7 @@ async def test_claim_of_unknown_class_stays_pending(store: SqliteStore, start: S
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
         "metadata": {"name": "c", "namespace": "default"},
-        "spec": {
-            "storageClassName": "nope",
-            "accessModes": ["ReadWriteOnce"],
-            "resources": {"requests": {"storage": "1Gi"}},
-        },
+        "spec": _claim_spec(storageClassName="nope"),
     }
     await store.create(claim)
 
@@ -162,13 +145,7 @@ async def test_daemon_set_runs_one_pod_per_eligible_node(store: SqliteStore, sta
     tainted = nodes[0]
     tainted["spec"]["taints"] = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]
     await store.update(tainted)
-    ds = {
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": {"name": "agent", "namespace": "default"},
-        "spec": {"selector": {"matchLabels": {"app": "agent"}}, "template": _template("agent")},
-    }
-    await store.create(ds)
+    await store.create(_workload("DaemonSet", "agent"))
 
     async def settled() -> Obj | None:
         got = await get(store, "DaemonSet", "agent", group="apps")
