@@ -155,7 +155,7 @@ class SourceConfig:
         """The GitSource object of this source (spec only; the agent writes status)."""
         spec: dict[str, Any] = {"url": self.safe_url}
         if self.ref is not None and self.chart is None:
-            spec["ref"] = {str(self.ref.kind): self.ref.name}
+            spec["ref"] = {self.ref.spec_field: self.ref.name}
         if self.chart is not None:
             spec["chart"] = self.chart.to_spec()
         if self.path:

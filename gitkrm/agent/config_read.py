@@ -54,6 +54,7 @@ def _ref(spec: Mapping[str, Any]) -> GitRef:
         tag=ref.get("tag"),
         commit=ref.get("commit"),
         semver=ref.get("semver"),
+        ref=ref.get("name"),
     )
 
 

@@ -48,7 +48,13 @@ SPEC_SCHEMA: dict[str, Any] = {
         "ref": {
             "type": "object",
             "maxProperties": 1,
-            "properties": {"branch": _STR, "tag": _STR, "commit": _STR, "semver": _STR},
+            "properties": {
+                "branch": _STR,
+                "tag": _STR,
+                "commit": _STR,
+                "semver": _STR,
+                "name": _STR,
+            },
         },
         "path": _STR,
         "interval": _DURATION,

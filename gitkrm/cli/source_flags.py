@@ -76,7 +76,10 @@ def add_source_flags(p: argparse.ArgumentParser) -> None:
     refs.add_argument("--tag", metavar="T", help="tag to track")
     refs.add_argument("--commit", metavar="SHA", help="commit to pin (a full sha)")
     refs.add_argument(
-        "--ref", metavar="REF", help="any ref of the remote by its full name (refs/pull/12/head)"
+        "--ref",
+        metavar="REF",
+        help="any ref of the remote by its full name (refs/pull/12/head), or HEAD: the "
+        "remote's default branch",
     )
     refs.add_argument(
         "--semver",

@@ -112,8 +112,28 @@ class GitSource:
         found = {name: oid for oid, name in await self._ls_remote(*names)}
         peeled = found.get(ref.remote_ref + "^{}") or found.get(ref.remote_ref)
         if peeled is None:
-            raise NotFound(f"{ref} not found in {self._url} (deleted on the remote?)")
+            raise NotFound(f"{ref} not found in {self._url}{await self._not_found_hint()}")
         return peeled
+
+    async def _not_found_hint(self) -> str:
+        """Why a ref may be missing: the remote's default branch when the ref is a branch
+        of another name (a repository on `master` tracked as the default `main`)."""
+        ref = self.spec.ref
+        if ref.kind is RefKind.BRANCH:
+            res = await self.git.run(
+                "ls-remote", "--symref", "--end-of-options", self._url, "HEAD",
+                auth=self._creds.env(), remote=True, in_repo=False,
+                what=f"ls-remote --symref {self._url} HEAD",
+            )  # fmt: skip
+            for line in res.stdout.decode("utf-8", "replace").splitlines():
+                target, _, name = line.partition("\t")
+                if name == "HEAD" and target.startswith("ref: refs/heads/"):
+                    default = target.removeprefix("ref: refs/heads/")
+                    return (
+                        f": its default branch is {default!r} (--branch {default}, or "
+                        "--ref HEAD to follow whichever it is)"
+                    )
+        return " (deleted on the remote?)"
 
     async def _semver_tag(self) -> tuple[str, str]:
         """The highest tag of the remote the semver range allows, and its commit (as Flux:

@@ -21,6 +21,10 @@ _MAX_RANGE = 256
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 
 
+HEAD = "HEAD"
+"""`--ref HEAD`: the remote's default branch, whatever it is named (Argo CD's `HEAD`)."""
+
+
 class RefKind(StrEnum):
     BRANCH = "branch"
     TAG = "tag"
@@ -47,11 +51,21 @@ class GitRef:
             raise BadRequest(f"invalid {self.kind} name {self.name!r}")
         if self.kind is RefKind.COMMIT and not _SHA.match(self.name):
             raise BadRequest(f"commit {self.name!r} must be a full lowercase hex sha")
-        if self.kind is RefKind.REF and (not self.name.startswith("refs/") or ".." in self.name):
-            raise BadRequest(f"ref {self.name!r} must be a full ref name (refs/...)")
+        if (
+            self.kind is RefKind.REF
+            and self.name != HEAD
+            and (not self.name.startswith("refs/") or ".." in self.name)
+        ):
+            raise BadRequest(f"ref {self.name!r} must be a full ref name (refs/...) or HEAD")
 
     def __str__(self) -> str:
         return f"{self.kind} {self.name!r}"
+
+    @property
+    def spec_field(self) -> str:
+        """Its field of a GitSource's `spec.ref`: Flux's GitRepository names (`name` for a
+        full ref name)."""
+        return "name" if self.kind is RefKind.REF else str(self.kind)
 
     @classmethod
     def from_flags(

@@ -163,3 +163,39 @@ def test_a_bad_helm_values_file_is_refused(
     code, err = run(capsys, "--repo", str(tmp_path / "m"), "--helm-values", "/no/such.yaml")
     assert code == 2
     assert "--helm-values /no/such.yaml: No such file or directory" in err
+
+
+@pytest.mark.parametrize("ref", ["refs/heads/master", "HEAD"])
+def test_a_full_ref_name_or_head_is_tracked_and_kept_as_fluxs_ref_name(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, ref: str
+) -> None:
+    from tests.source.source_gitrepo import RemoteRepo
+
+    repo = RemoteRepo(tmp_path / "git", branch="master")  # no `main`: the default fails
+    repo.write("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\n")
+    repo.commit("on master")
+    repo.push()
+    state = ("--state", str(tmp_path / "state"))
+    code, err = run(capsys, "--repo", repo.url, "--once", *state)
+    assert code == 1
+    assert "its default branch is 'master'" in err
+    code, err = run(capsys, "--repo", repo.url, "--ref", ref, "--once", *state)
+    assert code == 0, err
+
+    async def read() -> tuple[Obj, Obj]:
+        store = await open_store("sqlite:///" + str(tmp_path / "state" / "store.db"))
+        try:
+            cm = await store.get(
+                ObjectRef(group="", kind="ConfigMap", name="cfg", namespace="default")
+            )
+            source = await store.get(
+                ObjectRef(group="gitkrm.io", kind="GitSource", name="default",
+                          namespace="gitkrm-system")
+            )  # fmt: skip
+            return cm, source
+        finally:
+            await store.close()
+
+    cm, source = asyncio.run(read())
+    assert cm["metadata"]["name"] == "cfg"
+    assert source["spec"]["ref"] == {"name": ref}
