@@ -55,6 +55,22 @@ def ready(obj: dict[str, Any] | None) -> tuple[str, str, str]:
     return c["status"], c["reason"], c["message"]
 
 
+async def released(state: Path, tag: str) -> None:
+    """The ConfigMap in the store is the one of `tag`."""
+    settings = await read_object(state, SETTINGS)
+    assert settings is not None
+    assert settings["data"] == {"release": tag}
+
+
+async def applied(state: Path, tag: str, sha: str) -> None:
+    """`tag` (at `sha`) is synced: its ConfigMap in the store, named by the Kustomization's
+    lastAppliedRevision."""
+    await released(state, tag)
+    ks = await read_object(state, KS)
+    assert ks is not None
+    assert ks["status"]["lastAppliedRevision"] == f"{tag}@sha1:{sha}"
+
+
 def sync(root: Path, url: str, state: Path) -> tuple[int, str]:
     done = gitkrm("run", "--repo", url, "--path", "clusters/dev", "--interpret", "flux",
                   "--once", "--state", str(state),
@@ -75,12 +91,7 @@ async def test_a_semver_range_follows_the_highest_matching_tag(tmp_path: Path) -
     state = tmp_path / "state"
     code, log = sync(tmp_path, repo.url, state)
     assert code == 0, log
-    settings = await read_object(state, SETTINGS)
-    assert settings is not None
-    assert settings["data"] == {"release": "v1.0.0"}
-    ks = await read_object(state, KS)
-    assert ks is not None
-    assert ks["status"]["lastAppliedRevision"] == f"v1.0.0@sha1:{one}"
+    await applied(state, "v1.0.0", one)
     git_repository = await read_object(state, REPO)
     assert git_repository is not None
     assert git_repository["status"]["artifact"]["revision"] == f"v1.0.0@sha1:{one}"
@@ -90,12 +101,7 @@ async def test_a_semver_range_follows_the_highest_matching_tag(tmp_path: Path) -
     one_two = release(second, "1.2.0")  # no `v`: allowed, as Flux
     code, log = sync(tmp_path, repo.url, state)
     assert code == 0, log
-    settings = await read_object(state, SETTINGS)
-    assert settings is not None
-    assert settings["data"] == {"release": "1.2.0"}
-    ks = await read_object(state, KS)
-    assert ks is not None
-    assert ks["status"]["lastAppliedRevision"] == f"1.2.0@sha1:{one_two}"
+    await applied(state, "1.2.0", one_two)
 
     # A range no tag satisfies: Ready=False naming it, the objects stay.
     repo.write("clusters/dev/extras.yaml", over_range(second.url, "~5.0"))
@@ -127,11 +133,7 @@ async def test_a_gitkrm_source_tracks_a_semver_range_from_the_command_line(
         assert done.returncode == 0, done.stderr
 
     run()
-    settings = await read_object(state, SETTINGS)
-    assert settings is not None
-    assert settings["data"] == {"release": "v1.4.0"}
+    await released(state, "v1.4.0")
     release(repo, "v1.5.1")
     run()
-    settings = await read_object(state, SETTINGS)
-    assert settings is not None
-    assert settings["data"] == {"release": "v1.5.1"}
+    await released(state, "v1.5.1")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gitkrm.krm import ObjectRef
+from gitkrm.krm import Obj, ObjectRef
 from tests.e2e.e2e_support import (
     CM,
     DEPLOY,
@@ -20,6 +20,7 @@ from tests.e2e.e2e_support import (
     gitkrm,
     gitsource_status,
     names,
+    read_status,
     reading,
     writing,
 )
@@ -48,6 +49,12 @@ def agent_flags(*source: str, state: Path, apply_mode: str) -> tuple[str, ...]:
 
 def web_ref() -> ObjectRef:
     return ObjectRef(group="apps", kind="Deployment", name="web", namespace="shop")
+
+
+async def settings_and_web(state: Path) -> tuple[Obj, Obj]:
+    """The ConfigMap shop/settings and the Deployment shop/web as the store has them."""
+    async with reading(state) as store:
+        return await store.get(cm_ref("settings", "shop")), await store.get(web_ref())
 
 
 async def inventory_keys(state: Path, source: str = "default") -> set[str]:
@@ -79,10 +86,8 @@ async def test_first_sync_then_change_remove_and_live_edits(
     code, out, err = run_once(*flags, cwd=tmp_path)
     assert code == 0, err
     assert f"default: synced revision {first[:12]}: 3 created" in out
-    async with reading(state) as store:
-        settings = await store.get(cm_ref("settings", "shop"))
-        web = await store.get(web_ref())
-        status = await gitsource_status(store)
+    settings, web = await settings_and_web(state)
+    status = await read_status(state)
     assert settings["data"] == {"color": "blue", "size": "L"}
     labels = settings["metadata"]["labels"]
     assert "app.kubernetes.io/managed-by" not in labels
@@ -113,9 +118,7 @@ async def test_first_sync_then_change_remove_and_live_edits(
     code, out, err = run_once(*flags, cwd=tmp_path)
     assert code == 0, err
     assert "1 configured" in out
-    async with reading(state) as store:
-        settings = await store.get(cm_ref("settings", "shop"))
-        web2 = await store.get(web_ref())
+    settings, web2 = await settings_and_web(state)
     assert settings["data"] == {"color": "green"}  # size is gone from the live object
     assert settings["metadata"]["annotations"]["gitkrm.io/revision"] == second
     # A commit that does not change an object does not rewrite it.
@@ -132,9 +135,7 @@ async def test_first_sync_then_change_remove_and_live_edits(
     code, out, err = run_once(*flags, cwd=tmp_path)
     assert code == 0, err
     assert "2 configured" in out
-    async with reading(state) as store:
-        settings = await store.get(cm_ref("settings", "shop"))
-        web = await store.get(web_ref())
+    settings, web = await settings_and_web(state)
     assert settings["data"] == {"color": "green", "extra": "kept"}
     assert settings["metadata"]["labels"]["team"] == "ops"
     assert web["spec"]["replicas"] == 2

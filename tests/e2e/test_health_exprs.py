@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.e2e.e2e_support import gitkrm, gitsource_status, reading
@@ -73,18 +74,17 @@ async def test_a_failed_expression_fails_the_wait(
     assert health["status"] == "Failed"
 
 
-async def test_the_current_expression_ends_the_wait(
-    repo: RemoteRepo, state: Path, tmp_path: Path
+@pytest.mark.parametrize(
+    ("phase", "exprs"),
+    [("Running", True), ("Error", False)],
+    ids=["the-current-expression-ends-the-wait", "without-expressions-kstatus-reads-it-current"],
+)
+async def test_an_object_read_as_current_ends_the_wait(
+    repo: RemoteRepo, state: Path, tmp_path: Path, phase: str, exprs: bool
 ) -> None:
-    _commit(repo, "Running")
-    code, out = _run(repo, state, tmp_path, exprs=True)
+    """With the expressions, phase Running is Current; without them kstatus calls the same
+    object Current whatever its phase (it cannot read the kind)."""
+    _commit(repo, phase)
+    code, out = _run(repo, state, tmp_path, exprs=exprs)
     assert code == 0, out
     assert "object(s) are Current" in out
-
-
-async def test_without_expressions_kstatus_calls_the_same_object_current(
-    repo: RemoteRepo, state: Path, tmp_path: Path
-) -> None:
-    _commit(repo, "Error")
-    code, out = _run(repo, state, tmp_path, exprs=False)
-    assert code == 0, out
