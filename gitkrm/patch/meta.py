@@ -20,6 +20,7 @@ replaced whole, like JSON merge patch.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
 from typing import ClassVar, Final
 
 from gitkrm.krm.types import JSONObject, JSONValue
@@ -88,31 +89,20 @@ class MergeKey:
         return ",".join(self.names)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class FieldMeta:
     """How one field merges, and the meta of what it holds (its map, or its list items)."""
 
-    __slots__ = ("merge_key", "quantity", "retain_keys", "shape", "strategy", "sub")
-
-    def __init__(
-        self,
-        *,
-        strategy: str,
-        retain_keys: bool,
-        merge_key: MergeKey | None,
-        shape: str,
-        quantity: bool,
-        sub: PatchMeta,
-    ) -> None:
-        self.strategy = strategy
-        """`merge`, `replace` or "" (none: maps merge, lists are atomic)."""
-        self.retain_keys = retain_keys
-        self.merge_key = merge_key
-        self.shape = shape
-        """STRUCT, MAP (a Go map: additionalProperties), LIST, SCALAR or UNKNOWN."""
-        self.quantity = quantity
-        """The value (a scalar, or each list item) is a `resource.Quantity`."""
-        self.sub = sub
-        """The meta of the map this field holds, or of its list items."""
+    strategy: str
+    """`merge`, `replace` or "" (none: maps merge, lists are atomic)."""
+    retain_keys: bool
+    merge_key: MergeKey | None
+    shape: str
+    """STRUCT, MAP (a Go map: additionalProperties), LIST, SCALAR or UNKNOWN."""
+    quantity: bool
+    """The value (a scalar, or each list item) is a `resource.Quantity`."""
+    sub: PatchMeta
+    """The meta of the map this field holds, or of its list items."""
 
     def __repr__(self) -> str:
         strategy = ",".join(
