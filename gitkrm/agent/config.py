@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from gitkrm.source.artifact_copy import ArtifactRecipe
     from gitkrm.source.oci_source import OciArtifact
 
+    from .tree.argocd_appset import GeneratedApplications
     from .tree.flux_generated import GeneratedArtifacts
 
 ApplyMode = Literal["client-side", "server-side"]
@@ -139,7 +140,7 @@ class SourceConfig:
     oci: OciArtifact | None = None
     """The content is this OCI artifact (a Flux OCIRepository: `gitkrm.source.oci_source`),
     unpacked and seen at `path`; `url` and `ref` name it. Not a GitSource field."""
-    generator: GeneratedArtifacts | None = None
+    generator: GeneratedArtifacts | GeneratedApplications | None = None
     """The content is the ExternalArtifact objects of an ArtifactGenerator over the
     repository (`tree.flux_generated`); not a GitSource field."""
 

@@ -40,10 +40,15 @@ def open_source(config: SourceConfig, *, git_cache: Path, repo_tree: bool = Fals
         fetcher = ChartFetcher(cache_dir=cache, auth=auth)
         return ChartRepositorySource(name=config.name, chart=config.chart, fetcher=fetcher)
     if config.generator is not None:
+        from .tree.argocd_appset import ApplicationSetSource, GeneratedApplications
         from .tree.flux_generated import GeneratedSource
 
         whole = dataclasses.replace(config, generator=None, path="")
         repository = open_source(whole, git_cache=git_cache, repo_tree=True)
+        if isinstance(config.generator, GeneratedApplications):
+            return ApplicationSetSource(
+                name=config.name, repository=repository, spec=config.generator
+            )
         return GeneratedSource(name=config.name, repository=repository, spec=config.generator)
     if config.artifact is not None:
         from gitkrm.source.artifact import ArtifactSource

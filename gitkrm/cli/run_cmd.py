@@ -253,7 +253,23 @@ def _print_summary(agent: Agent, outcomes: list[Outcome]) -> None:
 
     term = agent.term
     tree = None if term is None else term.tree
-    for runner in agent.runners.values():
+    runners = list(agent.runners.values())
+    if tree is not None:  # each child right under its parent, not after its parent's siblings
+        below: dict[str | None, list[str]] = {}
+        for r in runners:
+            below.setdefault(tree.parent_of(r.name), []).append(r.name)
+        ordered: list[str] = []
+
+        def visit(name: str, depth: int) -> None:
+            ordered.append(name)
+            for kid in below.get(name, []) if depth < 20 else []:
+                visit(kid, depth + 1)
+
+        for root in [r.name for r in runners if tree.parent_of(r.name) not in agent.runners]:
+            visit(root, 0)
+        seen = set(ordered)
+        runners = [agent.runners[n] for n in ordered] + [r for r in runners if r.name not in seen]
+    for runner in runners:
         depth = 0
         parent = None if tree is None else tree.parent_of(runner.name)
         while parent is not None and tree is not None and depth < 20:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from gitkrm.errors import BadRequest
 from gitkrm.krm import Obj, ObjectRef
 from gitkrm.sync import keys
+from gitkrm.sync.appsource_spec import NAMESPACE_PATH
 from gitkrm.sync.desired import Desired
 from gitkrm.sync.modes import (
     ObjectPlanner,
@@ -123,6 +124,10 @@ def plan_object(
         live, source=options.source_name, policy=options.adoption, listed=d.key in inventory
     )
     if not decision.allowed:
+        if d.path == NAMESPACE_PATH:  # Argo CD's CreateNamespace=true creates it if missing
+            why = decision.reason.removeprefix("conflict: ")
+            message = f"CreateNamespace=true: the namespace exists ({why}): used as it is"
+            return _untouched(Op.SKIP, d, live, message=message)
         return _untouched(Op.REFUSE, d, live, message=decision.reason)
     if (
         not d.reconcile

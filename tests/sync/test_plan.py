@@ -208,6 +208,18 @@ def test_an_unowned_object_is_refused_unless_adoption_allows() -> None:
     assert plan_one(d, theirs, options=always).op is Op.REFUSE
 
 
+def test_a_create_namespace_namespace_another_source_owns_is_used_as_it_is() -> None:
+    """Two Argo CD Applications with CreateNamespace=true and one destination namespace:
+    the second finds it made by the first, as Argo CD does, and is not refused."""
+    ns = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shared\n"
+    (d,) = desired(ns, path="(syncOptions: CreateNamespace=true)")
+    step = plan_one(d, unowned(d, **{"gitkrm.io/source": "other"}))
+    assert step.op is Op.SKIP
+    assert 'owned by gitkrm source "other"' in step.message
+    (in_git,) = desired(ns)  # the same Namespace in the revision's files is refused
+    assert plan_one(in_git, unowned(in_git, **{"gitkrm.io/source": "other"})).op is Op.REFUSE
+
+
 def test_an_object_being_deleted_fails_for_now() -> None:
     (d,) = desired(configmap("c"))
     live = unowned(d, **{"gitkrm.io/source": "src"})

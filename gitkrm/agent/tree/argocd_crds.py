@@ -1,13 +1,14 @@
-"""The CRDs of Argo CD's Application and AppProject that gitkrm registers under
-`--interpret argocd` when the repository does not carry Argo CD's own (a repository holding
-Argo CD's install manifest has them, and those are accepted as they are).
+"""The CRDs of Argo CD's Application, AppProject and ApplicationSet that gitkrm registers
+under `--interpret argocd` when the repository does not carry Argo CD's own (a repository
+holding Argo CD's install manifest has them, and those are accepted as they are).
 
-As Argo CD's: `argoproj.io/v1alpha1`, namespaced, short names `app`/`apps` and
-`appproj`/`appprojs`, and NO status subresource (an Application's status is part of the
-object, written with the object). The Application's printer columns are Argo CD's: Sync
-Status, Health Status, and with `-o wide` Revision and Project. The schemas type the
-fields gitkrm reads and keep the rest (`x-kubernetes-preserve-unknown-fields`): what
-gitkrm does not honour is reported on the status rather than refused at admission.
+As Argo CD's: `argoproj.io/v1alpha1`, namespaced, short names `app`/`apps`,
+`appproj`/`appprojs` and `appset`/`appsets`, and NO status subresource (an Application's
+status is part of the object, written with the object). The Application's printer
+columns are Argo CD's: Sync Status, Health Status, and with `-o wide` Revision and
+Project. The schemas type the fields gitkrm reads and keep the rest
+(`x-kubernetes-preserve-unknown-fields`): what gitkrm does not honour is reported on the
+status rather than refused at admission.
 """
 
 from __future__ import annotations
@@ -87,5 +88,18 @@ def app_project_crd() -> Obj:
     )  # fmt: skip
 
 
+def application_set_crd() -> Obj:
+    spec = {
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": True,
+        "required": ["generators", "template"],
+        "properties": {"generators": {"type": "array", "items": ANY}, "template": ANY},
+    }
+    return _crd(
+        kind="ApplicationSet", plural="applicationsets", short=["appset", "appsets"], spec=spec,
+        columns=[],
+    )  # fmt: skip
+
+
 def crds() -> list[Obj]:
-    return [application_crd(), app_project_crd()]
+    return [application_crd(), app_project_crd(), application_set_crd()]

@@ -16,6 +16,7 @@ VERSION: Final = "v1alpha1"
 API_VERSION: Final = f"{GROUP}/{VERSION}"
 APPLICATION: Final = GroupKind(group=GROUP, kind="Application")
 APP_PROJECT: Final = GroupKind(group=GROUP, kind="AppProject")
+APPLICATION_SET: Final = GroupKind(group=GROUP, kind="ApplicationSet")
 
 FINALIZER: Final = "resources-finalizer.argocd.argoproj.io"
 FINALIZERS: Final = (FINALIZER, FINALIZER + "/background", FINALIZER + "/foreground")

@@ -56,22 +56,24 @@ def origin_revision(sha: str, ref_name: str) -> str:
     return f"{ref_name}@sha1:{sha}" if ref_name else f"sha1:{sha}"
 
 
-class GeneratedSource:
-    """A `Source`: one ExternalArtifact manifest per artifact of `spec`, made of the
-    snapshots of `repository` (the whole repository, its tree listed)."""
+class MadeSource:
+    """A `Source` whose files `make` makes of the snapshots of `repository` (the whole
+    repository, its tree listed); its revision is a digest of them, so a commit that
+    changes none of them changes nothing."""
 
-    def __init__(self, *, name: str, repository: Source, spec: GeneratedArtifacts) -> None:
+    def __init__(self, *, name: str, repository: Source) -> None:
         self.name = name
         self.repository = repository
-        self.spec = spec
-        self.details: Mapping[str, str] = {}
-        """Artifact name -> digest, of the last snapshot (the generator's inventory)."""
         self._origin: str | None = None
         self._last: Snapshot | None = None
 
     @property
     def last(self) -> Snapshot | None:
         return self._last
+
+    def make(self, repo: Snapshot) -> dict[str, bytes]:
+        """The files (path -> content) of this source at the repository's `repo`."""
+        raise NotImplementedError
 
     async def poll(self) -> str | None:
         return (await self.snapshot()).revision
@@ -80,6 +82,37 @@ class GeneratedSource:
         repo = await self.repository.snapshot()
         if self._last is not None and self._origin == repo.revision:
             return self._last
+        files = self.make(repo)
+        h = hashlib.sha256()
+        for path in sorted(files):
+            h.update(path.encode() + b"\0" + files[path] + b"\0")
+        blobs = {git_blob_id(c): c for c in files.values()}
+        entries = {p: FileEntry(p, git_blob_id(c), len(c)) for p, c in files.items()}
+        revision = f"sha256:{h.hexdigest()}"
+        self._origin = repo.revision
+        if self._last is None or self._last.revision != revision:
+            self._last = Snapshot(revision=revision, files=entries, reader=MemoryBlobs(blobs))
+        return self._last
+
+    async def changes(self) -> AsyncIterator[None]:
+        """A change of a local repository that changes what is made (`artifact.moved`)."""
+        async for _ in moved(self, self.repository):
+            yield None
+
+    async def close(self) -> None:
+        await self.repository.close()
+
+
+class GeneratedSource(MadeSource):
+    """One ExternalArtifact manifest per artifact of `spec`."""
+
+    def __init__(self, *, name: str, repository: Source, spec: GeneratedArtifacts) -> None:
+        super().__init__(name=name, repository=repository)
+        self.spec = spec
+        self.details: Mapping[str, str] = {}
+        """Artifact name -> digest, of the last snapshot (the generator's inventory)."""
+
+    def make(self, repo: Snapshot) -> dict[str, bytes]:
         files: dict[str, bytes] = {}
         details: dict[str, str] = {}
         origin = origin_revision(repo.revision, self.spec.ref_name)
@@ -92,17 +125,8 @@ class GeneratedSource:
             revision = origin if recipe.pinned else built.revision
             obj = self._object(recipe.name, revision, built.digest, built.size, origin)
             files[f"{recipe.name}.yaml"] = yaml.safe_dump(obj, sort_keys=False).encode()
-        h = hashlib.sha256()
-        for path in sorted(files):
-            h.update(path.encode() + b"\0" + files[path] + b"\0")
-        blobs = {git_blob_id(c): c for c in files.values()}
-        entries = {p: FileEntry(p, git_blob_id(c), len(c)) for p, c in files.items()}
-        revision = f"sha256:{h.hexdigest()}"
         self.details = details
-        self._origin = repo.revision
-        if self._last is None or self._last.revision != revision:
-            self._last = Snapshot(revision=revision, files=entries, reader=MemoryBlobs(blobs))
-        return self._last
+        return files
 
     def _object(self, name: str, revision: str, digest: str, size: int, origin: str) -> Any:
         spec = self.spec
@@ -128,11 +152,3 @@ class GeneratedSource:
                 }
             },
         }
-
-    async def changes(self) -> AsyncIterator[None]:
-        """A change of a local repository that moves an artifact (see `artifact.moved`)."""
-        async for _ in moved(self, self.repository):
-            yield None
-
-    async def close(self) -> None:
-        await self.repository.close()

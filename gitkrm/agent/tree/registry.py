@@ -21,7 +21,7 @@ from .model import Interpreter, Interpreters, Peer
 
 MODULES: Final[Mapping[Peer, tuple[str, ...]]] = {
     Peer.FLUX: ("flux", "helmrelease", "flux_generator"),
-    Peer.ARGOCD: ("argocd",),
+    Peer.ARGOCD: ("argocd", "argocd_appset"),
 }
 """A peer's modules under `gitkrm.agent.tree`: the first is the peer itself (required),
 the others add kinds when this build has them (Flux's HelmRelease)."""

@@ -157,9 +157,11 @@ def test_health_is_mapped_to_argo_cds_words(health: Health, phase: Phase, shown:
 
 
 def test_the_crds_are_argo_cds_shape_and_admit_an_application() -> None:
-    application_crd, project_crd = INTERPRETER.crds()
+    application_crd, project_crd, set_crd = INTERPRETER.crds()
     assert application_crd["metadata"]["name"] == "applications.argoproj.io"
     assert project_crd["metadata"]["name"] == "appprojects.argoproj.io"
+    assert set_crd["metadata"]["name"] == "applicationsets.argoproj.io"
+    assert set_crd["spec"]["names"]["shortNames"] == ["appset", "appsets"]
     [version] = application_crd["spec"]["versions"]
     assert "subresources" not in version  # Argo CD's Application has no status subresource
     assert [(c["name"], c.get("priority", 0)) for c in version["additionalPrinterColumns"]] == [
@@ -167,7 +169,7 @@ def test_the_crds_are_argo_cds_shape_and_admit_an_application() -> None:
     ]  # fmt: skip
     assert application_crd["spec"]["names"]["shortNames"] == ["app", "apps"]
     registry = Registry.builtin()
-    for crd in (application_crd, project_crd):
+    for crd in (application_crd, project_crd, set_crd):
         registry.register_crd(crd)
     obj = {**application(), "status": {"sync": {"status": "Synced"}}}
     assert registry.admit(obj) == []

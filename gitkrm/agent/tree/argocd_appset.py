@@ -1,0 +1,235 @@
+"""Argo CD's `ApplicationSet` as a declaring object (`--interpret argocd`).
+
+Its child source reads the repository of its `git` generators (none: the parent's) and
+syncs the Applications the generators and template make (`argocd_appset_gen`), one
+manifest each, as the ApplicationSet controller creates them: in the ApplicationSet's
+namespace, with Argo CD's resources finalizer unless `syncPolicy.preserveResourcesOnDeletion`.
+Those Applications are interpreted in turn (the child interprets what its parent does),
+so each becomes a child source of its own; an Application no longer generated is pruned
+(and, by its finalizer, its objects). The child's revision is a digest of the generated
+manifests: a commit that changes no Application changes nothing. The status is the
+controller's: `ErrorOccurred`, `ParametersGenerated`, `ResourcesUpToDate` conditions and
+`resources` (the Applications made). A git generator on another repository than the one
+the parent syncs reads it with Argo CD's repository Secrets, as an Application's source.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import orjson
+import yaml
+
+from gitkrm.errors import BadRequest
+from gitkrm.krm import Obj
+from gitkrm.krm.conditions import conditions_of
+from gitkrm.source import Snapshot, Source
+
+from ..conditions import Conditions
+from .argocd_appset_gen import GENERATORS, applications
+from .argocd_spec import APPLICATION, APPLICATION_SET, VERSION
+from .fields import Fail, FieldErrors, unhonoured_fields
+from .flux_generated import MadeSource
+from .flux_repo import Repository
+from .model import ChildSpec, ChildState, Context, Peer, Phase, SourceStatus, Unhonoured
+
+_KNOWN: Final = frozenset({"generators", "template", "goTemplate", "syncPolicy"})
+_UNHONOURED: Final = {
+    "goTemplateOptions": "Go templates are rendered without options",
+    "strategy": "every Application is created and updated at once (no RollingSync)",
+    "preservedFields": "generated Applications are set as the template makes them",
+    "ignoreApplicationDifferences": "generated Applications are set as the template makes them",
+    "templatePatch": "not applied",
+    "applyNestedSelectors": "selectors of nested generators always apply",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class GeneratedApplications:
+    """What an ApplicationSet's child makes: the ApplicationSet and its spec (as JSON)."""
+
+    namespace: str
+    name: str
+    spec_json: str
+
+
+class ApplicationSetSource(MadeSource):
+    """A `Source`: the Applications of `spec`, one manifest each."""
+
+    def __init__(self, *, name: str, repository: Source, spec: GeneratedApplications) -> None:
+        super().__init__(name=name, repository=repository)
+        self.spec = spec
+
+    def make(self, repo: Snapshot) -> dict[str, bytes]:
+        s = self.spec
+        where = f"ApplicationSet {s.namespace}/{s.name}"
+
+        def fail(field: str, message: str) -> Exception:
+            return BadRequest(f"{where}: {field}: {message}")
+
+        made = applications(
+            orjson.loads(s.spec_json), name=s.name, namespace=s.namespace, snapshot=repo,
+            fail=fail,
+        )  # fmt: skip
+        return {
+            f"{app['metadata']['name']}.yaml": yaml.safe_dump(app, sort_keys=False).encode()
+            for app in made
+        }
+
+
+def _git_generators(value: Any, at: str, fail: Fail) -> list[tuple[Mapping[str, Any], str]]:
+    """Every `git` generator (nested in a matrix too), checking the kinds as it goes."""
+    if not isinstance(value, Mapping):
+        raise fail(at, "must be an object")
+    out: list[tuple[Mapping[str, Any], str]] = []
+    for kind, spec in value.items():
+        if kind in ("selector", "values"):
+            continue
+        if kind not in GENERATORS:
+            raise fail(
+                f"{at}.{kind}",
+                "not supported: gitkrm generates list, git, clusters and matrix",
+            )
+        if kind == "git":
+            out.append((spec or {}, f"{at}.git"))
+        elif kind == "matrix":
+            for i, g in enumerate((spec or {}).get("generators") or []):
+                out.extend(_git_generators(g, f"{at}.matrix.generators[{i}]", fail))
+    return out
+
+
+async def read(obj: Obj, ctx: Context) -> ChildSpec:
+    """The child source an ApplicationSet declares."""
+    parent = ctx.parent
+    fail = FieldErrors(obj, parent)
+    md = obj.get("metadata") or {}
+    name, namespace = str(md.get("name") or ""), str(md.get("namespace") or "argocd")
+    spec = obj.get("spec") or {}
+    if not isinstance(spec, Mapping):
+        raise fail("spec", "must be an object")
+    unhonoured = unhonoured_fields(spec, at="spec", known=_KNOWN, reasons=_UNHONOURED)
+    policy = spec.get("syncPolicy") or {}
+    unhonoured += unhonoured_fields(
+        policy, at="spec.syncPolicy", known=("preserveResourcesOnDeletion",),
+        reasons={"applicationsSync": "Applications are created, updated and deleted"},
+    )  # fmt: skip
+    generators = spec.get("generators")
+    if not isinstance(generators, list) or not generators:
+        raise fail("spec.generators", "at least one generator is required")
+    gits = [
+        g
+        for i, x in enumerate(generators)
+        for g in _git_generators(x, f"spec.generators[{i}]", fail)
+    ]
+    repo = Repository(url=parent.url, ref=parent.ref, auth=parent.auth,
+                      ca_file=parent.ca_file, is_parent=True)  # fmt: skip
+    if gits:
+        from .argocd_repo import repository
+
+        wanted = {(str(g.get("repoURL") or ""), str(g.get("revision") or "")) for g, _ in gits}
+        if len(wanted) > 1:
+            raise fail(
+                gits[1][1], "git generators of one ApplicationSet read one repository and revision"
+            )
+        git, at = gits[0]
+        if not git.get("repoURL"):
+            raise fail(f"{at}.repoURL", "required")
+        repo = await repository(
+            str(git["repoURL"]), str(git.get("revision") or ""), namespace=namespace, ctx=ctx,
+            fail=fail, at=at,
+        )  # fmt: skip
+        unhonoured.extend(
+            Unhonoured(u.field.replace(".targetRevision", ".revision"), u.reason)
+            for u in repo.unhonoured
+        )
+    from gitkrm.krm import ObjectRef
+
+    declared_by = ObjectRef(
+        group=APPLICATION_SET.group, kind=APPLICATION_SET.kind, name=name, namespace=namespace,
+        version=VERSION,
+    )  # fmt: skip
+    config = dataclasses.replace(
+        repo.child_config(declared_by=declared_by, path="", parent=parent),
+        interval=parent.interval,
+        timeout=parent.timeout,
+        health_timeout=parent.health_timeout,
+        prune=True,
+        generator=GeneratedApplications(
+            namespace=namespace, name=name, spec_json=orjson.dumps(spec).decode()
+        ),
+    )
+    return ChildSpec(declared_by=declared_by, config=config, unhonoured=tuple(unhonoured))
+
+
+def application_set_status(obj: Obj, state: ChildState) -> dict[str, Any]:
+    """The ApplicationSet controller's status: conditions and the Applications made."""
+    old: Mapping[str, Any] = obj.get("status") or {}
+    conds = Conditions(conditions_of(obj), generation=None)
+    outcome = state.outcome
+    error = state.error or ("; ".join(outcome.errors) if outcome and outcome.errors else "")
+    out: dict[str, Any] = {}
+    if error:
+        reason = "ApplicationGenerationFromParamsError"
+        conds.set("ErrorOccurred", "True", reason, error)
+        conds.set("ParametersGenerated", "False", "ErrorOccurred", error)
+        conds.set("ResourcesUpToDate", "False", reason, error)
+        if old.get("resources"):
+            out["resources"] = old["resources"]
+    elif state.phase is Phase.SYNCED and outcome is not None:
+        done = "Successfully generated parameters for all Applications"
+        conds.set(
+            "ErrorOccurred",
+            "False",
+            "ApplicationSetUpToDate",
+            "All applications have been generated successfully",
+        )
+        conds.set("ParametersGenerated", "True", "ParametersGenerated", done)
+        conds.set(
+            "ResourcesUpToDate",
+            "True",
+            "ApplicationSetUpToDate",
+            "All applications have been generated successfully",
+        )
+        out["resources"] = [
+            {
+                "group": r.group,
+                "version": VERSION,
+                "kind": r.kind,
+                "name": r.name,
+                "namespace": r.namespace,
+            }
+            for r in state.inventory
+            if (r.group, r.kind) == (APPLICATION.group, APPLICATION.kind)
+        ]
+    else:
+        if old.get("resources"):
+            out["resources"] = old["resources"]
+    out["conditions"] = [
+        {k: v for k, v in c.items() if k != "observedGeneration"} for c in conds.items
+    ]
+    return out
+
+
+class ApplicationSetInterpreter:
+    """The ApplicationSet controller (the tree's registry uses `INTERPRETER`)."""
+
+    peer: Peer | None = Peer.ARGOCD
+    kinds = frozenset({APPLICATION_SET})
+
+    async def child(self, obj: Obj, ctx: Context) -> ChildSpec:
+        return await read(obj, ctx)
+
+    def status(self, obj: Obj, state: ChildState) -> Obj:
+        return application_set_status(obj, state)
+
+    def source_statuses(self, obj: Obj, state: ChildState) -> Sequence[SourceStatus]:
+        return ()
+
+    def crds(self) -> Sequence[Obj]:
+        return ()  # argocd_crds has the ApplicationSet's, with the Application's
+
+
+INTERPRETER: Final = ApplicationSetInterpreter()

@@ -1,0 +1,227 @@
+"""Argo CD's ApplicationSet generators and template (`argocd_appset_gen`), on hand-written
+repositories in the shape ApplicationSet users write: a git directory generator over
+`apps/*`, a git files generator over per-cluster config files, a list generator with
+`values`, a matrix of git and list, selectors, and the errors Argo CD's controller gives."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gitkrm.agent.tree.argocd_appset_gen import applications, sanitize
+from gitkrm.errors import BadRequest
+from gitkrm.source import FileEntry, Snapshot
+from gitkrm.source.snapshot import MemoryBlobs, git_blob_id
+
+REPO = "https://git.example.org/fleet"
+
+
+def snapshot(*paths: str, contents: dict[str, str] | None = None) -> Snapshot:
+    files = {p: b"x: y\n" for p in paths}
+    files |= {p: c.encode() for p, c in (contents or {}).items()}
+    entries = {p: FileEntry(p, git_blob_id(c), len(c)) for p, c in files.items()}
+    blobs = MemoryBlobs({git_blob_id(c): c for c in files.values()})
+    return Snapshot(revision="r1", files=entries, reader=blobs)
+
+
+def fail(field: str, message: str) -> Exception:
+    return BadRequest(f"{field}: {message}")
+
+
+def template(name: str, path: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, **extra},
+        "spec": {
+            "project": "default",
+            "source": {"repoURL": REPO, "targetRevision": "HEAD", "path": path},
+            "destination": {"server": "https://kubernetes.default.svc", "namespace": name},
+        },
+    }
+
+
+def make(spec: dict[str, Any], snap: Snapshot | None = None) -> list[dict[str, Any]]:
+    return applications(spec, name="set", namespace="argocd", snapshot=snap, fail=fail)
+
+
+def names(apps: list[dict[str, Any]]) -> list[str]:
+    return [a["metadata"]["name"] for a in apps]
+
+
+def test_a_git_directory_generator_makes_one_application_per_matching_directory() -> None:
+    snap = snapshot(
+        "apps/web/deploy.yaml",
+        "apps/db/sts.yaml",
+        "apps/old/cm.yaml",
+        "apps/web/sub/x.yaml",
+        "apps/.hidden/cm.yaml",
+        "README.md",
+    )
+    spec = {
+        "generators": [
+            {
+                "git": {
+                    "repoURL": REPO,
+                    "revision": "HEAD",
+                    "directories": [{"path": "apps/*"}, {"path": "apps/old", "exclude": True}],
+                }
+            }
+        ],
+        "template": template("{{path.basename}}", "{{path}}", labels={"seg": "{{path[0]}}"}),
+    }
+    apps = make(spec, snap)
+    assert names(apps) == ["db", "web"]  # `*` stays in one segment; hidden and excluded out
+    web = apps[1]
+    assert web["apiVersion"] == "argoproj.io/v1alpha1"
+    assert web["kind"] == "Application"
+    assert web["metadata"]["namespace"] == "argocd"
+    assert web["metadata"]["labels"] == {"seg": "apps"}
+    assert web["metadata"]["finalizers"] == ["resources-finalizer.argocd.argoproj.io"]
+    assert web["spec"]["source"]["path"] == "apps/web"
+    assert web["spec"]["destination"]["namespace"] == "web"
+
+
+def test_preserve_resources_on_deletion_adds_no_finalizer() -> None:
+    spec = {
+        "generators": [{"list": {"elements": [{"name": "a"}]}}],
+        "template": template("{{name}}", "x"),
+        "syncPolicy": {"preserveResourcesOnDeletion": True},
+    }
+    [app] = make(spec)
+    assert app["metadata"]["finalizers"] == []
+
+
+def test_a_git_files_generator_flattens_each_file_and_adds_its_path() -> None:
+    snap = snapshot(
+        contents={
+            "clusters/dev/config.json": '{"cluster": {"name": "dev", "replicas": 2, "on": true}}',
+            "clusters/prod/config.json": (
+                '[{"cluster": {"name": "prod-a"}}, {"cluster": {"name": "prod-b"}}]'
+            ),
+            "clusters/prod/notes.txt": "x",
+        }
+    )
+    spec = {
+        "generators": [
+            {
+                "git": {
+                    "repoURL": REPO,
+                    "revision": "HEAD",
+                    "files": [{"path": "clusters/**/config.json"}],
+                }
+            }
+        ],
+        "template": template(
+            "{{cluster.name}}",
+            "{{path}}",
+            annotations={
+                "r": "{{cluster.replicas}}",
+                "on": "{{cluster.on}}",
+                "f": "{{path.filename}}",
+                "b": "{{path.basename}}",
+            },
+        ),
+    }
+    apps = make(spec, snap)
+    assert names(apps) == ["dev", "prod-a", "prod-b"]
+    dev = apps[0]
+    assert dev["metadata"]["annotations"] == {
+        "r": "2",
+        "on": "true",
+        "f": "config.json",
+        "b": "dev",
+    }
+    assert dev["spec"]["source"]["path"] == "clusters/dev"
+    # an unknown key is left as written, as Argo CD's fasttemplate leaves it
+    assert apps[1]["metadata"]["annotations"]["r"] == "{{cluster.replicas}}"
+
+
+def test_a_list_generator_takes_string_elements_and_a_values_map() -> None:
+    spec = {
+        "generators": [
+            {
+                "list": {
+                    "elements": [
+                        {"env": "staging", "values": {"replicas": "1"}},
+                        {"env": "prod", "values": {"replicas": "3"}},
+                    ]
+                }
+            }
+        ],
+        "template": template(
+            "guestbook-{{ env }}", "envs/{{env}}", annotations={"replicas": "{{values.replicas}}"}
+        ),
+    }
+    apps = make(spec)
+    assert names(apps) == ["guestbook-prod", "guestbook-staging"]
+    assert apps[0]["metadata"]["annotations"] == {"replicas": "3"}
+    bad = {**spec, "generators": [{"list": {"elements": [{"env": 3}]}}]}
+    with pytest.raises(BadRequest, match=r"elements\[0\]\.env: must be a string"):
+        make(bad)
+
+
+def test_a_matrix_combines_every_pair_and_a_selector_filters() -> None:
+    snap = snapshot("apps/web/a.yaml", "apps/db/a.yaml")
+    spec = {
+        "generators": [
+            {
+                "matrix": {
+                    "generators": [
+                        {"git": {"repoURL": REPO, "directories": [{"path": "apps/*"}]}},
+                        {"list": {"elements": [{"env": "dev"}, {"env": "prod"}]}},
+                    ]
+                },
+                "selector": {"matchLabels": {"env": "prod"}},
+            }
+        ],
+        "template": template("{{path.basename}}-{{env}}", "{{path}}"),
+    }
+    assert names(make(spec, snap)) == ["db-prod", "web-prod"]
+
+
+def test_the_clusters_generator_is_gitkrms_own_target() -> None:
+    spec = {
+        "generators": [{"clusters": {}}],
+        "template": template("app-{{name}}", "x"),
+    }
+    [app] = make(spec)
+    assert app["metadata"]["name"] == "app-in-cluster"
+    labelled = {**spec, "generators": [{"clusters": {"selector": {"matchLabels": {"a": "b"}}}}]}
+    assert make(labelled) == []  # no cluster Secret carries labels
+
+
+def test_go_templates_render_field_references() -> None:
+    snap = snapshot("apps/My_App/a.yaml")
+    spec = {
+        "goTemplate": True,
+        "generators": [{"git": {"repoURL": REPO, "directories": [{"path": "apps/*"}]}}],
+        "template": template("{{ .path.basenameNormalized }}", "{{.path.path}}"),
+    }
+    [app] = make(spec, snap)
+    assert app["metadata"]["name"] == "my-app"
+    assert app["spec"]["source"]["path"] == "apps/My_App"
+    piped = {**spec, "template": template("{{ .path.basename | lower }}", "x")}
+    with pytest.raises(BadRequest, match="field references only"):
+        make(piped, snap)
+
+
+def test_errors_name_the_field() -> None:
+    unsupported = {"generators": [{"pullRequest": {}}], "template": template("a", "x")}
+    with pytest.raises(BadRequest, match=r"spec.generators\[0\]\.pullRequest: not supported"):
+        make(unsupported)
+    twice = {
+        "generators": [{"list": {"elements": [{"n": "a"}, {"n": "a"}]}}],
+        "template": template("same", "x"),
+    }
+    with pytest.raises(BadRequest, match="more than one Application is named 'same'"):
+        make(twice)
+    unnamed = {
+        "generators": [{"list": {"elements": [{"n": "a"}]}}],
+        "template": template("{{x}}", "x"),
+    }
+    with pytest.raises(BadRequest, match="renders no name"):
+        make(unnamed)
+
+
+def test_sanitize_is_argo_cds_normalisation() -> None:
+    assert sanitize("My_App.v2-") == "my-app.v2"
