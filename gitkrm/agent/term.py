@@ -219,66 +219,10 @@ class Term:
             if outcome is not None:
                 outcomes.append(outcome)
             await self.tree.after_pass(runner)
-        done: set[str] = set()
-        while not stopped():
-            tree = self.tree
-            todo = [c for c in tree.runnable() if c.name not in done]
-            # A child's turn comes when every child it depends on had its turn (a cycle of
-            # dependsOn, or one on an object never declared, leaves children Pending).
-            turns = {c.name for c in todo}
-            ready = [
-                c
-                for c in todo
-                if c.spec is None
-                or not any(
-                    (d := tree.children.get(r.key)) is not None and d.name in turns
-                    for r in c.spec.depends_on
-                )
-            ]
-            if not ready:
-                for child in todo:
-                    await tree.ready(child.name)  # shown Pending, with what it waits for
-                break
-            # One child a turn, then look again: a child that depends on another may wait
-            # on that one's health, which can rest on children its pass just declared (a
-            # Kustomization that waits for its HelmReleases): those go first.
-            child = min(ready, key=lambda c: bool(c.spec is not None and c.spec.depends_on))
-            done.add(child.name)
-            await self._sync_child(child.name, frozenset({Trigger.START}), outcomes)
-        await self.tree.flush()
-        return outcomes
+        from .tree import order
 
-    async def _sync_child(
-        self, name: str, triggers: frozenset[Trigger], outcomes: list[Outcome] | None = None
-    ) -> None:
-        """One pass of a child: its dependencies first, then its sync, its status and its
-        own children."""
-        tree = self.tree
-        runner = self.runners.get(name)
-        if runner is None:
-            return
-        if not await tree.ready(name):
-            await tree.flush()
-            return
-        if runner.config.suspend:
-            log.info("source %s is suspended: not synced", name)
-        outcome = await runner.reconcile(triggers)
-        if outcome is not None and outcomes is not None:
-            outcomes.append(outcome)
-        child = tree.by_name(name)
-        if (
-            child is not None
-            and child.spec is not None
-            and child.spec.wait
-            and outcome is not None
-            and outcome.succeeded
-            and not outcome.nothing_changed
-        ):
-            # Flux's `wait` (a HelmRelease's default): Ready once its objects are healthy,
-            # so the status written next says so (and a parent's --wait sees it).
-            await self.healthy(runner)
-        tree.after_sync(name)
-        await tree.after_pass(runner)
+        await order.sync_children(self.tree, stopped=stopped, outcomes=outcomes)
+        return outcomes
 
     def problems(self) -> list[str]:
         """Declaring objects that could not be made children (invalid, a cycle)."""
@@ -290,7 +234,7 @@ class Term:
             return []
         return [c.name for c in self._tree.runnable() if c.waiting_for]
 
-    # -- the tree's host (gitkrm.agent.tree.children.Host) ------------------------------
+    # -- the tree's host (gitkrm.agent.tree.child.Host) ---------------------------------
 
     def runner(self, name: str) -> SourceRunner | None:
         return self.runners.get(name)
@@ -471,9 +415,11 @@ class Term:
         for runner in self.runners.values():
             await runner.record_health(result.results)
         if self._tree is not None:  # the declaring objects say what the wait found
+            from .tree.child import child_key
+
             for child in self._tree.runnable():
-                self._tree.touch(child.name)
-            await self._tree.flush()
+                self._tree.statuses.due(child_key(child.ref))
+            await self._tree.statuses.flush()
         return result
 
     # -- long-lived --------------------------------------------------------------------
@@ -539,9 +485,11 @@ class Term:
             if runner is None:
                 return  # a child stopped meanwhile
             if self.tree.by_name(name) is not None:
+                from .tree import order
+
                 await self._reconfigure_pending(name, runner)
-                await self._sync_child(name, triggers)
-                await self.tree.flush()
+                await order.sync_child(self.tree, name, triggers)
+                await self.tree.statuses.flush()
                 self._follow_declaring()
                 return
             pending = self._pending_spec.pop(name, None)
@@ -656,7 +604,7 @@ class Term:
         except GitkrmError as e:
             log.debug("the last syncs are not recorded: %s", e.message)
             return
-        ours: set[int] = set() if self._tree is None else set(self._tree.written)
+        ours: set[int] = set() if self._tree is None else set(self._tree.statuses.written)
         for runner in self.runners.values():
             ours |= runner.written
         for runner in settled:

@@ -44,7 +44,7 @@ async def children(
     if not config.interpret and not any(d.ref.group in _DECLARING_GROUPS for d in preview.objects):
         return []  # nothing can declare a child: the tree's modules are not imported
     from gitkrm.agent.tree import registry
-    from gitkrm.agent.tree.children import _Context as TreeContext
+    from gitkrm.agent.tree.child import ReadContext as TreeContext
     from gitkrm.source import GitRef
 
     rendered = {_key(d.ref): d.obj for d in preview.objects}

@@ -11,147 +11,35 @@ deleted it) stops it, prunes its objects when the child prunes, and lifts the fi
 the tree put on the object while the child ran. The tree never starts a child that is
 its parent again (`same_as_parent`: its status mirrors the parent's) or one of its
 ancestors (a cycle: an error on the object). The term (`Host`) owns the runners and their
-workers; the tree decides which exist.
+workers; the tree decides which exist. The children themselves are `child.Child`; their
+statuses are `childstatus`'s, the order they sync in `order`'s.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from gitkrm.errors import BadRequest, Conflict, GitkrmError, NotFound
-from gitkrm.health import Health, aggregate
+from gitkrm.errors import BadRequest, GitkrmError, NotFound
 from gitkrm.krm import GVK, Obj, ObjectRef, ResourceKey
-from gitkrm.store import BatchOp, BatchOpKind, Store
+from gitkrm.store import Store
 from gitkrm.store.protocol import meta
 from gitkrm.sync import inventory
 
-from . import registry, removal, sourcewrites
+from . import registry, removal
+from .child import Child, Host, ReadContext, child_key, child_keys
+from .childstatus import Statuses
 from .gitsource import FINALIZER as GITKRM_FINALIZER
-from .model import ChildSpec, ChildState, Interpreter, Phase, SourceStatus
-from .naming import child_name, describe
+from .model import ChildSpec, Interpreter
+from .naming import describe
 
 if TYPE_CHECKING:
-    from gitkrm.sync.hooks import Phase as HookPhase
-
     from ..config import SourceConfig
     from ..runner import SourceRunner
 
 log = logging.getLogger("gitkrm.agent")
-
-
-class Host(Protocol):
-    """The term, as the tree asks it for runners."""
-
-    def runner(self, name: str) -> SourceRunner | None:
-        """A source of the term (configured or child) by name."""
-        ...
-
-    async def start_child(
-        self, config: SourceConfig, *, parent: str, declared_by: ObjectRef
-    ) -> SourceRunner:
-        """A new child source (its GitSource object, runner and, long-lived, worker)."""
-        ...
-
-    async def remembered(self, parent: str) -> dict[str, ObjectRef]:
-        """The children `parent` declared, as their GitSource objects remember them
-        (also those of an earlier run): child name -> declaring object."""
-        ...
-
-    async def reconfigure_child(self, name: str, config: SourceConfig) -> None:
-        """The declaring object changed: the child's next sync uses `config`."""
-        ...
-
-    async def stop_child(self, name: str) -> None:
-        """Stop and forget the child (its worker, runner and GitSource object)."""
-        ...
-
-    def request_sync(self, name: str) -> None:
-        """Ask the child for a sync (long-lived; `run --once` orders its syncs itself)."""
-        ...
-
-    async def last_revision(self, name: str) -> str | None:
-        """The revision a source last synced (its runner's, or its GitSource's status)."""
-        ...
-
-    async def delete_hooks(
-        self, name: str, config: SourceConfig, phase: HookPhase, *, revision: str | None
-    ) -> list[str]:
-        """Run a removed child's PreDelete or PostDelete hooks of `revision`: failures."""
-        ...
-
-    async def healthy(self, runner: SourceRunner) -> str | None:
-        """Wait for the health of a source's objects: None when Current, else why not."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class _Context:
-    """The interpreters' `Context`; `seen` records the resourceVersion of each object read
-    (None: absent), so that a change to one of a child's `reads` is told from an echo."""
-
-    parent: SourceConfig
-    store: Store
-    seen: dict[ResourceKey, str | None] = field(default_factory=dict)
-
-    async def get(self, ref: ObjectRef) -> Obj | None:
-        try:
-            obj = await self.store.get(ref)
-        except NotFound:
-            self.seen[_key(ref)] = None
-            return None
-        self.seen[_key(ref)] = str(meta(obj).get("resourceVersion") or "")
-        return obj
-
-    async def list(
-        self, gvk: GVK, *, namespace: str, label_selector: str | None = None
-    ) -> Sequence[Obj]:
-        try:
-            listed = await self.store.list(gvk, namespace, label_selector=label_selector)
-        except NotFound:
-            return []
-        items: list[Obj] = listed.get("items") or []
-        return items
-
-
-@dataclass(eq=False)
-class Child:
-    """One declaring object and the child source it declares."""
-
-    ref: ObjectRef  # versionless
-    parent: str
-    interpreter: Interpreter
-    obj: Obj
-    spec: ChildSpec | None = None
-    error: str | None = None
-    runner: SourceRunner | None = None
-    finalizer: str | None = None
-    """The finalizer the tree put on the object (lifted when the child is removed)."""
-    waiting_for: tuple[ObjectRef, ...] = ()
-    deleting: bool = False
-    pending: bool = field(default=False)
-    """Its dependencies were not Ready at its last turn (synced when they are)."""
-    read_versions: dict[ResourceKey, str | None] = field(default_factory=dict)
-    """The `spec.reads` objects as they were read (resourceVersion; None: absent)."""
-
-    @property
-    def name(self) -> str:
-        return child_name(self.ref)
-
-    @property
-    def mirrors_parent(self) -> bool:
-        return self.spec is not None and self.spec.same_as_parent
-
-
-def _key(ref: ObjectRef) -> ResourceKey:
-    return dataclasses.replace(ref, version=None).key
-
-
-def _keys(refs: Sequence[ObjectRef]) -> set[ResourceKey]:
-    return {_key(r) for r in refs}
 
 
 def _where(config: SourceConfig) -> tuple[str, object, str, object]:
@@ -166,16 +54,12 @@ class Tree:
     """See the module docstring."""
 
     def __init__(self, host: Host, *, store: Store, agent_name: str) -> None:
-        self._host = host
+        self.host = host
         self._store = store
         self._agent_name = agent_name
         self.children: dict[ResourceKey, Child] = {}
-        self.written: set[int] = set()
-        """Store revisions of the tree's writes (finalizers, statuses): the agent's own."""
-        self._dirty: set[ResourceKey] = set()
-        self._whole: set[tuple[str, str]] = set()
-        """(group, kind) of declaring kinds without a status subresource (Argo CD's
-        Application): their status is written with the object (`update`)."""
+        self.statuses = Statuses(host, store=store, children=self.children)
+        """The declaring objects' statuses (`childstatus`)."""
 
     # -- lookups -----------------------------------------------------------------------
 
@@ -255,27 +139,27 @@ class Tree:
             except GitkrmError as e:
                 log.error("source %s: %s not read: %s", parent.name, describe(ref), e.message)
                 continue
-            seen.add(_key(ref))
+            seen.add(child_key(ref))
             await self._declared(parent, interpreter, obj)
         for child in [c for c in self.children.values() if c.parent == parent.name]:
-            if _key(child.ref) not in seen:
+            if child_key(child.ref) not in seen:
                 await self._undeclared(child)
         try:
-            remembered = await self._host.remembered(parent.name)
+            remembered = await self.host.remembered(parent.name)
         except GitkrmError as e:
             log.debug("source %s: children of earlier runs not read: %s", parent.name, e.message)
             remembered = {}
         for ref in remembered.values():
             interpreter = interpreters.for_kind(ref.group_kind)
-            if _key(ref) in seen or _key(ref) in self.children or interpreter is None:
+            if child_key(ref) in seen or child_key(ref) in self.children or interpreter is None:
                 continue
             # Declared by an earlier run, no longer applied (deleted, or left in place).
             await self._earlier(parent, interpreter, ref)
         if parent.last_outcome is not None:
             for child in self.children.values():
                 if child.parent == parent.name and child.mirrors_parent:
-                    self._dirty.add(_key(child.ref))
-        await self.flush()
+                    self.statuses.due(child_key(child.ref))
+        await self.statuses.flush()
 
     async def _declared(self, parent: SourceRunner, interpreter: Interpreter, obj: Obj) -> None:
         ref = dataclasses.replace(ObjectRef.of(obj), version=None)
@@ -285,8 +169,8 @@ class Tree:
             child = Child(ref=ref, parent=parent.name, interpreter=interpreter, obj=obj)
             self.children[key] = child
         child.obj = obj
-        self._dirty.add(key)
-        ctx = _Context(parent=parent.config, store=self._store)
+        self.statuses.due(key)
+        ctx = ReadContext(parent=parent.config, store=self._store)
         try:
             spec = await interpreter.child(obj, ctx)
             self._check(spec, parent)
@@ -299,7 +183,7 @@ class Tree:
             child.error = e.message
             return
         child.error = None
-        child.read_versions = {k: v for k, v in ctx.seen.items() if k in _keys(spec.reads)}
+        child.read_versions = {k: v for k, v in ctx.seen.items() if k in child_keys(spec.reads)}
         if meta(obj).get("deletionTimestamp"):
             child.spec = child.spec or spec
             await self._finalize(child)
@@ -315,17 +199,17 @@ class Tree:
                               r.message)  # fmt: skip
             if child.runner is not None:
                 log.info("child source %s stopped; its objects stay", child.name)
-                await self._host.stop_child(child.name)
+                await self.host.stop_child(child.name)
                 child.runner = None
             child.finalizer = spec.finalizer
             return
         if spec.same_as_parent:
             if child.runner is not None:
-                await self._host.stop_child(child.name)
+                await self.host.stop_child(child.name)
                 child.runner = None
             return
         if child.runner is None:
-            child.runner = await self._host.start_child(
+            child.runner = await self.host.start_child(
                 spec.config, parent=parent.name, declared_by=ref
             )
             log.info(
@@ -336,10 +220,10 @@ class Tree:
                 spec.config.safe_url,
             )
         elif previous is None or previous.config != spec.config:
-            await self._host.reconfigure_child(child.name, spec.config)
+            await self.host.reconfigure_child(child.name, spec.config)
         if spec.finalizer and spec.finalizer not in (meta(obj).get("finalizers") or ()):
             written = await removal.add_finalizer(
-                self._store, ref, spec.finalizer, on_write=self._wrote
+                self._store, ref, spec.finalizer, on_write=self.statuses.wrote
             )
             if written is not None:
                 child.obj = written
@@ -351,14 +235,14 @@ class Tree:
             return
         where = _where(spec.config)
         for name in self._lineage(parent.name):
-            ancestor = self._host.runner(name)
+            ancestor = self.host.runner(name)
             if ancestor is not None and _where(ancestor.config) == where:
                 raise BadRequest(
                     f"a cycle of sources: it declares {spec.config.safe_url} path "
                     f"'{spec.config.path}', which source {name} (its ancestor) already syncs"
                 )
-        other = self._host.runner(spec.config.name)
-        mine = self.children.get(_key(spec.declared_by))
+        other = self.host.runner(spec.config.name)
+        mine = self.children.get(child_key(spec.declared_by))
         if other is not None and (mine is None or mine.runner is not other):
             raise BadRequest(f"source name {spec.config.name} is taken by another source")
 
@@ -366,16 +250,16 @@ class Tree:
         self, parent: SourceRunner, interpreter: Interpreter, ref: ObjectRef
     ) -> None:
         child = Child(ref=ref, parent=parent.name, interpreter=interpreter, obj={})
-        self.children[_key(ref)] = child
+        self.children[child_key(ref)] = child
         try:
             child.obj = await self._store.get(ref)
         except NotFound:
-            await self._host.stop_child(child.name)  # its GitSource object
-            self.children.pop(_key(ref), None)
+            await self.host.stop_child(child.name)  # its GitSource object
+            self.children.pop(child_key(ref), None)
             return
         try:
             child.spec = await interpreter.child(
-                child.obj, _Context(parent=parent.config, store=self._store)
+                child.obj, ReadContext(parent=parent.config, store=self._store)
             )
         except GitkrmError:
             child.spec = None
@@ -396,13 +280,13 @@ class Tree:
                 child.obj = obj
                 await self._finalize(child)
         try:
-            remembered = await self._host.remembered(parent.name)
+            remembered = await self.host.remembered(parent.name)
         except GitkrmError:
             return
         interpreters = registry.for_peers(parent.config.interpret)
         for ref in remembered.values():
             interpreter = interpreters.for_kind(ref.group_kind)
-            if interpreter is None or _key(ref) in self.children:
+            if interpreter is None or child_key(ref) in self.children:
                 continue
             if await self._deleted(ref) is not None:
                 await self._earlier(parent, interpreter, ref)
@@ -434,39 +318,39 @@ class Tree:
             await self._forget(grandchild, lifted=False)
         if child.runner is not None:
             log.info("child source %s stopped; its objects stay", child.name)
-        await self._host.stop_child(child.name)
+        await self.host.stop_child(child.name)
         child.runner = None
         if not lifted and child.finalizer:
             await removal.remove_finalizer(
-                self._store, child.ref, child.finalizer, on_write=self._wrote
+                self._store, child.ref, child.finalizer, on_write=self.statuses.wrote
             )
-        self.children.pop(_key(child.ref), None)
-        self._dirty.discard(_key(child.ref))
+        self.children.pop(child_key(child.ref), None)
+        self.statuses.drop(child_key(child.ref))
 
     async def _children_of(self, child: Child) -> list[Child]:
         """The child's own children: those running, and those an earlier run declared."""
         out = [c for c in self.children.values() if c.parent == child.name]
         try:
-            remembered = await self._host.remembered(child.name)
+            remembered = await self.host.remembered(child.name)
         except GitkrmError:
             remembered = {}
         peers = frozenset() if child.spec is None else child.spec.config.interpret
         interpreters = registry.for_peers(peers)
         for ref in remembered.values():
             interpreter = interpreters.for_kind(ref.group_kind)
-            if _key(ref) in self.children or interpreter is None:
+            if child_key(ref) in self.children or interpreter is None:
                 continue
             found = Child(ref=ref, parent=child.name, interpreter=interpreter, obj={})
             try:
                 found.obj = await self._store.get(ref)
                 parent = child.spec.config if child.spec is not None else None
                 if parent is not None:
-                    ctx = _Context(parent=parent, store=self._store)
+                    ctx = ReadContext(parent=parent, store=self._store)
                     found.spec = await interpreter.child(found.obj, ctx)
                     found.finalizer = found.spec.finalizer
             except GitkrmError:
                 pass  # gone, or unreadable: its GitSource object still goes
-            self.children[_key(ref)] = found
+            self.children[child_key(ref)] = found
             out.append(found)
         return out
 
@@ -478,13 +362,13 @@ class Tree:
             await self._finalize(grandchild)
         spec = child.spec
         hooked = spec is not None and not spec.same_as_parent
-        revision = await self._host.last_revision(child.name) if hooked else None
-        await self._host.stop_child(child.name)
+        revision = await self.host.last_revision(child.name) if hooked else None
+        await self.host.stop_child(child.name)
         child.runner = None
         if spec is not None and hooked:
             from gitkrm.sync.hooks import Phase as HookPhase
 
-            failed = await self._host.delete_hooks(
+            failed = await self.host.delete_hooks(
                 child.name, spec.config, HookPhase.PRE_DELETE, revision=revision
             )
             if failed:
@@ -506,7 +390,7 @@ class Tree:
         if spec is not None and hooked:
             from gitkrm.sync.hooks import Phase as HookPhase
 
-            for failure in await self._host.delete_hooks(
+            for failure in await self.host.delete_hooks(
                 child.name, spec.config, HookPhase.POST_DELETE, revision=revision
             ):
                 log.error("child source %s: %s", child.name, failure)
@@ -515,198 +399,9 @@ class Tree:
             else [GITKRM_FINALIZER]
         )  # fmt: skip
         for finalizer in finalizers:
-            await removal.remove_finalizer(self._store, child.ref, finalizer, on_write=self._wrote)
+            await removal.remove_finalizer(
+                self._store, child.ref, finalizer, on_write=self.statuses.wrote
+            )
         log.info("%s deleted: child source %s removed", describe(child.ref), child.name)
-        self.children.pop(_key(child.ref), None)
-        self._dirty.discard(_key(child.ref))
-
-    # -- order -------------------------------------------------------------------------
-
-    async def ready(self, name: str) -> bool:
-        """Whether the child's dependencies are Ready (health-gated when they `wait`); a
-        child that waits is shown Pending with what it waits for."""
-        child = self.by_name(name)
-        if child is None or child.spec is None:
-            return True
-        waiting: list[ObjectRef] = []
-        for dep in child.spec.depends_on:
-            other = self.children.get(_key(dep))
-            runner = None
-            if other is not None and other.error is None:
-                runner = other.runner or (
-                    self._host.runner(other.parent) if other.mirrors_parent else None
-                )
-            outcome = None if runner is None else runner.last_outcome
-            if (
-                runner is None
-                or outcome is None
-                or not outcome.succeeded
-                or (
-                    other is not None
-                    and other.spec is not None
-                    and other.spec.wait
-                    and await self._host.healthy(runner) is not None
-                )
-            ):
-                waiting.append(dep)
-        child.waiting_for = tuple(waiting)
-        child.pending = bool(waiting)
-        self._dirty.add(_key(child.ref))
-        if waiting:
-            log.info(
-                "child source %s waits for %s",
-                child.name,
-                ", ".join(describe(r) for r in waiting),
-            )
-        return not waiting
-
-    def dependents(self, name: str) -> list[str]:
-        """The pending children that wait for `name`'s declaring object."""
-        child = self.by_name(name)
-        if child is None:
-            return []
-        key = _key(child.ref)
-        return [
-            c.name
-            for c in self.children.values()
-            if c.pending and c.spec is not None and any(_key(d) == key for d in c.spec.depends_on)
-        ]
-
-    def after_sync(self, name: str) -> None:
-        """A child synced: its status is due; the children waiting for it are asked."""
-        child = self.by_name(name)
-        if child is None:
-            return
-        self._dirty.add(_key(child.ref))
-        for dependent in self.dependents(name):
-            self._host.request_sync(dependent)
-
-    # -- status ------------------------------------------------------------------------
-
-    def state(self, child: Child) -> ChildState:
-        runner = child.runner
-        if child.mirrors_parent:
-            runner = self._host.runner(child.parent)
-        outcome = None if runner is None else runner.last_outcome
-        verdicts = [] if runner is None else [h.status for h in runner.health.values()]
-        health = aggregate(verdicts) if verdicts else None
-        spec = child.spec
-        if child.deleting:
-            phase = Phase.DELETING
-        elif child.error is not None:
-            phase = Phase.FAILED  # its object can't be read: nothing syncs until it changes
-        elif spec is not None and spec.refused:
-            phase = Phase.REFUSED
-        elif child.waiting_for:
-            phase = Phase.PENDING
-        elif runner is not None and runner.config.suspend:
-            phase = Phase.SUSPENDED
-        elif outcome is None:
-            phase = Phase.SYNCING
-        elif not outcome.succeeded:
-            phase = Phase.FAILED
-        elif spec is not None and spec.wait and health not in (None, Health.CURRENT):
-            phase = Phase.SYNCING
-        else:
-            phase = Phase.SYNCED
-        not_current = sum(1 for v in verdicts if v is not Health.CURRENT)
-        last = None if runner is None else runner.source.last
-        resolved = (
-            last.ref
-            if last is not None and outcome is not None and last.revision == outcome.revision
-            else None
-        )
-        return ChildState(
-            phase=phase,
-            outcome=outcome,
-            health=health,
-            health_message=f"{not_current} object(s) not Current" if not_current else "",
-            inventory=() if runner is None else runner.applied,
-            object_health={} if runner is None else {r: h.status for r, h in runner.health.items()},
-            waiting_for=child.waiting_for,
-            unhonoured=() if spec is None else spec.unhonoured,
-            error=child.error,
-            observed_generation=int(meta(child.obj).get("generation") or 0) or None,
-            resolved_ref=resolved,
-            spec=spec,
-            details=getattr(runner.source, "details", None) or {} if runner is not None else {},
-        )
-
-    def touch(self, name: str) -> None:
-        """The child's state changed (health, a sync): its status is written at `flush`."""
-        child = self.by_name(name)
-        if child is not None:
-            self._dirty.add(_key(child.ref))
-
-    async def flush(self) -> None:
-        """Write the status of every declaring object whose state changed: one batch,
-        only the statuses that differ from what the object has."""
-        dirty, self._dirty = self._dirty, set()
-        ops: list[tuple[Child, Obj]] = []
-        sources: list[SourceStatus] = []
-        for key in dirty:
-            child = self.children.get(key)
-            if child is None:
-                continue
-            state = self.state(child)
-            sources.extend(child.interpreter.source_statuses(child.obj, state))
-            if state.phase is Phase.SYNCING and state.outcome is None and child.obj.get("status"):
-                continue  # not synced yet in this term: its last status stands until it is
-            status = child.interpreter.status(child.obj, state)
-            if status != child.obj.get("status"):
-                ops.append((child, {**child.obj, "status": status}))
-        if sources:
-            await sourcewrites.write(
-                self._store, sources, write_status=self._write_status, wrote=self._wrote
-            )
-        if not ops:
-            return
-        try:
-            written = await self._store.batch(
-                [BatchOp(op=self._status_op(child.ref), obj=body) for child, body in ops]
-            )
-        except GitkrmError:
-            for child, _ in ops:
-                await self._write_one(child)
-            return
-        for (child, _), obj in zip(ops, written, strict=True):
-            child.obj = obj
-            self._wrote(obj)
-
-    async def _write_one(self, child: Child) -> None:
-        for _ in range(3):
-            try:
-                child.obj = await self._store.get(child.ref)
-                status = child.interpreter.status(child.obj, self.state(child))
-                if status == child.obj.get("status"):
-                    return
-                written = await self._write_status({**child.obj, "status": status}, child.ref)
-            except Conflict:
-                continue
-            except GitkrmError as e:
-                log.error("%s: status not written: %s", describe(child.ref), e.message)
-                return
-            child.obj = written
-            self._wrote(written)
-            return
-
-    def _status_op(self, ref: ObjectRef) -> BatchOpKind:
-        whole = (ref.group, ref.kind) in self._whole
-        return BatchOpKind.UPDATE if whole else BatchOpKind.UPDATE_STATUS
-
-    async def _write_status(self, body: Obj, ref: ObjectRef) -> Obj:
-        """Through the status subresource, or with the object when its kind has none (the
-        store says NotFound for the subresource of an object that exists)."""
-        if (ref.group, ref.kind) in self._whole:
-            return await self._store.update(body)
-        try:
-            return await self._store.update_status(body)
-        except NotFound:
-            written = await self._store.update(body)
-            self._whole.add((ref.group, ref.kind))
-            return written
-
-    def _wrote(self, obj: Obj) -> None:
-        rv = str(meta(obj).get("resourceVersion") or "")
-        if rv.isdigit():
-            self.written.add(int(rv))
+        self.children.pop(child_key(child.ref), None)
+        self.statuses.drop(child_key(child.ref))
