@@ -8,32 +8,25 @@ import subprocess
 from pathlib import Path
 
 from tests.e2e.e2e_support import gitkrm, gitsource_status, reading
-from tests.e2e.manifests import configmap, namespace
+from tests.e2e.manifests import configmap, deployment, namespace
 from tests.source.source_gitrepo import RemoteRepo
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample-repo"
 
-CRASHLOOP = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: crasher
-  namespace: shop
-spec:
-  replicas: 1
-  progressDeadlineSeconds: 2
-  selector:
-    matchLabels: {app: crasher}
-  template:
-    metadata:
-      labels: {app: crasher}
-      annotations: {gitkrm.io/simulate: crashloop}
-    spec:
-      containers:
-      - name: main
-        image: busybox:1.36
-"""
+
+def _commit_crasher(repo: RemoteRepo, *, deadline: int, message: str) -> None:
+    """Commit and push the namespace shop and a Deployment whose pods crash-loop, which
+    kstatus calls Failed once `deadline` (progressDeadlineSeconds) has passed."""
+    crasher = deployment(
+        "crasher", namespace="shop", replicas=1, image="busybox:1.36",
+        progressDeadlineSeconds=deadline,
+        template_annotations={"gitkrm.io/simulate": "crashloop"},
+    )  # fmt: skip
+    repo.write("ns.yaml", namespace("shop"))
+    repo.write("crasher.yaml", crasher)
+    repo.commit(message)
+    repo.push()
 
 
 def _run_wait(
@@ -60,11 +53,8 @@ async def test_sample_repo_reaches_all_current(state: Path) -> None:
 async def test_a_crash_looping_deployment_fails_the_wait(
     repo: RemoteRepo, state: Path, tmp_path: Path
 ) -> None:
-    repo.write("ns.yaml", namespace("shop"))
     repo.write("settings.yaml", configmap("settings", {"a": "b"}, namespace="shop"))
-    repo.write("crasher.yaml", CRASHLOOP)
-    repo.commit("a crash-looping deployment")
-    repo.push()
+    _commit_crasher(repo, deadline=2, message="a crash-looping deployment")
     res = _run_wait(repo.url, state, timeout="60s", cwd=tmp_path)
     assert res.returncode == 1, res.stdout + res.stderr
     assert "Failed" in res.stdout
@@ -75,11 +65,7 @@ async def test_a_crash_looping_deployment_fails_the_wait(
 async def test_the_timeout_names_what_is_still_waited_for(
     repo: RemoteRepo, state: Path, tmp_path: Path
 ) -> None:
-    slow = CRASHLOOP.replace("progressDeadlineSeconds: 2", "progressDeadlineSeconds: 600")
-    repo.write("ns.yaml", namespace("shop"))
-    repo.write("crasher.yaml", slow)
-    repo.commit("never ready, not failed yet")
-    repo.push()
+    _commit_crasher(repo, deadline=600, message="never ready, not failed yet")
     res = _run_wait(repo.url, state, timeout="2s", cwd=tmp_path)
     assert res.returncode == 1, res.stdout + res.stderr
     assert "timed out after 2s" in res.stdout

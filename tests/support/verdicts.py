@@ -118,3 +118,24 @@ def assert_validate_predicts_run(
     if synced.ok:
         assert checked.keys == synced.keys, (checked.keys ^ synced.keys, synced.output)
     return checked, synced
+
+
+def assert_both_refuse(
+    work: Path,
+    url: str,
+    *,
+    state: Path,
+    path: str = "",
+    naming: Sequence[str] = (),
+    never: Sequence[str] = (),
+) -> tuple[Outcome, Outcome]:
+    """`assert_validate_predicts_run` of a repository both commands refuse: each says every
+    text of `naming` and none of `never`."""
+    checked, synced = assert_validate_predicts_run(work, url, state=state, path=path)
+    assert not synced.ok, synced.output
+    for out in (checked.output, synced.output):
+        for text in naming:
+            assert text in out, out
+        for text in never:
+            assert text not in out, out
+    return checked, synced
