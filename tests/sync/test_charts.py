@@ -19,7 +19,7 @@ from tests.charts.chart_files import SHOP, bump, shop_files
 from tests.support.chartrepo import ChartRepo, chart_repo
 from tests.sync.conftest import EngineFactory
 from tests.sync.sync_helpers import Remote, namespace
-from tests.sync.test_engine import sync
+from tests.sync.test_engine import seeded_engine, sync
 
 SPEC = HelmSpec.from_spec({"releaseName": "web", "namespace": "shop"})
 CACHE = SHOP / "charts" / "cache"
@@ -115,9 +115,7 @@ async def test_a_chart_installs_then_upgrades_and_rolls_back(
 async def test_a_broken_template_is_refused_and_nothing_is_applied(
     store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
-    seed(remote)
-    engine = make_engine(helm=SPEC)
-    assert (await sync(engine, source)).ok
+    engine = await seeded_engine(remote, source, make_engine, seed=seed, helm=SPEC)
     before = await store.get(ref("ConfigMap", "web-settings"))
     remote.write("apps/shop/values.yaml", shop_files()["shop/values.yaml"].replace(b"hello", b"x"))
     remote.write("apps/shop/templates/service.yaml", b"{{ .Values.nope.deeper }}\n")
@@ -140,9 +138,7 @@ async def test_a_broken_template_is_refused_and_nothing_is_applied(
 async def test_crds_of_a_chart_are_not_pruned(
     store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
-    seed(remote)
-    engine = make_engine(helm=SPEC)
-    assert (await sync(engine, source)).ok
+    engine = await seeded_engine(remote, source, make_engine, seed=seed, helm=SPEC)
     crd = ref(
         "CustomResourceDefinition",
         "widgets.shop.example.com",

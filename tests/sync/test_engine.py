@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from gitkrm.errors import NotFound
@@ -57,6 +58,22 @@ def seed(remote: Remote) -> str:
     remote.write("apps/web.yaml", deployment())
     remote.write("apps/cm.yaml", configmap("settings", data="mode: prod"))
     return remote.commit("seed")
+
+
+async def seeded_engine(
+    remote: Remote,
+    source: GitSource,
+    make_engine: EngineFactory,
+    *,
+    seed: Callable[[Remote], str] = seed,
+    **options: Any,
+) -> SyncEngine:
+    """An engine of `options` that has synced the revision `seed` commits (which must succeed)."""
+    seed(remote)
+    engine = make_engine(**options)
+    result = await sync(engine, source)
+    assert result.ok, result.problems()
+    return engine
 
 
 async def test_first_sync_then_nothing_to_do(
@@ -121,9 +138,7 @@ async def test_change_and_remove_fields_and_revision_only_on_changed_objects(
 async def test_live_edits_git_fields_set_back_other_fields_kept(
     store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
-    seed(remote)
-    engine = make_engine()
-    assert (await sync(engine, source)).ok
+    engine = await seeded_engine(remote, source, make_engine)
     await store.patch(
         deploy_ref(),
         {"spec": {"replicas": 9}, "metadata": {"labels": {"owner": "ops"}}},
@@ -152,10 +167,8 @@ async def test_live_edits_git_fields_set_back_other_fields_kept(
 async def test_an_ignored_difference_is_kept(
     store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
-    seed(remote)
     ignore = IgnoreDifference(group="apps", kind="Deployment", json_pointers=("/spec/replicas",))
-    engine = make_engine(ignore_differences=(ignore,))
-    assert (await sync(engine, source)).ok
+    engine = await seeded_engine(remote, source, make_engine, ignore_differences=(ignore,))
     await store.patch(deploy_ref(), {"spec": {"replicas": 5}}, "strategic")
     drift = await engine.check_drift()
     assert set(actions(drift).values()) == {Action.UNCHANGED}
@@ -318,8 +331,7 @@ async def test_two_sources_never_touch_each_others_objects(
 async def test_an_empty_revision_is_refused_unless_allowed(
     store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
-    seed(remote)
-    assert (await sync(make_engine(), source)).ok
+    await seeded_engine(remote, source, make_engine)
     for path in ("ns.yaml", "apps/web.yaml", "apps/cm.yaml"):
         remote.remove(path)
     remote.commit("oops")
@@ -337,9 +349,7 @@ async def test_an_empty_revision_is_refused_unless_allowed(
 async def test_reconcile_disabled_objects_are_left_alone(
     store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
-    seed(remote)
-    engine = make_engine()
-    assert (await sync(engine, source)).ok
+    engine = await seeded_engine(remote, source, make_engine)
     await store.patch(
         cm_ref("settings"),
         {

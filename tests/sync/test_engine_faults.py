@@ -19,7 +19,16 @@ from gitkrm.sync.plan import Plan
 from gitkrm.sync.results import Action, SyncStatus
 from tests.sync.conftest import EngineFactory
 from tests.sync.sync_helpers import Remote, configmap, deployment, namespace, snapshot
-from tests.sync.test_engine import actions, cm_ref, deploy_ref, get, inventory_keys, seed, sync
+from tests.sync.test_engine import (
+    actions,
+    cm_ref,
+    deploy_ref,
+    get,
+    inventory_keys,
+    seed,
+    seeded_engine,
+    sync,
+)
 from tests.sync.test_render import BOMB, CRD
 
 
@@ -53,9 +62,7 @@ async def test_a_bad_revision_applies_nothing_and_a_fixed_one_recovers(
     content: str | bytes,
     expected: str,
 ) -> None:
-    seed(remote)
-    engine = make_engine()
-    assert (await sync(engine, source)).ok
+    engine = await seeded_engine(remote, source, make_engine)
     rv = await live.current_revision(store)
     remote.write("apps/cm.yaml", configmap("settings", data="mode: new"))
     remote.write("bad.yaml", content)
@@ -169,9 +176,7 @@ IMMUTABLE = deployment("web").replace("{app: web}", "{app: web2}")
 async def test_an_immutable_change_fails_unless_forced(
     store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
-    seed(remote)
-    engine = make_engine()
-    assert (await sync(engine, source)).ok
+    engine = await seeded_engine(remote, source, make_engine)
     uid = (await store.get(deploy_ref()))["metadata"]["uid"]
     remote.write("apps/web.yaml", IMMUTABLE)
     remote.write("apps/cm.yaml", configmap("settings", data="mode: changed"))
@@ -226,8 +231,7 @@ class RacingStore:
 async def test_a_concurrent_change_is_read_again_and_merged(
     store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
-    seed(remote)
-    assert (await sync(make_engine(), source)).ok
+    await seeded_engine(remote, source, make_engine)
     remote.write("apps/web.yaml", deployment(image="nginx:2"))
     remote.commit()
     racing = RacingStore(store, deploy_ref(), {"metadata": {"labels": {"someone": "else"}}})
