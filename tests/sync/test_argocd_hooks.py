@@ -18,7 +18,7 @@ from gitkrm.sync.hooks import HookState, Phase
 from gitkrm.sync.results import Action, SyncResult, SyncStatus
 from tests.sync.conftest import EngineFactory, SourceFactory
 from tests.sync.sync_helpers import Remote
-from tests.sync.test_engine import actions, get, sync
+from tests.sync.test_engine import actions, get, pruned, sync
 
 TESTDATA = Path(__file__).parent.parent / "corpus" / "argocd-hooks-lookalike"
 
@@ -114,8 +114,8 @@ async def test_syncwaves_prune_order(
     assert stuck.errors[0].startswith(
         "pruning wave 2 not healthy within 2s: Pod apps/guarded: Terminating"
     )
-    pruned = {o.ref.name: o.action for o in stuck.objects if o.ref.name != "keep"}
-    assert pruned == {
+    outcome = {o.ref.name: o.action for o in stuck.objects if o.ref.name != "keep"}
+    assert outcome == {
         "guarded": Action.PRUNED,
         "janitor-pods-binding": Action.FAILED,
         "janitor-pods": Action.FAILED,
@@ -132,11 +132,7 @@ async def test_syncwaves_prune_order(
     )
     done = await sync(engine, source)
     assert done.ok, done.problems()
-    assert [o.ref.name for o in done.objects if o.action is Action.PRUNED] == [
-        "janitor-pods-binding",
-        "janitor-pods",
-        "janitor",
-    ]
+    assert pruned(done) == ["janitor-pods-binding", "janitor-pods", "janitor"]
 
 
 async def test_multi_namespace_hook(store: Store, sync_app: AppSync) -> None:

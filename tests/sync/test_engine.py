@@ -43,6 +43,11 @@ def actions(result: SyncResult) -> dict[str, Action]:
     return {f"{o.ref.kind}/{o.ref.name}": o.action for o in result.objects}
 
 
+def pruned(result: SyncResult) -> list[str]:
+    """The names of the objects the sync pruned, in the order it pruned them."""
+    return [o.ref.name for o in result.objects if o.action is Action.PRUNED]
+
+
 async def inventory_keys(store: Store, source: str = "src") -> set[str]:
     cm = await store.get(
         ObjectRef(

@@ -7,7 +7,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from gitkrm.controllers import ControllerManager
+import pytest
+
 from gitkrm.krm import GVK
 from gitkrm.source import GitSource
 from gitkrm.store import Store
@@ -15,7 +16,7 @@ from gitkrm.sync.results import Action, SyncStatus
 from tests.support.wait import eventually_async
 from tests.sync.conftest import EngineFactory
 from tests.sync.sync_helpers import Remote, configmap, deployment, namespace
-from tests.sync.test_engine import actions, cm_ref, deploy_ref, get, sync
+from tests.sync.test_engine import actions, cm_ref, deploy_ref, get, pruned, sync
 
 DEPLOYMENTS = GVK(group="apps", version="v1", kind="Deployment")
 CONFIGMAPS = GVK(group="", version="v1", kind="ConfigMap")
@@ -23,6 +24,27 @@ CONFIGMAPS = GVK(group="", version="v1", kind="ConfigMap")
 
 def wave(n: int) -> str:
     return f"    argocd.argoproj.io/sync-wave: '{n}'\n"
+
+
+def in_wave(name: str, n: int) -> str:
+    """ConfigMap apps/`name` of sync wave `n`."""
+    return configmap(name, extra="  annotations:\n" + wave(n))
+
+
+def two_waves(*, db_replicas: int) -> dict[str, str]:
+    """Deployment apps/db in wave 0, ConfigMap apps/app in wave 1 (files for commit_apps)."""
+    return {
+        "db.yaml": deployment("db", replicas=db_replicas, annotations=wave(0)),
+        "app.yaml": in_wave("app", 1),
+    }
+
+
+def commit_apps(remote: Remote, files: dict[str, str]) -> None:
+    """Commit the namespace `apps` (ns.yaml) and `files` (path: manifest)."""
+    remote.write("ns.yaml", namespace("apps"))
+    for path, text in files.items():
+        remote.write(path, text)
+    remote.commit()
 
 
 def available(obj: dict[str, Any]) -> bool:
@@ -63,54 +85,39 @@ class Recorder:
         assert found is not None
         return found
 
-    async def close(self) -> None:
+    async def __aenter__(self) -> Recorder:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
         for t in self.tasks:
             t.cancel()
         await asyncio.gather(*self.tasks, return_exceptions=True)
 
 
+@pytest.mark.usefixtures("controllers")
 async def test_wave_one_waits_for_wave_zero_to_be_available(
-    store: Store,
-    controllers: ControllerManager,
-    remote: Remote,
-    source: GitSource,
-    make_engine: EngineFactory,
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
-    remote.write("ns.yaml", namespace("apps"))
-    remote.write("db.yaml", deployment("db", replicas=2, annotations=wave(0)))
-    remote.write("app.yaml", configmap("app", extra="  annotations:\n" + wave(1)))
-    remote.commit()
-    recorder = Recorder(store)
-    try:
+    commit_apps(remote, two_waves(db_replicas=2))
+    async with Recorder(store) as recorder:
         engine = make_engine(health_timeout=30.0)
         result = await sync(engine, source)
         assert result.ok, result.problems()
         ready = await recorder.first("Deployment", "db", "MODIFIED", available)
         created = await recorder.first("ConfigMap", "app", "ADDED")
-    finally:
-        await recorder.close()
     assert ready < created  # wave 1 was written only once wave 0's Deployment was Available
 
 
+@pytest.mark.usefixtures("controllers")
 async def test_a_health_timeout_stops_the_sync_naming_objects_and_messages(
-    store: Store,
-    controllers: ControllerManager,
-    remote: Remote,
-    source: GitSource,
-    make_engine: EngineFactory,
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     stuck = deployment("db", replicas=1, annotations=wave(0)).replace(
         "      labels: {app: db}\n",
         "      labels: {app: db}\n      annotations: {gitkrm.io/simulate: pending}\n",
     )
-    remote.write("ns.yaml", namespace("apps"))
-    remote.write("db.yaml", stuck)
-    remote.write("app.yaml", configmap("app", extra="  annotations:\n" + wave(1)))
-    remote.write(
-        "fail.yaml",
-        configmap("alarm", extra="  annotations: {argocd.argoproj.io/hook: SyncFail}\n"),
-    )
-    remote.commit()
+    alarm = configmap("alarm", extra="  annotations: {argocd.argoproj.io/hook: SyncFail}\n")
+    commit_apps(remote, {"db.yaml": stuck, "app.yaml": in_wave("app", 1), "fail.yaml": alarm})
     engine = make_engine(health_timeout=1.0)
     result = await sync(engine, source)
     assert result.status is SyncStatus.FAILED
@@ -129,12 +136,10 @@ async def test_a_wave_waits_for_its_objects_already_in_sync(
     # No controllers: the Deployment never becomes Available. Alone (one wave) it is
     # applied without a gate; once a wave 1 joins it, wave 0's Deployment, unchanged by
     # that commit, must still be healthy before wave 1 is written.
-    remote.write("ns.yaml", namespace("apps"))
-    remote.write("db.yaml", deployment("db", replicas=1, annotations=wave(0)))
-    remote.commit()
+    commit_apps(remote, {"db.yaml": deployment("db", replicas=1, annotations=wave(0))})
     engine = make_engine(health_timeout=0.5)
     assert (await sync(engine, source)).ok
-    remote.write("app.yaml", configmap("app", extra="  annotations:\n" + wave(1)))
+    remote.write("app.yaml", in_wave("app", 1))
     remote.commit()
     result = await sync(engine, source)
     assert result.status is SyncStatus.FAILED
@@ -148,10 +153,7 @@ async def test_a_cancelled_wait_stops_the_sync(
     store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     # No controllers: the Deployment of wave 0 never becomes Available.
-    remote.write("ns.yaml", namespace("apps"))
-    remote.write("db.yaml", deployment("db", replicas=1, annotations=wave(0)))
-    remote.write("app.yaml", configmap("app", extra="  annotations:\n" + wave(1)))
-    remote.commit()
+    commit_apps(remote, two_waves(db_replicas=1))
     engine = make_engine(health_timeout=300.0)
     cancel = asyncio.Event()
     running = asyncio.create_task(engine.sync(await source.snapshot(), cancel=cancel))
@@ -166,15 +168,11 @@ async def test_a_cancelled_wait_stops_the_sync(
 async def test_pruning_goes_wave_by_wave_in_reverse(
     store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
-    remote.write("ns.yaml", namespace("apps"))
-    for n in (0, 1, 2):
-        remote.write(f"w{n}.yaml", configmap(f"w{n}", extra="  annotations:\n" + wave(n)))
-    remote.write("keep.yaml", configmap("keep", extra="  annotations:\n" + wave(5)))
-    remote.commit()
+    waves = {f"w{n}.yaml": in_wave(f"w{n}", n) for n in (0, 1, 2)}
+    commit_apps(remote, {**waves, "keep.yaml": in_wave("keep", 5)})
     engine = make_engine(health_timeout=30.0)
     assert (await sync(engine, source)).ok
-    recorder = Recorder(store)
-    try:
+    async with Recorder(store) as recorder:
         await recorder.first("ConfigMap", "w0", "ADDED")  # the watch is under way
         for n in (0, 1, 2):
             remote.remove(f"w{n}.yaml")
@@ -182,36 +180,23 @@ async def test_pruning_goes_wave_by_wave_in_reverse(
         result = await sync(engine, source)
         assert result.ok, result.problems()
         # The prunes follow the apply, in reverse wave order, each gone before the next.
-        assert [o.ref.name for o in result.objects if o.action is Action.PRUNED] == [
-            "w2",
-            "w1",
-            "w0",
-        ]
+        assert pruned(result) == ["w2", "w1", "w0"]
         deleted = [await recorder.first("ConfigMap", f"w{n}", "DELETED") for n in (2, 1, 0)]
-    finally:
-        await recorder.close()
     assert deleted == sorted(deleted)
 
 
+@pytest.mark.usefixtures("controllers")
 async def test_depends_on_waits_for_the_dependency_to_be_current(
-    store: Store,
-    controllers: ControllerManager,
-    remote: Remote,
-    source: GitSource,
-    make_engine: EngineFactory,
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
 ) -> None:
     # Same wave: the ConfigMap is written once the Deployment it depends on is Available.
     dep = "  annotations: {config.kubernetes.io/depends-on: apps/namespaces/apps/Deployment/db}\n"
-    remote.write("ns.yaml", namespace("apps"))
-    remote.write("db.yaml", deployment("db", replicas=2))
-    remote.write("app.yaml", configmap("app", extra=dep))
-    remote.commit()
-    recorder = Recorder(store)
-    try:
+    commit_apps(
+        remote, {"db.yaml": deployment("db", replicas=2), "app.yaml": configmap("app", extra=dep)}
+    )
+    async with Recorder(store) as recorder:
         result = await sync(make_engine(health_timeout=30.0), source)
         assert result.ok, result.problems()
         ready = await recorder.first("Deployment", "db", "MODIFIED", available)
         created = await recorder.first("ConfigMap", "app", "ADDED")
-    finally:
-        await recorder.close()
     assert ready < created
