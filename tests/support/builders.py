@@ -1,5 +1,6 @@
 """Builders of the objects tests write: ConfigMaps, Deployments, Namespaces, CRDs and their
-custom resources. Each returns a fresh plain dict, ready for a store or an HTTP body.
+custom resources, managedFields entries. Each returns a fresh plain dict, ready for a store
+or an HTTP body.
 
 `namespace=None` leaves `metadata.namespace` out (the URL's namespace or the store's
 default then applies). Keyword arguments of `configmap` are data entries; those of
@@ -166,3 +167,23 @@ def custom_resource(
     if spec:
         obj["spec"] = dict(spec)
     return obj
+
+
+def managed_fields_entry(
+    manager: str,
+    operation: str,
+    fields: Mapping[str, Any],
+    *,
+    api_version: str = "v1",
+    time: str = "2024-01-01T00:00:00Z",
+) -> dict[str, Any]:
+    """One `metadata.managedFields` entry: `manager`'s `operation` (Apply, Update) owning
+    `fields` (FieldsV1, as `{"f:data": {"f:a": {}}}`)."""
+    return {
+        "manager": manager,
+        "operation": operation,
+        "apiVersion": api_version,
+        "time": time,
+        "fieldsType": "FieldsV1",
+        "fieldsV1": dict(fields),
+    }

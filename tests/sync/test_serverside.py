@@ -22,6 +22,7 @@ from gitkrm.sync.patching import applied_by_gitkrm
 from gitkrm.sync.results import Action, SyncStatus
 from gitkrm.sync.serverside import migration, predict
 from tests.store.kube.conftest import kube, secured  # noqa: F401 (fixtures)
+from tests.support.builders import managed_fields_entry
 from tests.sync import test_engine, test_engine_faults
 from tests.sync.conftest import EngineFactory, SourceFactory
 from tests.sync.sync_helpers import Remote, configmap, deployment, desired, namespace, snapshot
@@ -334,15 +335,8 @@ def _live_cm(**md: Any) -> Obj:
 
 def test_migration_turns_gitkrm_updates_and_the_annotation_into_its_apply_entry() -> None:
     typ = ssa_type_for(CM)
-    update = {
-        "manager": "gitkrm",
-        "operation": "Update",
-        "apiVersion": "v1",
-        "time": "2024-01-01T00:00:00Z",
-        "fieldsType": "FieldsV1",
-        "fieldsV1": {"f:data": {"f:a": {}}},
-    }
-    edit = {**update, "manager": "kubectl-edit", "fieldsV1": {"f:data": {"f:x": {}}}}
+    update = managed_fields_entry("gitkrm", "Update", {"f:data": {"f:a": {}}})
+    edit = managed_fields_entry("kubectl-edit", "Update", {"f:data": {"f:x": {}}})
     ann = {LA: '{"apiVersion":"v1","kind":"ConfigMap","data":{"b":"2"}}'}
     live_obj = _live_cm(annotations=ann, managedFields=[update, edit])
     mig = migration(live_obj, typ=typ, api_version="v1")

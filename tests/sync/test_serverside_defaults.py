@@ -15,12 +15,14 @@ from gitkrm.schema.registry import Registry
 from gitkrm.sync.modes import builtin_defaults
 from gitkrm.sync.serverside import migration, predict
 from tests.store.store_objects import crd
+from tests.support.builders import managed_fields_entry
 from tests.sync.sync_helpers import desired
 from tests.sync.test_engine import LA
 from tests.sync.test_patching import statefulset
 
 STS = GVK(group="apps", version="v1", kind="StatefulSet")
 CM = GVK(group="", version="v1", kind="ConfigMap")
+NOW = "2030-01-01T00:00:00Z"
 
 
 def live_of(config: Obj, *, gvk: GVK) -> Obj:
@@ -32,7 +34,7 @@ def live_of(config: Obj, *, gvk: GVK) -> Obj:
         api_version=gvk.api_version,
         force=True,
         typ=ssa_type_for(gvk),
-        now="2030-01-01T00:00:00Z",
+        now=NOW,
     )
     out = copy.deepcopy(out)
     default = builtin_defaults(gvk)
@@ -74,20 +76,9 @@ def test_a_custom_kinds_schema_defaults_count() -> None:
 
 def test_another_managers_annotation_is_left_alone() -> None:
     typ = ssa_type_for(CM)
-    kubectl = {
-        "manager": "kubectl-client-side-apply",
-        "operation": "Update",
-        "apiVersion": "v1",
-        "time": "2030-01-01T00:00:00Z",
-        "fieldsType": "FieldsV1",
-        "fieldsV1": {"f:metadata": {"f:annotations": {".": {}, f"f:{LA}": {}}}},
-    }
-    gitkrm = {
-        **kubectl,
-        "manager": "gitkrm",
-        "operation": "Apply",
-        "fieldsV1": {"f:data": {"f:a": {}}},
-    }
+    annotation: dict[str, Any] = {"f:metadata": {"f:annotations": {".": {}, f"f:{LA}": {}}}}
+    kubectl = managed_fields_entry("kubectl-client-side-apply", "Update", annotation, time=NOW)
+    gitkrm = managed_fields_entry("gitkrm", "Apply", {"f:data": {"f:a": {}}}, time=NOW)
     live: Obj = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
