@@ -1,20 +1,24 @@
 """Argo CD's ApplicationSet generators and template, as the ApplicationSet controller runs
 them: the Application objects an ApplicationSet makes of one revision of a repository.
 
-Generators: `list` (`elements`; a `values` map becomes `values.<key>`), `git`
-`directories` (Go's `path.Match` globs over the repository's directories, hidden ones
-left out; `exclude: true` wins) and `files` (`**` globs; each YAML/JSON file, an object
-or a list of objects, flattened to dotted keys), `clusters` (gitkrm's own target only:
-`in-cluster`, when no selector asks for labels) and `matrix` (two generators, every pair,
-their parameters merged). Each may have a `selector` (`matchLabels`) over its
-parameters. The template is rendered per parameter set with Argo CD's default
-fasttemplate (`{{ key }}` in every string; an unknown key is left as written), or with
-`goTemplate: true` for plain field references (`{{ .path.basename }}`) only. Pure:
-`Snapshot` reads memory or one `git cat-file`.
+Generators: `list` (`elements` and `elementsYaml`; a `values` map becomes
+`values.<key>`), `git` `directories` (Go's `path.Match` globs over the repository's
+directories, hidden ones left out; `exclude: true` wins) and `files` (`**` globs; each
+YAML/JSON file, an object or a list of objects, flattened to dotted keys), `pathParamPrefix`
+too, `clusters` (gitkrm's own target only: `in-cluster`, when no selector asks for labels),
+`matrix` (two generators, every pair, their parameters merged) and `merge` (`mergeKeys`:
+the first generator's sets, each overridden by the later generators' set of equal keys).
+Each may have `values` (rendered with its parameters) and a `selector` (`matchLabels`,
+`matchExpressions`) over its parameters. The template is rendered per parameter set with
+Argo CD's default fasttemplate (`{{ key }}` in every string; an unknown key is left as
+written), or with `goTemplate: true` as Go templates by Helm's engine
+(`argocd_appset_go`). Pure but for that engine: `Snapshot` reads memory or one
+`git cat-file`.
 """
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -29,10 +33,9 @@ from .argocd_spec import API_VERSION, FINALIZER, IN_CLUSTER_NAME, IN_CLUSTER_SER
 
 Params = dict[str, Any]
 _TAG: Final = re.compile(r"\{\{(.*?)\}\}", re.S)
-_GO_FIELD: Final = re.compile(r"^-?\s*\.([A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*)\s*-?$")
 _NOT_DNS: Final = re.compile(r"[^-a-z0-9.]")
-GENERATORS: Final = ("list", "git", "clusters", "matrix")
-_SUPPORTED: Final = "list, git (directories, files), clusters (in-cluster) and matrix"
+GENERATORS: Final = ("list", "git", "clusters", "matrix", "merge")
+_SUPPORTED: Final = "list, git (directories, files), clusters (in-cluster), matrix and merge"
 
 
 def sanitize(name: str) -> str:
@@ -55,24 +58,26 @@ def _flatten(value: Any, prefix: str, out: Params) -> None:
         out[prefix] = str(value)
 
 
-def _path_params(directory: str, *, go: bool, file: str | None = None) -> Params:
+def _path_params(directory: str, *, go: bool, file: str | None = None, prefix: str = "") -> Params:
+    """The `path` parameters (under `<prefix>.` with `pathParamPrefix`)."""
     base = posixpath.basename(directory)
     if go:
         p: Params = {"path": directory, "basename": base, "basenameNormalized": sanitize(base)}
         p["segments"] = directory.split("/")
         if file is not None:
             p["filename"], p["filenameNormalized"] = file, sanitize(file)
-        return {"path": p}
+        return {prefix: {"path": p}} if prefix else {"path": p}
+    key = f"{prefix}.path" if prefix else "path"
     out: Params = {
-        "path": directory,
-        "path.basename": base,
-        "path.basenameNormalized": sanitize(base),
+        key: directory,
+        f"{key}.basename": base,
+        f"{key}.basenameNormalized": sanitize(base),
     }
     if file is not None:
-        out["path.filename"], out["path.filenameNormalized"] = file, sanitize(file)
+        out[f"{key}.filename"], out[f"{key}.filenameNormalized"] = file, sanitize(file)
     for i, seg in enumerate(directory.split("/")):
         if seg:
-            out[f"path[{i}]"] = seg
+            out[f"{key}[{i}]"] = seg
     return out
 
 
@@ -140,26 +145,58 @@ class Generation:
         if not isinstance(spec, Mapping):
             raise self.fail(f"{at}.{kind}", "must be an object")
         made: list[Params] = getattr(self, f"_{kind}")(spec, f"{at}.{kind}")
-        values = spec.get("values") if kind != "list" else None
+        values = spec.get("values") if kind in ("git", "clusters") else None
         if values:
-            for p in made:
-                for k, v in values.items():
-                    p[f"values.{k}"] = render_string(str(v), p, go=self.go)
+            if not isinstance(values, Mapping):
+                raise self.fail(f"{at}.{kind}.values", "must be a map of strings")
+            rendered = _rendered_all(
+                {str(k): str(v) for k, v in values.items()}, made, go=self.go,
+                at=f"{at}.{kind}.values", fail=self.fail,
+            )  # fmt: skip
+            for p, done in zip(made, rendered, strict=True):
+                if self.go:
+                    p["values"] = {**(p.get("values") or {}), **done}
+                else:
+                    p.update({f"values.{k}": v for k, v in done.items()})
         return self._select(made, generator.get("selector"), f"{at}.selector")
 
     def _select(self, made: list[Params], selector: Any, at: str) -> list[Params]:
         if not selector:
             return made
-        if not isinstance(selector, Mapping) or set(selector) - {"matchLabels"}:
-            raise self.fail(at, "only matchLabels is supported")
-        labels = selector.get("matchLabels") or {}
-        return [p for p in made if all(str(p.get(k)) == str(v) for k, v in labels.items())]
+        if not isinstance(selector, Mapping) or set(selector) - {"matchLabels", "matchExpressions"}:
+            raise self.fail(at, "a label selector (matchLabels, matchExpressions)")
+        return [p for p in made if self._selects(selector, p, at)]
+
+    def _selects(self, selector: Mapping[str, Any], params: Params, at: str) -> bool:
+        flat: Params = {}
+        _flatten(params, "", flat)
+        for k, v in (selector.get("matchLabels") or {}).items():
+            if flat.get(str(k)) != str(v):
+                return False
+        for i, e in enumerate(selector.get("matchExpressions") or []):
+            key, op = str(e.get("key")), str(e.get("operator"))
+            values = [str(v) for v in e.get("values") or []]
+            has, value = key in flat, flat.get(key)
+            ok = {"In": has and value in values, "NotIn": not has or value not in values,
+                  "Exists": has, "DoesNotExist": not has}.get(op)  # fmt: skip
+            if ok is None:
+                raise self.fail(f"{at}.matchExpressions[{i}].operator", f"{op!r}: not an operator")
+            if not ok:
+                return False
+        return True
 
     def _list(self, spec: Mapping[str, Any], at: str) -> list[Params]:
+        elements = list(spec.get("elements") or [])
         if spec.get("elementsYaml"):
-            raise self.fail(f"{at}.elementsYaml", "not supported: give elements")
+            try:
+                extra = yaml.safe_load(str(spec["elementsYaml"])) or []
+            except yaml.YAMLError as e:
+                raise self.fail(f"{at}.elementsYaml", f"not YAML: {e}") from None
+            if not isinstance(extra, list):
+                raise self.fail(f"{at}.elementsYaml", "must be a list of objects")
+            elements.extend(extra)
         out: list[Params] = []
-        for i, element in enumerate(spec.get("elements") or []):
+        for i, element in enumerate(elements):
             if not isinstance(element, Mapping):
                 raise self.fail(f"{at}.elements[{i}]", "must be an object")
             if self.go:
@@ -179,12 +216,11 @@ class Generation:
     def _git(self, spec: Mapping[str, Any], at: str) -> list[Params]:
         snap = self.snapshot
         assert snap is not None, "a git generator reads the snapshot"
-        if spec.get("pathParamPrefix"):
-            raise self.fail(f"{at}.pathParamPrefix", "not supported")
+        prefix = str(spec.get("pathParamPrefix") or "")
         if spec.get("directories"):
-            return self._git_directories(snap, spec["directories"], f"{at}.directories")
+            return self._git_directories(snap, spec["directories"], f"{at}.directories", prefix)
         if spec.get("files"):
-            return self._git_files(snap, spec["files"], f"{at}.files")
+            return self._git_files(snap, spec["files"], f"{at}.files", prefix)
         raise self.fail(at, "directories or files is required")
 
     def _items(self, items: Any, at: str) -> list[tuple[re.Pattern[str], bool]]:
@@ -205,16 +241,16 @@ class Generation:
                 raise self.fail(f"{at}[{i}].path", e.message) from None
         return out
 
-    def _git_directories(self, snap: Snapshot, items: Any, at: str) -> list[Params]:
+    def _git_directories(self, snap: Snapshot, items: Any, at: str, prefix: str) -> list[Params]:
         globs = self._items(items, at)
         out = []
         for d in _directories(snap.files):
             hits = [excl for pattern, excl in globs if pattern.match(d)]
             if hits and not any(hits):
-                out.append(_path_params(d, go=self.go))
+                out.append(_path_params(d, go=self.go, prefix=prefix))
         return out
 
-    def _git_files(self, snap: Snapshot, items: Any, at: str) -> list[Params]:
+    def _git_files(self, snap: Snapshot, items: Any, at: str, prefix: str) -> list[Params]:
         globs = self._items(items, at)
         chosen = [
             f for f in sorted(snap.files)
@@ -235,7 +271,7 @@ class Generation:
                 params: Params = dict(obj) if self.go else {}
                 if not self.go:
                     _flatten(obj, "", params)
-                params.update(_path_params(directory or ".", go=self.go, file=name))
+                params.update(_path_params(directory or ".", go=self.go, file=name, prefix=prefix))
                 out.append(params)
         return out
 
@@ -259,44 +295,83 @@ class Generation:
         first = self.run(children[0], f"{at}.generators[0]")
         out: list[Params] = []
         for p in first:
-            second = self.run(_rendered(children[1], p, go=self.go), f"{at}.generators[1]")
-            out.extend({**p, **q} for q in second)
+            [inner] = _rendered_all(
+                children[1], [p], go=self.go, at=f"{at}.generators[1]", fail=self.fail
+            )
+            second = self.run(inner, f"{at}.generators[1]")
+            out.extend(_deep_merge(q, p) if self.go else {**p, **q} for q in second)
         return out
 
+    def _merge(self, spec: Mapping[str, Any], at: str) -> list[Params]:
+        """Argo CD's merge: the first generator's sets, each overridden by the later
+        generators' set whose `mergeKeys` values are equal."""
+        keys = spec.get("mergeKeys")
+        children = spec.get("generators")
+        if not isinstance(keys, list) or not keys:
+            raise self.fail(f"{at}.mergeKeys", "required")
+        if not isinstance(children, list) or len(children) < 2:
+            raise self.fail(f"{at}.generators", "a merge takes at least two generators")
+        sets = [self.run(g, f"{at}.generators[{i}]") for i, g in enumerate(children)]
+        names = sorted({str(k) for k in keys})
 
-def _rendered(value: Any, params: Params, *, go: bool) -> Any:
-    """`value` with every string (map keys too) rendered."""
+        def key(p: Params) -> str:
+            return json.dumps([p.get(k) for k in names], sort_keys=True, default=str)
+
+        base = {key(p): p for p in sets[0]}
+        for later in sets[1:]:
+            by_key = {key(p): p for p in later}
+            for k, p in base.items():
+                if k in by_key:
+                    base[k] = _deep_merge(p, by_key[k]) if self.go else {**p, **by_key[k]}
+        return list(base.values())
+
+
+def _deep_merge(base: Params, over: Mapping[str, Any]) -> Params:
+    out = dict(base)
+    for k, v in over.items():
+        if isinstance(v, Mapping) and isinstance(out.get(k), Mapping):
+            out[k] = _deep_merge(dict(out[k]), v)
+        else:
+            out[k] = v
+    return out
+
+
+def _rendered_all(
+    value: Any,
+    params: Sequence[Params],
+    *,
+    go: bool,
+    at: str,
+    fail: Callable[[str, str], Exception],
+) -> list[Any]:
+    """`value` rendered with each parameter set (Go templates: one Helm render for all)."""
+    if not go:
+        return [_rendered(value, p) for p in params]
+    from .argocd_appset_go import TemplateError, render_go
+
+    try:
+        return render_go(value, params, at=at)
+    except TemplateError as e:
+        field, _, message = e.message.partition(": ")
+        raise fail(field, message) from None
+
+
+def _rendered(value: Any, params: Params) -> Any:
+    """`value` with every string (map keys too) rendered by fasttemplate."""
     if isinstance(value, str):
-        return render_string(value, params, go=go)
+        return render_string(value, params)
     if isinstance(value, Mapping):
-        return {render_string(str(k), params, go=go): _rendered(v, params, go=go)
-                for k, v in value.items()}  # fmt: skip
+        return {render_string(str(k), params): _rendered(v, params) for k, v in value.items()}
     if isinstance(value, list):
-        return [_rendered(v, params, go=go) for v in value]
+        return [_rendered(v, params) for v in value]
     return value
 
 
-def _go_value(params: Params, path: str) -> Any:
-    value: Any = params
-    for part in path.split("."):
-        if not isinstance(value, Mapping) or part not in value:
-            raise BadRequest(f"map has no entry for key {part!r}")
-        value = value[part]
-    return value
+def render_string(text: str, params: Params) -> str:
+    """fasttemplate: `{{ key }}` is the parameter's string; any other tag stays."""
 
-
-def render_string(text: str, params: Params, *, go: bool) -> str:
     def one(m: re.Match[str]) -> str:
         tag = m.group(1).strip()
-        if go:
-            field = _GO_FIELD.match(tag)
-            if field is None:
-                raise BadRequest(
-                    f"{m.group(0)!r}: gitkrm renders goTemplate field references only "
-                    "({{ .path.basename }})"
-                )
-            value = _go_value(params, field.group(1))
-            return value if isinstance(value, str) else str(value)
         found = params.get(tag)
         return found if isinstance(found, str) and tag else m.group(0)
 
@@ -324,14 +399,11 @@ def applications(
         raise fail("spec.generators", "at least one generator is required")
     for i, generator in enumerate(generators):
         at = f"spec.generators[{i}]"
-        for params in gen.run(generator, at):
-            own = next((generator[k].get("template") for k in generator
-                        if isinstance(generator.get(k), Mapping)), None)  # fmt: skip
-            base = _merge(template, own) if own else template
-            try:
-                app = _rendered(base, params, go=go)
-            except BadRequest as e:
-                raise fail("spec.template", e.message) from None
+        own = next((generator[k].get("template") for k in generator
+                    if isinstance(generator.get(k), Mapping)), None)  # fmt: skip
+        base = _merge(template, own) if own else template
+        for app in _rendered_all(base, gen.run(generator, at), go=go, at="spec.template",
+                                 fail=fail):  # fmt: skip
             md = dict(app.get("metadata") or {})
             app_name = md.get("name")
             if not app_name or "{{" in str(app_name):

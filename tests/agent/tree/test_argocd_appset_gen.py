@@ -190,19 +190,51 @@ def test_the_clusters_generator_is_gitkrms_own_target() -> None:
     assert make(labelled) == []  # no cluster Secret carries labels
 
 
-def test_go_templates_render_field_references() -> None:
-    snap = snapshot("apps/My_App/a.yaml")
+TIER = '{{ if eq .path.basename "db" }}data{{ else }}web{{ end }}'
+
+
+def test_go_templates_render_as_go_templates_with_sprig() -> None:
+    snap = snapshot("apps/My_App/a.yaml", "apps/db/b.yaml")
     spec = {
         "goTemplate": True,
-        "generators": [{"git": {"repoURL": REPO, "directories": [{"path": "apps/*"}]}}],
-        "template": template("{{ .path.basenameNormalized }}", "{{.path.path}}"),
-    }
-    [app] = make(spec, snap)
+        "generators": [{"git": {"repoURL": REPO, "directories": [{"path": "apps/*"}],
+                                "values": {"tier": TIER}}}],
+        "template": template(
+            "{{ .path.basenameNormalized }}", "{{.path.path}}",
+            labels={"seg": "{{ index .path.segments 0 }}", "{{ .path.basename | lower }}": "k",
+                    "tier": "{{ .values.tier }}"},
+        ),
+    }  # fmt: skip
+    db, app = make(spec, snap)
     assert app["metadata"]["name"] == "my-app"
     assert app["spec"]["source"]["path"] == "apps/My_App"
-    piped = {**spec, "template": template("{{ .path.basename | lower }}", "x")}
-    with pytest.raises(BadRequest, match="field references only"):
-        make(piped, snap)
+    assert app["metadata"]["labels"] == {"seg": "apps", "my_app": "k", "tier": "web"}
+    assert db["metadata"]["labels"]["tier"] == "data"
+    broken = {**spec, "template": template("{{ .path.basename | nosuchfunc }}", "x")}
+    with pytest.raises(BadRequest, match=r"spec.template.metadata.name: .*nosuchfunc"):
+        make(broken, snap)
+
+
+def test_merge_elements_yaml_expressions_and_a_path_prefix() -> None:
+    snap = snapshot("envs/dev/config.yaml", "envs/prod/config.yaml",
+                    contents={"envs/dev/config.yaml": "env: dev\nsize: s\n",
+                              "envs/prod/config.yaml": "env: prod\nsize: l\n"})  # fmt: skip
+    files = {"git": {"repoURL": REPO, "files": [{"path": "envs/*/config.yaml"}],
+                     "pathParamPrefix": "cfg"}}  # fmt: skip
+    overrides = {"list": {"elementsYaml": "- env: prod\n  size: xl\n"}}
+    spec = {
+        "generators": [{"merge": {"mergeKeys": ["env"], "generators": [files, overrides]},
+                        "selector": {"matchExpressions": [
+                            {"key": "size", "operator": "In", "values": ["s", "xl"]}]}}],
+        "template": template("{{env}}-{{size}}", "{{cfg.path}}"),
+    }  # fmt: skip
+    dev, prod = make(spec, snap)
+    assert (dev["metadata"]["name"], dev["spec"]["source"]["path"]) == ("dev-s", "envs/dev")
+    assert (prod["metadata"]["name"], prod["spec"]["source"]["path"]) == ("prod-xl", "envs/prod")
+    one_key = {"generators": [{"merge": {"mergeKeys": ["env"], "generators": [files]}}],
+               "template": template("x", "x")}  # fmt: skip
+    with pytest.raises(BadRequest, match=r"merge.generators: a merge takes at least two"):
+        make(one_key, snap)
 
 
 def test_errors_name_the_field() -> None:
