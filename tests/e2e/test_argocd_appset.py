@@ -3,9 +3,10 @@ hand-written repository in the shape ApplicationSet users publish: `bootstrap/` 
 ApplicationSet with a git directory generator over `apps/*` (one directory excluded, no
 destination namespace: each app's manifests name theirs) and one with a list generator,
 whose two Applications create the same namespace (CreateNamespace=true), and one of them
-declares an Application of a Helm chart on a repository that can't be reached. What does
-not depend on that chart syncs; its Application says why; the run exits 1. A directory
-removed from Git prunes its Application and, by the resources finalizer, its objects."""
+declares an Application of a Helm chart on a repository that can't be reached, and one
+with a list of clusters (another cluster: an error naming the Application). What does not
+depend on those syncs; their Applications say why; the run exits 1. A directory removed
+from Git prunes its Application and, by the resources finalizer, its objects."""
 
 from __future__ import annotations
 
@@ -90,6 +91,30 @@ spec:
         syncOptions: [CreateNamespace=true]
   syncPolicy:
     preserveResourcesOnDeletion: true
+---
+apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata:
+  name: fleet
+  namespace: {ARGOCD}
+spec:
+  generators:
+  - list:
+      elements:
+      - cluster: prod
+        url: https://prod.example.org:6443
+  template:
+    metadata:
+      name: '{{{{cluster}}}}-web'
+    spec:
+      project: default
+      source:
+        repoURL: {url}
+        targetRevision: HEAD
+        path: apps/web
+      destination:
+        server: '{{{{url}}}}'
+        namespace: web
 """
 
 
@@ -147,6 +172,9 @@ async def test_application_sets_generate_applications_that_sync(
     out = res.stdout + res.stderr
     db_child = child_name(app_ref("db"))
     assert f"{db_child}: FAILED" in res.stdout
+    # an Application for another cluster: its error names it once, on its status too
+    elsewhere = "spec.destination.server: 'https://prod.example.org:6443': gitkrm syncs its own"
+    assert f"error: Application argocd/prod-web: {elsewhere}" in res.stdout
     # the summary puts each child right under its parent (not after the parent's siblings)
     assert parent_lines(res.stdout) == {
         child_name(app_ref(a)): child_name(appset_ref("team-apps")) for a in ("web", "api")
@@ -156,6 +184,7 @@ async def test_application_sets_generate_applications_that_sync(
         db_child: child_name(app_ref("chart-remote")),
         child_name(appset_ref("charts")): "default",
         child_name(appset_ref("team-apps")): "default",
+        child_name(appset_ref("fleet")): "default",
     }
     assert f"chart repository {UNREACHABLE}" in out
     async with reading(state) as store:
@@ -182,6 +211,10 @@ async def test_application_sets_generate_applications_that_sync(
         [cond] = db["status"]["conditions"]
         assert cond["type"] == "ComparisonError"
         assert UNREACHABLE in cond["message"]
+        prod = await get_or_none(store, app_ref("prod-web"))
+        assert prod is not None
+        [cond] = prod["status"]["conditions"]
+        assert (cond["type"], cond["message"].startswith(elsewhere)) == ("InvalidSpecError", True)
         team = await get_or_none(store, appset_ref("team-apps"))
         assert team is not None
         conds = {c["type"]: c["status"] for c in team["status"]["conditions"]}

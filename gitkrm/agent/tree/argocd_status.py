@@ -5,7 +5,8 @@ application-controller would write. Pure.
 - `sync`: `status` Synced (the last sync applied the revision, or a comparison found
   nothing to do), OutOfSync (a comparison found differences: an Application without
   automated sync; or a sync is under way or failed), Unknown (nothing compared yet, or the
-  object can't be read); `revision`, `comparedTo` (source and destination).
+  object can't be read); `revision`, `comparedTo` (the spec's source or sources, destination and
+  ignoreDifferences, as written).
 - `health.status` from gitkrm's aggregate health: Current → Healthy, InProgress and
   Terminating → Progressing, Failed → Degraded, NotFound → Missing, else Unknown; a
   suspended child is Suspended.
@@ -29,6 +30,7 @@ from typing import Any, Final
 from gitkrm.health import Health
 from gitkrm.krm import Obj, ObjectRef
 from gitkrm.krm.clock import now_rfc3339
+from gitkrm.source.redact import split_userinfo
 from gitkrm.sync.appsource_spec import SourceType
 
 from ..conditions import clip
@@ -205,18 +207,27 @@ def _operation(
     return op
 
 
-def _compared_to(state: ChildState) -> dict[str, Any]:
-    spec = state.spec
-    if spec is None:
+def _safe_source(source: Any) -> Any:
+    if not isinstance(source, Mapping) or not isinstance(source.get("repoURL"), str):
+        return source
+    return {**source, "repoURL": split_userinfo(source["repoURL"]).url}
+
+
+def _compared_to(obj: Obj, state: ChildState) -> dict[str, Any]:
+    """Argo CD's: the spec's source (or sources), destination and ignoreDifferences as
+    written (user-info left out of repository URLs)."""
+    if state.spec is None:
         return {}
-    cfg = spec.config
-    source: dict[str, Any] = {"repoURL": cfg.safe_url, "path": cfg.path or "."}
-    if cfg.ref is not None:
-        source["targetRevision"] = cfg.ref.name
-    dest: dict[str, Any] = {"server": "https://kubernetes.default.svc"}
-    if cfg.default_namespace:
-        dest["namespace"] = cfg.default_namespace
-    return {"source": source, "destination": dest}
+    spec: Mapping[str, Any] = obj.get("spec") or {}
+    out: dict[str, Any] = {}
+    if spec.get("sources"):
+        out["sources"] = [_safe_source(s) for s in spec["sources"]]
+    elif spec.get("source"):
+        out["source"] = _safe_source(spec["source"])
+    out["destination"] = spec.get("destination") or {}
+    if spec.get("ignoreDifferences"):
+        out["ignoreDifferences"] = spec["ignoreDifferences"]
+    return out
 
 
 def _source_type(state: ChildState) -> str | None:
@@ -260,7 +271,7 @@ def application_status(obj: Obj, state: ChildState) -> Obj:
     sync: dict[str, Any] = {"status": sync_status(state)}
     if revision:
         sync["revision"] = revision
-    compared = _compared_to(state)
+    compared = _compared_to(obj, state)
     if compared:
         sync["comparedTo"] = compared
     status: dict[str, Any] = {

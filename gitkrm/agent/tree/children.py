@@ -22,7 +22,7 @@ import logging
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from gitkrm.errors import BadRequest, GitkrmError, NotFound
+from gitkrm.errors import BadRequest, GitkrmError, ManifestError, NotFound
 from gitkrm.krm import GVK, Obj, ObjectRef, ResourceKey
 from gitkrm.store import Store
 from gitkrm.store.protocol import meta
@@ -178,9 +178,12 @@ class Tree:
             if meta(obj).get("deletionTimestamp"):
                 await self._finalize(child)
                 return
-            if child.error != e.message:
-                log.error("source %s: %s: %s", parent.name, describe(ref), e.message)
-            child.error = e.message
+            # the object is named where the error is shown: not twice in one line
+            own = isinstance(e, ManifestError) and e.object == describe(ref)
+            text = e.detail if isinstance(e, ManifestError) and own else e.message
+            if child.error != text:
+                log.error("source %s: %s: %s", parent.name, describe(ref), text)
+            child.error = text
             return
         child.error = None
         child.read_versions = {k: v for k, v in ctx.seen.items() if k in child_keys(spec.reads)}

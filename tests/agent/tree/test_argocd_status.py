@@ -32,6 +32,34 @@ def ok(**kw: Any) -> Outcome:
     return Outcome(revision=SHA, succeeded=True, reason=Reason.SUCCEEDED, counts=Counts(), **kw)
 
 
+async def test_compared_to_is_the_spec_as_written_for_a_chart_too() -> None:
+    """A Helm chart source (no path): its chart, version and parameters, as Argo CD shows
+    them; user-info never."""
+    source = {
+        "repoURL": "https://bot:s3cret@charts.example.org/stable",
+        "chart": "mysql",
+        "targetRevision": "9.2.0",
+        "helm": {"parameters": [{"name": "architecture", "value": "replication"}]},
+    }
+    ignored = [{"group": "apps", "kind": "Deployment", "jsonPointers": ["/spec/replicas"]}]
+    obj = application(source=source, ignoreDifferences=ignored)
+    failed = Outcome(
+        revision=None,
+        succeeded=False,
+        reason=Reason.SOURCE_FAILED,
+        errors=("chart repository unreachable",),
+    )
+    st = INTERPRETER.status(
+        obj, ChildState(phase=Phase.FAILED, outcome=failed, spec=await spec_of(obj))
+    )
+    assert st["sync"]["comparedTo"] == {
+        "source": {**source, "repoURL": "https://charts.example.org/stable"},
+        "destination": {"server": "https://kubernetes.default.svc", "namespace": "guestbook"},
+        "ignoreDifferences": ignored,
+    }
+    assert "s3cret" not in str(st)
+
+
 async def test_a_synced_healthy_application() -> None:
     obj = application()
     spec = await spec_of(obj)
@@ -41,9 +69,9 @@ async def test_a_synced_healthy_application() -> None:
     st = INTERPRETER.status(obj, state)
     assert st["sync"]["status"] == "Synced"
     assert st["sync"]["revision"] == SHA
-    assert st["sync"]["comparedTo"] == {
-        "source": {"repoURL": "https://github.com/example/fleet", "path": "apps/guestbook",
-                   "targetRevision": "main"},
+    assert st["sync"]["comparedTo"] == {  # Argo CD's: the spec's, as written
+        "source": {"repoURL": "https://github.com/example/fleet.git", "path": "apps/guestbook",
+                   "targetRevision": "HEAD"},
         "destination": {"server": "https://kubernetes.default.svc", "namespace": "guestbook"},
     }  # fmt: skip
     assert st["health"] == {"status": "Healthy"}
