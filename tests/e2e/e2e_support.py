@@ -182,6 +182,15 @@ async def wait_for(
     await eventually_async(cond, timeout=within, interval=0.05, message=what)
 
 
+async def wait_synced(state: Path, revision: str, *, what: str, within: float = 30.0) -> None:
+    """Wait until the GitSource `default` in the state's store has synced `revision`."""
+
+    async def synced() -> bool:
+        return (await read_status(state)).get("lastSyncedRevision") == revision
+
+    await wait_for(synced, within=within, what=what)
+
+
 def start(*args: str, cwd: Path) -> subprocess.Popen[bytes]:
     """`gitkrm ARGS` in the background, in a process group of its own (killed as a whole)."""
     return subprocess.Popen(

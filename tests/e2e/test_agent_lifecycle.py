@@ -17,6 +17,7 @@ from tests.e2e.e2e_support import (
     read_status,
     run_agent,
     wait_for,
+    wait_synced,
 )
 from tests.e2e.manifests import configmap
 from tests.source.source_gitrepo import RemoteRepo
@@ -77,15 +78,11 @@ async def test_a_push_to_a_local_repository_is_synced_at_once(
     repo.push()
     agent = run_agent("--repo", repo.url, state=state, tmp_path=tmp_path)
     with agent:
-
-        async def synced(rev: str) -> bool:
-            return (await read_status(state)).get("lastSyncedRevision") == rev
-
-        await wait_for(lambda: synced(first), what="the first sync")
+        await wait_synced(state, first, what="the first sync")
         repo.write("a.yaml", configmap("a", {"v": "2"}))
         second = repo.commit("a=2")
         repo.push()
-        await wait_for(lambda: synced(second), what="the pushed commit (interval is 1h)")
+        await wait_synced(state, second, what="the pushed commit (interval is 1h)")
         assert await _data(state, "a") == {"v": "2"}
     assert agent.proc.returncode == 0
 

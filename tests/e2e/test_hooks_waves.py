@@ -16,6 +16,7 @@ from tests.e2e.e2e_support import (
     read_status,
     reading,
     wait_for,
+    wait_synced,
 )
 from tests.e2e.manifests import configmap, deployment
 from tests.report.report_helpers import read_note
@@ -69,11 +70,7 @@ async def test_a_presync_hook_runs_once_per_revision(
     repo.push()
     port = free_port()
     with json_agent(repo.url, state=state, tmp_path=tmp_path, interval="1s", port=port) as proc:
-
-        async def synced(rev: str) -> bool:
-            return (await read_status(state)).get("lastSyncedRevision") == rev
-
-        await wait_for(lambda: synced(first), what="the first sync")
+        await wait_synced(state, first, what="the first sync")
 
         async def drift_checks() -> bool:  # the agent's passes, counted in /metrics
             return syncs(f"http://127.0.0.1:{port}") >= 5
@@ -105,7 +102,7 @@ async def test_a_presync_hook_runs_once_per_revision(
         repo.write("app.yaml", configmap("app", {"v": "2"}))
         second = repo.commit("a new revision")
         repo.push()
-        await wait_for(lambda: synced(second), what="the second commit")
+        await wait_synced(state, second, what="the second commit")
         assert len(await job_names(state)) == 2  # a new revision: the hook ran again
         # A sync request runs the hooks of the same revision again.
         source = "/apis/gitkrm.io/v1alpha1/namespaces/gitkrm-system/gitsources/default"
@@ -146,10 +143,7 @@ async def test_a_new_commit_cancels_a_wait_on_health(
         fix = repo.commit("the fix")
         repo.push()
 
-        async def fixed() -> bool:
-            return (await read_status(state)).get("lastSyncedRevision") == fix
-
-        await wait_for(fixed, within=90, what="the fix synced (well before 5m)")
+        await wait_synced(state, fix, within=90, what="the fix synced (well before 5m)")
         app = await read_object(state, cm_ref("app"))
         assert app is not None
         assert app["data"] == {"v": "2"}

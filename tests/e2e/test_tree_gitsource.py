@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from gitkrm.agent.tree.naming import child_name
-from gitkrm.krm import ObjectRef
+from gitkrm.krm import Obj, ObjectRef
 from tests.e2e.e2e_support import (
     CM,
     GITSOURCE,
@@ -212,22 +212,23 @@ async def test_interpret_registers_the_peers_crds_until_git_carries_them(
         kind="CustomResourceDefinition",
         name="kustomizations.kustomize.toolkit.fluxcd.io",
     )
+
+    async def crd_after(message: str) -> Obj:
+        """Commit and push, sync interpreting Flux: the Kustomization CRD in the store."""
+        repo.commit(message)
+        repo.push()
+        res = run_once(repo, state, "--interpret", "flux")
+        assert res.returncode == 0, res.stdout + res.stderr
+        crd = await read_object(state, crd_ref)
+        assert crd is not None
+        return crd
+
     repo.write("root/cm.yaml", configmap("plain", {"a": "1"}))
-    repo.commit("plain")
-    repo.push()
-    res = run_once(repo, state, "--interpret", "flux")
-    assert res.returncode == 0, res.stdout + res.stderr
-    registered = await read_object(state, crd_ref)
-    assert registered is not None
+    registered = await crd_after("plain")
     assert registered["metadata"]["annotations"]["gitkrm.io/stand-in"] == "true"
     # a repository that carries the CRD (a bootstrapped Flux repository) takes it over
     repo.write("root/crd.yaml", yaml.safe_dump(kustomization_crd()))
-    repo.commit("the CRD in Git")
-    repo.push()
-    res = run_once(repo, state, "--interpret", "flux")
-    assert res.returncode == 0, res.stdout + res.stderr
-    taken = await read_object(state, crd_ref)
-    assert taken is not None
+    taken = await crd_after("the CRD in Git")
     assert taken["metadata"]["labels"]["gitkrm.io/source"] == "default"
 
 
