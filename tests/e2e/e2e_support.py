@@ -153,14 +153,18 @@ async def read_object(state: Path, ref: ObjectRef) -> Obj | None:
         return await get_or_none(store, ref)
 
 
-def read_objects(state: Path, *refs: ObjectRef) -> list[Obj | None]:
-    """Objects of the state's store, from a test outside an event loop (None: absent)."""
+def read_objects(state: Path, *refs: ObjectRef) -> list[Obj]:
+    """Objects of the state's store, from a test outside an event loop; each must exist
+    (the failure names the ones that do not)."""
 
     async def go() -> list[Obj | None]:
         async with reading(state) as store:
             return [await get_or_none(store, r) for r in refs]
 
-    return asyncio.run(go())
+    found = asyncio.run(go())
+    missing = [r for r, obj in zip(refs, found, strict=True) if obj is None]
+    assert not missing, f"not in the store: {missing}"
+    return [obj for obj in found if obj is not None]
 
 
 def object_ref(kind: str, name: str, ns: str | None, group: str = "") -> ObjectRef:

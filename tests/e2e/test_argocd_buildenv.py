@@ -84,9 +84,6 @@ def test_the_build_environment_is_substituted_per_revision(tmp_path: Path) -> No
         object_ref("ConfigMap", "kust-env", "kns"),
         object_ref("ConfigMap", "jsonnet-env", "jns"),
     )
-    assert helm is not None
-    assert kust is not None
-    assert jsonnet is not None
     assert helm["data"] == {"rev": first[:7], "who": "hns/$HOME", "env": "helm-env's own values"}
     assert kust["metadata"]["labels"]["app"] == "kust-env"
     annotations = kust["metadata"]["annotations"]
@@ -103,7 +100,5 @@ def test_the_build_environment_is_substituted_per_revision(tmp_path: Path) -> No
         object_ref("ConfigMap", "helm-env", "hns"),
         object_ref("ConfigMap", "jsonnet-env", "jns"),
     )
-    assert helm is not None
-    assert jsonnet is not None
     assert helm["data"]["rev"] == second[:7] != first[:7]
     assert jsonnet["data"]["rev"] == second

@@ -24,7 +24,6 @@ HR = GVK(group="helm.toolkit.fluxcd.io", version="v2", kind="HelmRelease")
 
 def release(state: Path, name: str, ns: str) -> dict[str, Any]:
     (obj,) = read_objects(state, object_ref("HelmRelease", name, ns, HR.group))
-    assert obj is not None
     return obj
 
 
@@ -58,18 +57,15 @@ def test_a_flux_repository_of_helmreleases(
     log = done.stderr
     assert log.index("sync source=flux-system-cache-") < log.index("sync source=apps-webapp-")
 
-    deploy, cm, db, svc, tools, ns = read_objects(
+    deploy, cm, db, svc, _tools, _ns = read_objects(
         state,
         object_ref("Deployment", "webapp", "apps", "apps"),
         object_ref("ConfigMap", "webapp-config", "apps"),
         object_ref("Secret", "webapp-db", "apps"),
         object_ref("Service", "infra-cache", "infra"),
-        object_ref("Service", "tools", "apps"),
-        object_ref("Namespace", "infra", None),
+        object_ref("Service", "tools", "apps"),  # a chart in the Git repository
+        object_ref("Namespace", "infra", None),  # install.createNamespace
     )
-    assert deploy is not None
-    assert cm is not None
-    assert db is not None
     assert deploy["spec"]["replicas"] == 2  # spec.values over the ConfigMap's
     assert deploy["metadata"]["labels"]["post-rendered"] == "yes"  # postRenderers
     assert deploy["metadata"]["labels"]["helm.sh/chart"] == "webapp-1.0.0"
@@ -77,10 +73,7 @@ def test_a_flux_repository_of_helmreleases(
     assert container["image"] == "example.com/webapp:3.1"  # a Secret key at targetPath
     assert cm["data"]["message"] == "from-configmap"
     assert db["data"]["password"]  # the Secret's values reached the chart
-    assert svc is not None
     assert svc["metadata"]["annotations"]["size"] == "256Mi"
-    assert ns is not None  # install.createNamespace
-    assert tools is not None  # a chart in the Git repository
 
     hr = release(state, "webapp", "apps")
     assert ready(hr) == ("True", "InstallSucceeded")
@@ -128,8 +121,6 @@ def test_a_flux_repository_of_helmreleases(
         object_ref("Deployment", "webapp", "apps", "apps"),
         object_ref("ConfigMap", "webapp-config", "apps"),
     )
-    assert deploy is not None
-    assert cm is not None
     assert deploy["metadata"]["labels"]["helm.sh/chart"] == "webapp-1.1.0"
     assert cm["data"]["installing"] == "false"  # .Release.IsUpgrade
     hr = release(state, "webapp", "apps")
