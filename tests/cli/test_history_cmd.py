@@ -218,8 +218,7 @@ def test_a_source_that_never_synced_is_unknown_not_current(
 ) -> None:
     repo.write("ok.yaml", _cm("ok"))
     repo.write("bad.yaml", _cm("bad") + "spec: 3\n")  # refused by validation: nothing applied
-    bad = repo.commit("bad")
-    repo.push()
+    bad = repo.publish("bad")
     assert _agent(capsys, "--repo", repo.url, "--state", str(tmp_path / "state")) == 1
     entry = _entry(repo, bad)
     assert (entry["result"], entry["health"], entry["objects"]) == ("Failed", "Unknown", [])
@@ -237,14 +236,12 @@ def test_a_failed_apply_shows_the_objects_and_their_health(
     repo: RemoteRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     state = str(tmp_path / "state")
-    repo.write("ok.yaml", _cm("ok"))
-    repo.write("frozen.yaml", _cm("frozen", immutable=True))
-    good = repo.commit("good")
-    repo.push()
+    good = repo.publish(
+        "good", {"ok.yaml": _cm("ok"), "frozen.yaml": _cm("frozen", immutable=True)}
+    )
     assert _agent(capsys, "--repo", repo.url, "--state", state) == 0
     repo.write("frozen.yaml", _cm("frozen", "a: '2'", immutable=True))  # the store refuses it
-    failed = repo.commit("change an immutable ConfigMap")
-    repo.push()
+    failed = repo.publish("change an immutable ConfigMap")
     assert _agent(capsys, "--repo", repo.url, "--state", state) == 1
     entry = _entry(repo, failed)
     assert (entry["result"], entry["health"]) == ("Failed", "Failed")
@@ -285,10 +282,7 @@ def test_a_refused_object_is_failed_whatever_its_own_health(
             await store.close()
 
     asyncio.run(someone_elses())  # exists, owned by no source: adoption "never" refuses it
-    repo.write("taken.yaml", _cm("taken"))
-    repo.write("mine.yaml", _cm("mine"))
-    head = repo.commit("one taken")
-    repo.push()
+    head = repo.publish("one taken", {"taken.yaml": _cm("taken"), "mine.yaml": _cm("mine")})
     assert _agent(capsys, "--repo", repo.url, "--state", str(state)) == 1
     entry = _entry(repo, head)
     assert (entry["result"], entry["health"]) == ("Failed", "Failed")
@@ -325,8 +319,7 @@ def test_suspended_sources_keep_their_last_word_and_never_synced_ones_say_nothin
     config = tmp_path / "sources.yaml"
     for name in ("apps", "web", "db"):
         repo.write(f"{name}/cm.yaml", _cm(name))
-    first = repo.commit("first")
-    repo.push()
+    first = repo.publish("first")
     # db is suspended from the start: it never syncs.
     args = ("--config", _sources(config, repo.url, suspended={"db"}), "--state", state)
     assert _agent(capsys, *args) == 0
@@ -335,8 +328,7 @@ def test_suspended_sources_keep_their_last_word_and_never_synced_ones_say_nothin
     # web is suspended too; a new commit changes every source's files.
     for name in ("apps", "web", "db"):
         repo.write(f"{name}/cm.yaml", _cm(name, "a: '2'"))
-    second = repo.commit("second")
-    repo.push()
+    second = repo.publish("second")
     args = ("--config", _sources(config, repo.url, suspended={"web", "db"}), "--state", state)
     assert _agent(capsys, *args) == 0
     assert sorted(_noted(repo, second)) == ["apps"]  # web and db did not sync it

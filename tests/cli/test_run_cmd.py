@@ -172,9 +172,9 @@ def test_a_full_ref_name_or_head_is_tracked_and_kept_as_fluxs_ref_name(
     from tests.source.source_gitrepo import RemoteRepo
 
     repo = RemoteRepo(tmp_path / "git", branch="master")  # no `main`: the default fails
-    repo.write("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\n")
-    repo.commit("on master")
-    repo.push()
+    repo.publish(
+        "on master", {"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\n"}
+    )
     state = ("--state", str(tmp_path / "state"))
     code, err = run(capsys, "--repo", repo.url, "--once", *state)
     assert code == 1

@@ -185,9 +185,7 @@ def test_a_tampered_file_is_refused_by_name_and_nothing_is_applied(
     lines = encrypted.splitlines()
     i = next(n for n, line in enumerate(lines) if "password: ENC[" in line)
     lines[i] = lines[i].replace("data:", "data:AA", 1)
-    repo.write("secrets/db.yaml", "\n".join(lines) + "\n")
-    repo.commit("tamper a value")
-    repo.push()
+    repo.publish("tamper a value", {"secrets/db.yaml": "\n".join(lines) + "\n"})
     code, _, err = run_once(capsys, repo.url, state, "--sops-age-key-file", str(key.file))
     assert code == 1
     assert "secrets/db.yaml:1: Secret default/db: SOPS decryption failed: " in err

@@ -140,10 +140,7 @@ async def _create(state: Path, objs: list[Obj]) -> None:
 
 def repo_with(tmp_path: Path, files: dict[str, str]) -> RemoteRepo:
     repo = RemoteRepo(tmp_path / "srv")
-    for path, text in files.items():
-        repo.write(path, text)
-    repo.commit("manifests")
-    repo.push()
+    repo.publish("manifests", files)
     return repo
 
 

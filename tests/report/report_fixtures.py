@@ -25,9 +25,7 @@ AgentRepoMaker = Callable[..., Awaitable[ReportRepo]]
 def remote(tmp_path: Path) -> RemoteRepo:
     """A bare remote with one commit of one manifest on main."""
     r = RemoteRepo(tmp_path / "repo")
-    r.write("app.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
-    r.commit("first")
-    r.push()
+    r.publish("first", {"app.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"})
     return r
 
 

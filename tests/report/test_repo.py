@@ -52,9 +52,7 @@ async def test_writes_to_one_ref_are_chained_and_known_as_ancestors(
 ) -> None:
     repo = await agent_repo()
     first = remote.head()
-    remote.write("b.yaml", "b: 1\n")
-    second = remote.commit("second")
-    remote.push()
+    second = remote.publish("second", {"b.yaml": "b: 1\n"})
     await make_source(remote.url)  # the cache has both commits now
     [one] = await repo.commit([NoteCommit(NOTES, first, content=b"a\n")], parents={NOTES: None})
     done = await repo.commit(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -89,6 +89,16 @@ class RemoteRepo:
             env={"GNUPGHOME": str(gnupghome)},
         )
         return self.head()
+
+    def publish(
+        self, message: str = "change", files: Mapping[str, str | bytes] | None = None
+    ) -> str:
+        """Write `files` (path: content), commit everything and push the branch: the commit."""
+        for path, content in (files or {}).items():
+            self.write(path, content)
+        sha = self.commit(message)
+        self.push()
+        return sha
 
     def head(self) -> str:
         return git("rev-parse", "HEAD", cwd=self.work)

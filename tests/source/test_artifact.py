@@ -35,13 +35,16 @@ def artifact(remote: RemoteRepo, tmp_path: Path, path: str = "staging") -> Artif
 @pytest.fixture
 def remote(tmp_path: Path) -> RemoteRepo:
     repo = RemoteRepo(tmp_path / "repo")
-    repo.write("apps/base/app/kustomization.yaml", "resources: [cm.yaml]\n")
-    repo.write("apps/base/app/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
-    repo.write("apps/staging/kustomization.yaml", "resources: [../base/app]\n")
-    repo.write("apps/staging/notes.txt", "read by kustomize only\n")
-    repo.write("apps/production/kustomization.yaml", "resources: [../base/app]\n")
-    repo.commit("apps")
-    repo.push()
+    repo.publish(
+        "apps",
+        {
+            "apps/base/app/kustomization.yaml": "resources: [cm.yaml]\n",
+            "apps/base/app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+            "apps/staging/kustomization.yaml": "resources: [../base/app]\n",
+            "apps/staging/notes.txt": "read by kustomize only\n",
+            "apps/production/kustomization.yaml": "resources: [../base/app]\n",
+        },
+    )
     return repo
 
 
@@ -61,16 +64,16 @@ async def test_the_revision_follows_the_artifact_not_the_commits(
             "staging/notes.txt",
         }  # fmt: skip
         assert first.read_tree(["base/app/cm.yaml"])["base/app/cm.yaml"].startswith(b"apiVersion")
-        remote.write("apps/production/kustomization.yaml", "resources: [../base/app, x.yaml]\n")
-        remote.commit("production only")
-        remote.push()
+        remote.publish(
+            "production only",
+            {"apps/production/kustomization.yaml": "resources: [../base/app, x.yaml]\n"},
+        )
         assert await source.poll() == first.revision
         assert await source.snapshot() is first  # the same snapshot: nothing to render
         remote.write(
             "apps/base/app/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n"
         )
-        remote.commit("base edited")
-        remote.push()
+        remote.publish("base edited")
         second = await source.snapshot()
         assert second.revision != first.revision
         assert b"name: b" in second.read_tree(["base/app/cm.yaml"])["base/app/cm.yaml"]
@@ -84,8 +87,7 @@ async def test_a_symlink_leaving_the_repository_never_enters_an_artifact(
     secret = tmp_path / "outside.yaml"
     secret.write_text("kind: Secret\n")
     remote.symlink("apps/staging/escape.yaml", str(secret))
-    remote.commit("a link out")
-    remote.push()
+    remote.publish("a link out")
     source = artifact(remote, tmp_path)
     try:
         with pytest.raises(GitkrmError) as e:

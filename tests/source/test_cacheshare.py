@@ -35,9 +35,7 @@ async def shared(tmp_path: Path) -> AsyncIterator[Make]:
 def layout(remote: RemoteRepo, value: str) -> str:
     for i in range(N):
         remote.write(f"app-{i}/cm.yaml", f"kind: ConfigMap\nname: app-{i}\nv: '{value}'\n")
-    sha = remote.commit(value)
-    remote.push()
-    return sha
+    return remote.publish(value)
 
 
 def fetches(sources: list[GitSource]) -> int:

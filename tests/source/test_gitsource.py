@@ -24,16 +24,18 @@ from tests.support.net import free_port
 
 
 def seed(remote: RemoteRepo) -> str:
-    remote.write("namespaces.yaml", "kind: Namespace\n")
-    remote.write("apps/a.yaml", "kind: A\n")
-    remote.write("apps/b.yml", "kind: B\n")
-    remote.write("apps/c.json", "{}\n")
-    remote.write("README.md", "# docs\n")
-    remote.write(".github/workflows/ci.yaml", "on: push\n")
-    remote.write(".gitlab-ci.yml", "x: 1\n")
-    sha = remote.commit("seed")
-    remote.push()
-    return sha
+    return remote.publish(
+        "seed",
+        {
+            "namespaces.yaml": "kind: Namespace\n",
+            "apps/a.yaml": "kind: A\n",
+            "apps/b.yml": "kind: B\n",
+            "apps/c.json": "{}\n",
+            "README.md": "# docs\n",
+            ".github/workflows/ci.yaml": "on: push\n",
+            ".gitlab-ci.yml": "x: 1\n",
+        },
+    )
 
 
 async def test_branch_snapshot_lists_manifests_and_reads_blobs(
@@ -59,16 +61,19 @@ async def test_branch_snapshot_lists_manifests_and_reads_blobs(
 async def test_a_kustomization_under_the_path_brings_the_whole_repository_tree(
     remote: RemoteRepo, make_source: SourceFactory
 ) -> None:
-    remote.write("overlays/dev/kustomization.yaml", "resources: [../../bases/app]\n")
-    remote.write("bases/app/kustomization.yaml", "resources: [cm.yaml]\n")
-    remote.write("bases/app/cm.yaml", "kind: ConfigMap\n")
-    remote.write("shared/app.properties", "color=blue\n")
-    remote.write(".sourceignore", "drafts/\n")
-    remote.write("drafts/x.yaml", "kind: X\n")
-    remote.write("overlays/.gitkrmignore", "*.tmp.yaml\n")
-    remote.write("overlays/dev/a.tmp.yaml", "kind: Tmp\n")
-    remote.commit("tree")
-    remote.push()
+    remote.publish(
+        "tree",
+        {
+            "overlays/dev/kustomization.yaml": "resources: [../../bases/app]\n",
+            "bases/app/kustomization.yaml": "resources: [cm.yaml]\n",
+            "bases/app/cm.yaml": "kind: ConfigMap\n",
+            "shared/app.properties": "color=blue\n",
+            ".sourceignore": "drafts/\n",
+            "drafts/x.yaml": "kind: X\n",
+            "overlays/.gitkrmignore": "*.tmp.yaml\n",
+            "overlays/dev/a.tmp.yaml": "kind: Tmp\n",
+        },
+    )
     # The whole repository as the path: ignore files apply the same way.
     top = await make_source(remote.url, cache="top").snapshot()
     assert "drafts/x.yaml" not in top.files
@@ -76,8 +81,7 @@ async def test_a_kustomization_under_the_path_brings_the_whole_repository_tree(
     assert "shared/app.properties" in top.tree.files
     # A link out of the repository outside the path is named only if a build reaches it.
     remote.symlink("escape", "/etc")
-    sha = remote.commit("escape")
-    remote.push()
+    sha = remote.publish("escape")
     snap = await make_source(remote.url, path="overlays/dev").snapshot()
     assert snap.revision == sha
     assert sorted(snap.files) == ["kustomization.yaml"]
@@ -88,9 +92,7 @@ async def test_a_kustomization_under_the_path_brings_the_whole_repository_tree(
     assert "leaves the repository" in snap.tree.refused["escape"]
     assert snap.read_tree(["shared/app.properties"]) == {"shared/app.properties": b"color=blue\n"}
     # No kustomization under the path: no tree.
-    remote.write("apps/a.yaml", "kind: A\n")
-    remote.commit("apps")
-    remote.push()
+    remote.publish("apps", {"apps/a.yaml": "kind: A\n"})
     assert (await make_source(remote.url, cache="apps", path="apps").snapshot()).tree is None
 
 
@@ -150,10 +152,7 @@ async def test_new_commit_is_fetched_and_changed_paths_by_blob(
     first = await src.snapshot()
     remote.write("apps/a.yaml", "kind: A2\n")
     remote.remove("apps/b.yml")
-    remote.write("apps/d.yaml", "kind: D\n")
-    remote.write("README.md", "changed docs\n")
-    sha = remote.commit("second")
-    remote.push()
+    sha = remote.publish("second", {"apps/d.yaml": "kind: D\n", "README.md": "changed docs\n"})
     assert await src.poll() == sha
     second = await src.snapshot()
     assert second.revision == sha
@@ -170,9 +169,7 @@ async def test_tag_tracking_annotated_and_lightweight(
     first = seed(remote)
     remote.tag("v1")
     remote.tag("light", annotated=False)
-    remote.write("apps/a.yaml", "kind: later\n")
-    remote.commit("later")
-    remote.push()
+    remote.publish("later", {"apps/a.yaml": "kind: later\n"})
     for name in ("v1", "light"):
         src = make_source(remote.url, ref=GitRef(RefKind.TAG, name), cache=f"cache-{name}")
         assert await src.poll() == first
@@ -183,9 +180,7 @@ async def test_tag_tracking_annotated_and_lightweight(
 
 async def test_commit_tracking(remote: RemoteRepo, make_source: SourceFactory) -> None:
     first = seed(remote)
-    remote.write("apps/a.yaml", "kind: later\n")
-    remote.commit("later")
-    remote.push()
+    remote.publish("later", {"apps/a.yaml": "kind: later\n"})
     src = make_source(remote.url, ref=GitRef(RefKind.COMMIT, first))
     assert await src.poll() == first
     snap = await src.snapshot()
@@ -210,10 +205,9 @@ def test_ref_names_are_checked() -> None:
 
 async def test_sub_path_is_the_root(remote: RemoteRepo, make_source: SourceFactory) -> None:
     seed(remote)
-    remote.write("clusters/prod/app.yaml", "kind: P\n")
-    remote.write("clusters/prod/nested/x.yaml", "kind: X\n")
-    remote.commit()
-    remote.push()
+    remote.publish(
+        files={"clusters/prod/app.yaml": "kind: P\n", "clusters/prod/nested/x.yaml": "kind: X\n"}
+    )
     src = make_source(remote.url, path="clusters/prod/")
     snap = await src.snapshot()
     assert sorted(snap.files) == ["app.yaml", "nested/x.yaml"]
@@ -258,31 +252,24 @@ async def test_force_push_is_followed(remote: RemoteRepo, make_source: SourceFac
     assert snap.read("only.yaml") == b"kind: Rewritten\n"
 
 
-async def test_deleted_branch_is_an_error_and_last_snapshot_stays(
-    remote: RemoteRepo, make_source: SourceFactory
+@pytest.mark.parametrize(("kind", "name"), [(RefKind.BRANCH, "feature"), (RefKind.TAG, "v1")])
+async def test_a_deleted_ref_is_an_error_and_the_last_snapshot_stays(
+    remote: RemoteRepo, make_source: SourceFactory, kind: RefKind, name: str
 ) -> None:
     seed(remote)
-    remote.push("HEAD:refs/heads/feature")
-    src = make_source(remote.url, ref=GitRef(RefKind.BRANCH, "feature"))
+    if kind is RefKind.BRANCH:
+        remote.push(f"HEAD:refs/heads/{name}")
+    else:
+        remote.tag(name)
+    src = make_source(remote.url, ref=GitRef(kind, name))
     snap = await src.snapshot()
-    remote.delete_remote_ref("refs/heads/feature")
-    with pytest.raises(NotFound, match="branch 'feature' not found"):
+    remote.delete_remote_ref(f"refs/{'heads' if kind is RefKind.BRANCH else 'tags'}/{name}")
+    with pytest.raises(NotFound, match=f"{kind} '{name}' not found"):
         await src.poll()
-    with pytest.raises(NotFound, match="branch 'feature' not found"):
+    with pytest.raises(NotFound, match=f"{kind} '{name}' not found"):
         await src.snapshot()
     assert src.last is snap
     assert snap.read("apps/a.yaml") == b"kind: A\n"
-
-
-async def test_deleted_tag_is_an_error(remote: RemoteRepo, make_source: SourceFactory) -> None:
-    seed(remote)
-    remote.tag("v1")
-    src = make_source(remote.url, ref=GitRef(RefKind.TAG, "v1"))
-    snap = await src.snapshot()
-    remote.delete_remote_ref("refs/tags/v1")
-    with pytest.raises(NotFound, match="tag 'v1' not found"):
-        await src.snapshot()
-    assert src.last is snap
 
 
 async def test_unreachable_remote(make_source: SourceFactory) -> None:
@@ -296,17 +283,19 @@ async def test_unreachable_remote(make_source: SourceFactory) -> None:
 
 async def test_gitkrmignore_and_defaults(remote: RemoteRepo, make_source: SourceFactory) -> None:
     seed(remote)
-    remote.write(".gitkrmignore", "/apps/c.json\n!.gitlab-ci.yml\n")
-    remote.write("apps/.gitkrmignore", "*.yml\n")
-    remote.write("apps/drafts/x.yaml", "kind: Draft\n")
-    remote.write("apps/drafts/.gitkrmignore", "*\n!keep.yaml\n")
-    remote.write("apps/drafts/keep.yaml", "kind: Keep\n")
-    remote.write("package.json", "{}\n")
-    remote.write("kustomize/kustomization.yaml", "resources: []\n")
-    remote.write("kustomize/app.properties", "a=b\n")
-    remote.write("kustomize/base/readme.txt", "x\n")
-    remote.commit()
-    remote.push()
+    remote.publish(
+        files={
+            ".gitkrmignore": "/apps/c.json\n!.gitlab-ci.yml\n",
+            "apps/.gitkrmignore": "*.yml\n",
+            "apps/drafts/x.yaml": "kind: Draft\n",
+            "apps/drafts/.gitkrmignore": "*\n!keep.yaml\n",
+            "apps/drafts/keep.yaml": "kind: Keep\n",
+            "package.json": "{}\n",
+            "kustomize/kustomization.yaml": "resources: []\n",
+            "kustomize/app.properties": "a=b\n",
+            "kustomize/base/readme.txt": "x\n",
+        }
+    )
     snap = await make_source(remote.url).snapshot()
     assert sorted(snap.files) == [
         ".gitlab-ci.yml",
@@ -322,13 +311,15 @@ async def test_gitkrmignore_and_defaults(remote: RemoteRepo, make_source: Source
 async def test_gitkrmignore_above_the_sub_path_applies(
     remote: RemoteRepo, make_source: SourceFactory
 ) -> None:
-    remote.write(".gitkrmignore", "secret-*.yaml\n")
-    remote.write("env/.gitkrmignore", "/prod/skip.yaml\n")
-    remote.write("env/prod/app.yaml", "kind: A\n")
-    remote.write("env/prod/skip.yaml", "kind: S\n")
-    remote.write("env/prod/secret-x.yaml", "kind: Secret\n")
-    remote.commit()
-    remote.push()
+    remote.publish(
+        files={
+            ".gitkrmignore": "secret-*.yaml\n",
+            "env/.gitkrmignore": "/prod/skip.yaml\n",
+            "env/prod/app.yaml": "kind: A\n",
+            "env/prod/skip.yaml": "kind: S\n",
+            "env/prod/secret-x.yaml": "kind: Secret\n",
+        }
+    )
     snap = await make_source(remote.url, path="env/prod").snapshot()
     assert sorted(snap.files) == ["app.yaml"]
 
@@ -340,8 +331,7 @@ async def test_symlinks_inside_are_resolved_and_escapes_refused(
     remote.symlink("linked.yaml", "apps/a.yaml")
     remote.symlink("shared", "apps")
     remote.symlink("docs.md", "../../outside.md")  # not a manifest name: not followed
-    remote.commit()
-    remote.push()
+    remote.publish()
     src = make_source(remote.url)
     snap = await src.snapshot()
     assert snap.read("linked.yaml") == b"kind: A\n"
@@ -352,8 +342,7 @@ async def test_symlinks_inside_are_resolved_and_escapes_refused(
     remote.symlink("apps/evil.yaml", "../../../etc/passwd")
     remote.symlink("abs.yaml", "/etc/hostname")
     remote.symlink("dangling.yaml", "apps/nope.yaml")
-    bad = remote.commit("bad links")
-    remote.push()
+    bad = remote.publish("bad links")
     with pytest.raises(InvalidRevision) as err:
         await src.snapshot()
     assert err.value.revision == bad
@@ -370,8 +359,7 @@ async def test_symlink_out_of_the_sub_path_is_refused(
 ) -> None:
     remote.write("base/a.yaml", "kind: A\n")
     remote.symlink("env/a.yaml", "../base/a.yaml")
-    remote.commit()
-    remote.push()
+    remote.publish()
     with pytest.raises(InvalidRevision, match=r"env/a\.yaml"):
         await make_source(remote.url, path="env").snapshot()
     whole = await make_source(remote.url, cache="c2").snapshot()
@@ -384,8 +372,7 @@ async def test_huge_file_is_an_error_naming_it(
     seed(remote)
     remote.write("apps/huge.yaml", b"x" * 2048)
     remote.write("big.bin", b"x" * 4096)  # not listed, so not checked
-    sha = remote.commit()
-    remote.push()
+    sha = remote.publish()
     src = make_source(remote.url, max_file_size=1024)
     with pytest.raises(InvalidRevision, match=r"apps/huge\.yaml") as err:
         await src.snapshot()
@@ -397,8 +384,7 @@ async def test_huge_file_is_an_error_naming_it(
         await src.snapshot()
     assert src.git.calls["fetch"] == fetches
     remote.remove("apps/huge.yaml")
-    remote.commit("fix")
-    remote.push()
+    remote.publish("fix")
     assert "apps/a.yaml" in (await src.snapshot()).files
 
 
@@ -479,9 +465,7 @@ async def test_garbage_in_the_cache_is_recloned(
     else:
         shutil.rmtree(cache)
         cache.write_bytes(b"a file where the cache should be")
-    remote.write("apps/a.yaml", "kind: A3\n")
-    sha = remote.commit()
-    remote.push()
+    sha = remote.publish(files={"apps/a.yaml": "kind: A3\n"})
     snap = await make_source(remote.url).snapshot()
     assert snap.revision == sha != first.revision
     assert snap.read("apps/a.yaml") == b"kind: A3\n"
@@ -493,9 +477,7 @@ async def test_cache_for_another_url_is_replaced(
     seed(remote)
     await make_source(remote.url).snapshot()
     other = RemoteRepo(tmp_path / "other")
-    other.write("other.yaml", "kind: O\n")
-    other.commit()
-    other.push()
+    other.publish(files={"other.yaml": "kind: O\n"})
     snap = await make_source(other.url).snapshot()
     assert sorted(snap.files) == ["other.yaml"]
 
@@ -540,9 +522,7 @@ async def test_local_repository_reports_new_commits(
     waiter = asyncio.ensure_future(anext(changes))
     # watchfiles starts watching when the iterator first runs; push until it reports.
     for i in range(100):
-        remote.write("apps/a.yaml", f"kind: A{i}\n")
-        remote.commit(f"edit {i}")
-        remote.push()
+        remote.publish(f"edit {i}", {"apps/a.yaml": f"kind: A{i}\n"})
         done, _ = await asyncio.wait({waiter}, timeout=0.2)
         if done:
             break

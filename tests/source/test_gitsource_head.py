@@ -16,9 +16,7 @@ from tests.source.source_gitrepo import RemoteRepo, SourceFactory, git
 @pytest.fixture
 def master(tmp_path: Path) -> RemoteRepo:
     repo = RemoteRepo(tmp_path / "master-repo", branch="master")
-    repo.write("cm.yaml", "kind: ConfigMap\n")
-    repo.commit("on master")
-    repo.push()
+    repo.publish("on master", {"cm.yaml": "kind: ConfigMap\n"})
     return repo
 
 

@@ -26,9 +26,7 @@ WRONG = "wrong-9c1d2e3f4a5bWRONGTOKEN"
 
 @pytest.fixture
 def server(remote: RemoteRepo, tmp_path: Path) -> Iterator[GitHttpsServer]:
-    remote.write("app.yaml", "kind: App\n")
-    remote.commit()
-    remote.push()
+    remote.publish(files={"app.yaml": "kind: App\n"})
     certs = tmp_path / "certs"
     certs.mkdir()
     with GitHttpsServer(remote.bare.parent, username=USER, password=TOKEN, certs=certs) as srv:

@@ -12,9 +12,7 @@ from tests.source.source_gitrepo import RemoteRepo
 
 async def test_values_of_another_repository_are_mounted(tmp_path: Path) -> None:
     main, values = RemoteRepo(tmp_path / "main"), RemoteRepo(tmp_path / "values")
-    main.write("Chart.yaml", "name: web\n")
-    main.commit()
-    main.push()
+    main.publish(files={"Chart.yaml": "name: web\n"})
     values.write("envs/prod.yaml", "replicas: 3\n")
     values.write("other.yaml", "a: 1\n")
     main_sha, values_sha = main.head(), values.commit()
@@ -30,9 +28,7 @@ async def test_values_of_another_repository_are_mounted(tmp_path: Path) -> None:
     got = snap.read_many(["Chart.yaml", "$values/envs/prod.yaml"])
     assert got == {"Chart.yaml": b"name: web\n", "$values/envs/prod.yaml": b"replicas: 3\n"}
     assert await source.snapshot() is snap
-    values.write("envs/prod.yaml", "replicas: 4\n")
-    moved = values.commit()
-    values.push()
+    moved = values.publish(files={"envs/prod.yaml": "replicas: 4\n"})
     assert await source.poll() == f"{main_sha}+values:{moved}"
     snap = await source.snapshot()
     assert snap.read("$values/envs/prod.yaml") == b"replicas: 4\n"

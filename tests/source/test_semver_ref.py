@@ -13,9 +13,7 @@ from tests.source.source_gitrepo import RemoteRepo, SourceFactory
 
 def release(remote: RemoteRepo, tag: str, *, annotated: bool = True) -> str:
     """A commit saying `tag` in version.yaml, pushed and tagged."""
-    remote.write("version.yaml", f"kind: Version\nname: {tag}\n")
-    sha = remote.commit(tag)
-    remote.push()
+    sha = remote.publish(tag, {"version.yaml": f"kind: Version\nname: {tag}\n"})
     remote.tag(tag, annotated=annotated)
     return sha
 

@@ -20,9 +20,7 @@ def _tools() -> None:
 
 @pytest.fixture
 def sshd(tmp_path: Path, remote: RemoteRepo) -> Iterator[Sshd]:
-    remote.write("app.yaml", "kind: App\n")
-    remote.commit()
-    remote.push()
+    remote.publish(files={"app.yaml": "kind: App\n"})
     with Sshd(tmp_path / "sshd") as server:
         yield server
 
@@ -36,9 +34,7 @@ async def test_ssh_key_with_known_hosts(
     )
     snap = await src.snapshot()
     assert snap.read("app.yaml") == b"kind: App\n"
-    remote.write("app.yaml", "kind: App2\n")
-    sha = remote.commit()
-    remote.push()
+    sha = remote.publish(files={"app.yaml": "kind: App2\n"})
     assert await src.poll() == sha
     assert (await src.snapshot()).read("app.yaml") == b"kind: App2\n"
 

@@ -117,9 +117,7 @@ async def test_unsigned_or_untrusted_head_is_refused(
 async def test_bad_keyring_is_a_clear_error(
     remote: RemoteRepo, make_source: SourceFactory, tmp_path: Path
 ) -> None:
-    remote.write("app.yaml", "kind: App\n")
-    remote.commit()
-    remote.push()
+    remote.publish(files={"app.yaml": "kind: App\n"})
     src = make_source(remote.url, verify=VerifySpec(keyring=tmp_path / "absent.asc"))
     with pytest.raises(NotFound, match=r"absent\.asc"):
         await src.snapshot()
