@@ -26,7 +26,7 @@ from tests.server.conftest import Kubectl, kubectl_path
 from tests.source.source_gitrepo import ENV
 from tests.support.net import free_port
 from tests.support.running import Running
-from tests.support.wait import eventually_async
+from tests.support.wait import eventually, eventually_async
 
 CM = GVK(group="", version="v1", kind="ConfigMap")
 DEPLOY = GVK(group="apps", version="v1", kind="Deployment")
@@ -283,6 +283,23 @@ def run_agent(
         cwd=tmp_path,
         log=tmp_path / "agent.log",
     )
+
+
+@contextlib.contextmanager
+def bootstrap_agent(
+    repo: str, state: Path, tmp_path: Path, *, interval: str, interpret: str = "argocd"
+) -> Iterator[AgentProcess]:
+    """`run_bootstrap`'s sync as a long-lived agent (its log in tmp_path/agent.log), once it
+    serves its API: it writes the kubeconfig after making its store (read before that, a
+    half-made store.db has no tables yet)."""
+    with AgentProcess(
+        "run", "--repo", repo, "--path", "bootstrap", "--state", str(state),
+        "--agent-name", "e2e", "--interpret", interpret, "--interval", interval,
+        "--listen", "127.0.0.1:0", cwd=tmp_path, log=tmp_path / "agent.log",
+    ) as agent:  # fmt: skip
+        eventually(lambda: (state / "kubeconfig").exists(), timeout=60,
+                   message="the agent serving its API")  # fmt: skip
+        yield agent
 
 
 def json_agent(

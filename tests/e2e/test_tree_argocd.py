@@ -17,7 +17,7 @@ from gitkrm.errors import NotFound
 from gitkrm.krm import GVK, ObjectRef
 from tests.e2e.argocd_apps import ARGOCD, application, other_repository, ui, write_app_of_apps
 from tests.e2e.e2e_support import (
-    AgentProcess,
+    bootstrap_agent,
     cm_ref,
     get_or_none,
     kubeconfig_server,
@@ -218,15 +218,7 @@ async def test_the_long_lived_agent_leaves_settled_applications_alone(
         "kustomize-guestbook": ("Synced", "Healthy"), "keeper": ("Synced", "Healthy"),
         "other": ("Synced", "Healthy"), "manual": ("OutOfSync", "Missing"),
     }  # fmt: skip
-    with AgentProcess(
-        "run", "--repo", repo.url, "--path", "bootstrap", "--state", str(state),
-        "--agent-name", "e2e", "--interpret", "argocd", "--interval", "2s",
-        "--listen", "127.0.0.1:0", cwd=tmp_path, log=tmp_path / "agent.log",
-    ) as agent:  # fmt: skip
-        # The agent serves its API (and writes the kubeconfig) once its store is made:
-        # read before that, a half-made store.db has no tables yet.
-        eventually(lambda: (state / "kubeconfig").exists(), timeout=60,
-                   message="the agent serving its API")  # fmt: skip
+    with bootstrap_agent(repo.url, state, tmp_path, interval="2s") as agent:
 
         async def settled() -> bool:
             try:

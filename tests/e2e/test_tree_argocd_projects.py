@@ -16,11 +16,11 @@ from gitkrm.errors import NotFound
 from gitkrm.krm import GVK, ObjectRef
 from tests.e2e.argocd_apps import ARGOCD, application, other_repository
 from tests.e2e.argocd_projects import IN_CLUSTER, app_project, write_projects
-from tests.e2e.e2e_support import AgentProcess, cm_ref, get_or_none, gitkrm, reading
+from tests.e2e.e2e_support import bootstrap_agent, cm_ref, get_or_none, reading, run_bootstrap
 from tests.e2e.manifests import namespace
 from tests.server.conftest import Kubectl, gitkrm_serve, kubectl_path
 from tests.source.source_gitrepo import RemoteRepo
-from tests.support.wait import eventually, eventually_async
+from tests.support.wait import eventually_async
 
 APPLICATION = GVK(group="argoproj.io", version="v1alpha1", kind="Application")
 INVALID = "InvalidSpecError"
@@ -29,13 +29,6 @@ INVALID = "InvalidSpecError"
 @pytest.fixture
 def other(tmp_path: Path) -> RemoteRepo:
     return other_repository(tmp_path)
-
-
-def run_once(repo: RemoteRepo, state: Path) -> Any:
-    return gitkrm(
-        "run", "--once", "--repo", repo.url, "--path", "bootstrap", "--state", str(state),
-        "--agent-name", "e2e", "--interpret", "argocd", cwd=state.parent,
-    )  # fmt: skip
 
 
 async def sync_projects(
@@ -48,7 +41,7 @@ async def sync_projects(
         repo.remove(drop)
     repo.commit("permissive projects" if permissive else "strict projects")
     repo.push()
-    return run_once(repo, state), await applications(state)
+    return run_bootstrap(repo.url, state), await applications(state)
 
 
 async def applications(state: Path) -> dict[str, dict[str, Any]]:
@@ -194,13 +187,7 @@ async def test_an_appproject_made_or_edited_with_kubectl_re_evaluates_its_applic
     repo.write("late/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: late}\n")
     repo.commit("an application of a project not made yet")
     repo.push()
-    with AgentProcess(
-        "run", "--repo", repo.url, "--path", "bootstrap", "--state", str(state),
-        "--agent-name", "e2e", "--interpret", "argocd", "--interval", "1h",
-        "--listen", "127.0.0.1:0", cwd=tmp_path, log=tmp_path / "agent.log",
-    ) as agent:  # fmt: skip
-        eventually(lambda: (state / "kubeconfig").exists(), timeout=60,
-                   message="the agent serving its API")  # fmt: skip
+    with bootstrap_agent(repo.url, state, tmp_path, interval="1h") as agent:
 
         async def status() -> dict[str, Any]:
             try:
