@@ -87,10 +87,11 @@ def _glob(pattern: str, *, double_star: bool) -> re.Pattern[str]:
     while i < len(pattern):
         c = pattern[i]
         if double_star and pattern.startswith("**", i):
-            out += ".*"
             i += 2
-            if pattern.startswith("/", i):
-                out, i = out + "(?:/)?", i + 1
+            if pattern.startswith("/", i):  # `a/**/b`: any directories between, or none
+                out, i = out + "(?:.*/)?", i + 1
+            else:
+                out += ".*"
             continue
         if c == "*":
             out += "[^/]*"

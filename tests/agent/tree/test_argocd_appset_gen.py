@@ -5,6 +5,7 @@ repositories in the shape ApplicationSet users write: a git directory generator 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -257,3 +258,50 @@ def test_errors_name_the_field() -> None:
 
 def test_sanitize_is_argo_cds_normalisation() -> None:
     assert sanitize("My_App.v2-") == "my-app.v2"
+
+
+def test_per_project_config_files_with_a_generator_template() -> None:
+    """The layout argocd-autopilot writes: `apps/<app>/overlays/<project>/config.json`
+    read by a `**` glob, and a second generator whose own template makes directory
+    sources of `config_dir.json` apps."""
+    config = {
+        "appName": "hello",
+        "userGivenName": "hello",
+        "destNamespace": "hello",
+        "srcPath": "apps/hello/overlays/testing",
+        "srcTargetRevision": "",
+        "labels": None,
+    }
+    snap = snapshot(
+        contents={
+            "apps/hello/overlays/testing/config.json": json.dumps(config),
+            "apps/raw/testing/config_dir.json": json.dumps(
+                {**config, "userGivenName": "raw", "srcPath": "apps/raw/testing", "exclude": "*.md"}
+            ),
+            "apps/xtesting/config.json": json.dumps({**config, "userGivenName": "wrong"}),
+        }
+    )
+    own = {"spec": {"source": {"directory": {"recurse": True, "exclude": "{{ exclude }}"}}}}
+    spec = {
+        "generators": [
+            {"git": {"repoURL": REPO, "files": [{"path": "apps/**/testing/config.json"}]}},
+            {
+                "git": {
+                    "repoURL": REPO,
+                    "files": [{"path": "apps/**/testing/config_dir.json"}],
+                    "template": own,
+                }
+            },
+        ],
+        "template": template(
+            "testing-{{ userGivenName }}",
+            "{{ srcPath }}",
+            labels={"name": "{{ appName }}", "l": "{{labels}}"},
+        ),
+    }
+    hello, raw = make(spec, snap)
+    assert (hello["metadata"]["name"], raw["metadata"]["name"]) == ("testing-hello", "testing-raw")
+    assert hello["metadata"]["labels"] == {"name": "hello", "l": "<nil>"}
+    assert "directory" not in hello["spec"]["source"]
+    assert raw["spec"]["source"]["directory"] == {"recurse": True, "exclude": "*.md"}
+    assert raw["spec"]["source"]["path"] == "apps/raw/testing"
