@@ -222,7 +222,17 @@ def sync_options(config: SourceConfig, *, agent_name: str, apply_mode: ApplyMode
         overlay=config.overlay,
         app_source=config.app_source,
         extra_crds=_peer_crds(config.interpret),
+        extra_namespaces=_peer_namespaces(config.interpret),
     )
+
+
+def _peer_namespaces(peers: frozenset[Peer]) -> tuple[str, ...]:
+    """The namespaces of the peers a source interprets (`SyncOptions.extra_namespaces`)."""
+    if not peers:
+        return ()
+    from .tree.peerns import NAMESPACES
+
+    return tuple(sorted(NAMESPACES[p] for p in peers if p in NAMESPACES))
 
 
 def _peer_crds(peers: frozenset[Peer]) -> tuple[str, ...]:

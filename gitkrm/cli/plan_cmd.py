@@ -148,8 +148,10 @@ class _Planner:
             before = len(self.found)
             if d.spec is not None and not error:
                 self.declared[name], self.lineage[name] = d.declared_by, ancestors
-                await open_child(opened, d.spec.config, functools.partial(self.visit, parent=sp))
-                error = "the source could not be read"  # when nothing was planned
+                why: list[str] = []
+                visit = functools.partial(self.visit, parent=sp)
+                await open_child(opened, d.spec.config, visit, errors=why)
+                error = why[0] if why else "the source could not be read"  # nothing planned
             if len(self.found) == before:
                 ref = _ref_text(d.spec.config) if d.spec is not None else ""
                 self.found.append(

@@ -89,6 +89,13 @@ def add_source_flags(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--path", metavar="DIR", help="sub-directory of the repository to sync")
     g.add_argument(
+        "--path-rules",
+        choices=["flux", "argocd"],
+        help="how --path renders: flux (the default: every file below it, as a Flux "
+        "Kustomization) or argocd (as an Argo CD Application's source: a directory source "
+        "reads the files of the path itself)",
+    )
+    g.add_argument(
         "--source-name",
         metavar="NAME",
         help="the source's name, a DNS-1123 label (default: default)",
@@ -272,8 +279,9 @@ def sources(args: argparse.Namespace) -> list[SourceConfig]:
                 "namespace",
                 "prune_budget",
                 "prune_budget_percent",
+                "path_rules",
             )
-            if getattr(args, f) is not None
+            if getattr(args, f, None) is not None
         ]
         if args.substitute or args.substitute_strict:
             given.append("--substitute" if args.substitute else "--substitute-strict")
@@ -304,6 +312,10 @@ def sources(args: argparse.Namespace) -> list[SourceConfig]:
         semver=args.semver,
         prune_budget=prune_budget(args),
     )
+    if getattr(args, "path_rules", None) == "argocd":
+        from gitkrm.sync.appsource_spec import AppSource
+
+        config = replace(config, app_source=AppSource())  # what `argocd app create` makes
     return interpret(args, [with_helm_flags(replace(config, postbuild=postbuild(args)), args)])
 
 

@@ -129,12 +129,17 @@ async def _each(
     return codes
 
 
-async def open_child(opened: Opened, config: SourceConfig, visit: Visit) -> int:
+async def open_child(
+    opened: Opened, config: SourceConfig, visit: Visit, *, errors: list[str] | None = None
+) -> int:
     """`visit` one more source on the target of `opened` (a child source a revision
-    declares: `plan_tree`), fetched into the same temporary directory."""
+    declares: `plan_tree`), fetched into the same temporary directory; why it could not
+    be read goes to `errors` too."""
     store = opened.engine.store
     tmp, state = opened.tmp, opened.state
-    return await _one(store, config, opened.agent, opened.apply_mode, tmp, state, visit, None)
+    return await _one(
+        store, config, opened.agent, opened.apply_mode, tmp, state, visit, None, errors=errors
+    )
 
 
 async def _one(
@@ -146,6 +151,8 @@ async def _one(
     state: Path,
     visit: Visit,
     unchanged: Unchanged | None,
+    *,
+    errors: list[str] | None = None,
 ) -> int:
     from gitkrm.agent import lastsync  # heavy imports, only when planning
     from gitkrm.agent.config import sync_options
@@ -175,6 +182,8 @@ async def _one(
             settled = await lastsync.settled(path, store=store, settings=settings)
         except GitkrmError as e:
             print(f"gitkrm: error: source {config.name}: {e.message}", file=sys.stderr)
+            if errors is not None:
+                errors.append(e.message)
             return EXIT_ERROR
         opened = Opened(
             config, engine, source, snapshot, tmp, state, agent, apply_mode, settled=settled

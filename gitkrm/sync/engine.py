@@ -541,6 +541,7 @@ class SyncEngine:
         await self._chart_kube_version(snapshot)
         listed = await live.list_all(self.store, live.NAMESPACE)
         namespaces = {str(keys.metadata(ns).get("name")) for ns in listed}
+        namespaces.update(self.options.extra_namespaces)  # the peers' (`plan` before `run`)
         rendered = await self._renderer.render(
             snapshot, store_crds=crds, namespaces=namespaces, postbuild=postbuild
         )

@@ -117,6 +117,10 @@ class SyncOptions:
     """CRDs (JSON) the source's objects may use though the target lacks them: the peers'
     CRDs under `--interpret`, which the agent registers but `gitkrm diff` and `plan` (that
     write nothing) cannot. The render knows those the store has no CRD of that name for."""
+    extra_namespaces: tuple[str, ...] = ()
+    """Namespaces the source's objects may live in though the target lacks them: the
+    peers' own (`argocd`, `flux-system`) under `--interpret`, which the agent makes as it
+    registers their CRDs, and `gitkrm plan` and `diff` (read-only) do not."""
     prune_budget: PruneBudget = DEFAULT_PRUNE_BUDGET  # spec.pruneBudget (sync.guards)
 
     def __post_init__(self) -> None:

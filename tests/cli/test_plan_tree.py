@@ -10,8 +10,10 @@ import pytest
 
 from tests.cli.plan_repo import cli, plan_json
 from tests.cli.test_plan_outputs import SCHEMA
+from tests.e2e.argocd_apps import application
 from tests.e2e.flux_repo import APP, fleet
-from tests.source.source_gitrepo import git
+from tests.e2e.manifests import configmap
+from tests.source.source_gitrepo import RemoteRepo, git
 
 
 @pytest.fixture
@@ -63,3 +65,31 @@ def test_a_plan_of_a_flux_tree_plans_its_children(
         "declared by Kustomization.kustomize.toolkit.fluxcd.io flux-system/apps of source default"
         in out
     )
+
+
+def test_a_plan_before_the_first_run_knows_the_peers_namespace(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """An app of apps planned on a new state: its Applications live in `argocd`, which the
+    agent makes at its first run (as Argo CD's installation does); the plan creates them
+    rather than failing on a namespace that does not exist yet. A child that can't be read
+    says why in the plan."""
+    repo = RemoteRepo(tmp_path / "repo")
+    repo.write("bootstrap/root.yaml", application("root", repo.url, "apps", dest="apps"))
+    repo.write("apps/cm.yaml", configmap("settings", {"a": "1"}, namespace="apps"))
+    repo.commit("root")
+    repo.push()
+    flags = ["--repo", repo.url, "--path", "bootstrap", "--interpret", "argocd",
+             "--state", str(tmp_path / "st")]  # fmt: skip
+    code, doc, _ = plan_json(capsys, *flags)
+    assert code == 1, doc
+    [root] = doc["sources"][0]["objects"]
+    assert (root["action"], root["kind"], root["namespace"]) == ("create", "Application", "argocd")
+    assert not doc["sources"][0].get("errors")
+
+    repo.write("bootstrap/gone.yaml", application("gone", repo.url, "missing", dest="gone"))
+    repo.commit("gone")
+    repo.push()
+    code, doc, _ = plan_json(capsys, *flags)
+    gone = next(s for s in doc["sources"] if s["source"].startswith("argocd-gone-"))
+    assert gone["errors"] == [f"path 'missing' does not exist in revision {repo.head()[:12]}"]
