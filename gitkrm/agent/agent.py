@@ -78,6 +78,10 @@ class AgentOptions:
     `--wait` ends right after its sync: its reports carry the health read at sync time."""
     track_drift: bool = True
     """Follow the owned kinds for drift after each sync (`run --once` ends instead)."""
+    wait_deadline: float | None = None
+    """`run --once --wait --timeout`: the `time.monotonic()` by which every wait on health
+    of the run ends, a tree's waits on its dependencies included (they would otherwise
+    take each Kustomization's `timeout`); None: each wait takes its own timeout."""
 
 
 class Agent:

@@ -15,6 +15,7 @@ import contextlib
 import dataclasses
 import functools
 import logging
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
@@ -363,18 +364,24 @@ class Term:
 
         if self._before_wait is not None:
             await self._before_wait()
+        timeout = runner.config.health_timeout
+        deadline = self._options.wait_deadline
+        if deadline is not None:  # `run --once --wait --timeout` bounds the whole run
+            timeout = min(timeout, max(0.0, deadline - time.monotonic()))
         result = await wait_for(
             self._store,
             runner.applied,
-            timeout=runner.config.health_timeout,
+            timeout=timeout,
             cache=self._cache,
             ttl_jobs=runner.ttl_jobs,
             checks=HealthChecks.merged([runner.config.health_checks]),
         )
         await runner.record_health(result.results)
-        if result.ok:
-            return None
-        return "; ".join(result.describe()[:3]) or "not healthy"
+        failure = None if result.ok else "; ".join(result.describe()[:3]) or "not healthy"
+        from .tree import order
+
+        order.health_checked(self.tree, runner.name, failure)
+        return failure
 
     async def _waits(self, name: str) -> None:
         """Before source `name`'s sync waits (a wave, a hook, a prune wave): the embedded

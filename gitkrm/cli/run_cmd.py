@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -132,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
         skip_unchanged=args.once and not args.wait,
         follow_health=not args.once or args.wait,
         track_drift=not args.once,
+        wait_deadline=time.monotonic() + timeout if args.wait else None,
         **security,
         **election,
     )
@@ -202,8 +204,11 @@ async def _run(options: AgentOptions, *, once: bool, wait: float | None = None) 
             term = agent.term
             if term is not None and (term.problems() or term.waiting()):
                 code = 1  # a declaring object that runs no child, or a child never synced
+            deadline = options.wait_deadline
             if code == 0 and wait is not None and not shutdown.requested.is_set():
-                code = await _wait(agent, timeout=wait, shutdown=shutdown)
+                code = await _wait(agent, timeout=wait, shutdown=shutdown, deadline=deadline)
+            elif wait is not None and deadline is not None and time.monotonic() >= deadline:
+                print(f"timed out after {format_duration(wait)}: waiting on health took it all")
             return code
         await agent.run(shutdown)
         return 0
@@ -212,13 +217,21 @@ async def _run(options: AgentOptions, *, once: bool, wait: float | None = None) 
         shutdown.uninstall()
 
 
-async def _wait(agent: Agent, *, timeout: float, shutdown: Shutdown) -> int:  # noqa: ASYNC109
+async def _wait(
+    agent: Agent,
+    *,
+    timeout: float,  # noqa: ASYNC109 (--timeout, as the user gave it)
+    shutdown: Shutdown,
+    deadline: float | None = None,
+) -> int:
     """`--wait`: run the controllers until every synced object is Current (0), one is
-    Failed or the time is up (1), printing what is still waited for."""
+    Failed or the time is up (1), printing what is still waited for. `--timeout` counts
+    from the start of the run (`deadline`): a tree's waits on health took their share."""
     refs = agent.applied()
-    print(f"waiting up to {format_duration(timeout)} for {len(refs)} object(s) to be Current")
+    left = timeout if deadline is None else max(0.0, deadline - time.monotonic())
+    print(f"waiting up to {format_duration(left)} for {len(refs)} object(s) to be Current")
     await agent.start_controllers()
-    waiting = asyncio.ensure_future(agent.wait_healthy(timeout=timeout))
+    waiting = asyncio.ensure_future(agent.wait_healthy(timeout=left))
     stopped = asyncio.ensure_future(shutdown.requested.wait())
     try:
         await asyncio.wait({waiting, stopped}, return_when=asyncio.FIRST_COMPLETED)

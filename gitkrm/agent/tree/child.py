@@ -121,6 +121,10 @@ class Child:
     """Its dependencies were not Ready at its last turn (synced when they are)."""
     read_versions: dict[ResourceKey, str | None] = field(default_factory=dict)
     """The `spec.reads` objects as they were read (resourceVersion; None: absent)."""
+    health_failed: tuple[str | None, str] | None = None
+    """(revision, why) of the last wait on its objects' health when it ended unhealthy (a
+    timeout): its status says so (Flux's HealthCheckFailed) until they are Current or
+    another revision is synced."""
 
     @property
     def name(self) -> str:

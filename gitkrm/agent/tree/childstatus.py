@@ -56,6 +56,11 @@ class Statuses:
         verdicts = [] if runner is None else [h.status for h in runner.health.values()]
         health = aggregate(verdicts) if verdicts else None
         spec = child.spec
+        failed = child.health_failed
+        if failed is not None and (
+            outcome is None or failed[0] != outcome.revision or health is Health.CURRENT
+        ):
+            failed = None  # another revision since, or Current now
         if child.deleting:
             phase = Phase.DELETING
         elif child.error is not None:
@@ -70,11 +75,14 @@ class Statuses:
             phase = Phase.SYNCING
         elif not outcome.succeeded:
             phase = Phase.FAILED
+        elif failed is not None:
+            phase, health = Phase.SYNCED, Health.FAILED  # its wait on health timed out
         elif spec is not None and spec.wait and health not in (None, Health.CURRENT):
             phase = Phase.SYNCING
         else:
             phase = Phase.SYNCED
         not_current = sum(1 for v in verdicts if v is not Health.CURRENT)
+        counted = f"{not_current} object(s) not Current" if not_current else ""
         last = None if runner is None else runner.source.last
         resolved = (
             last.ref
@@ -85,7 +93,7 @@ class Statuses:
             phase=phase,
             outcome=outcome,
             health=health,
-            health_message=f"{not_current} object(s) not Current" if not_current else "",
+            health_message=failed[1] if failed is not None else counted,
             inventory=() if runner is None else runner.applied,
             object_health={} if runner is None else {r: h.status for r, h in runner.health.items()},
             waiting_for=child.waiting_for,

@@ -3,10 +3,11 @@ reads Ready and its message as with Flux.
 
 - `Ready` and `Released`: True `InstallSucceeded` / `UpgradeSucceeded` ("Helm install
   succeeded for release ns/name.v1 with chart podinfo@6.5.0"), False `InstallFailed` /
-  `UpgradeFailed` (the sync's first error), `DependencyNotReady`, `ArtifactFailed` (the
-  chart could not be fetched or the spec read), Unknown `Progressing` while the release's
-  objects are not healthy yet; `Stalled` with an invalid spec; `NotHonoured` lists the
-  fields gitkrm does not honour (also logged).
+  `UpgradeFailed` (the sync's first error), `DependencyNotReady`, `SourceNotReady` (the
+  chart could not be fetched: `OCIRepository 'ns/name' is not ready: <error>`, no
+  release in the history), `ArtifactFailed` (the spec could not be read), Unknown
+  `Progressing` while the release's objects are not healthy yet; `Stalled` with an
+  invalid spec; `NotHonoured` lists the fields gitkrm does not honour (also logged).
 - `lastAttemptedRevision` (the chart version, or the commit of a Git chart),
   `observedGeneration`, `helmChart` (`<namespace>/<namespace>-<name>`, as Flux names it),
   `history`: the last releases, newest first (`chartName`, `chartVersion`, `digest`,
@@ -25,6 +26,7 @@ from gitkrm.krm.clock import now_rfc3339
 from gitkrm.krm.conditions import Condition, conditions_of, remove_condition, set_condition
 
 from ..conditions import clip
+from ..status import Reason
 from .flux_status import unhonoured_message
 from .model import ChildState, Phase
 from .naming import describe
@@ -110,6 +112,19 @@ def _history(
     return [entry, *rest][:MAX_HISTORY], entry
 
 
+def _chart_source(obj: Obj) -> str:
+    """What helm-controller names when the chart can't be had: the `chartRef` source, or
+    the HelmChart it makes of `chart.spec` (`<namespace>/<namespace>-<name>`)."""
+    spec = obj.get("spec") or {}
+    md = obj.get("metadata") or {}
+    namespace = str(md.get("namespace") or "default")
+    ref = spec.get("chartRef") or {}
+    if ref.get("name"):
+        kind = ref.get("kind") or "OCIRepository"
+        return f"{kind} '{ref.get('namespace') or namespace}/{ref['name']}'"
+    return f"HelmChart '{namespace}/{namespace}-{md.get('name')}'"
+
+
 def release_status(
     previous: Mapping[str, Any],
     state: ChildState,
@@ -148,6 +163,10 @@ def release_status(
         ready = ("False", "Deleting", "the release is being uninstalled")
     elif outcome is None:
         ready = ("Unknown", "Progressing", "reconciliation in progress")
+    elif not outcome.succeeded and outcome.reason is Reason.SOURCE_FAILED:
+        # helm-controller's: no chart, so no release attempted (nothing in the history)
+        first = outcome.errors[0] if outcome.errors else "the fetch failed"
+        ready = ("False", "SourceNotReady", clip(f"{_chart_source(obj)} is not ready: {first}"))
     else:
         chart, version, digest = _attempted(
             outcome.revision or "", outcome.releases, history, chart

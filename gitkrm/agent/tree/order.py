@@ -143,6 +143,18 @@ def dependents(tree: Tree, name: str) -> list[str]:
     ]
 
 
+def health_checked(tree: Tree, name: str, failure: str | None) -> None:
+    """A wait on the health of the child's objects ended: healthy (None) or not, and why
+    (what it still waited for when its timeout passed); its status is due."""
+    child = tree.by_name(name)
+    if child is None:
+        return
+    outcome = None if child.runner is None else child.runner.last_outcome
+    revision = None if outcome is None else outcome.revision
+    child.health_failed = None if failure is None else (revision, failure)
+    tree.statuses.due(child_key(child.ref))
+
+
 def after_sync(tree: Tree, name: str) -> None:
     """A child synced: its status is due; the children waiting for it are asked."""
     child = tree.by_name(name)

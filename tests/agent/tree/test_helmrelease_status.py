@@ -101,3 +101,28 @@ def test_a_chart_in_git_reads_its_version_from_the_render_and_a_quiet_pass_keeps
     st = status(obj, ChildState(phase=Phase.SYNCED, outcome=quiet, spec=CHILD))
     assert len(st["history"]) == 1
     assert st["lastAttemptedRevision"] == "0.3.0"
+
+
+def test_a_chart_source_that_cannot_be_fetched_is_source_not_ready_and_no_release() -> None:
+    # The shape of a monitoring stack: a chartRef OCIRepository on a registry out of
+    # reach, and a chart.spec HelmRepository one; helm-controller attempts no release.
+    fetch = "OCI registry oci://registry.invalid/charts/stack: no such host"
+    failed = ChildState(
+        phase=Phase.FAILED, spec=CHILD,
+        outcome=Outcome(revision=None, succeeded=False, reason=Reason.SOURCE_FAILED,
+                        errors=(fetch,)),
+    )  # fmt: skip
+    obj = helm_release("stack", "monitoring", chartRef={"kind": "OCIRepository", "name": "stack"})
+    del obj["spec"]["chart"]
+    st = status(obj, failed)
+    assert cond(st, "Ready") == (
+        "False", "SourceNotReady", f"OCIRepository 'monitoring/stack' is not ready: {fetch}"
+    )  # fmt: skip
+    assert "history" not in st
+    assert find_condition(st["conditions"], "Released") is None
+    st = status(helm_release(), failed)
+    assert cond(st, "Ready")[2].startswith("HelmChart 'apps/apps-podinfo' is not ready: OCI")
+    # once the chart is had, the release is installed as v1
+    st = status(obj, synced("1.0.0@sha256:aa"))
+    assert cond(st, "Ready")[:2] == ("True", "InstallSucceeded")
+    assert [h["version"] for h in st["history"]] == [1]

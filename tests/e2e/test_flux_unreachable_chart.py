@@ -1,0 +1,112 @@
+"""`run --once --wait --timeout` over a Flux monitoring-stack layout whose chart registry is
+out of reach: a `controllers` Kustomization (`wait: true`, `timeout: 10m`) holding an
+OCIRepository and the HelmRelease over it, and a `configs` Kustomization that depends on
+it. The chart can't be fetched, so the HelmRelease never gets Ready and `controllers`
+never gets healthy.
+
+What a Flux user must see: the run ends at `--timeout`, not after the Kustomization's
+ten minutes (before, `--timeout 1m` ran ten); the HelmRelease is `SourceNotReady` naming
+its OCIRepository, with no release in its history (before: "Helm install failed ... with
+chart stack@"); `controllers` is Ready=False `HealthCheckFailed` naming the HelmRelease
+(before: "Health check passed", read before the HelmRelease had a status); what does not
+depend on the chart (the namespace, the ConfigMap beside the release) is applied."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from gitkrm.krm import ObjectRef
+from gitkrm.krm.conditions import find_condition
+from tests.e2e.e2e_support import get_or_none, gitkrm, reader
+from tests.e2e.manifests import configmap, kustomization, namespace
+from tests.source.source_gitrepo import RemoteRepo
+
+SOURCES = """\
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata: {name: stack, namespace: monitoring}
+spec:
+  interval: 1h
+  url: oci://127.0.0.1:1/charts/stack
+  ref: {semver: "69.x"}
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: stack, namespace: monitoring}
+spec:
+  interval: 1h
+  chartRef: {kind: OCIRepository, name: stack}
+  values: {retention: 24h}
+"""
+
+
+def _ref(group: str, kind: str, name: str, namespace: str) -> ObjectRef:
+    return ObjectRef(group=group, kind=kind, name=name, namespace=namespace)
+
+
+def _ready(obj: dict[str, Any] | None) -> tuple[str, str, str]:
+    assert obj is not None
+    c = find_condition((obj.get("status") or {}).get("conditions"), "Ready")
+    assert c is not None, obj.get("status")
+    return str(c["status"]), str(c["reason"]), str(c["message"])
+
+
+async def test_an_unreachable_chart_ends_at_the_timeout_with_the_source_named(
+    repo: RemoteRepo, state: Path
+) -> None:
+    repo.write("clusters/test/ns.yaml", namespace("flux-system"))
+    repo.write(
+        "clusters/test/monitoring.yaml",
+        kustomization("controllers", "./monitoring/controllers")
+        + "---\n"
+        + kustomization("configs", "./monitoring/configs", depends_on=("controllers",)),
+    )
+    repo.write("monitoring/controllers/namespace.yaml", namespace("monitoring"))
+    repo.write(
+        "monitoring/controllers/settings.yaml",
+        configmap("stack-settings", {"a": "1"}, namespace="monitoring"),
+    )
+    repo.write("monitoring/controllers/release.yaml", SOURCES)
+    repo.write("monitoring/configs/dashboards.yaml",
+               configmap("dashboards", {"b": "2"}, namespace="monitoring"))  # fmt: skip
+    repo.commit("monitoring")
+    repo.push()
+    started = time.monotonic()
+    res = gitkrm(
+        "run", "--once", "--wait", "--timeout", "8s", "--repo", repo.url,
+        "--path", "clusters/test", "--state", str(state), "--agent-name", "e2e",
+        "--interpret", "flux", cwd=state.parent, timeout=240,
+    )  # fmt: skip
+    took = time.monotonic() - started
+    out = res.stdout + res.stderr
+    assert res.returncode == 1, out
+    assert took < 90, f"took {took:.0f}s: the Kustomization's 10m was waited, not --timeout"
+    assert "timed out after 8s" in res.stdout, out
+    assert "waiting for Kustomization flux-system/controllers" in res.stdout, out
+    store = await reader(state)
+    try:
+        release = await get_or_none(
+            store, _ref("helm.toolkit.fluxcd.io", "HelmRelease", "stack", "monitoring")
+        )
+        controllers = await get_or_none(
+            store,
+            _ref("kustomize.toolkit.fluxcd.io", "Kustomization", "controllers", "flux-system"),
+        )
+        beside = await get_or_none(store, _ref("", "ConfigMap", "stack-settings", "monitoring"))
+        dependent = await get_or_none(store, _ref("", "ConfigMap", "dashboards", "monitoring"))
+    finally:
+        await store.close()
+    status, reason, message = _ready(release)
+    assert (status, reason) == ("False", "SourceNotReady"), message
+    assert message.startswith("OCIRepository 'monitoring/stack' is not ready: "), message
+    assert "127.0.0.1:1" in message
+    assert release is not None
+    assert "history" not in release["status"]
+    status, reason, message = _ready(controllers)
+    assert (status, reason) == ("False", "HealthCheckFailed"), message
+    assert "HelmRelease" in message, message
+    assert "monitoring/stack" in message, message
+    assert beside is not None  # what does not depend on the chart is applied
+    assert dependent is None  # configs waits for controllers, as in Flux
