@@ -100,7 +100,6 @@ async def test_outputs_for_programs(
 
 async def test_the_state_directory_by_default(
     history: list[str],
-    remote: RemoteRepo,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],

@@ -16,7 +16,15 @@ import pytest
 
 from gitkrm.krm import GVK, masking
 from gitkrm.store import open_store
-from tests.cli.test_substitute import _config, _create, _var_source, cli, read, repo_with
+from tests.cli.test_substitute import (
+    _config,
+    _create,
+    _var_source,
+    cli,
+    read,
+    repo_with,
+    run_once,
+)
 from tests.support.sops import AgeKey, encrypt
 
 PASSWORD = "pw-Decrypted-91xQ"
@@ -46,12 +54,6 @@ def enc(text: str | bytes, key: AgeKey, tmp_path: Path, kind: str, *args: str) -
     return encrypt(data, key=key, input_type=kind, work=tmp_path / "work", args=args).decode()
 
 
-def run_once(
-    capsys: pytest.CaptureFixture[str], url: str, state: Path, *extra: str
-) -> tuple[int, str, str]:
-    return cli(capsys, "run", "--repo", url, "--once", "--state", str(state), *extra)
-
-
 def secret_data(state: Path, name: str) -> dict[str, str]:
     obj = read(state, "Secret", name)
     assert obj is not None, name
@@ -77,7 +79,9 @@ def test_yaml_secrets_whole_and_partial(
     repo = repo_with(tmp_path, {"secrets/db.yaml": encrypted, "cm.yaml": CONFIGMAP})
     state = tmp_path / "state"
     with caplog.at_level(logging.DEBUG):
-        code, out, err = run_once(capsys, repo.url, state, "--sops-age-key-file", str(key.file))
+        code, out, err = run_once(
+            capsys, state, "--repo", repo.url, "--sops-age-key-file", str(key.file)
+        )
     assert code == 0, err
     assert secret_data(state, "db") == {"password": PASSWORD, "user": "admin-user"}
     obj = read(state, "Secret", "db")
@@ -118,7 +122,7 @@ def test_json_manifest_and_secret_data_files(
         {"cm.json": enc(manifest, key, tmp_path, "json"), "files.yaml": holder},
     )
     state = tmp_path / "state"
-    code, _, err = run_once(capsys, repo.url, state, "--sops-age-key-file", str(key.file))
+    code, _, err = run_once(capsys, state, "--repo", repo.url, "--sops-age-key-file", str(key.file))
     assert code == 0, err
     cm = read(state, "ConfigMap", "from-json")
     assert cm is not None
@@ -149,7 +153,7 @@ def test_secret_generator_over_an_encrypted_env_file(
         },
     )
     state = tmp_path / "state"
-    code, _, err = run_once(capsys, repo.url, state, "--sops-age-key-file", str(key.file))
+    code, _, err = run_once(capsys, state, "--repo", repo.url, "--sops-age-key-file", str(key.file))
     assert code == 0, err
 
     async def secrets() -> dict[str, dict[str, str]]:
@@ -177,7 +181,7 @@ def test_a_tampered_file_is_refused_by_name_and_nothing_is_applied(
     tampered = encrypted.replace("tier: db", "tier: dev")  # an unencrypted value changed
     repo = repo_with(tmp_path, {"secrets/db.yaml": tampered, "cm.yaml": CONFIGMAP})
     state = tmp_path / "state"
-    code, _, err = run_once(capsys, repo.url, state, "--sops-age-key-file", str(key.file))
+    code, _, err = run_once(capsys, state, "--repo", repo.url, "--sops-age-key-file", str(key.file))
     assert code == 1
     assert "secrets/db.yaml:1: Secret default/db: SOPS decryption failed: MAC mismatch" in err
     assert read(state, "ConfigMap", "plain") is None
@@ -186,7 +190,7 @@ def test_a_tampered_file_is_refused_by_name_and_nothing_is_applied(
     i = next(n for n, line in enumerate(lines) if "password: ENC[" in line)
     lines[i] = lines[i].replace("data:", "data:AA", 1)
     repo.publish("tamper a value", {"secrets/db.yaml": "\n".join(lines) + "\n"})
-    code, _, err = run_once(capsys, repo.url, state, "--sops-age-key-file", str(key.file))
+    code, _, err = run_once(capsys, state, "--repo", repo.url, "--sops-age-key-file", str(key.file))
     assert code == 1
     assert "secrets/db.yaml:1: Secret default/db: SOPS decryption failed: " in err
     assert "stringData:password" in err
@@ -198,11 +202,13 @@ def test_a_missing_key_is_refused_by_name(
     other = AgeKey(tmp_path / "other", "other")
     repo = repo_with(tmp_path, {"db.yaml": enc(SECRET, key, tmp_path, "yaml")})
     state = tmp_path / "state"
-    code, _, err = run_once(capsys, repo.url, state, "--sops-age-key-file", str(other.file))
+    code, _, err = run_once(
+        capsys, state, "--repo", repo.url, "--sops-age-key-file", str(other.file)
+    )
     assert code == 1
     assert "db.yaml:1: " in err
     assert f"no usable key: encrypted for {key.recipient}" in err
-    code, _, err = run_once(capsys, repo.url, state)  # no decryption at all
+    code, _, err = run_once(capsys, state, "--repo", repo.url)  # no decryption at all
     assert code == 1
     assert "encrypted with SOPS, and the source does not decrypt" in err
 
@@ -217,12 +223,12 @@ def test_keys_from_a_secret_in_the_store(
         repo,
         {"decryption": {"provider": "sops", "secretRef": {"name": "sops-age"}}},
     )
-    code, _, err = cli(capsys, "run", "--config", str(config), "--once", "--state", str(state))
+    code, _, err = run_once(capsys, state, "--config", str(config))
     assert code == 1
     assert "decryption Secret gitkrm-system/sops-age" in err
     secret = _var_source("sops-age", "Secret", {"identity.agekey": key.file.read_text()})
     asyncio.run(_create(state, [secret]))
-    code, _, err = cli(capsys, "run", "--config", str(config), "--once", "--state", str(state))
+    code, _, err = run_once(capsys, state, "--config", str(config))
     assert code == 0, err
     assert secret_data(state, "db")["password"] == PASSWORD
 
