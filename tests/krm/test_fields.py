@@ -100,36 +100,47 @@ def test_pod_matching(text: str, obj: dict[str, Any], expected: bool) -> None:
     assert sel.matches(obj) is expected
 
 
-def test_other_kinds_values() -> None:
-    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}, "status": {}}
-    assert parse_field_selector("status.successful=0").matches(job)
-    job["status"] = {"succeeded": 3}
-    assert parse_field_selector("status.successful=3").matches(job)
-    rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "r"}}
-    assert parse_field_selector("status.replicas=0").matches(rs)
-    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}, "spec": {}}
-    assert parse_field_selector("spec.unschedulable=false").matches(node)
-    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "type": "Opaque"}
-    assert parse_field_selector("type=Opaque").matches(secret)
-    ev = {
-        "apiVersion": "v1",
-        "kind": "Event",
-        "metadata": {"name": "e"},
-        "involvedObject": {"kind": "Pod", "name": "p"},
-        "source": {"component": "kubelet"},
-        "type": "Warning",
-    }
-    assert parse_field_selector("involvedObject.kind=Pod,source=kubelet,type=Warning").matches(ev)
-    ev2 = {
-        "apiVersion": "events.k8s.io/v1",
-        "kind": "Event",
-        "metadata": {"name": "e"},
-        "regarding": {"kind": "Pod", "name": "p"},
-        "reportingController": "ctl",
-    }
-    sel = parse_field_selector("involvedObject.name=p,reportingComponent=ctl,source=ctl")
-    sel.check_supported(group="events.k8s.io", kind="Event")
-    assert sel.matches(ev2)
+def _obj(api_version: str, kind: str, name: str, **fields: Any) -> dict[str, Any]:
+    return {"apiVersion": api_version, "kind": kind, "metadata": {"name": name}, **fields}
+
+
+@pytest.mark.parametrize(
+    ("selector", "obj"),
+    [
+        ("status.successful=0", _obj("batch/v1", "Job", "j", status={})),
+        ("status.successful=3", _obj("batch/v1", "Job", "j", status={"succeeded": 3})),
+        ("status.replicas=0", _obj("apps/v1", "ReplicaSet", "r")),
+        ("spec.unschedulable=false", _obj("v1", "Node", "n", spec={})),
+        ("type=Opaque", _obj("v1", "Secret", "s", type="Opaque")),
+        (
+            "involvedObject.kind=Pod,source=kubelet,type=Warning",
+            _obj(
+                "v1",
+                "Event",
+                "e",
+                involvedObject={"kind": "Pod", "name": "p"},
+                source={"component": "kubelet"},
+                type="Warning",
+            ),
+        ),
+        (
+            "involvedObject.name=p,reportingComponent=ctl,source=ctl",
+            _obj(
+                "events.k8s.io/v1",
+                "Event",
+                "e",
+                regarding={"kind": "Pod", "name": "p"},
+                reportingController="ctl",
+            ),
+        ),
+    ],
+    ids=lambda v: v if isinstance(v, str) else v["kind"],
+)
+def test_other_kinds_values(selector: str, obj: dict[str, Any]) -> None:
+    sel = parse_field_selector(selector)
+    group = obj["apiVersion"].rpartition("/")[0]
+    sel.check_supported(group=group, kind=obj["kind"])
+    assert sel.matches(obj)
 
 
 def test_custom_resource_paths() -> None:
