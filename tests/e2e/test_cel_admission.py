@@ -10,7 +10,7 @@ import yaml
 
 from gitkrm.krm import GVK, ObjectRef
 from tests.e2e.e2e_support import gitkrm, names, reading
-from tests.e2e.manifests import configmap, namespace
+from tests.e2e.manifests import configmap, deployment, namespace
 from tests.source.source_gitrepo import RemoteRepo
 from tests.support.builders import crd
 
@@ -41,20 +41,11 @@ spec:
     namespaceSelector: {matchLabels: {team: shop}}
 """
 
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {{name: {name}, namespace: shop}}
-spec:
-  replicas: {replicas}
-  selector: {{matchLabels: {{app: {name}}}}}
-  template:
-    metadata: {{labels: {{app: {name}}}}}
-    spec:
-      containers: [{{name: web, image: "nginx:1.25"}}]
-"""
-
 DEPLOYMENTS = GVK(group="apps", version="v1", kind="Deployment")
+
+
+def web_like(name: str, replicas: int) -> str:
+    return deployment(name, namespace="shop", replicas=replicas, image="nginx:1.25")
 
 
 def _shop(repo: RemoteRepo) -> None:
@@ -67,8 +58,8 @@ async def test_a_policy_in_the_revision_refuses_it_whole(
     repo: RemoteRepo, state: Path, tmp_path: Path
 ) -> None:
     _shop(repo)
-    repo.write("web.yaml", DEPLOYMENT.format(name="web", replicas=2))
-    repo.write("big.yaml", DEPLOYMENT.format(name="big", replicas=9))
+    repo.write("web.yaml", web_like("web", 2))
+    repo.write("big.yaml", web_like("big", 9))
     repo.commit("a deployment over the limit")
     repo.push()
     res = gitkrm("run", "--repo", repo.url, "--state", str(state), "--once", cwd=tmp_path)
@@ -90,12 +81,12 @@ async def test_the_stored_policy_keeps_refusing_a_later_revision(
     repo: RemoteRepo, state: Path, tmp_path: Path
 ) -> None:
     _shop(repo)
-    repo.write("web.yaml", DEPLOYMENT.format(name="web", replicas=2))
+    repo.write("web.yaml", web_like("web", 2))
     repo.commit("within the limit")
     repo.push()
     res = gitkrm("run", "--repo", repo.url, "--state", str(state), "--once", cwd=tmp_path)
     assert res.returncode == 0, res.stdout + res.stderr
-    repo.write("web.yaml", DEPLOYMENT.format(name="web", replicas=5))
+    repo.write("web.yaml", web_like("web", 5))
     repo.commit("over the limit")
     repo.push()
     res = gitkrm("run", "--repo", repo.url, "--state", str(state), "--once", cwd=tmp_path)

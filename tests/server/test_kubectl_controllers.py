@@ -15,21 +15,16 @@ from gitkrm.controllers import ControllerOptions
 from gitkrm.server import ServeOptions, ServerThread
 from gitkrm.server.context import Limits
 from tests.server.conftest import Kubectl, kubectl_path
+from tests.support.builders import deployment
+from tests.support.manifests import yaml_text
 from tests.support.wait import eventually
 
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: default}
-spec:
-  replicas: 3
-  selector: {matchLabels: {app: web}}
-  strategy: {rollingUpdate: {maxSurge: 1, maxUnavailable: 0}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers: [{name: web, image: "nginx:%s"}]
-"""
+
+def web(tag: str, name: str = "web") -> str:
+    """A Deployment of three nginx:`tag` pods that rolls one new pod at a time."""
+    rolling = {"rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
+    obj = deployment(name, replicas=3, container="web", image=f"nginx:{tag}", strategy=rolling)
+    return yaml_text(obj)
 
 
 @pytest.fixture(scope="module")
@@ -60,13 +55,13 @@ def names(kube: Kubectl, kind: str, selector: str) -> list[str]:
 
 
 def test_rollout_status_follows_an_image_change(kube: Kubectl) -> None:
-    kube("apply", "-f", "-", input=DEPLOYMENT % "1.25")
+    kube("apply", "-f", "-", input=web("1.25"))
     out = kube("rollout", "status", "deployment/web", "-n", "default", "--timeout=60s")
     assert 'deployment "web" successfully rolled out' in out
     first_rs = names(kube, "replicasets", "app=web")
     assert len(first_rs) == 1
 
-    kube("apply", "-f", "-", input=DEPLOYMENT % "1.27")
+    kube("apply", "-f", "-", input=web("1.27"))
     out = kube("rollout", "status", "deployment/web", "-n", "default", "--timeout=60s")
     assert 'deployment "web" successfully rolled out' in out
     dep = json.loads(kube("get", "deployment", "web", "-n", "default", "-o", "json"))
@@ -79,7 +74,7 @@ def test_rollout_status_follows_an_image_change(kube: Kubectl) -> None:
 
 
 def test_delete_cascade_foreground_and_orphan(kube: Kubectl) -> None:
-    kube("apply", "-f", "-", input=(DEPLOYMENT % "1.25").replace("web", "fg"))
+    kube("apply", "-f", "-", input=web("1.25", "fg"))
     kube("rollout", "status", "deployment/fg", "-n", "default", "--timeout=60s")
     assert len(names(kube, "pods", "app=fg")) == 3
     kube("delete", "deployment", "fg", "-n", "default", "--cascade=foreground", "--wait")
@@ -87,7 +82,7 @@ def test_delete_cascade_foreground_and_orphan(kube: Kubectl) -> None:
     assert names(kube, "replicasets", "app=fg") == []
     wait_until(lambda: names(kube, "pods", "app=fg") == [], what="fg pods to be deleted")
 
-    kube("apply", "-f", "-", input=(DEPLOYMENT % "1.25").replace("web", "orph"))
+    kube("apply", "-f", "-", input=web("1.25", "orph"))
     kube("rollout", "status", "deployment/orph", "-n", "default", "--timeout=60s")
     rs = names(kube, "replicasets", "app=orph")
     kube("delete", "deployment", "orph", "-n", "default", "--cascade=orphan", "--wait")
