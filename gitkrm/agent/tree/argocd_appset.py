@@ -24,13 +24,20 @@ import orjson
 import yaml
 
 from gitkrm.errors import BadRequest
-from gitkrm.krm import Obj
+from gitkrm.krm import Obj, ObjectRef
 from gitkrm.krm.conditions import conditions_of
 from gitkrm.source import Snapshot, Source
 
 from ..conditions import Conditions
-from .argocd_appset_gen import GENERATORS, applications
-from .argocd_spec import APPLICATION, APPLICATION_SET, VERSION
+from .argocd_appset_gen import GENERATORS, Cluster, applications
+from .argocd_spec import (
+    APPLICATION,
+    APPLICATION_SET,
+    IN_CLUSTER_NAME,
+    IN_CLUSTER_SERVER,
+    SECRET_TYPE_LABEL,
+    VERSION,
+)
 from .fields import Fail, FieldErrors, unhonoured_fields
 from .flux_generated import MadeSource
 from .flux_repo import Repository
@@ -54,6 +61,8 @@ class GeneratedApplications:
     namespace: str
     name: str
     spec_json: str
+    clusters_json: str = "[]"
+    """The clusters a `clusters` generator knows (`argocd_appset_gen.Cluster` fields)."""
 
 
 class ApplicationSetSource(MadeSource):
@@ -70,9 +79,10 @@ class ApplicationSetSource(MadeSource):
         def fail(field: str, message: str) -> Exception:
             return BadRequest(f"{where}: {field}: {message}")
 
+        clusters = tuple(Cluster(**c) for c in orjson.loads(s.clusters_json))
         made = applications(
             orjson.loads(s.spec_json), name=s.name, namespace=s.namespace, snapshot=repo,
-            fail=fail,
+            fail=fail, clusters=clusters,
         )  # fmt: skip
         return {
             f"{app['metadata']['name']}.yaml": yaml.safe_dump(app, sort_keys=False).encode()
@@ -81,7 +91,8 @@ class ApplicationSetSource(MadeSource):
 
 
 def _git_generators(value: Any, at: str, fail: Fail) -> list[tuple[Mapping[str, Any], str]]:
-    """Every `git` generator (nested in a matrix too), checking the kinds as it goes."""
+    """Every `git` generator (nested in a matrix too), checking the kinds as it goes; a
+    `clusters` one is listed as itself (no repository)."""
     if not isinstance(value, Mapping):
         raise fail(at, "must be an object")
     out: list[tuple[Mapping[str, Any], str]] = []
@@ -91,13 +102,13 @@ def _git_generators(value: Any, at: str, fail: Fail) -> list[tuple[Mapping[str, 
         if kind not in GENERATORS:
             raise fail(
                 f"{at}.{kind}",
-                "not supported: gitkrm generates list, git, clusters and matrix",
+                "not supported: gitkrm generates list, git, clusters, matrix and merge",
             )
-        if kind == "git":
-            out.append((spec or {}, f"{at}.git"))
-        elif kind == "matrix":
+        if kind in ("git", "clusters"):
+            out.append((spec or {}, f"{at}.{kind}"))
+        elif kind in ("matrix", "merge"):
             for i, g in enumerate((spec or {}).get("generators") or []):
-                out.extend(_git_generators(g, f"{at}.matrix.generators[{i}]", fail))
+                out.extend(_git_generators(g, f"{at}.{kind}.generators[{i}]", fail))
     return out
 
 
@@ -119,11 +130,16 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
     generators = spec.get("generators")
     if not isinstance(generators, list) or not generators:
         raise fail("spec.generators", "at least one generator is required")
-    gits = [
+    found = [
         g
         for i, x in enumerate(generators)
         for g in _git_generators(x, f"spec.generators[{i}]", fail)
     ]
+    gits = [(g, at) for g, at in found if at.endswith(".git")]
+    clusters: list[Cluster] = []
+    reads: list[ObjectRef] = []
+    if len(gits) != len(found):
+        clusters, reads = await cluster_secrets(namespace=namespace, ctx=ctx)
     repo = Repository(url=parent.url, ref=parent.ref, auth=parent.auth,
                       ca_file=parent.ca_file, is_parent=True)  # fmt: skip
     if gits:
@@ -145,8 +161,6 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
             Unhonoured(u.field.replace(".targetRevision", ".revision"), u.reason)
             for u in repo.unhonoured
         )
-    from gitkrm.krm import ObjectRef
-
     declared_by = ObjectRef(
         group=APPLICATION_SET.group, kind=APPLICATION_SET.kind, name=name, namespace=namespace,
         version=VERSION,
@@ -158,10 +172,52 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
         health_timeout=parent.health_timeout,
         prune=True,
         generator=GeneratedApplications(
-            namespace=namespace, name=name, spec_json=orjson.dumps(spec).decode()
+            namespace=namespace,
+            name=name,
+            spec_json=orjson.dumps(spec).decode(),
+            clusters_json=orjson.dumps([dataclasses.asdict(c) for c in clusters]).decode(),
         ),
     )
-    return ChildSpec(declared_by=declared_by, config=config, unhonoured=tuple(unhonoured))
+    return ChildSpec(
+        declared_by=declared_by, config=config, unhonoured=tuple(unhonoured), reads=tuple(reads)
+    )
+
+
+async def cluster_secrets(*, namespace: str, ctx: Context) -> tuple[list[Cluster], list[ObjectRef]]:
+    """Argo CD's clusters: its cluster Secrets (label `argocd.argoproj.io/secret-type:
+    cluster`: `name`, `server`, their labels and annotations) in `namespace`, and the local
+    `in-cluster` when no Secret names it (it then carries no labels); and the Secrets read
+    (a change to one reads the ApplicationSet again)."""
+    from gitkrm.krm import GVK
+
+    from .argocd_repo import secret_text
+
+    out: list[Cluster] = []
+    reads: list[ObjectRef] = []
+    listed = await ctx.list(
+        GVK(group="", version="v1", kind="Secret"), namespace=namespace,
+        label_selector=f"{SECRET_TYPE_LABEL}=cluster",
+    )  # fmt: skip
+    for secret in listed:
+        md = secret.get("metadata") or {}
+        reads.append(
+            ObjectRef(group="", kind="Secret", name=str(md.get("name")), namespace=namespace)
+        )
+        server = secret_text(secret, "server").rstrip("/")
+        if not server:
+            continue
+        out.append(
+            Cluster(
+                name=secret_text(secret, "name") or server,
+                server=server,
+                labels=dict(md.get("labels") or {}),
+                annotations=dict(md.get("annotations") or {}),
+                secret=True,
+            )
+        )
+    if not any(c.server == IN_CLUSTER_SERVER for c in out):
+        out.insert(0, Cluster(name=IN_CLUSTER_NAME, server=IN_CLUSTER_SERVER))
+    return out, reads
 
 
 def application_set_status(obj: Obj, state: ChildState) -> dict[str, Any]:

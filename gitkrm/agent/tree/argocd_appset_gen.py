@@ -5,7 +5,8 @@ Generators: `list` (`elements` and `elementsYaml`; a `values` map becomes
 `values.<key>`), `git` `directories` (Go's `path.Match` globs over the repository's
 directories, hidden ones left out; `exclude: true` wins) and `files` (`**` globs; each
 YAML/JSON file, an object or a list of objects, flattened to dotted keys), `pathParamPrefix`
-too, `clusters` (gitkrm's own target only: `in-cluster`, when no selector asks for labels),
+too, `clusters` (Argo CD's cluster Secrets and, when no Secret names it, the local
+`in-cluster`, which only an empty selector matches),
 `matrix` (two generators, every pair, their parameters merged) and `merge` (`mergeKeys`:
 the first generator's sets, each overridden by the later generators' set of equal keys).
 Each may have `values` (rendered with its parameters) and a `selector` (`matchLabels`,
@@ -22,6 +23,7 @@ import json
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import yaml
@@ -35,7 +37,20 @@ Params = dict[str, Any]
 _TAG: Final = re.compile(r"\{\{(.*?)\}\}", re.S)
 _NOT_DNS: Final = re.compile(r"[^-a-z0-9.]")
 GENERATORS: Final = ("list", "git", "clusters", "matrix", "merge")
-_SUPPORTED: Final = "list, git (directories, files), clusters (in-cluster), matrix and merge"
+_SUPPORTED: Final = "list, git (directories, files), clusters, matrix and merge"
+
+
+@dataclass(frozen=True, slots=True)
+class Cluster:
+    """A cluster the `clusters` generator yields: a cluster Secret's, or the local one."""
+
+    name: str
+    server: str
+    labels: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)
+    secret: bool = False
+    """From a cluster Secret (a selector matches its labels); the local cluster without a
+    Secret matches no selector but an empty one."""
 
 
 def sanitize(name: str) -> str:
@@ -127,9 +142,15 @@ class Generation:
     """The parameter sets of an ApplicationSet's generators over one snapshot."""
 
     def __init__(
-        self, *, snapshot: Snapshot | None, go: bool, fail: Callable[[str, str], Exception]
+        self,
+        *,
+        snapshot: Snapshot | None,
+        go: bool,
+        fail: Callable[[str, str], Exception],
+        clusters: Sequence[Cluster] = (),
     ):
         self.snapshot = snapshot
+        self.clusters = clusters
         self.go = go
         self.fail = fail
 
@@ -278,16 +299,23 @@ class Generation:
 
     def _clusters(self, spec: Mapping[str, Any], at: str) -> list[Params]:
         selector = spec.get("selector") or {}
-        if selector.get("matchLabels") or selector.get("matchExpressions"):
-            return []  # no cluster Secret: gitkrm's own target carries no labels
-        params: Params = {
-            "name": IN_CLUSTER_NAME,
-            "nameNormalized": IN_CLUSTER_NAME,
-            "server": IN_CLUSTER_SERVER,
-        }
-        if self.go:
-            params["metadata"] = {"labels": {}, "annotations": {}}
-        return [params]
+        if not isinstance(selector, Mapping):
+            raise self.fail(f"{at}.selector", "a label selector (matchLabels, matchExpressions)")
+        out: list[Params] = []
+        for c in self.clusters or (Cluster(name=IN_CLUSTER_NAME, server=IN_CLUSTER_SERVER),):
+            # a selector matches cluster Secrets' labels; the local cluster without a
+            # Secret only an empty selector
+            if selector and not (c.secret and self._selects(selector, c.labels, at)):
+                continue
+            params: Params = {"name": c.name, "nameNormalized": sanitize(c.name),
+                              "server": c.server}  # fmt: skip
+            if self.go:
+                params["metadata"] = {"labels": dict(c.labels), "annotations": dict(c.annotations)}
+            else:
+                params |= {f"metadata.labels.{k}": v for k, v in c.labels.items()}
+                params |= {f"metadata.annotations.{k}": v for k, v in c.annotations.items()}
+            out.append(params)
+        return out
 
     def _matrix(self, spec: Mapping[str, Any], at: str) -> list[Params]:
         children = spec.get("generators") or []
@@ -386,10 +414,11 @@ def applications(
     namespace: str,
     snapshot: Snapshot | None,
     fail: Callable[[str, str], Exception],
+    clusters: Sequence[Cluster] = (),
 ) -> list[dict[str, Any]]:
     """The Applications `spec` (an ApplicationSet's) makes, sorted by name."""
     go = bool(spec.get("goTemplate"))
-    gen = Generation(snapshot=snapshot, go=go, fail=fail)
+    gen = Generation(snapshot=snapshot, go=go, fail=fail, clusters=clusters)
     template = spec.get("template")
     if not isinstance(template, Mapping):
         raise fail("spec.template", "required")
