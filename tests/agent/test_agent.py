@@ -34,6 +34,14 @@ def _cms(prefix: str, count: int, wave: int = 0) -> str:
     )
 
 
+def _plain_dir(tmp_path: Path, count: int) -> Path:
+    """A plain directory (no Git) holding `a.yaml`: the ConfigMaps a-0 .. a-<count - 1>."""
+    root = tmp_path / "m"
+    root.mkdir()
+    (root / "a.yaml").write_text(_cms("a", count))
+    return root
+
+
 def _dir_source(name: str, root: Path, **kw: Any) -> SourceConfig:
     return SourceConfig(name=name, url=str(root), ref=None, **kw)
 
@@ -67,9 +75,7 @@ async def _count(store: Store) -> int:
 async def test_one_pass_writes_objects_and_gitsource_status(
     tmp_path: Path, agents: list[Agent]
 ) -> None:
-    root = tmp_path / "manifests"
-    root.mkdir()
-    (root / "a.yaml").write_text(_cms("a", 3))
+    root = _plain_dir(tmp_path, 3)
     agent = await _open(agents, tmp_path / "state", _dir_source("apps", root, interval=5.0))
     outcomes = await agent.sync_once()
     assert exit_code(outcomes) == 0
@@ -90,9 +96,7 @@ async def test_one_pass_writes_objects_and_gitsource_status(
 async def test_unconfigured_sources_lose_their_gitsource_not_their_objects(
     tmp_path: Path, agents: list[Agent]
 ) -> None:
-    root = tmp_path / "m"
-    root.mkdir()
-    (root / "a.yaml").write_text(_cms("a", 2))
+    root = _plain_dir(tmp_path, 2)
     state = tmp_path / "state"
     first = await _open(agents, state, _dir_source("apps", root), _dir_source("old", root / "x"))
     (root / "x").mkdir()
@@ -133,9 +137,7 @@ async def test_stop_lets_the_sync_under_way_finish(
 
 
 async def test_an_unusable_spec_edit_stalls_the_source(tmp_path: Path, agents: list[Agent]) -> None:
-    root = tmp_path / "m"
-    root.mkdir()
-    (root / "a.yaml").write_text(_cms("a", 1))
+    root = _plain_dir(tmp_path, 1)
     agent = await _open(
         agents, tmp_path / "state", _dir_source("apps", root, interval=3600.0), watch_changes=False
     )
@@ -174,9 +176,7 @@ async def test_an_unusable_spec_edit_stalls_the_source(tmp_path: Path, agents: l
 async def test_a_request_made_while_no_agent_ran_is_handled_at_start(
     tmp_path: Path, agents: list[Agent]
 ) -> None:
-    root = tmp_path / "m"
-    root.mkdir()
-    (root / "a.yaml").write_text(_cms("a", 1))
+    root = _plain_dir(tmp_path, 1)
     state = tmp_path / "state"
     first = await _open(agents, state, _dir_source("apps", root))
     await first.sync_once()
@@ -240,9 +240,7 @@ async def test_health_after_a_sync_is_read_a_kind_at_a_time(
     """On a cluster a get per object would be thousands of requests after every sync: the
     health of what the sync just wrote is judged from the objects its writes returned, and
     what it did not write is read a kind at a time."""
-    root = tmp_path / "manifests"
-    root.mkdir()
-    (root / "a.yaml").write_text(_cms("a", 100))
+    root = _plain_dir(tmp_path, 100)
     agent = await _open(agents, tmp_path / "state", _dir_source("apps", root, interval=3600.0))
     runner = agent.runners["apps"]
     counting = _CountingStore(_store(agent))
