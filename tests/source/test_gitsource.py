@@ -38,11 +38,17 @@ def seed(remote: RemoteRepo) -> str:
     )
 
 
+@pytest.fixture
+def src(remote: RemoteRepo, make_source: SourceFactory) -> GitSource:
+    """The source (branch main, the whole repository) of the seeded remote."""
+    seed(remote)
+    return make_source(remote.url)
+
+
 async def test_branch_snapshot_lists_manifests_and_reads_blobs(
-    remote: RemoteRepo, make_source: SourceFactory
+    remote: RemoteRepo, src: GitSource
 ) -> None:
-    sha = seed(remote)
-    src = make_source(remote.url)
+    sha = remote.head()
     snap = await src.snapshot()
     assert snap.revision == sha
     assert sorted(snap.files) == ["apps/a.yaml", "apps/b.yml", "apps/c.json", "namespaces.yaml"]
@@ -97,10 +103,8 @@ async def test_a_kustomization_under_the_path_brings_the_whole_repository_tree(
 
 
 async def test_a_new_cache_is_a_bare_repository_made_by_the_git_cli(
-    remote: RemoteRepo, make_source: SourceFactory, tmp_path: Path
+    remote: RemoteRepo, src: GitSource, make_source: SourceFactory, tmp_path: Path
 ) -> None:
-    seed(remote)
-    src = make_source(remote.url)
     await src.snapshot()
     cache = tmp_path / "cache"
     assert git("--git-dir", str(cache), "rev-parse", "--is-bare-repository", cwd=tmp_path) == "true"
@@ -130,10 +134,8 @@ async def test_a_cache_given_relative_to_the_working_directory_is_made_there(
 
 
 async def test_unchanged_remote_is_not_fetched_or_listed_again(
-    remote: RemoteRepo, make_source: SourceFactory
+    remote: RemoteRepo, src: GitSource
 ) -> None:
-    seed(remote)
-    src = make_source(remote.url)
     first = await src.snapshot()
     calls = dict(src.git.calls)
     assert await src.poll() == first.revision
@@ -145,10 +147,8 @@ async def test_unchanged_remote_is_not_fetched_or_listed_again(
 
 
 async def test_new_commit_is_fetched_and_changed_paths_by_blob(
-    remote: RemoteRepo, make_source: SourceFactory
+    remote: RemoteRepo, src: GitSource
 ) -> None:
-    seed(remote)
-    src = make_source(remote.url)
     first = await src.snapshot()
     remote.write("apps/a.yaml", "kind: A2\n")
     remote.remove("apps/b.yml")
@@ -234,9 +234,7 @@ async def test_missing_sub_path_is_not_found(
         await file_path.snapshot()
 
 
-async def test_force_push_is_followed(remote: RemoteRepo, make_source: SourceFactory) -> None:
-    seed(remote)
-    src = make_source(remote.url)
+async def test_force_push_is_followed(remote: RemoteRepo, src: GitSource) -> None:
     await src.snapshot()
     git("checkout", "-q", "--orphan", "rewritten", cwd=remote.work)
     git("rm", "-q", "-r", "--cached", ".", cwd=remote.work)
@@ -404,10 +402,8 @@ def _corrupt_objects(cache: Path) -> int:
 
 @pytest.mark.parametrize("packed", [False, True])
 async def test_corrupted_cache_is_recloned_on_restart(
-    remote: RemoteRepo, make_source: SourceFactory, tmp_path: Path, packed: bool
+    remote: RemoteRepo, src: GitSource, make_source: SourceFactory, tmp_path: Path, packed: bool
 ) -> None:
-    seed(remote)
-    src = make_source(remote.url)
     snap = await src.snapshot()
     await src.close()
     if packed:
@@ -431,10 +427,8 @@ async def test_intact_cache_is_reused_on_restart(
 
 
 async def test_corrupted_cache_found_while_reading_is_recloned(
-    remote: RemoteRepo, make_source: SourceFactory, tmp_path: Path
+    src: GitSource, tmp_path: Path
 ) -> None:
-    seed(remote)
-    src = make_source(remote.url)
     snap = await src.snapshot()
     await src.close()  # stops the reader, as a crash would
     _corrupt_objects(tmp_path / "cache")
@@ -511,11 +505,7 @@ def test_ref_from_cli_flags() -> None:
         GitRef.from_flags(branch="dev", tag="v1")
 
 
-async def test_local_repository_reports_new_commits(
-    remote: RemoteRepo, make_source: SourceFactory
-) -> None:
-    seed(remote)
-    src = make_source(remote.url)
+async def test_local_repository_reports_new_commits(remote: RemoteRepo, src: GitSource) -> None:
     assert isinstance(src, WatchedSource)
     first = await src.snapshot()
     changes = src.changes()
