@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from benchmarks.workload import deployment, service
 from gitkrm.krm import GVK
+from gitkrm.krm.types import ManagedFieldsEntry
 from gitkrm.patch.fieldmanager import managed_fields_for_update
 from gitkrm.patch.fieldmanager.create import walk
 from gitkrm.patch.fieldmanager.entries import STRIP
@@ -22,6 +23,7 @@ from gitkrm.patch.fieldmanager.shapes import created
 from gitkrm.patch.fieldmanager.typed import SchemaType
 from gitkrm.patch.fieldmanager.walk import SchemaMismatch, compare
 from gitkrm.schema import ssa_type_for
+from tests.support.builders import managed_fields_entry
 
 DEPLOYMENT = GVK(group="apps", version="v1", kind="Deployment")
 SERVICE = GVK(group="", version="v1", kind="Service")
@@ -78,32 +80,21 @@ def test_results_survive_later_shapes() -> None:
 
 def test_create_entry_is_the_update_entry_of_a_create() -> None:
     dt = ssa_type_for(DEPLOYMENT)
+
+    def entries(obj: dict[str, Any]) -> list[ManagedFieldsEntry]:
+        return managed_fields_for_update(
+            old=None, new=obj, manager="m", api_version="apps/v1", subresource=None, typ=dt, now="t"
+        )
+
     obj = deployment(7)
-    [entry] = managed_fields_for_update(
-        old=None, new=obj, manager="m", api_version="apps/v1", subresource=None, typ=dt, now="t"
-    )
-    assert entry == {
-        "manager": "m",
-        "operation": "Update",
-        "apiVersion": "apps/v1",
-        "time": "t",
-        "fieldsType": "FieldsV1",
-        "fieldsV1": reference(dt, obj),
-    }
+    fields = reference(dt, obj)
+    assert fields is not None
+    assert entries(obj) == [
+        managed_fields_entry("m", "Update", fields, api_version="apps/v1", time="t")
+    ]
     untyped = copy.deepcopy(obj)
     untyped["spec"]["template"]["spec"]["containers"].append({"image": "no-name"})
-    assert (
-        managed_fields_for_update(
-            old=None,
-            new=untyped,
-            manager="m",
-            api_version="apps/v1",
-            subresource=None,
-            typ=dt,
-            now="t",
-        )
-        == []
-    )
+    assert entries(untyped) == []
 
 
 # --- generated objects ---------------------------------------------------------------

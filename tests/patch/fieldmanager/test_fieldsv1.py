@@ -16,6 +16,7 @@ from gitkrm.krm import GVK
 from gitkrm.patch.fieldmanager import managed_fields_for_update, parse_fields_v1
 from gitkrm.patch.fieldmanager.fieldpath import difference, from_paths, path_string, union
 from gitkrm.schema import ssa_type_for
+from tests.support.builders import managed_fields_entry
 
 KUBERNETES_SERVICE_FIELDS = (
     '{"f:metadata":{"f:labels":{".":{},"f:component":{},"f:provider":{}}},"f:spec":'
@@ -58,6 +59,9 @@ def test_parse_puts_elements_in_smd_order() -> None:
     assert list(parse_fields_v1(raw)["f:a"]) == [".", "f:x"]
 
 
+NOW = "2023-01-12T14:40:48Z"  # when the recorded entry was written
+
+
 def test_create_records_what_the_api_server_records() -> None:
     typ = ssa_type_for(GVK(group="", version="v1", kind="Service"))
     entries = managed_fields_for_update(
@@ -67,18 +71,10 @@ def test_create_records_what_the_api_server_records() -> None:
         api_version="v1",
         subresource=None,
         typ=typ,
-        now="2023-01-12T14:40:48Z",
+        now=NOW,
     )
-    assert entries == [
-        {
-            "manager": "kube-apiserver",
-            "operation": "Update",
-            "apiVersion": "v1",
-            "time": "2023-01-12T14:40:48Z",
-            "fieldsType": "FieldsV1",
-            "fieldsV1": orjson.loads(KUBERNETES_SERVICE_FIELDS),
-        }
-    ]
+    fields = orjson.loads(KUBERNETES_SERVICE_FIELDS)
+    assert entries == [managed_fields_entry("kube-apiserver", "Update", fields, time=NOW)]
     assert orjson.dumps(entries[0]["fieldsV1"]).decode() == KUBERNETES_SERVICE_FIELDS
 
 
