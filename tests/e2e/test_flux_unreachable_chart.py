@@ -14,6 +14,7 @@ depend on the chart (the namespace, the ConfigMap beside the release) is applied
 from __future__ import annotations
 
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -53,15 +54,17 @@ def _ready(obj: dict[str, Any] | None) -> tuple[str, str, str]:
     return str(c["status"]), str(c["reason"]), str(c["message"])
 
 
-async def test_an_unreachable_chart_ends_at_the_timeout_with_the_source_named(
-    repo: RemoteRepo, state: Path
-) -> None:
+def _write(repo: RemoteRepo, *, timeout: str = "10m", dependents: int = 1) -> None:
     repo.write("clusters/test/ns.yaml", namespace("flux-system"))
     repo.write(
         "clusters/test/monitoring.yaml",
-        kustomization("controllers", "./monitoring/controllers")
-        + "---\n"
-        + kustomization("configs", "./monitoring/configs", depends_on=("controllers",)),
+        "---\n".join(
+            [kustomization("controllers", "./monitoring/controllers", timeout=timeout)]
+            + [
+                kustomization(n, "./monitoring/configs", depends_on=("controllers",))
+                for n in ("configs", "alerts")[:dependents]
+            ]
+        ),
     )
     repo.write("monitoring/controllers/namespace.yaml", namespace("monitoring"))
     repo.write(
@@ -73,6 +76,12 @@ async def test_an_unreachable_chart_ends_at_the_timeout_with_the_source_named(
                configmap("dashboards", {"b": "2"}, namespace="monitoring"))  # fmt: skip
     repo.commit("monitoring")
     repo.push()
+
+
+async def test_an_unreachable_chart_ends_at_the_timeout_with_the_source_named(
+    repo: RemoteRepo, state: Path
+) -> None:
+    _write(repo)
     started = time.monotonic()
     res = gitkrm(
         "run", "--once", "--wait", "--timeout", "8s", "--repo", repo.url,
@@ -110,3 +119,28 @@ async def test_an_unreachable_chart_ends_at_the_timeout_with_the_source_named(
     assert "monitoring/stack" in message, message
     assert beside is not None  # what does not depend on the chart is applied
     assert dependent is None  # configs waits for controllers, as in Flux
+
+
+def _stamp(log: str, text: str) -> datetime:
+    line = next(x for x in log.splitlines() if text in x)
+    return datetime.fromisoformat(line.split(" ", 1)[0].replace("Z", "+00:00"))
+
+
+async def test_a_dependency_whose_health_ran_out_is_not_waited_out_again_per_dependent(
+    repo: RemoteRepo, state: Path
+) -> None:
+    # Two Kustomizations depend on `controllers`: once its wait on health ran out (its
+    # `timeout`, 12s), it is not Ready (Flux: Ready=False HealthCheckFailed) and the
+    # second dependent knows it at once (before, each waited the whole timeout again).
+    _write(repo, timeout="12s", dependents=2)
+    res = gitkrm(
+        "run", "--once", "--repo", repo.url, "--path", "clusters/test", "--state", str(state),
+        "--agent-name", "e2e", "--interpret", "flux", cwd=state.parent, timeout=240,
+    )  # fmt: skip
+    out = res.stdout + res.stderr
+    assert res.returncode == 1, out
+    waits = "waits for Kustomization flux-system/controllers"
+    waited = [x for x in res.stderr.splitlines() if waits in x]
+    assert len(waited) == 2, out
+    gap = _stamp(waited[1], waits) - _stamp(waited[0], waits)
+    assert gap.total_seconds() < 6, out

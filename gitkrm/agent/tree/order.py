@@ -12,10 +12,11 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from gitkrm.health import Health, aggregate
 from gitkrm.krm import ObjectRef
 
 from ..scheduler import Trigger
-from .child import child_key
+from .child import Child, child_key
 from .naming import describe
 
 if TYPE_CHECKING:
@@ -114,7 +115,7 @@ async def ready(tree: Tree, name: str) -> bool:
                 other is not None
                 and other.spec is not None
                 and other.spec.wait
-                and await tree.host.healthy(runner) is not None
+                and (_timed_out(other, outcome) or await tree.host.healthy(runner) is not None)
             )
         ):
             waiting.append(dep)
@@ -128,6 +129,16 @@ async def ready(tree: Tree, name: str) -> bool:
             ", ".join(describe(r) for r in waiting),
         )
     return not waiting
+
+
+def _timed_out(other: Child, outcome: Outcome) -> bool:
+    """Its last wait on health, at this revision, ran out and nothing says Current since:
+    not Ready (Flux's HealthCheckFailed), and not waited out again for each dependent."""
+    failed = other.health_failed
+    if failed is None or failed[0] != outcome.revision or other.runner is None:
+        return False
+    verdicts = [h.status for h in other.runner.health.values()]
+    return not verdicts or aggregate(verdicts) is not Health.CURRENT
 
 
 def dependents(tree: Tree, name: str) -> list[str]:
