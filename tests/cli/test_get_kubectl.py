@@ -12,13 +12,16 @@ import contextlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
 from gitkrm.cli.main import main
+from gitkrm.krm import Obj
 from tests.server.conftest import Kubectl, gitkrm_serve, kubectl_path, wait_for
-from tests.support.builders import crd
+from tests.support.builders import configmap, crd, custom_resource, deployment, namespace
+from tests.support.manifests import yaml_text
 
 
 def _widget_crd() -> str:
@@ -43,92 +46,98 @@ def _widget_crd() -> str:
 
 CRD = _widget_crd()
 
-OBJECTS = """\
-apiVersion: v1
-kind: Namespace
-metadata: {name: shop, labels: {team: web}}
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: batch}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: shop, labels: {app: web, tier: front}}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers: [{name: web, image: "nginx:1.27"}]
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: api, namespace: shop, labels: {app: api}}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: api}}
-  template:
-    metadata: {labels: {app: api}}
-    spec:
-      containers: [{name: api, image: "registry.k8s.io/api:v2"}, {name: log, image: busybox}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: web, namespace: shop, labels: {app: web}}
-spec:
-  selector: {app: web}
-  ports: [{port: 80, targetPort: 8080}]
----
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: web, namespace: shop}
-data: {greeting: hello}
----
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: db, namespace: batch}
-spec:
-  replicas: 1
-  serviceName: db
-  selector: {matchLabels: {app: db}}
-  template:
-    metadata: {labels: {app: db}}
-    spec:
-      containers: [{name: db, image: "postgres:16"}]
----
-apiVersion: batch/v1
-kind: CronJob
-metadata: {name: report, namespace: batch}
-spec:
-  schedule: "0 3 * * *"
-  suspend: true
-  jobTemplate:
-    spec:
-      template:
-        spec:
-          restartPolicy: OnFailure
-          containers: [{name: report, image: busybox}]
----
-apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata: {name: web, namespace: shop}
-spec:
-  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
-  minReplicas: 2
-  maxReplicas: 5
----
-apiVersion: example.com/v1
-kind: Widget
-metadata: {name: blue, namespace: shop, labels: {app: web}}
-spec: {size: 3, color: blue, weight: 2.0}
----
-apiVersion: example.com/v1
-kind: Widget
-metadata: {name: plain, namespace: batch}
-spec: {size: 1, weight: 0.25}
-"""
+
+def _api() -> Obj:
+    """Deployment shop/api: two containers, one image from a registry."""
+    obj = deployment("api", "shop", image="registry.k8s.io/api:v2", container="api")
+    obj["spec"]["template"]["spec"]["containers"].append({"name": "log", "image": "busybox"})
+    return obj
+
+
+def _kind(
+    api_version: str,
+    kind: str,
+    name: str,
+    namespace: str,
+    *,
+    labels: dict[str, str] | None = None,
+    **fields: Any,
+) -> Obj:
+    """An object of a kind tests.support.builders has no builder for; `fields` beside metadata."""
+    obj: Obj = {"apiVersion": api_version, "kind": kind, "metadata": {"name": name}, **fields}
+    obj["metadata"]["namespace"] = namespace
+    if labels:
+        obj["metadata"]["labels"] = labels
+    return obj
+
+
+OBJECTS = yaml_text(
+    namespace("shop", labels={"team": "web"}),
+    namespace("batch"),
+    deployment(
+        "web", "shop", replicas=2, image="nginx:1.27", container="web", labels={"tier": "front"}
+    ),
+    _api(),
+    _kind(
+        "v1",
+        "Service",
+        "web",
+        "shop",
+        labels={"app": "web"},
+        spec={"selector": {"app": "web"}, "ports": [{"port": 80, "targetPort": 8080}]},
+    ),
+    configmap("web", "shop", greeting="hello"),
+    _kind(
+        "apps/v1",
+        "StatefulSet",
+        "db",
+        "batch",
+        spec={
+            "replicas": 1,
+            "serviceName": "db",
+            "selector": {"matchLabels": {"app": "db"}},
+            "template": {
+                "metadata": {"labels": {"app": "db"}},
+                "spec": {"containers": [{"name": "db", "image": "postgres:16"}]},
+            },
+        },
+    ),
+    _kind(
+        "batch/v1",
+        "CronJob",
+        "report",
+        "batch",
+        spec={
+            "schedule": "0 3 * * *",
+            "suspend": True,
+            "jobTemplate": {
+                "spec": {
+                    "template": {
+                        "spec": {
+                            "restartPolicy": "OnFailure",
+                            "containers": [{"name": "report", "image": "busybox"}],
+                        }
+                    }
+                }
+            },
+        },
+    ),
+    _kind(
+        "autoscaling/v2",
+        "HorizontalPodAutoscaler",
+        "web",
+        "shop",
+        spec={
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "minReplicas": 2,
+            "maxReplicas": 5,
+        },
+    ),
+    custom_resource(
+        "Widget", "blue", "shop", labels={"app": "web"}, size=3, color="blue", weight=2.0
+    ),
+    custom_resource("Widget", "plain", "batch", size=1, weight=0.25),
+)
 
 PODS = 4  # web 2, api 1, db 1
 
