@@ -16,6 +16,12 @@ from .model import Unhonoured
 Fail = Callable[[str, str], Exception]
 """Builds the error for a field of the declaring object: (field, message)."""
 UNKNOWN_FIELD: Final = "not a field gitkrm knows"
+REMOTE_CLUSTER: Final = (
+    "its objects are for another cluster (the kubeconfig it names); gitkrm applies to its "
+    "own target only, so they are applied neither there nor here"
+)
+"""Why a Flux object with `spec.kubeConfig` (hub and spoke) runs no child: applying a
+spoke's objects to the hub (namespaces, cluster-admin bindings) would be worse than none."""
 
 
 class FieldErrors:

@@ -29,6 +29,7 @@ from ..crd import GROUP as GITSOURCE_GROUP
 from ..crd import KIND as GITSOURCE_KIND
 from ..crd import NAMESPACE as GITSOURCE_NAMESPACE
 from .fields import (
+    REMOTE_CLUSTER,
     Fail,
     FieldErrors,
     as_list,
@@ -54,7 +55,6 @@ from .naming import child_name
 
 _UNHONOURED: Final = {
     "serviceAccountName": "not honoured until RBAC lands: gitkrm applies with its own credentials",
-    "kubeConfig": "gitkrm applies to its own target only; remote clusters are not supported",
     "force": "gitkrm re-creates an object on an immutable-field change only when the object "
     "says kustomize.toolkit.fluxcd.io/force: enabled (or gitkrm.io/force: enabled)",
     "retryInterval": "a failed sync is retried at spec.interval",
@@ -239,6 +239,8 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
         raise fail("spec", "must be an object")
     asked = {k: v for k, v in spec.items() if k != "force" or v}  # force: false, Flux's default
     unhonoured = unhonoured_fields(asked, at="spec", known=_MAPPED, reasons=_UNHONOURED)
+    if spec.get("kubeConfig"):
+        raise fail("spec.kubeConfig", REMOTE_CLUSTER)
     if "prune" not in spec:
         raise fail("spec.prune", "required")
     interval = duration(spec.get("interval"), "spec.interval", fail)

@@ -25,7 +25,7 @@ from gitkrm.sync.options import IgnoreDifference
 from gitkrm.sync.overlay_spec import Overlay
 
 from ..config import DEFAULT_INTERVAL, SourceConfig
-from .fields import Fail, unhonoured_fields
+from .fields import REMOTE_CLUSTER, Fail, unhonoured_fields
 from .flux import overlay_of
 from .flux_repo import duration
 from .flux_spec import KustomizationSpec
@@ -49,7 +49,6 @@ _UNHONOURED: Final = {
     "uninstall": _NO_RELEASE_STORAGE + ": deleting the HelmRelease prunes its objects",
     "maxHistory": _NO_RELEASE_STORAGE + ": status.history keeps the last 5 releases",
     "serviceAccountName": "gitkrm applies with its own identity",
-    "kubeConfig": "the release goes to gitkrm's own target",
     "persistentClient": "no Helm client is kept",
 }
 _HONOURED: Final = frozenset(
@@ -80,6 +79,8 @@ class HelmReleaseInterpreter:
             )
 
         spec: Mapping[str, Any] = obj.get("spec") or {}
+        if spec.get("kubeConfig"):
+            raise fail("spec.kubeConfig", REMOTE_CLUSTER)
         unhonoured = unhonoured_fields(spec, at="spec", known=_HONOURED, reasons=_UNHONOURED)
         for action in ("install", "upgrade"):
             for k in spec.get(action) or {}:

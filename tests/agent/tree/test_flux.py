@@ -150,13 +150,13 @@ async def test_wait_health_checks_and_dependencies() -> None:
 
 async def test_fields_gitkrm_cannot_honour_are_reported_never_dropped() -> None:
     obj = kustomization(
-        serviceAccountName="deployer", kubeConfig={"secretRef": {"name": "kc"}}, force=True,
+        serviceAccountName="deployer", force=True,
         retryInterval="1m", deletionPolicy="Orphan", somethingNew={"a": 1},
     )  # fmt: skip
     spec = await INTERPRETER.child(obj, ctx())
     reasons = {u.field: u.reason for u in spec.unhonoured}
     assert set(reasons) == {
-        "spec.serviceAccountName", "spec.kubeConfig", "spec.force", "spec.retryInterval",
+        "spec.serviceAccountName", "spec.force", "spec.retryInterval",
         "spec.deletionPolicy", "spec.somethingNew",
     }  # fmt: skip
     assert "until RBAC lands" in reasons["spec.serviceAccountName"]
@@ -182,6 +182,10 @@ async def test_fields_gitkrm_cannot_honour_are_reported_never_dropped() -> None:
         ({"healthCheckExprs": [{"apiVersion": "v1", "kind": "X", "current": "(("}]},
          "spec.healthCheckExprs"),
         ({"commonMetadata": {"finalizers": ["x"]}}, "spec.commonMetadata.finalizers"),
+        # a hub's Kustomization for a spoke: applied here it would make the spoke's
+        # namespaces and bindings in the hub
+        ({"kubeConfig": {"secretRef": {"name": "cluster-kubeconfig"}}}, "spec.kubeConfig"),
+        ({"kubeConfig": {"configMapRef": {"name": "spoke"}}}, "spec.kubeConfig"),
     ],
 )  # fmt: skip
 async def test_errors_name_the_object_and_the_field(change: dict[str, Any], field: str) -> None:

@@ -244,6 +244,10 @@ async def test_repository_credentials_come_from_its_secret_and_are_masked() -> N
             {"chart": None, "chartRef": {"kind": "ExternalArtifact", "name": "podinfo"}},
             r"spec.chartRef.kind: 'ExternalArtifact': a chart an ArtifactGenerator composes",
         ),
+        (  # a hub's release for a spoke cluster (a Kustomization's patch may add it)
+            {"kubeConfig": {"secretRef": {"name": "cluster-kubeconfig"}}},
+            r"spec.kubeConfig: its objects are for another cluster",
+        ),
     ],
 )
 async def test_bad_specs_are_errors_naming_the_field(change: dict[str, Any], message: str) -> None:
