@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.charts.release_charts import CACHE, WEBAPP, push
+from tests.e2e.manifests import chart_in_git, git_repository, helm_release
 from tests.source.source_gitrepo import RemoteRepo
 from tests.support.chartrepo import ChartRepo
 
@@ -83,39 +84,17 @@ kind: OCIRepository
 metadata: {{name: cache, namespace: flux-system}}
 spec: {{url: "{oci_url}/flux-charts/cache", interval: 1h, ref: {{semver: "<1"}}}}
 ---
-apiVersion: source.toolkit.fluxcd.io/v1
-kind: GitRepository
-metadata: {{name: flux-system, namespace: flux-system}}
-spec: {{url: "{git.url}", interval: 1m, ref: {{branch: main}}}}
-""",
+{git_repository("flux-system", git.url)}""",
     )
-    git.write(
-        "deploy/infrastructure/releases.yaml",
-        """\
-apiVersion: helm.toolkit.fluxcd.io/v2
-kind: HelmRelease
-metadata: {name: cache, namespace: flux-system}
-spec:
-  interval: 10m
-  targetNamespace: infra
-  install: {createNamespace: true}
-  chartRef: {kind: OCIRepository, name: cache}
-  values: {size: 256Mi}
----
-apiVersion: helm.toolkit.fluxcd.io/v2
-kind: HelmRelease
-metadata: {name: tools, namespace: flux-system}
-spec:
-  interval: 10m
-  releaseName: tools
-  targetNamespace: apps
-  chart:
-    spec:
-      chart: ./charts/tools
-      sourceRef: {kind: GitRepository, name: flux-system}
-  test: {enable: true}
-""",
-    )
+    cache = helm_release(
+        "cache", target="infra", install={"createNamespace": True},
+        chartRef={"kind": "OCIRepository", "name": "cache"}, values={"size": "256Mi"},
+    )  # fmt: skip
+    tools = helm_release(
+        "tools", target="apps", releaseName="tools", chart=chart_in_git("./charts/tools"),
+        test={"enable": True},
+    )  # fmt: skip
+    git.write("deploy/infrastructure/releases.yaml", cache + "---\n" + tools)
     git.write(
         "deploy/apps/values.yaml",
         f"""\

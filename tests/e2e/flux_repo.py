@@ -7,10 +7,12 @@ namePrefix, patches, images, postBuild substitution) over `infrastructure/` and
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from gitkrm.agent.tree.flux_crds import crds
+from tests.e2e.manifests import git_repository, kustomization
 from tests.sync.sync_helpers import Remote
 
 
@@ -22,63 +24,25 @@ def gotk_components() -> str:
 
 
 def gotk_sync(url: str) -> str:
-    return f"""\
-apiVersion: source.toolkit.fluxcd.io/v1
-kind: GitRepository
-metadata: {{name: flux-system, namespace: flux-system}}
-spec:
-  interval: 1m0s
-  ref: {{branch: main}}
-  url: {url}
----
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {{name: flux-system, namespace: flux-system}}
-spec:
-  interval: 10m0s
-  path: ./clusters/dev
-  prune: true
-  sourceRef: {{kind: GitRepository, name: flux-system}}
-"""
+    """The bootstrap GitRepository and Kustomization `flux-system` over clusters/dev."""
+    ks = kustomization("flux-system", "./clusters/dev", interval="10m0s", wait=None, timeout=None)
+    return git_repository("flux-system", url, interval="1m0s") + "---\n" + ks
 
 
-INFRASTRUCTURE = """\
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: infrastructure, namespace: flux-system}
-spec:
-  interval: 1h
-  retryInterval: 1m
-  timeout: 2m
-  path: ./infrastructure
-  prune: true
-  wait: true
-  sourceRef: {kind: GitRepository, name: flux-system}
-"""
+INFRASTRUCTURE = kustomization(
+    "infrastructure", "./infrastructure", timeout="2m", retryInterval="1m"
+)
 
-APPS = """\
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: apps, namespace: flux-system}
-spec:
-  interval: 10m
-  dependsOn: [{name: infrastructure}]
-  path: ./apps/dev
-  prune: true
-  sourceRef: {kind: GitRepository, name: flux-system}
-  targetNamespace: podinfo
-  namePrefix: dev-
-  images:
-  - {name: ghcr.io/example/podinfo, newTag: 6.7.1}
-  patches:
-  - target: {kind: Deployment, name: podinfo}
-    patch: |
-      - op: replace
-        path: /spec/replicas
-        value: 2
-  postBuild:
-    substitute: {cluster_env: dev}
-"""
+APPS = kustomization(
+    "apps", "./apps/dev", interval="10m", wait=None, timeout=None,
+    depends_on=("infrastructure",), targetNamespace="podinfo", namePrefix="dev-",
+    images=[{"name": "ghcr.io/example/podinfo", "newTag": "6.7.1"}],
+    patches=[{
+        "target": {"kind": "Deployment", "name": "podinfo"},
+        "patch": "- op: replace\n  path: /spec/replicas\n  value: 2\n",
+    }],
+    postBuild={"substitute": {"cluster_env": "dev"}},
+)  # fmt: skip
 
 NAMESPACE = "apiVersion: v1\nkind: Namespace\nmetadata: {name: podinfo}\n"
 INFRA_CONFIG = """\
@@ -117,28 +81,20 @@ spec:
 """
 
 
-def extras(url: str, *, secret: str | None = None) -> str:
-    """A GitRepository of its own (credentials in the Secret `secret`) and a
-    Kustomization over it."""
-    auth = f"  secretRef: {{name: {secret}}}\n" if secret else ""
-    return f"""\
-apiVersion: source.toolkit.fluxcd.io/v1
-kind: GitRepository
-metadata: {{name: extras, namespace: flux-system}}
-spec:
-  interval: 5m
-  ref: {{branch: main}}
-  url: {url}
-{auth}---
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {{name: extras, namespace: flux-system}}
-spec:
-  interval: 10m
-  path: ./deploy
-  prune: true
-  sourceRef: {{kind: GitRepository, name: extras}}
-"""
+def extras(
+    url: str, *, secret: str | None = None, ref: dict[str, str] | None = None, **spec: Any
+) -> str:
+    """A GitRepository of its own (credentials in the Secret `secret`, `ref` other than
+    main) and a Kustomization over it (keyword arguments: more of its spec)."""
+    source = git_repository(
+        "extras", url, interval="5m", ref=ref or {"branch": "main"},
+        secretRef={"name": secret} if secret else None,
+    )  # fmt: skip
+    ks = kustomization(
+        "extras", "./deploy", source=("GitRepository", "extras"), interval="10m",
+        wait=None, timeout=None, **spec,
+    )  # fmt: skip
+    return source + "---\n" + ks
 
 
 EXTRA = """\

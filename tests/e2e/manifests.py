@@ -54,24 +54,53 @@ def gitsource(name: str, url: str, **spec: object) -> str:
     )
 
 
+def flux_object(api_version: str, kind: str, name: str, spec: dict[str, Any]) -> str:
+    """A Flux object in `flux-system` as one line of JSON (JSON is YAML); a None in `spec`
+    leaves the field out."""
+    body = {
+        "apiVersion": api_version, "kind": kind,
+        "metadata": {"name": name, "namespace": "flux-system"},
+        "spec": {k: v for k, v in spec.items() if v is not None},
+    }  # fmt: skip
+    return json.dumps(body) + "\n"
+
+
 def kustomization(
     name: str,
     path: str,
     *,
     source: tuple[str, str] = ("GitRepository", "flux-system"),
     depends_on: tuple[str, ...] = (),
-    wait: bool = True,
-    timeout: str = "10m",
+    interval: str = "1h",
+    wait: bool | None = True,
+    timeout: str | None = "10m",
+    **spec: Any,
 ) -> str:
-    """A Flux Kustomization in `flux-system` (JSON is YAML)."""
-    spec: dict[str, object] = {
-        "interval": "1h", "timeout": timeout, "path": path, "prune": True, "wait": wait,
+    """A Flux Kustomization in `flux-system`; keyword arguments are more of its spec
+    (`targetNamespace=...`, `postBuild=...`), None for `wait` or `timeout` leaves it out."""
+    fields: dict[str, Any] = {
+        "interval": interval, "timeout": timeout, "path": path, "prune": True, "wait": wait,
         "sourceRef": {"kind": source[0], "name": source[1]},
     }  # fmt: skip
     if depends_on:
-        spec["dependsOn"] = [{"name": d} for d in depends_on]
-    body = {
-        "apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
-        "metadata": {"name": name, "namespace": "flux-system"}, "spec": spec,
-    }  # fmt: skip
-    return json.dumps(body) + "\n"
+        fields["dependsOn"] = [{"name": d} for d in depends_on]
+    return flux_object("kustomize.toolkit.fluxcd.io/v1", "Kustomization", name, fields | spec)
+
+
+def git_repository(name: str, url: str, *, interval: str = "1m", **spec: Any) -> str:
+    """A Flux GitRepository in `flux-system` following `main` (unless `ref=` says otherwise);
+    keyword arguments are more of its spec (`secretRef=...`)."""
+    fields = {"url": url, "interval": interval, "ref": {"branch": "main"}, **spec}
+    return flux_object("source.toolkit.fluxcd.io/v1", "GitRepository", name, fields)
+
+
+def helm_release(name: str, *, target: str, interval: str = "10m", **spec: Any) -> str:
+    """A Flux HelmRelease in `flux-system` installing into the namespace `target`; keyword
+    arguments are more of its spec (`chart=...` or `chartRef=...`, `values=...`)."""
+    fields = {"interval": interval, "targetNamespace": target, **spec}
+    return flux_object("helm.toolkit.fluxcd.io/v2", "HelmRelease", name, fields)
+
+
+def chart_in_git(path: str) -> dict[str, Any]:
+    """A HelmRelease's `chart` at `path` of the GitRepository flux-system."""
+    return {"spec": {"chart": path, "sourceRef": {"kind": "GitRepository", "name": "flux-system"}}}

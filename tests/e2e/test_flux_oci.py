@@ -18,6 +18,7 @@ import pytest
 from gitkrm.krm import ObjectRef
 from tests.e2e.e2e_support import gitkrm, read_object
 from tests.e2e.flux_repo import gotk_sync
+from tests.e2e.manifests import flux_object, kustomization
 from tests.support.oci_push import Pusher, tarball
 from tests.support.registry import Registry, oci_registry
 from tests.sync.sync_helpers import Remote
@@ -25,47 +26,23 @@ from tests.sync.sync_helpers import Remote
 __all__ = ["oci_registry"]  # fixture
 
 NS = "flux-system"
+NAME = "kyverno-controller"
 KS = ObjectRef(group="kustomize.toolkit.fluxcd.io", kind="Kustomization",
                name="kyverno-controller", namespace=NS)  # fmt: skip
 OCIREPO = ObjectRef(group="source.toolkit.fluxcd.io", kind="OCIRepository",
                     name="kyverno-controller", namespace=NS)  # fmt: skip
 CONFIG = ObjectRef(group="", kind="ConfigMap", name="kyverno", namespace="kyverno")
 
-INFRASTRUCTURE = """\
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: kyverno, namespace: flux-system}
-spec:
-  interval: 1h
-  path: ./infrastructure/kyverno
-  prune: true
-  sourceRef: {kind: GitRepository, name: flux-system}
-"""
+INFRASTRUCTURE = kustomization("kyverno", "./infrastructure/kyverno", wait=None, timeout=None)
 
 
-def sync_yaml(url: str, ref: str) -> str:
-    return f"""\
-apiVersion: source.toolkit.fluxcd.io/v1beta2
-kind: OCIRepository
-metadata: {{name: kyverno-controller, namespace: flux-system}}
-spec:
-  interval: 6h
-  url: {url}
-  insecure: true
-  ref: {ref}
-  verify: {{provider: cosign}}
----
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {{name: kyverno-controller, namespace: flux-system}}
-spec:
-  interval: 12h
-  timeout: 5m
-  path: ./
-  prune: true
-  wait: true
-  sourceRef: {{kind: OCIRepository, name: kyverno-controller}}
-"""
+def sync_yaml(url: str, ref: dict[str, str]) -> str:
+    """Kyverno's OCIRepository (signed with cosign) at `ref`, and a Kustomization over it."""
+    spec = {"interval": "6h", "url": url, "insecure": True, "ref": ref,
+            "verify": {"provider": "cosign"}}  # fmt: skip
+    source = flux_object("source.toolkit.fluxcd.io/v1beta2", "OCIRepository", NAME, spec)
+    ks = kustomization(NAME, "./", source=("OCIRepository", NAME), interval="12h", timeout="5m")
+    return source + "---\n" + ks
 
 
 def manifests(version: str) -> dict[str, str]:
@@ -84,7 +61,7 @@ def fleet(root: Path, url: str) -> Remote:
     repo.write("clusters/dev/flux-system/gotk-sync.yaml", gotk_sync(repo.url))
     repo.write("clusters/dev/infrastructure.yaml", INFRASTRUCTURE)
     repo.write("infrastructure/kyverno/kustomization.yaml", "resources: [sync.yaml]\n")
-    repo.write("infrastructure/kyverno/sync.yaml", sync_yaml(url, "{tag: v1.14.4}"))
+    repo.write("infrastructure/kyverno/sync.yaml", sync_yaml(url, {"tag": "v1.14.4"}))
     repo.commit("the kyverno layout")
     return repo
 
@@ -154,7 +131,7 @@ async def test_a_kustomization_over_an_oci_repository(
     print(f"first sync {took_first:.2f} s, unchanged re-sync {took_again:.2f} s")
 
     # A semver range: the highest matching tag, and one pushed later at the next sync.
-    repo.write("infrastructure/kyverno/sync.yaml", sync_yaml(url, "{semver: '>=1.14.0 <1.15.0'}"))
+    repo.write("infrastructure/kyverno/sync.yaml", sync_yaml(url, {"semver": ">=1.14.0 <1.15.0"}))
     repo.commit("follow 1.14 patches")
     push.artifact(name, "v1.15.0", tarball(manifests("1.15.0")))
     patch = push.artifact(name, "v1.14.5", tarball(manifests("1.14.5")))
@@ -163,7 +140,7 @@ async def test_a_kustomization_over_an_oci_repository(
     await applied(state, "1.14.5", f"v1.14.5@{patch}")
 
     # A tag that does not exist: Ready=False on both, naming it; the objects stay.
-    repo.write("infrastructure/kyverno/sync.yaml", sync_yaml(url, "{tag: v9.9.9}"))
+    repo.write("infrastructure/kyverno/sync.yaml", sync_yaml(url, {"tag": "v9.9.9"}))
     repo.commit("a tag never pushed")
     code, log, _ = run(tmp_path, repo.url, state)
     assert code != 0

@@ -46,7 +46,7 @@ data: {{release: "{tag}"}}
 
 
 def over_range(url: str, range_: str) -> str:
-    return extras(url).replace("ref: {branch: main}", f"ref: {{semver: '{range_}'}}")
+    return extras(url, ref={"semver": range_})
 
 
 def ready(obj: dict[str, Any] | None) -> tuple[str, str, str]:

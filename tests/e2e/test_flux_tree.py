@@ -112,8 +112,7 @@ async def test_a_flux_repository_syncs_as_a_tree(tmp_path: Path) -> None:
 
     # The Kustomization over the second repository edited, that repository unchanged: its
     # child syncs again with the new overlay (the old name pruned).
-    repo.write("clusters/dev/extras.yaml", extras(second.url).replace(
-        "  path: ./deploy\n", "  path: ./deploy\n  namePrefix: x-\n"))  # fmt: skip
+    repo.write("clusters/dev/extras.yaml", extras(second.url, namePrefix="x-"))
     repo.commit("prefix the extras")
     done = sync(tmp_path, repo.url, state)
     assert done.returncode == 0, done.stderr

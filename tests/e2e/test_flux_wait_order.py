@@ -11,22 +11,12 @@ from pathlib import Path
 from gitkrm.krm import ObjectRef
 from tests.charts.release_charts import CACHE
 from tests.e2e.e2e_support import get_or_none, gitkrm, reader
-from tests.e2e.manifests import kustomization, namespace
+from tests.e2e.manifests import chart_in_git, helm_release, kustomization, namespace
 from tests.source.source_gitrepo import RemoteRepo
 
-RELEASE = """\
-apiVersion: helm.toolkit.fluxcd.io/v2
-kind: HelmRelease
-metadata: {name: tools, namespace: flux-system}
-spec:
-  interval: 10m
-  targetNamespace: tools
-  install: {createNamespace: true}
-  chart:
-    spec:
-      chart: ./charts/tools
-      sourceRef: {kind: GitRepository, name: flux-system}
-"""
+RELEASE = helm_release(
+    "tools", target="tools", install={"createNamespace": True}, chart=chart_in_git("./charts/tools")
+)
 
 
 async def test_a_dependent_waits_for_the_helmreleases_its_dependency_declared(

@@ -10,7 +10,7 @@ from pathlib import Path
 from gitkrm.krm import ObjectRef
 from tests.e2e.argocd_apps import ARGOCD, application, ui
 from tests.e2e.e2e_support import get_or_none, reading, run_bootstrap
-from tests.e2e.manifests import namespace
+from tests.e2e.manifests import git_repository, kustomization, namespace
 from tests.source.source_gitrepo import RemoteRepo, git
 
 REMOTE = "https://git.invalid/example/fleet.git"
@@ -62,25 +62,11 @@ async def test_flux_git_repositories_naming_the_clones_remote_read_the_clone(
 ) -> None:
     git("remote", "set-url", "origin", REMOTE, cwd=repo.work)
     repo.write("bootstrap/flux-ns.yaml", namespace("flux-system"))
-    repo.write(
-        "bootstrap/sync.yaml",
-        f"""\
-apiVersion: source.toolkit.fluxcd.io/v1
-kind: GitRepository
-metadata: {{name: fleet, namespace: flux-system}}
-spec: {{interval: 1m, url: {REMOTE}, ref: {{branch: main}}}}
----
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {{name: web, namespace: flux-system}}
-spec:
-  interval: 1m
-  path: ./web
-  prune: true
-  targetNamespace: web
-  sourceRef: {{kind: GitRepository, name: fleet}}
-""",
-    )
+    web = kustomization(
+        "web", "./web", source=("GitRepository", "fleet"), interval="1m", wait=None,
+        timeout=None, targetNamespace="web",
+    )  # fmt: skip
+    repo.write("bootstrap/sync.yaml", git_repository("fleet", REMOTE) + "---\n" + web)
     repo.write("web/ns.yaml", namespace("web"))
     repo.write("web/ui.yaml", ui("web"))
     repo.commit("flux layout, not pushed")
