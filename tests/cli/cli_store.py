@@ -1,4 +1,5 @@
-"""A populated state dir for the read-only commands (`get`, `status`)."""
+"""A state dir's store in CLI tests: populated for the read-only commands (`get`,
+`status`), read back after a `run`."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from typing import Any
 import yaml
 
 from gitkrm.agent import crd
-from gitkrm.krm import Obj
+from gitkrm.errors import NotFound
+from gitkrm.krm import Obj, ObjectRef
 from gitkrm.store import open_store
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample-repo"
@@ -48,3 +50,22 @@ def populate(state: Path, *, sources: list[dict[str, Any]] | None = None) -> Non
             await store.close()
 
     asyncio.run(go())
+
+
+def stored(
+    state: Path, kind: str, name: str, namespace: str | None = "default", group: str = ""
+) -> Obj | None:
+    """The object in the state dir's store (opened read-only); None when there is none."""
+
+    async def read() -> Obj | None:
+        store = await open_store("sqlite:///" + str(state / "store.db"), read_only=True)
+        try:
+            return await store.get(
+                ObjectRef(group=group, kind=kind, name=name, namespace=namespace)
+            )
+        except NotFound:
+            return None
+        finally:
+            await store.close()
+
+    return asyncio.run(read())

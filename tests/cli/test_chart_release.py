@@ -3,16 +3,14 @@ chart from the loopback HTTP chart repository or OCI registry, version picked by
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gitkrm.cli.main import main
-from gitkrm.krm import Obj, ObjectRef
-from gitkrm.store import open_store
 from tests.charts.release_charts import CACHE, WEBAPP, push
+from tests.cli.cli_store import stored
 from tests.support.chartrepo import ChartRepo, chart_repo
 from tests.support.registry import Registry, oci_registry
 
@@ -25,21 +23,6 @@ def config(path: Path, url: str, chart: str, version: str, helm: str = "") -> Pa
         f"spec:\n  url: {url}\n  chart: {{name: {chart}, version: '{version}'}}\n{helm}"
     )
     return path
-
-
-def get(state: Path, kind: str, name: str, namespace: str | None, group: str = "") -> Obj | None:
-    async def read() -> Obj | None:
-        store = await open_store("sqlite:///" + str(state / "store.db"), read_only=True)
-        try:
-            ref = ObjectRef(group=group, kind=kind, name=name, namespace=namespace)
-            try:
-                return await store.get(ref)
-            except Exception:
-                return None
-        finally:
-            await store.close()
-
-    return asyncio.run(read())
 
 
 def run_once(capsys: pytest.CaptureFixture[str], cfg: Path, state: Path) -> tuple[int, str]:
@@ -67,32 +50,32 @@ def test_a_range_picks_the_newest_release_and_follows_the_repository(
     state = tmp_path / "state"
     code, err = run_once(capsys, cfg, state)
     assert code == 0, err
-    cm = get(state, "ConfigMap", "shop-config", "shop")
+    cm = stored(state, "ConfigMap", "shop-config", "shop")
     assert cm is not None
     assert cm["data"] == {"message": "from-config", "chartVersion": "1.1.0", "installing": "true"}
-    deploy: Any = get(state, "Deployment", "shop", "shop", "apps")
+    deploy: Any = stored(state, "Deployment", "shop", "shop", "apps")
     assert deploy["spec"]["replicas"] == 2
-    ns: Any = get(state, "Namespace", "shop", None)
+    ns: Any = stored(state, "Namespace", "shop", None)
     assert ns["metadata"]["annotations"]["gitkrm.io/prune"] == "disabled"  # createNamespace
-    crd: Any = get(state, "CustomResourceDefinition", "gadgets.webapp.example.com", None,
+    crd: Any = stored(state, "CustomResourceDefinition", "gadgets.webapp.example.com", None,
                    "apiextensions.k8s.io")  # fmt: skip
     assert crd["metadata"]["annotations"]["kustomize.toolkit.fluxcd.io/ssa"] == "IfNotPresent"
-    hook = get(state, "ConfigMap", "shop-migrated", "shop")  # pre-install ran
+    hook = stored(state, "ConfigMap", "shop-migrated", "shop")  # pre-install ran
     assert hook is not None
     assert hook["data"]["version"] == "1.1.0"
 
     chart_repo.publish(WEBAPP, "1.2.0")  # the range follows the repository: an upgrade
     code, err = run_once(capsys, cfg, state)
     assert code == 0, err
-    cm = get(state, "ConfigMap", "shop-config", "shop")
+    cm = stored(state, "ConfigMap", "shop-config", "shop")
     assert cm is not None
     assert cm["data"]["chartVersion"] == "1.2.0"
     assert cm["data"]["installing"] == "false"
-    hook = get(state, "ConfigMap", "shop-migrated", "shop")  # pre-upgrade ran
+    hook = stored(state, "ConfigMap", "shop-migrated", "shop")  # pre-upgrade ran
     assert hook is not None
     assert hook["data"]["version"] == "1.2.0"
     # upgradeCRDs: Skip: the CRD is left as it is, not pruned
-    assert get(state, "CustomResourceDefinition", "gadgets.webapp.example.com", None,
+    assert stored(state, "CustomResourceDefinition", "gadgets.webapp.example.com", None,
                "apiextensions.k8s.io") is not None  # fmt: skip
 
 
@@ -106,7 +89,7 @@ def test_a_chart_from_an_oci_registry(
     state = tmp_path / "state"
     code, err = run_once(capsys, cfg, state)
     assert code == 0, err
-    svc: Any = get(state, "Service", "cache", "infra")  # the release is named after the chart
+    svc: Any = stored(state, "Service", "cache", "infra")  # the release is named after the chart
     assert svc["metadata"]["annotations"]["size"] == "1Gi"
 
 

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
 
 from gitkrm.cli.main import main
-from gitkrm.krm import Obj, ObjectRef
-from gitkrm.store import open_store
+from tests.cli.cli_store import stored
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
@@ -89,16 +87,8 @@ def test_server_side_apply_mode_syncs_with_field_manager_gitkrm(
     )  # fmt: skip
     assert code == 0, err
 
-    async def read() -> Obj:
-        store = await open_store("sqlite:///" + str(tmp_path / "state" / "store.db"))
-        try:
-            return await store.get(
-                ObjectRef(group="", kind="ConfigMap", name="cfg", namespace="default")
-            )
-        finally:
-            await store.close()
-
-    cm = asyncio.run(read())
+    cm = stored(tmp_path / "state", "ConfigMap", "cfg")
+    assert cm is not None
     md = cm["metadata"]
     assert "kubectl.kubernetes.io/last-applied-configuration" not in md.get("annotations", {})
     applied = [e for e in md["managedFields"] if e["operation"] == "Apply"]
@@ -137,20 +127,10 @@ def test_helm_values_and_helm_set_flags_reach_the_charts(
     )  # fmt: skip
     assert code == 0, err
 
-    async def read() -> tuple[Obj, Obj]:
-        store = await open_store("sqlite:///" + str(tmp_path / "state" / "store.db"))
-        try:
-            cm = await store.get(
-                ObjectRef(group="", kind="ConfigMap", name="shop-settings", namespace="default")
-            )
-            deploy = await store.get(
-                ObjectRef(group="apps", kind="Deployment", name="shop", namespace="default")
-            )
-            return cm, deploy
-        finally:
-            await store.close()
-
-    cm, deploy = asyncio.run(read())
+    cm = stored(tmp_path / "state", "ConfigMap", "shop-settings")
+    deploy = stored(tmp_path / "state", "Deployment", "shop", group="apps")
+    assert cm is not None
+    assert deploy is not None
     assert cm["data"]["greeting"] == "from-file"
     assert deploy["spec"]["replicas"] == 2
     assert deploy["spec"]["template"]["spec"]["containers"][0]["image"].endswith(":2.5")
@@ -182,20 +162,9 @@ def test_a_full_ref_name_or_head_is_tracked_and_kept_as_fluxs_ref_name(
     code, err = run(capsys, "--repo", repo.url, "--ref", ref, "--once", *state)
     assert code == 0, err
 
-    async def read() -> tuple[Obj, Obj]:
-        store = await open_store("sqlite:///" + str(tmp_path / "state" / "store.db"))
-        try:
-            cm = await store.get(
-                ObjectRef(group="", kind="ConfigMap", name="cfg", namespace="default")
-            )
-            source = await store.get(
-                ObjectRef(group="gitkrm.io", kind="GitSource", name="default",
-                          namespace="gitkrm-system")
-            )  # fmt: skip
-            return cm, source
-        finally:
-            await store.close()
-
-    cm, source = asyncio.run(read())
+    cm = stored(tmp_path / "state", "ConfigMap", "cfg")
+    source = stored(tmp_path / "state", "GitSource", "default", "gitkrm-system", "gitkrm.io")
+    assert cm is not None
+    assert source is not None
     assert cm["metadata"]["name"] == "cfg"
     assert source["spec"]["ref"] == {"name": ref}

@@ -16,6 +16,7 @@ import pytest
 from gitkrm.cli.main import main
 from gitkrm.krm import Obj, ObjectRef, masking
 from gitkrm.store import open_store
+from tests.cli.cli_store import stored
 from tests.source.source_gitrepo import RemoteRepo
 
 FORMS = """\
@@ -104,19 +105,8 @@ def sub_args(*pairs: str) -> list[str]:
     return [a for p in pairs for a in ("--substitute", p)]
 
 
-async def _read(state: Path, kind: str, name: str, ns: str = "default") -> Obj | None:
-    store = await open_store("sqlite:///" + str(state / "store.db"), read_only=True)
-    try:
-        group = "apps" if kind == "Deployment" else ""
-        return await store.get(ObjectRef(group=group, kind=kind, name=name, namespace=ns))
-    except Exception:
-        return None
-    finally:
-        await store.close()
-
-
 def read(state: Path, kind: str, name: str, ns: str = "default") -> Obj | None:
-    return asyncio.run(_read(state, kind, name, ns))
+    return stored(state, kind, name, ns, "apps" if kind == "Deployment" else "")
 
 
 def configmap_data(state: Path, name: str) -> Any:
