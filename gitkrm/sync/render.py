@@ -29,7 +29,7 @@ import orjson
 
 from gitkrm.charts.layout import ChartLayout, chart_layout
 from gitkrm.errors import BadRequest, GitkrmError
-from gitkrm.krm import GVK, Obj
+from gitkrm.krm import GVK, GroupKind, Obj
 from gitkrm.krm.names import TOTAL_ANNOTATION_SIZE_LIMIT
 from gitkrm.schema import Registry
 from gitkrm.source.snapshot import MODE_SYMLINK, FileEntry, Snapshot
@@ -714,8 +714,6 @@ class Renderer:
             if not hit.resolved and skips_dry_run(po.doc):
                 hit = prepare_unchecked(po, self.context)
             elif not hit.resolved:
-                group = po.api_version.rpartition("/")[0]
-                where = f" (group {group})" if group else ""
                 hit = ParsedObject(
                     po.doc,
                     po.line,
@@ -725,10 +723,25 @@ class Renderer:
                     po.name,
                     po.namespace,
                     False,
-                    (
-                        f'unknown kind "{po.kind}" in version "{po.api_version}": no '
-                        f"CustomResourceDefinition for it{where} in this revision or in the store",
-                    ),
+                    (_unknown_kind(po, registry),),
                 )
             self._deferred.put(key, hit)
         return hit
+
+
+def _unknown_kind(po: ParsedObject, registry: Registry) -> str:
+    """Why a custom resource has no kind to be admitted as: no CRD of its group and kind,
+    or one that does not serve its version (a Flux `helm.toolkit.fluxcd.io/v2beta1`
+    HelmRelease where v2 and v2beta2 are served)."""
+    group = po.api_version.rpartition("/")[0]
+    served = [i.version for i in registry.versions_of(GroupKind(group=group, kind=po.kind))]
+    if served:
+        return (
+            f'unknown kind "{po.kind}" in version "{po.api_version}": its '
+            f"CustomResourceDefinition serves {', '.join(served)}, not this version"
+        )
+    where = f" (group {group})" if group else ""
+    return (
+        f'unknown kind "{po.kind}" in version "{po.api_version}": no '
+        f"CustomResourceDefinition for it{where} in this revision or in the store"
+    )

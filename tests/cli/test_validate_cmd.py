@@ -84,3 +84,31 @@ def test_a_charts_rendered_templates_are_counted_as_files() -> None:
     res = gitkrm("validate", str(chart))
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "3 object(s) in 3 file(s): valid"
+
+
+def test_a_version_the_crd_does_not_serve_names_the_versions_it_does(tmp_path: Path) -> None:
+    # An Istio-on-Flux layout written before Flux 2.3: HelmRepository v1beta1 and
+    # HelmRelease v2beta1, which Flux (and gitkrm's stand-in CRDs) no longer serve.
+    (tmp_path / "istio.yaml").write_text(
+        "apiVersion: source.toolkit.fluxcd.io/v1beta1\nkind: HelmRepository\n"
+        "metadata: {name: istio, namespace: istio-system}\n"
+        "spec: {interval: 1h, url: 'https://charts.example.org'}\n---\n"
+        "apiVersion: helm.toolkit.fluxcd.io/v2beta1\nkind: HelmRelease\n"
+        "metadata: {name: istiod, namespace: istio-system}\n"
+        "spec: {interval: 1h, chart: {spec: {chart: istiod, sourceRef: "
+        "{kind: HelmRepository, name: istio}}}}\n---\n"
+        "apiVersion: example.org/v1\nkind: Widget\nmetadata: {name: w, namespace: d}\n"
+    )
+    res = gitkrm("validate", "--interpret", "flux", str(tmp_path))
+    assert res.returncode == 1, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert lines[0].endswith(
+        ':1: HelmRepository istio-system/istio: unknown kind "HelmRepository" in version '
+        '"source.toolkit.fluxcd.io/v1beta1": its CustomResourceDefinition serves v1, v1beta2, '
+        "not this version"
+    ), lines
+    assert "HelmRelease istio-system/istiod" in lines[1]
+    assert "serves v2, v2beta2, not this version" in lines[1]
+    assert lines[2].endswith(
+        "no CustomResourceDefinition for it (group example.org) in this revision or in the store"
+    ), lines
