@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.support.builders import deployment
+from tests.support.manifests import yaml_text
 from tests.sync.sync_helpers import Remote
 
 PLACEHOLDER = "# Written by flux bootstrap.\n"
@@ -114,18 +116,9 @@ resources: [namespace.yaml, deployment.yaml]
 
 BASE_NAMESPACE = "apiVersion: v1\nkind: Namespace\nmetadata: {name: podinfo}\n"
 
-BASE_DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: podinfo}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: podinfo}}
-  template:
-    metadata: {labels: {app: podinfo}}
-    spec:
-      containers: [{name: podinfod, image: example.org/podinfo:6.0.0}]
-"""
+BASE_DEPLOYMENT = yaml_text(
+    deployment("podinfo", None, container="podinfod", image="example.org/podinfo:6.0.0")
+)
 
 
 def overlay(env: str) -> str:
