@@ -161,6 +161,12 @@ class _Planner:
 
 
 def _ref_text(config: SourceConfig) -> str:
+    """What is planned: a Git ref, a chart (a HelmRelease's child), an OCI artifact, or a
+    plain directory."""
+    if config.chart is not None:
+        return f"chart {config.chart.name} {config.chart.version} of {config.chart.repository}"
+    if config.oci is not None:
+        return f"artifact {config.oci.url}"
     return "directory" if config.ref is None else str(config.ref)
 
 

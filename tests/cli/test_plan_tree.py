@@ -93,3 +93,42 @@ def test_a_plan_before_the_first_run_knows_the_peers_namespace(
     code, doc, _ = plan_json(capsys, *flags)
     gone = next(s for s in doc["sources"] if s["source"].startswith("argocd-gone-"))
     assert gone["errors"] == [f"path 'missing' does not exist in revision {repo.head()[:12]}"]
+
+
+def test_a_plan_names_the_chart_of_a_helmrelease_it_cannot_fetch(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A monitoring layout's HelmRelease over a chart repository out of reach: its child's
+    plan says which chart of which repository it is (it said `(directory)`) and why it
+    could not be planned."""
+    repo = RemoteRepo(tmp_path / "repo")
+    repo.write("clusters/test/releases.yaml", """\
+apiVersion: v1
+kind: Namespace
+metadata: {name: monitoring}
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmRepository
+metadata: {name: grafana-charts, namespace: monitoring}
+spec: {interval: 2h, url: "http://127.0.0.1:1/helm-charts"}
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: loki, namespace: monitoring}
+spec:
+  interval: 1h
+  chart:
+    spec:
+      chart: loki
+      version: 6.x
+      sourceRef: {kind: HelmRepository, name: grafana-charts}
+""")  # fmt: skip
+    repo.commit("loki")
+    repo.push()
+    flags = ["--repo", repo.url, "--path", "clusters/test", "--interpret", "flux",
+             "--state", str(tmp_path / "st")]  # fmt: skip
+    code, out, _ = cli(capsys, "plan", *flags)
+    assert code == 2, out
+    line = next(x for x in out.splitlines() if x.startswith("source monitoring-loki-"))
+    assert "(chart loki 6.x of http://127.0.0.1:1/helm-charts), declared by HelmRelease" in line
+    assert "error: chart repository http://127.0.0.1:1/helm-charts: " in out
