@@ -619,7 +619,7 @@ class Term:
             assert record is not None
             if (record.store_id, record.resource_version) == (store_id, now):
                 continue  # recorded as it is (a pass with nothing to do)
-            from gitkrm.sync.engine import contiguous
+            from gitkrm.sync.live import contiguous
 
             done: lastsync.LastSync | None = dataclasses.replace(
                 record, store_id=store_id, resource_version=now

@@ -3,6 +3,9 @@
 Many objects of one kind: one paginated list of the kind (it also shows objects of the
 same name that this source does not own). A few: one get each. A kind the store does not
 serve (its CRD is in this revision, not applied yet) has no live objects.
+
+Where the store stands: `current_revision`, and `contiguous`, whether only our own writes
+moved it since (then nobody else wrote meanwhile).
 """
 
 from __future__ import annotations
@@ -54,6 +57,16 @@ async def current_revision(store: Store) -> str:
     """The store's revision now (a list's resourceVersion): watches start from here."""
     page = await store.list(NAMESPACE, limit=1)
     return str((page.get("metadata") or {}).get("resourceVersion") or "")
+
+
+def contiguous(since: str, after: str, ours: set[int]) -> bool:
+    """Whether every revision in (since, after] is one of our writes (integer revisions,
+    as the embedded store and etcd count them): then nobody else wrote meanwhile."""
+    try:
+        lo, hi = int(since), int(after)
+    except ValueError:
+        return False
+    return hi - lo <= len(ours) and all(rv in ours for rv in range(lo + 1, hi + 1))
 
 
 async def read(store: Store, wanted: Mapping[ObjectRef, GVK]) -> dict[ObjectRef, Obj | None]:

@@ -204,7 +204,7 @@ async def test_a_restart_keeps_random_values_and_warns_once(
         return SyncEngine(store=store, options=options, parse_cache=cache)
 
     first = engine()
-    rendered = await first._renderer.render(snap)  # the warning of the double render
+    rendered = await first._render.renderer.render(snap)  # the warning of the double render
     assert [(w.path, "renders differently" in w.message) for w in rendered.warnings] == [
         ("apps/shop/templates/secret.yaml", True)
     ]

@@ -6,7 +6,6 @@ from gitkrm.krm import GVK, ObjectRef
 from gitkrm.store import Store
 from gitkrm.sync import live
 from gitkrm.sync.drift import DriftTracker, key_of_object
-from gitkrm.sync.engine import contiguous
 
 DEPLOY = GVK(group="apps", version="v1", kind="Deployment")
 REF = ObjectRef(group="apps", kind="Deployment", name="web", namespace="default", version="v1")
@@ -126,13 +125,6 @@ def test_keys_of_live_objects() -> None:
         == "_n__Namespace"
     )
     assert key_of_object({"kind": "X", "metadata": {}}) is None
-
-
-def test_watches_start_after_our_writes_only_when_nobody_else_wrote() -> None:
-    assert contiguous("10", "13", {11, 12, 13})
-    assert not contiguous("10", "13", {11, 13})
-    assert contiguous("10", "10", set())
-    assert not contiguous("abc", "13", {11, 12, 13})
 
 
 def test_the_fingerprint_follows_labels_and_annotations() -> None:

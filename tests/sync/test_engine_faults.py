@@ -266,7 +266,8 @@ async def test_a_crash_between_inventory_union_and_apply_converges(
         store, plan.union, current=current, source="src", inventory_id="agent.src"
     )
     partial = Plan(revision=plan.revision, steps=plan.steps[:2], inventory=plan.inventory)
-    await Applier(store, options=opts, revision=plan.revision, meta=crashed._meta).apply(partial)
+    meta = crashed._parts.meta
+    await Applier(store, options=opts, revision=plan.revision, meta=meta).apply(partial)
     assert "apps_new__ConfigMap" in await inventory_keys(store)
     assert "apps_old__ConfigMap" in await inventory_keys(store)
     restarted = make_engine()

@@ -69,3 +69,10 @@ async def test_a_kind_the_store_does_not_serve_has_no_objects(store: Store) -> N
     )
     got = await live.read(store, refs)
     assert set(got.values()) == {None}
+
+
+def test_watches_start_after_our_writes_only_when_nobody_else_wrote() -> None:
+    assert live.contiguous("10", "13", {11, 12, 13})
+    assert not live.contiguous("10", "13", {11, 13})
+    assert live.contiguous("10", "10", set())
+    assert not live.contiguous("abc", "13", {11, 12, 13})
