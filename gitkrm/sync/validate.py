@@ -22,11 +22,12 @@ from typing import TypedDict, Unpack
 
 from gitkrm.errors import Cause, GitkrmError, ManifestError
 from gitkrm.krm import Obj
+from gitkrm.source.ignore import MANIFEST_SUFFIXES
 from gitkrm.source.snapshot import FileEntry, MemoryBlobs, Snapshot, git_blob_id
 from gitkrm.sync.parse import ParseContext
 from gitkrm.sync.postbuild_spec import PostBuildSpec
 from gitkrm.sync.problems import Problem, describe_ref
-from gitkrm.sync.render import MANIFEST_SUFFIXES, Renderer
+from gitkrm.sync.render import Renderer
 
 __all__ = ["MANIFEST_SUFFIXES", "Problem", "Report", "describe_ref", "manifest_files"]
 __all__ += ["validate_paths", "validate_tree", "work_tree_root"]

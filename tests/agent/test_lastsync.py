@@ -47,7 +47,7 @@ class Calls:
             self.syncs += 1
             return await real(engine, *args, **kw)
 
-        monkeypatch.setattr("gitkrm.sync.render.parse_many", parse)
+        monkeypatch.setattr("gitkrm.sync.render_files.parse_many", parse)
         monkeypatch.setattr(SyncEngine, "sync", sync)
 
     def reset(self) -> None:

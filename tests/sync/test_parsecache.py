@@ -37,7 +37,7 @@ class Parses:
             self.files.extend(p for p, _ in items)
             return await parse_many(items, ctx, **kw)
 
-        monkeypatch.setattr("gitkrm.sync.render.parse_many", spy)
+        monkeypatch.setattr("gitkrm.sync.render_files.parse_many", spy)
 
 
 async def render(

@@ -240,7 +240,7 @@ async def test_only_changed_files_are_parsed_again(monkeypatch: pytest.MonkeyPat
         parsed.extend(p for p, _ in items)
         return await parse_many(items, ctx, **kw)
 
-    monkeypatch.setattr("gitkrm.sync.render.parse_many", spy)
+    monkeypatch.setattr("gitkrm.sync.render_files.parse_many", spy)
     renderer = Renderer(context=CTX)
     files: dict[str, str | bytes] = {f"cm-{i}.yaml": configmap(f"c{i}") for i in range(5)}
     first = await render(files, renderer=renderer)
