@@ -153,15 +153,17 @@ async def read_object(state: Path, ref: ObjectRef) -> Obj | None:
         return await get_or_none(store, ref)
 
 
+async def read_each(state: Path, *refs: ObjectRef) -> list[Obj | None]:
+    """Objects of the state's store through one reader (None for each that is absent)."""
+    async with reading(state) as store:
+        return [await get_or_none(store, r) for r in refs]
+
+
 def read_objects(state: Path, *refs: ObjectRef) -> list[Obj]:
     """Objects of the state's store, from a test outside an event loop; each must exist
     (the failure names the ones that do not)."""
 
-    async def go() -> list[Obj | None]:
-        async with reading(state) as store:
-            return [await get_or_none(store, r) for r in refs]
-
-    found = asyncio.run(go())
+    found = asyncio.run(read_each(state, *refs))
     missing = [r for r, obj in zip(refs, found, strict=True) if obj is None]
     assert not missing, f"not in the store: {missing}"
     return [obj for obj in found if obj is not None]

@@ -54,12 +54,14 @@ def gitsource(name: str, url: str, **spec: object) -> str:
     )
 
 
-def flux_object(api_version: str, kind: str, name: str, spec: dict[str, Any]) -> str:
-    """A Flux object in `flux-system` as one line of JSON (JSON is YAML); a None in `spec`
-    leaves the field out."""
+def flux_object(
+    api_version: str, kind: str, name: str, spec: dict[str, Any], *, namespace: str = "flux-system"
+) -> str:
+    """A Flux object as one line of JSON (JSON is YAML); a None in `spec` leaves the field
+    out."""
     body = {
         "apiVersion": api_version, "kind": kind,
-        "metadata": {"name": name, "namespace": "flux-system"},
+        "metadata": {"name": name, "namespace": namespace},
         "spec": {k: v for k, v in spec.items() if v is not None},
     }  # fmt: skip
     return json.dumps(body) + "\n"
@@ -74,17 +76,20 @@ def kustomization(
     interval: str = "1h",
     wait: bool | None = True,
     timeout: str | None = "10m",
+    namespace: str = "flux-system",
     **spec: Any,
 ) -> str:
-    """A Flux Kustomization in `flux-system`; keyword arguments are more of its spec
-    (`targetNamespace=...`, `postBuild=...`), None for `wait` or `timeout` leaves it out."""
+    """A Flux Kustomization (in `flux-system` unless `namespace` says otherwise); keyword
+    arguments are more of its spec (`targetNamespace=...`, `postBuild=...`), None for
+    `wait` or `timeout` leaves it out."""
     fields: dict[str, Any] = {
         "interval": interval, "timeout": timeout, "path": path, "prune": True, "wait": wait,
         "sourceRef": {"kind": source[0], "name": source[1]},
     }  # fmt: skip
     if depends_on:
         fields["dependsOn"] = [{"name": d} for d in depends_on]
-    return flux_object("kustomize.toolkit.fluxcd.io/v1", "Kustomization", name, fields | spec)
+    kind = ("kustomize.toolkit.fluxcd.io/v1", "Kustomization")
+    return flux_object(*kind, name, fields | spec, namespace=namespace)
 
 
 def git_repository(name: str, url: str, *, interval: str = "1m", **spec: Any) -> str:

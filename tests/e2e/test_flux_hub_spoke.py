@@ -13,33 +13,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gitkrm.krm import ObjectRef
 from gitkrm.krm.conditions import find_condition
-from tests.e2e.e2e_support import get_or_none, gitkrm, reader
+from tests.e2e.e2e_support import gitkrm, object_ref, read_each
 from tests.e2e.manifests import configmap, kustomization, namespace
 from tests.source.source_gitrepo import RemoteRepo
 
-SPOKE = """\
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: tenants, namespace: staging}
-spec:
-  interval: 1h
-  prune: true
-  path: ./spokes/staging/tenants
-  sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}
-  kubeConfig: {secretRef: {name: cluster-kubeconfig}}
----
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: apps, namespace: staging}
-spec:
-  interval: 1h
-  prune: true
-  dependsOn: [{name: tenants}]
-  path: ./spokes/staging/apps
-  sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}
-"""
+FLUX_SYSTEM = {"kind": "GitRepository", "name": "flux-system", "namespace": "flux-system"}
+SPOKE = (
+    kustomization(
+        "tenants", "./spokes/staging/tenants", namespace="staging", wait=None, timeout=None,
+        sourceRef=FLUX_SYSTEM, kubeConfig={"secretRef": {"name": "cluster-kubeconfig"}},
+    )
+    + "---\n"
+    + kustomization(
+        "apps", "./spokes/staging/apps", namespace="staging", wait=None, timeout=None,
+        depends_on=("tenants",), sourceRef=FLUX_SYSTEM,
+    )
+)  # fmt: skip
 
 BINDING = """\
 apiVersion: rbac.authorization.k8s.io/v1
@@ -48,10 +38,6 @@ metadata: {name: flux-cluster-admin}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}
 subjects: [{kind: ServiceAccount, name: flux-cluster-admin, namespace: staging}]
 """
-
-
-def _ref(group: str, kind: str, name: str, namespace: str | None = None) -> ObjectRef:
-    return ObjectRef(group=group, kind=kind, name=name, namespace=namespace)
 
 
 async def test_a_spokes_kustomizations_are_refused_and_the_hubs_own_sync(
@@ -75,18 +61,13 @@ async def test_a_spokes_kustomizations_are_refused_and_the_hubs_own_sync(
         res.stdout
     ), out
     assert "waiting for Kustomization staging/tenants" in res.stdout, out
-    store = await reader(state)
-    try:
-        tenants = await get_or_none(
-            store, _ref("kustomize.toolkit.fluxcd.io", "Kustomization", "tenants", "staging")
-        )
-        binding = await get_or_none(
-            store, _ref("rbac.authorization.k8s.io", "ClusterRoleBinding", "flux-cluster-admin")
-        )
-        spoke_ns = await get_or_none(store, _ref("", "Namespace", "podinfo"))
-        local = await get_or_none(store, _ref("", "ConfigMap", "hub-settings", "default"))
-    finally:
-        await store.close()
+    tenants, binding, spoke_ns, local = await read_each(
+        state,
+        object_ref("Kustomization", "tenants", "staging", "kustomize.toolkit.fluxcd.io"),
+        object_ref("ClusterRoleBinding", "flux-cluster-admin", None, "rbac.authorization.k8s.io"),
+        object_ref("Namespace", "podinfo", None),
+        object_ref("ConfigMap", "hub-settings", "default"),
+    )
     assert binding is None  # the spoke's cluster-admin binding is not made in the hub
     assert spoke_ns is None
     assert local is not None  # the hub's own Kustomization synced

@@ -18,9 +18,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from gitkrm.krm import ObjectRef
 from gitkrm.krm.conditions import find_condition
-from tests.e2e.e2e_support import get_or_none, gitkrm, reader
+from tests.e2e.e2e_support import gitkrm, object_ref, read_each
 from tests.e2e.manifests import configmap, kustomization, namespace
 from tests.source.source_gitrepo import RemoteRepo
 
@@ -41,10 +40,6 @@ spec:
   chartRef: {kind: OCIRepository, name: stack}
   values: {retention: 24h}
 """
-
-
-def _ref(group: str, kind: str, name: str, namespace: str) -> ObjectRef:
-    return ObjectRef(group=group, kind=kind, name=name, namespace=namespace)
 
 
 def _ready(obj: dict[str, Any] | None) -> tuple[str, str, str]:
@@ -94,19 +89,13 @@ async def test_an_unreachable_chart_ends_at_the_timeout_with_the_source_named(
     assert took < 90, f"took {took:.0f}s: the Kustomization's 10m was waited, not --timeout"
     assert "timed out after 8s" in res.stdout, out
     assert "waiting for Kustomization flux-system/controllers" in res.stdout, out
-    store = await reader(state)
-    try:
-        release = await get_or_none(
-            store, _ref("helm.toolkit.fluxcd.io", "HelmRelease", "stack", "monitoring")
-        )
-        controllers = await get_or_none(
-            store,
-            _ref("kustomize.toolkit.fluxcd.io", "Kustomization", "controllers", "flux-system"),
-        )
-        beside = await get_or_none(store, _ref("", "ConfigMap", "stack-settings", "monitoring"))
-        dependent = await get_or_none(store, _ref("", "ConfigMap", "dashboards", "monitoring"))
-    finally:
-        await store.close()
+    release, controllers, beside, dependent = await read_each(
+        state,
+        object_ref("HelmRelease", "stack", "monitoring", "helm.toolkit.fluxcd.io"),
+        object_ref("Kustomization", "controllers", "flux-system", "kustomize.toolkit.fluxcd.io"),
+        object_ref("ConfigMap", "stack-settings", "monitoring"),
+        object_ref("ConfigMap", "dashboards", "monitoring"),
+    )
     status, reason, message = _ready(release)
     assert (status, reason) == ("False", "SourceNotReady"), message
     assert message.startswith("OCIRepository 'monitoring/stack' is not ready: "), message
