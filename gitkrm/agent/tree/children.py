@@ -159,7 +159,25 @@ class Tree:
             for child in self.children.values():
                 if child.parent == parent.name and child.mirrors_parent:
                     self.statuses.due(child_key(child.ref))
+        await self._read_again()
         await self.statuses.flush()
+
+    async def _read_again(self) -> None:
+        """Children that could not be read because an object they name was not there (a
+        GitRepository that a Kustomization they depend on applies, as Flux's layouts with
+        a `sources` directory do) are read again after every pass, which may have made
+        it: Flux retries them the same way."""
+        for child in list(self.children.values()):
+            if child.error is None or child.deleting or None not in child.read_versions.values():
+                continue
+            parent = self.host.runner(child.parent)
+            if parent is None:
+                continue
+            try:
+                obj = await self._store.get(child.ref)
+            except GitkrmError:
+                continue
+            await self._declared(parent, child.interpreter, obj)
 
     async def _declared(self, parent: SourceRunner, interpreter: Interpreter, obj: Obj) -> None:
         ref = dataclasses.replace(ObjectRef.of(obj), version=None)
@@ -184,6 +202,7 @@ class Tree:
             if child.error != text:
                 log.error("source %s: %s: %s", parent.name, describe(ref), text)
             child.error = text
+            child.read_versions = dict(ctx.seen)  # a missing one: read again (`_read_again`)
             return
         child.error = None
         child.read_versions = {k: v for k, v in ctx.seen.items() if k in child_keys(spec.reads)}
