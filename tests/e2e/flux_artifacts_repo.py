@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support.builders import deployment
+from tests.support.builders import deployment, namespace
 from tests.support.manifests import yaml_text
 from tests.sync.sync_helpers import Remote
 
@@ -83,22 +83,10 @@ spec:
   wait: true
 """
 
-CONTROLLER = """\
-apiVersion: v1
-kind: Namespace
-metadata: {name: gateway-system}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: gateway, namespace: gateway-system}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: gateway}}
-  template:
-    metadata: {labels: {app: gateway}}
-    spec:
-      containers: [{name: gateway, image: example.org/gateway:1.0}]
-"""
+CONTROLLER = yaml_text(
+    namespace("gateway-system"),
+    deployment("gateway", "gateway-system", container="gateway", image="example.org/gateway:1.0"),
+)
 
 ISSUER = """\
 apiVersion: v1

@@ -12,7 +12,10 @@ from typing import Any
 import yaml
 
 from gitkrm.agent.tree.flux_crds import crds
+from gitkrm.krm import Obj
 from tests.e2e.manifests import git_repository, kustomization
+from tests.support.builders import deployment
+from tests.support.manifests import yaml_text
 from tests.sync.sync_helpers import Remote
 
 
@@ -52,33 +55,25 @@ metadata: {name: cluster-info, namespace: flux-system}
 data: {provider: gitkrm}
 """
 
-APP = """\
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: podinfo-settings}
-data: {environment: "${cluster_env}", greeting: hello}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: podinfo}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: podinfo}}
-  template:
-    metadata: {labels: {app: podinfo}}
-    spec:
-      containers:
-      - name: podinfod
-        image: ghcr.io/example/podinfo:6.0.0
-        envFrom: [{configMapRef: {name: podinfo-settings}}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: podinfo}
-spec:
-  selector: {app: podinfo}
-  ports: [{port: 9898}]
-"""
+
+def _podinfo() -> list[Obj]:
+    """The podinfo Deployment (its environment from podinfo-settings) and Service."""
+    app = deployment("podinfo", None, container="podinfod", image="ghcr.io/example/podinfo:6.0.0")
+    settings = [{"configMapRef": {"name": "podinfo-settings"}}]
+    app["spec"]["template"]["spec"]["containers"][0]["envFrom"] = settings
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "podinfo"},
+        "spec": {"selector": {"app": "podinfo"}, "ports": [{"port": 9898}]},
+    }
+    return [app, service]
+
+
+APP = (
+    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: podinfo-settings}\n"
+    'data: {environment: "${cluster_env}", greeting: hello}\n---\n'
+) + yaml_text(*_podinfo())
 
 
 def extras(
