@@ -57,6 +57,9 @@ class GitkrmError(Exception):
 
     reason: ClassVar[str] = "InternalError"
     code: ClassVar[int] = 500
+    # kube-apiserver's NewNotFound and NewGenericServerResponse always set `details` (`{}`
+    # at least); clients read it unchecked (`kubectl debug` dereferences it).
+    always_details: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -98,7 +101,7 @@ class GitkrmError(Exception):
             det["causes"] = [c.to_dict() for c in d.causes]
         if d.retry_after_seconds is not None:
             det["retryAfterSeconds"] = d.retry_after_seconds
-        if det:
+        if det or self.always_details:
             status["details"] = det
         return status
 
@@ -145,6 +148,7 @@ class Forbidden(GitkrmError):
 class NotFound(GitkrmError):
     reason = "NotFound"
     code = 404
+    always_details = True
 
 
 class MethodNotAllowed(GitkrmError):

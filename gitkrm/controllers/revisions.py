@@ -54,9 +54,37 @@ def without_hash(template: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+_CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
+
+
+def _go_value(value: Any) -> Any:
+    """A value as Go's semantic equality sees it: nulls and empty lists are absent (a nil
+    slice equals an empty one; a null is the zero value)."""
+    if isinstance(value, dict):
+        return {k: _go_value(v) for k, v in value.items() if v is not None and v != []}
+    if isinstance(value, list):
+        return [_go_value(v) for v in value]
+    return value
+
+
+def _comparable(template: Mapping[str, Any]) -> dict[str, Any]:
+    """EqualIgnoreHash's view of a template: a container's `resources` is a struct, not a
+    pointer, in Go, so `resources: {}` (what a Go client such as `kubectl rollout undo`
+    writes back) is the same as none at all."""
+    out: dict[str, Any] = _go_value(without_hash(template))
+    spec = out.get("spec")
+    if isinstance(spec, dict):
+        for key in _CONTAINER_LISTS:
+            for c in spec.get(key) or ():
+                if isinstance(c, dict) and not any((c.get("resources") or {}).values()):
+                    c.pop("resources", None)
+    return out
+
+
 def same_template(a: Mapping[str, object], b: Mapping[str, object]) -> bool:
-    """EqualIgnoreHash."""
-    return without_hash(a) == without_hash(b)
+    """EqualIgnoreHash (apimachinery's semantic equality of the templates without the hash
+    label), so an undo finds the ReplicaSet of the revision it goes back to."""
+    return a == b or _comparable(a) == _comparable(b)
 
 
 def revision(obj: Obj) -> int:

@@ -7,6 +7,7 @@ from starlette.responses import Response
 
 from gitkrm.errors import MethodNotAllowed
 from gitkrm.krm import ObjectRef
+from gitkrm.server import reviews
 from gitkrm.server.context import ServerContext, include_object
 from gitkrm.server.negotiation import Output, negotiate_object
 from gitkrm.server.objects import delete_options_body, write_object
@@ -71,6 +72,8 @@ async def list_or_watch(ctx: ServerContext, request: Request, target: Target) ->
 
 async def create(ctx: ServerContext, request: Request, target: Target) -> Response:
     require_namespace(target)
+    if target.info.group in reviews.GROUPS:
+        return await reviews.create(ctx, request, target)
     return await write_object(
         ctx, request, target, ctx.store.create, options="CreateOptions", status=201
     )

@@ -22,6 +22,7 @@ from gitkrm.server.params import (
     delete_params,
 )
 from gitkrm.server.paths import Target
+from gitkrm.server.protobuf import MAGIC, decode_delete_options
 from gitkrm.server.responses import json_response, object_response, success_status
 from gitkrm.server.tables import table
 from gitkrm.store import PatchType
@@ -162,6 +163,8 @@ async def delete_options_body(ctx: ServerContext, request: Request) -> dict[str,
     body = await body_of(ctx, request)
     if not body.strip():
         return None
+    if body.startswith(MAGIC):
+        return decode_delete_options(body)
     try:
         value = orjson.loads(body)
     except orjson.JSONDecodeError as e:

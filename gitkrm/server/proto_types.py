@@ -54,6 +54,15 @@ MESSAGES: Final[dict[str, dict[int, F]]] = {
         14: _S("finalizers", rep=_LIST),
         17: _S("managedFields", "msg", "ManagedFieldsEntry", rep=_LIST),
     },
+    "DeleteOptions": {
+        1: _S("gracePeriodSeconds", "int", keep=True),
+        2: _S("preconditions", "msg", "Preconditions"),
+        3: _S("orphanDependents", "bool", keep=True),
+        4: _S("propagationPolicy"),
+        5: _S("dryRun", rep=_LIST),
+        6: _S("ignoreStoreReadErrorWithClusterBreakingPotential", "bool", keep=True),
+    },
+    "Preconditions": {1: _S("uid"), 2: _S("resourceVersion")},
     "OwnerReference": {
         1: _S("kind", keep=True),
         3: _S("name", keep=True),
@@ -314,6 +323,60 @@ MESSAGES: Final[dict[str, dict[int, F]]] = {
     "IngressBackend": {4: _S("service", "msg", "IngressServiceBackend")},
     "IngressServiceBackend": {1: _S("name", keep=True), 2: _S("port", "msg", "ServiceBackendPort")},
     "ServiceBackendPort": {1: _S("name"), 2: _S("number", "int")},
+    # -- authorization.k8s.io/v1, authentication.k8s.io/v1 (kubectl auth can-i, whoami) ----
+    "SelfSubjectAccessReview": _obj("SelfSubjectAccessReviewSpec", "SubjectAccessReviewStatus"),
+    "SelfSubjectAccessReviewSpec": {
+        1: _S("resourceAttributes", "msg", "ResourceAttributes"),
+        2: _S("nonResourceAttributes", "msg", "NonResourceAttributes"),
+    },
+    "ResourceAttributes": {
+        1: _S("namespace"),
+        2: _S("verb"),
+        3: _S("group"),
+        4: _S("version"),
+        5: _S("resource"),
+        6: _S("subresource"),
+        7: _S("name"),
+        8: _S("fieldSelector", "msg", "SelectorAttributes"),
+        9: _S("labelSelector", "msg", "SelectorAttributes"),
+    },
+    "SelectorAttributes": {
+        1: _S("rawSelector"),
+        2: _S("requirements", "msg", "SelectorRequirement", rep=_LIST),
+    },
+    "SelectorRequirement": {
+        1: _S("key", keep=True),
+        2: _S("operator", keep=True),
+        3: _S("values", rep=_LIST),
+    },
+    "NonResourceAttributes": {1: _S("path"), 2: _S("verb")},
+    "SubjectAccessReviewStatus": {
+        1: _S("allowed", "bool", keep=True),
+        2: _S("reason"),
+        3: _S("evaluationError"),
+        4: _S("denied", "bool"),
+    },
+    "SelfSubjectRulesReview": _obj("SelfSubjectRulesReviewSpec", "SubjectRulesReviewStatus"),
+    "SelfSubjectRulesReviewSpec": {1: _S("namespace")},
+    "SubjectRulesReviewStatus": {
+        1: _S("resourceRules", "msg", "ResourceRule", rep=_LIST),
+        2: _S("nonResourceRules", "msg", "NonResourceRule", rep=_LIST),
+        3: _S("incomplete", "bool", keep=True),
+        4: _S("evaluationError"),
+    },
+    "ResourceRule": {
+        1: _S("verbs", rep=_LIST),
+        2: _S("apiGroups", rep=_LIST),
+        3: _S("resources", rep=_LIST),
+        4: _S("resourceNames", rep=_LIST),
+    },
+    "NonResourceRule": {1: _S("verbs", rep=_LIST), 2: _S("nonResourceURLs", rep=_LIST)},
+    "SelfSubjectReview": {
+        1: _S("metadata", "msg", "ObjectMeta"),
+        2: _S("status", "msg", "SelfSubjectReviewStatus"),
+    },
+    "SelfSubjectReviewStatus": {1: _S("userInfo", "msg", "UserInfo")},
+    "UserInfo": {1: _S("username"), 2: _S("uid"), 3: _S("groups", rep=_LIST)},
 }
 
 _ROLE_KINDS: Final = ("Role", "ClusterRole", "RoleBinding")
@@ -336,4 +399,7 @@ KINDS: Final[dict[tuple[str, str], str]] = {
     ("rbac.authorization.k8s.io/v1", "RoleBinding"): "RoleBinding",
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "RoleBinding",
     ("networking.k8s.io/v1", "Ingress"): "Ingress",
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): "SelfSubjectAccessReview",
+    ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): "SelfSubjectRulesReview",
+    ("authentication.k8s.io/v1", "SelfSubjectReview"): "SelfSubjectReview",
 }

@@ -36,7 +36,11 @@ def _text(value: bytes, where: str) -> str:
         raise BadRequest(f"protobuf: {where} is not valid UTF-8") from None
 
 
-def _time(buf: bytes, *, micro: bool, where: str) -> str:
+def _time(buf: bytes, *, micro: bool, where: str) -> str | None:
+    """A metav1.Time: Go writes the zero time as an empty message, read back as zero
+    (JSON null, not 1970-01-01, as a pod template's creationTimestamp)."""
+    if not buf:
+        return None
     seconds = nanos = 0
     for num, _, value in fields(buf):
         if num == 1 and isinstance(value, int):
@@ -190,8 +194,8 @@ def decode_message(name: str, buf: bytes) -> dict[str, Any]:
     return out
 
 
-def decode_object(body: bytes) -> Obj:
-    """A protobuf-encoded Kubernetes object (with its apiVersion and kind)."""
+def _unknown(body: bytes) -> tuple[str, str, bytes]:
+    """The runtime.Unknown after the magic number: apiVersion, kind and raw message."""
     if not body.startswith(MAGIC):
         raise BadRequest("protobuf: the body does not start with the Kubernetes magic number")
     api_version = kind = ""
@@ -207,6 +211,12 @@ def decode_object(body: bytes) -> Obj:
             raw = value
         elif num == 3 and value:
             raise UnsupportedMediaType("protobuf: encoded (compressed) bodies are not supported")
+    return api_version, kind, raw
+
+
+def decode_object(body: bytes) -> Obj:
+    """A protobuf-encoded Kubernetes object (with its apiVersion and kind)."""
+    api_version, kind, raw = _unknown(body)
     message = KINDS.get((api_version, kind))
     if message is None:
         raise UnsupportedMediaType(
@@ -215,3 +225,12 @@ def decode_object(body: bytes) -> Obj:
     obj: Obj = {"apiVersion": api_version, "kind": kind}
     obj.update(decode_message(message, raw))
     return obj
+
+
+def decode_delete_options(body: bytes) -> dict[str, Any]:
+    """A protobuf DeleteOptions body (client-go's typed clients send one with every delete,
+    in the group-version of the resource: `kubectl drain` does)."""
+    _, kind, raw = _unknown(body)
+    if kind != "DeleteOptions":
+        raise BadRequest(f"protobuf: expected a DeleteOptions body, got {kind or 'no kind'}")
+    return decode_message("DeleteOptions", raw)

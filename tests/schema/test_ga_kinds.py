@@ -24,9 +24,9 @@ from gitkrm.schema.resources import builtin_resources
 
 DATA = Path(__file__).parent / "data"
 
-# The review APIs answer a request and store nothing; they belong to the RBAC issue
-# (docs/reference.md, "Built-in kinds").
-DEFERRED = frozenset(
+# The review APIs answer a request and store nothing (gitkrm.server.reviews); they are
+# built-in kinds like the others.
+REVIEWS = frozenset(
     {
         ("authentication.k8s.io", "SelfSubjectReview"),
         ("authentication.k8s.io", "TokenReview"),
@@ -53,10 +53,6 @@ def ga_resources() -> list[dict[str, Any]]:
     return rows
 
 
-def served() -> list[dict[str, Any]]:
-    return [r for r in ga_resources() if (r["group"], r["kind"]) not in DEFERRED]
-
-
 def cluster_kinds() -> list[dict[str, Any]]:
     return list(yaml.safe_load_all((DATA / "cluster-kinds.yaml").read_text()))
 
@@ -80,22 +76,22 @@ def test_vendored_list_matches_the_1_33_definitions() -> None:
 
 def test_every_ga_resource_is_built_in() -> None:
     table = {(i.group, i.version, i.kind): i for i in builtin_resources()}
-    missing = [r for r in served() if (r["group"], r["version"], r["kind"]) not in table]
+    missing = [r for r in ga_resources() if (r["group"], r["version"], r["kind"]) not in table]
     assert missing == []
-    for r in served():
+    for r in ga_resources():
         info = table[(r["group"], r["version"], r["kind"])]
         assert (info.plural, info.namespaced) == (r["resource"], r["namespaced"]), r
 
 
 def test_no_built_in_beyond_the_release() -> None:
-    listed = {(r["group"], r["version"], r["kind"]) for r in served()}
+    listed = {(r["group"], r["version"], r["kind"]) for r in ga_resources()}
     ga_table = {(i.group, i.version, i.kind) for i in builtin_resources() if _ga(i.version)}
     assert ga_table == listed
 
 
-def test_review_apis_are_not_served(registry: Registry) -> None:
-    kinds = {(i.group, i.kind) for i in registry.infos()}
-    assert not DEFERRED & kinds
+def test_review_apis_are_create_only(registry: Registry) -> None:
+    infos = {(i.group, i.kind): i for i in registry.infos()}
+    assert {k: infos[k].verbs for k in REVIEWS} == {k: ("create",) for k in REVIEWS}
 
 
 @pytest.mark.parametrize("obj", cluster_kinds(), ids=lambda o: o["kind"])

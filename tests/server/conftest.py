@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
+from gitkrm.controllers import ControllerOptions
 from gitkrm.server import ServeOptions, ServerThread
 from gitkrm.server.context import Limits
 from tests.support.builders import namespace
@@ -111,6 +112,25 @@ def kubectl(api: ServerThread, tmp_path_factory: pytest.TempPathFactory) -> Kube
     return Kubectl(
         binary=kubectl_path(), kubeconfig=api.bound.kubeconfig, home=tmp_path_factory.mktemp("home")
     )
+
+
+@pytest.fixture(scope="module")
+def kube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
+    """kubectl against a server of its own that runs the bundled controllers (fast pods)."""
+    state = tmp_path_factory.mktemp("state")
+    server = ServerThread(
+        store_path=str(state / "store.db"),
+        options=ServeOptions(port=0, state_dir=state, limits=Limits(stuck_watch_timeout=2.0)),
+        controllers=ControllerOptions(pod_start_delay=0.05, pod_run_duration=0.05),
+    )
+    with server:
+        assert server.bound is not None
+        assert server.bound.kubeconfig is not None
+        yield Kubectl(
+            binary=kubectl_path(),
+            kubeconfig=server.bound.kubeconfig,
+            home=tmp_path_factory.mktemp("home"),
+        )
 
 
 @pytest.fixture(scope="module")

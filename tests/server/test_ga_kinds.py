@@ -7,7 +7,7 @@ import json
 import httpx
 import yaml
 
-from tests.schema.test_ga_kinds import DATA, served
+from tests.schema.test_ga_kinds import DATA, ga_resources
 from tests.server.conftest import Kubectl
 
 
@@ -19,7 +19,7 @@ def test_api_resources_lists_every_ga_resource(kubectl: Kubectl) -> None:
         cols = line.split()  # NAME [SHORTNAMES] APIVERSION NAMESPACED KIND
         listed.add((cols[0], cols[-3].rpartition("/")[0], cols[-2] == "true", cols[-1]))
     documents: dict[str, set[tuple[str, bool, str]]] = {}
-    for r in served():
+    for r in ga_resources():
         assert (r["resource"], r["group"], r["namespaced"], r["kind"]) in listed, r
         path = f"/apis/{r['group']}/{r['version']}" if r["group"] else "/api/v1"
         if path not in documents:

@@ -7,14 +7,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
-import pytest
-
-from gitkrm.controllers import ControllerOptions
-from gitkrm.server import ServeOptions, ServerThread
-from gitkrm.server.context import Limits
-from tests.server.conftest import Kubectl, kubectl_path
+from tests.server.conftest import Kubectl
 from tests.support.builders import deployment
 from tests.support.manifests import yaml_text
 from tests.support.wait import eventually
@@ -25,24 +20,6 @@ def web(tag: str, name: str = "web") -> str:
     rolling = {"rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
     obj = deployment(name, replicas=3, container="web", image=f"nginx:{tag}", strategy=rolling)
     return yaml_text(obj)
-
-
-@pytest.fixture(scope="module")
-def kube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
-    state = tmp_path_factory.mktemp("state")
-    server = ServerThread(
-        store_path=str(state / "store.db"),
-        options=ServeOptions(port=0, state_dir=state, limits=Limits(stuck_watch_timeout=2.0)),
-        controllers=ControllerOptions(pod_start_delay=0.05, pod_run_duration=0.05),
-    )
-    with server:
-        assert server.bound is not None
-        assert server.bound.kubeconfig is not None
-        yield Kubectl(
-            binary=kubectl_path(),
-            kubeconfig=server.bound.kubeconfig,
-            home=tmp_path_factory.mktemp("home"),
-        )
 
 
 def wait_until(check: Callable[[], bool], *, timeout: float = 30.0, what: str) -> None:
