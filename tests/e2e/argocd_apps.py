@@ -66,6 +66,36 @@ def application(
     return json.dumps(body, indent=1) + "\n"
 
 
+def application_set(
+    name: str,
+    generator: dict[str, Any],
+    *,
+    app_name: str,
+    repo_url: str,
+    path: str,
+    destination: dict[str, str],
+    sync_policy: dict[str, Any] | None = None,
+    **spec: Any,
+) -> str:
+    """An ApplicationSet of one generator whose template is an Application `app_name` of
+    `path` of `repo_url` (both templates: `{{path}}`) in the in-cluster `destination`
+    unless that names a `server`; keyword arguments are more of its spec."""
+    app_spec: dict[str, Any] = {
+        "project": "default",
+        "source": {"repoURL": repo_url, "targetRevision": "HEAD", "path": path},
+        "destination": {"server": "https://kubernetes.default.svc", **destination},
+    }
+    if sync_policy is not None:
+        app_spec["syncPolicy"] = sync_policy
+    template = {"metadata": {"name": app_name}, "spec": app_spec}
+    body = {
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "ApplicationSet",
+        "metadata": {"name": name, "namespace": ARGOCD},
+        "spec": {"generators": [generator], "template": template, **spec},
+    }  # fmt: skip
+    return json.dumps(body, indent=1) + "\n"
+
+
 def ui(name: str, *, replicas: int = 1, image: str = "example.test/guestbook-ui:0.2") -> str:
     """A Deployment and its Service, with no namespace (the destination's is used)."""
     app = builders.deployment(

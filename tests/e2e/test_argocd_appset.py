@@ -14,7 +14,7 @@ from pathlib import Path
 
 from gitkrm.agent.tree.naming import child_name
 from gitkrm.krm import ObjectRef
-from tests.e2e.argocd_apps import ARGOCD
+from tests.e2e.argocd_apps import ARGOCD, application_set
 from tests.e2e.e2e_support import cm_ref, get_or_none, reading, run_bootstrap
 from tests.e2e.manifests import configmap, namespace
 from tests.source.source_gitrepo import RemoteRepo
@@ -31,91 +31,33 @@ def appset_ref(name: str) -> ObjectRef:
 
 
 def appsets(url: str) -> str:
-    return f"""\
-apiVersion: argoproj.io/v1alpha1
-kind: ApplicationSet
-metadata:
-  name: team-apps
-  namespace: {ARGOCD}
-spec:
-  generators:
-  - git:
-      repoURL: {url}
-      revision: HEAD
-      directories:
-      - path: apps/*
-      - path: apps/legacy
-        exclude: true
-  template:
-    metadata:
-      name: '{{{{path.basename}}}}'
-    spec:
-      project: default
-      source:
-        repoURL: {url}
-        targetRevision: HEAD
-        path: '{{{{path}}}}'
-      destination:
-        server: https://kubernetes.default.svc
-      syncPolicy:
-        automated: {{prune: true, selfHeal: true}}
-        retry: {{limit: 5}}
----
-apiVersion: argoproj.io/v1alpha1
-kind: ApplicationSet
-metadata:
-  name: charts
-  namespace: {ARGOCD}
-spec:
-  generators:
-  - list:
-      elements:
-      - name: local
-        path: charts/local
-      - name: remote
-        path: charts/remote
-  template:
-    metadata:
-      name: 'chart-{{{{name}}}}'
-    spec:
-      project: default
-      source:
-        repoURL: {url}
-        targetRevision: HEAD
-        path: '{{{{path}}}}'
-      destination:
-        server: https://kubernetes.default.svc
-        namespace: charts
-      syncPolicy:
-        automated: {{prune: true}}
-        syncOptions: [CreateNamespace=true]
-  syncPolicy:
-    preserveResourcesOnDeletion: true
----
-apiVersion: argoproj.io/v1alpha1
-kind: ApplicationSet
-metadata:
-  name: fleet
-  namespace: {ARGOCD}
-spec:
-  generators:
-  - list:
-      elements:
-      - cluster: prod
-        url: https://prod.example.org:6443
-  template:
-    metadata:
-      name: '{{{{cluster}}}}-web'
-    spec:
-      project: default
-      source:
-        repoURL: {url}
-        targetRevision: HEAD
-        path: apps/web
-      destination:
-        server: '{{{{url}}}}'
-        namespace: web
-"""
+    """Three ApplicationSets: git directories of apps/* (one excluded), a list of two charts
+    into one namespace, a list of one other cluster."""
+    directories = {"git": {
+        "repoURL": url, "revision": "HEAD",
+        "directories": [{"path": "apps/*"}, {"path": "apps/legacy", "exclude": True}],
+    }}  # fmt: skip
+    charts = {"list": {"elements": [
+        {"name": "local", "path": "charts/local"}, {"name": "remote", "path": "charts/remote"},
+    ]}}  # fmt: skip
+    clusters = {"list": {"elements": [{"cluster": "prod", "url": "https://prod.example.org:6443"}]}}
+    return "---\n".join([
+        application_set(
+            "team-apps", directories, app_name="{{path.basename}}", repo_url=url,
+            path="{{path}}", destination={},
+            sync_policy={"automated": {"prune": True, "selfHeal": True}, "retry": {"limit": 5}},
+        ),
+        application_set(
+            "charts", charts, app_name="chart-{{name}}", repo_url=url, path="{{path}}",
+            destination={"namespace": "charts"},
+            sync_policy={"automated": {"prune": True}, "syncOptions": ["CreateNamespace=true"]},
+            syncPolicy={"preserveResourcesOnDeletion": True},
+        ),
+        application_set(
+            "fleet", clusters, app_name="{{cluster}}-web", repo_url=url, path="apps/web",
+            destination={"server": "{{url}}", "namespace": "web"},
+        ),
+    ])  # fmt: skip
 
 
 def remote_chart_app() -> str:
