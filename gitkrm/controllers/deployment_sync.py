@@ -22,6 +22,7 @@ from gitkrm.controllers.revisions import (
     DESIRED_REPLICAS,
     MAX_REPLICAS,
     REVISION,
+    REVISION_HISTORY,
     by_creation,
     copied_annotations,
     max_revision,
@@ -29,6 +30,7 @@ from gitkrm.controllers.revisions import (
     revision,
     same_template,
     template_hash,
+    with_old_revision,
 )
 from gitkrm.controllers.writer import Writer, ref_of
 from gitkrm.errors import AlreadyExists, Conflict, NotFound
@@ -132,6 +134,8 @@ class DeploymentSync:
                     notes[k] = v
                     changed = True
             if revision(new) < new_revision:
+                if REVISION in notes:  # a rollback to this ReplicaSet
+                    notes[REVISION_HISTORY] = with_old_revision(notes)
                 notes[REVISION] = str(new_revision)
                 changed = True
             min_ready = (d.get("spec") or {}).get("minReadySeconds")

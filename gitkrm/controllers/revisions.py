@@ -21,13 +21,15 @@ from gitkrm.krm.clock import parse_timestamp
 
 HASH_LABEL = "pod-template-hash"
 REVISION = "deployment.kubernetes.io/revision"
+REVISION_HISTORY = "deployment.kubernetes.io/revision-history"
+_HISTORY_CHARS = 2000  # maxRevHistoryLengthInChars
 DESIRED_REPLICAS = "deployment.kubernetes.io/desired-replicas"
 MAX_REPLICAS = "deployment.kubernetes.io/max-replicas"
 _SKIP_COPY = frozenset(
     {
         "kubectl.kubernetes.io/last-applied-configuration",
         REVISION,
-        "deployment.kubernetes.io/revision-history",
+        REVISION_HISTORY,
         DESIRED_REPLICAS,
         MAX_REPLICAS,
         "deprecated.deployment.rollback.to",
@@ -92,6 +94,24 @@ def revision(obj: Obj) -> int:
         return int(annotations_of(obj).get(REVISION) or 0)
     except ValueError:
         return 0
+
+
+def with_old_revision(notes: Mapping[str, str]) -> str:
+    """SetNewReplicaSetAnnotations: the revision-history annotation of a ReplicaSet rolled
+    back to, its old revision appended (the oldest dropped past 2,000 characters)."""
+    old = notes[REVISION]
+    history = notes.get(REVISION_HISTORY) or ""
+    if not history:
+        return old
+    kept = history.split(",")
+    total = len(history) + len(old) + 1
+    start = 0
+    while total > _HISTORY_CHARS and start < len(kept):
+        total -= len(kept[start]) + 1
+        start += 1
+    if total > _HISTORY_CHARS:
+        return history
+    return ",".join([*kept[start:], old])
 
 
 def max_revision(sets: Iterable[Obj]) -> int:

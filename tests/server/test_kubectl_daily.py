@@ -47,12 +47,16 @@ def test_whoami_and_subject_access_reviews(kube: Kubectl) -> None:
     assert "MethodNotAllowed" in listed.stderr
 
 
-def _revisions(kube: Kubectl) -> dict[str, str]:
-    """The web ReplicaSets: name -> revision annotation."""
+def _revisions(kube: Kubectl) -> dict[str, tuple[str, str | None]]:
+    """The web ReplicaSets: name -> revision and revision-history annotations."""
     items = json.loads(kube("get", "rs", "-l", "app=web", "-o", "json"))["items"]
+    notes = {rs["metadata"]["name"]: rs["metadata"]["annotations"] for rs in items}
     return {
-        rs["metadata"]["name"]: rs["metadata"]["annotations"]["deployment.kubernetes.io/revision"]
-        for rs in items
+        name: (
+            n["deployment.kubernetes.io/revision"],
+            n.get("deployment.kubernetes.io/revision-history"),
+        )
+        for name, n in notes.items()
     }
 
 
@@ -68,7 +72,7 @@ def test_rollout_undo_goes_back_to_the_old_replicaset(kube: Kubectl) -> None:
     kube("rollout", "status", "deploy/web", "--timeout=30s")
     revisions = _revisions(kube)
     assert len(revisions) == 2, revisions  # the first ReplicaSet again, no third one
-    assert revisions[first] == "3"
+    assert revisions[first] == ("3", "1")
     history = kube("rollout", "history", "deploy/web").split()
     assert history[history.index("CHANGE-CAUSE") + 1 :] == ["2", "<none>", "3", "<none>"]
     image = kube("get", "deploy", "web", "-o", "jsonpath={.spec.template.spec.containers[0].image}")
