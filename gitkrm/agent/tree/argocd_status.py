@@ -4,9 +4,9 @@ application-controller would write. Pure.
 
 - `sync`: `status` Synced (the last sync applied the revision, or a comparison found
   nothing to do), OutOfSync (a comparison found differences: an Application without
-  automated sync; or a sync is under way or failed), Unknown (nothing compared yet, or the
-  object can't be read); `revision`, `comparedTo` (the spec's source or sources, destination and
-  ignoreDifferences, as written).
+  automated sync; or a sync is under way or failed), Unknown (nothing compared yet, the
+  source can't be fetched, or the object can't be read); `revision`, `comparedTo` (the
+  spec's source or sources, destination and ignoreDifferences, as written).
 - `health.status` from gitkrm's aggregate health: Current → Healthy, InProgress and
   Terminating → Progressing, Failed → Degraded, NotFound → Missing, else Unknown; a
   suspended child is Suspended.
@@ -34,6 +34,7 @@ from gitkrm.source.redact import split_userinfo
 from gitkrm.sync.appsource_spec import SourceType
 
 from ..conditions import clip
+from ..status import Reason
 from .model import ChildState, Phase, Unhonoured
 
 SYNCED: Final = "Synced"
@@ -77,6 +78,8 @@ def sync_status(state: ChildState) -> str:
         return UNKNOWN
     if outcome.out_of_sync is not None:
         return OUT_OF_SYNC if outcome.out_of_sync else SYNCED
+    if not outcome.succeeded and outcome.reason is Reason.SOURCE_FAILED:
+        return UNKNOWN  # nothing to compare with (Argo CD's ComparisonError, Unknown)
     if state.phase is Phase.SYNCING or not outcome.succeeded:
         return OUT_OF_SYNC
     return SYNCED

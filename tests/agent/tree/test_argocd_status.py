@@ -58,6 +58,10 @@ async def test_compared_to_is_the_spec_as_written_for_a_chart_too() -> None:
         "ignoreDifferences": ignored,
     }
     assert "s3cret" not in str(st)
+    # nothing to compare with: Argo CD's Unknown and ComparisonError, not OutOfSync
+    assert st["sync"]["status"] == "Unknown"
+    [cond] = st["conditions"]
+    assert (cond["type"], cond["message"]) == ("ComparisonError", "chart repository unreachable")
 
 
 async def test_a_synced_healthy_application() -> None:
