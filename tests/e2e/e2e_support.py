@@ -60,14 +60,23 @@ def gitkrm(
     )
 
 
+def run_tree(
+    repo: str, state: Path, *extra: str, path: str, interpret: str, timeout: float = 240
+) -> subprocess.CompletedProcess[str]:
+    """`gitkrm run --once --interpret PEER` of `path` of `repo` (a URL or a path) as the
+    agent `e2e`."""
+    return gitkrm(
+        "run", "--once", "--repo", repo, "--path", path, "--state", str(state),
+        "--agent-name", "e2e", "--interpret", interpret, *extra, cwd=state.parent,
+        timeout=timeout,
+    )  # fmt: skip
+
+
 def run_bootstrap(
     repo: str, state: Path, *extra: str, interpret: str = "argocd"
 ) -> subprocess.CompletedProcess[str]:
-    """`gitkrm run --once --interpret PEER` of `bootstrap/` of `repo` (a URL or a path)."""
-    return gitkrm(
-        "run", "--once", "--repo", repo, "--path", "bootstrap", "--state", str(state),
-        "--agent-name", "e2e", "--interpret", interpret, *extra, cwd=state.parent,
-    )  # fmt: skip
+    """`run_tree` of `bootstrap/`."""
+    return run_tree(repo, state, *extra, path="bootstrap", interpret=interpret, timeout=120)
 
 
 def store_url(state: Path) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from gitkrm.krm.conditions import find_condition
-from tests.e2e.e2e_support import gitkrm, object_ref, read_each
+from tests.e2e.e2e_support import object_ref, read_each, run_tree
 from tests.e2e.manifests import configmap, kustomization, namespace
 from tests.source.source_gitrepo import RemoteRepo
 
@@ -51,10 +51,7 @@ async def test_a_spokes_kustomizations_are_refused_and_the_hubs_own_sync(
     repo.write("spokes/staging/apps/app.yaml", configmap("app", {"b": "2"}, namespace="podinfo"))
     repo.commit("hub and spoke")
     repo.push()
-    res = gitkrm(
-        "run", "--once", "--repo", repo.url, "--path", "hub", "--state", str(state),
-        "--agent-name", "e2e", "--interpret", "flux", cwd=state.parent, timeout=240,
-    )  # fmt: skip
+    res = run_tree(repo.url, state, path="hub", interpret="flux")
     out = res.stdout + res.stderr
     assert res.returncode == 1, out
     assert "error: Kustomization staging/tenants: spec.kubeConfig: its objects are for " in (

@@ -11,19 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gitkrm.krm import ObjectRef
 from gitkrm.krm.conditions import find_condition
-from tests.e2e.e2e_support import get_or_none, gitkrm, reader
-from tests.e2e.manifests import configmap, kustomization, namespace
+from tests.e2e.e2e_support import cm_ref, object_ref, read_each, run_tree
+from tests.e2e.manifests import configmap, git_repository, kustomization, namespace
 from tests.source.source_gitrepo import RemoteRepo
-
-
-def git_repository(name: str, url: str) -> str:
-    return (
-        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\n"
-        f"metadata: {{name: {name}, namespace: flux-system}}\n"
-        f"spec: {{interval: 1m, url: '{url}', ref: {{branch: main}}}}\n"
-    )
 
 
 async def test_an_app_whose_gitrepository_its_dependency_applies_syncs_in_the_same_run(
@@ -46,26 +37,15 @@ async def test_an_app_whose_gitrepository_its_dependency_applies_syncs_in_the_sa
     fleet.write("infrastructure/sources/api.yaml", git_repository("api", app.url))
     fleet.commit("fleet")
     fleet.push()
-    res = gitkrm(
-        "run", "--once", "--repo", fleet.url, "--path", "clusters/cluster-1",
-        "--state", str(state), "--agent-name", "e2e", "--interpret", "flux",
-        cwd=state.parent, timeout=240,
-    )  # fmt: skip
+    res = run_tree(fleet.url, state, path="clusters/cluster-1", interpret="flux")
     out = res.stdout + res.stderr
     assert res.returncode == 0, out
     assert "error:" not in res.stdout, out
-    store = await reader(state)
-    try:
-        synced = await get_or_none(
-            store, ObjectRef(group="", kind="ConfigMap", name="api-settings", namespace="default")
-        )
-        ks = await get_or_none(
-            store,
-            ObjectRef(group="kustomize.toolkit.fluxcd.io", kind="Kustomization", name="api",
-                      namespace="flux-system"),
-        )  # fmt: skip
-    finally:
-        await store.close()
+    synced, ks = await read_each(
+        state,
+        cm_ref("api-settings"),
+        object_ref("Kustomization", "api", "flux-system", "kustomize.toolkit.fluxcd.io"),
+    )
     assert synced is not None
     assert ks is not None
     ready = find_condition((ks.get("status") or {}).get("conditions"), "Ready")

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gitkrm.krm import ObjectRef
-from tests.e2e.e2e_support import get_or_none, gitkrm, reader
+from tests.e2e.e2e_support import object_ref, read_object, run_bootstrap
 from tests.e2e.manifests import kustomization, namespace
 from tests.source.source_gitrepo import RemoteRepo
 
@@ -22,18 +21,12 @@ async def test_an_unreadable_kustomization_is_stalled_and_its_parent_fails_at_on
                kustomization("controller", "./", source=("Bucket", "controller")))  # fmt: skip
     repo.commit("infra")
     repo.push()
-    res = gitkrm(
-        "run", "--once", "--repo", repo.url, "--path", "bootstrap", "--state", str(state),
-        "--agent-name", "e2e", "--interpret", "flux", cwd=state.parent,
-    )  # fmt: skip
+    res = run_bootstrap(repo.url, state, interpret="flux")
     assert res.returncode == 1, res.stdout + res.stderr
-    store = await reader(state)
-    try:
-        obj = await get_or_none(store, ObjectRef(
-            group="kustomize.toolkit.fluxcd.io", kind="Kustomization", name="controller",
-            namespace="flux-system"))  # fmt: skip
-    finally:
-        await store.close()
+    obj = await read_object(
+        state,
+        object_ref("Kustomization", "controller", "flux-system", "kustomize.toolkit.fluxcd.io"),
+    )
     assert obj is not None
     conditions = {c["type"]: c for c in obj["status"]["conditions"]}
     assert conditions["Ready"]["status"] == "False"

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from gitkrm.krm.conditions import find_condition
-from tests.e2e.e2e_support import gitkrm, object_ref, read_each
+from tests.e2e.e2e_support import object_ref, read_each, run_tree
 from tests.e2e.manifests import configmap, kustomization, namespace
 from tests.source.source_gitrepo import RemoteRepo
 
@@ -78,11 +78,9 @@ async def test_an_unreachable_chart_ends_at_the_timeout_with_the_source_named(
 ) -> None:
     _write(repo)
     started = time.monotonic()
-    res = gitkrm(
-        "run", "--once", "--wait", "--timeout", "8s", "--repo", repo.url,
-        "--path", "clusters/test", "--state", str(state), "--agent-name", "e2e",
-        "--interpret", "flux", cwd=state.parent, timeout=240,
-    )  # fmt: skip
+    res = run_tree(
+        repo.url, state, "--wait", "--timeout", "8s", path="clusters/test", interpret="flux"
+    )
     took = time.monotonic() - started
     out = res.stdout + res.stderr
     assert res.returncode == 1, out
@@ -122,10 +120,7 @@ async def test_a_dependency_whose_health_ran_out_is_not_waited_out_again_per_dep
     # `timeout`, 12s), it is not Ready (Flux: Ready=False HealthCheckFailed) and the
     # second dependent knows it at once (before, each waited the whole timeout again).
     _write(repo, timeout="12s", dependents=2)
-    res = gitkrm(
-        "run", "--once", "--repo", repo.url, "--path", "clusters/test", "--state", str(state),
-        "--agent-name", "e2e", "--interpret", "flux", cwd=state.parent, timeout=240,
-    )  # fmt: skip
+    res = run_tree(repo.url, state, path="clusters/test", interpret="flux")
     out = res.stdout + res.stderr
     assert res.returncode == 1, out
     waits = "waits for Kustomization flux-system/controllers"

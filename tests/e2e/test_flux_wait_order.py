@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gitkrm.krm import ObjectRef
 from tests.charts.release_charts import CACHE
-from tests.e2e.e2e_support import get_or_none, gitkrm, reader
+from tests.e2e.e2e_support import cm_ref, read_object, run_tree
 from tests.e2e.manifests import chart_in_git, helm_release, kustomization, namespace
 from tests.source.source_gitrepo import RemoteRepo
 
@@ -35,15 +34,7 @@ async def test_a_dependent_waits_for_the_helmreleases_its_dependency_declared(
             repo.write(f"charts/tools/{f.relative_to(CACHE).as_posix()}", f.read_bytes())
     repo.commit("infra and configs")
     repo.push()
-    res = gitkrm(
-        "run", "--once", "--repo", repo.url, "--path", "clusters/dev", "--state", str(state),
-        "--agent-name", "e2e", "--interpret", "flux", cwd=state.parent, timeout=240,
-    )  # fmt: skip
+    res = run_tree(repo.url, state, path="clusters/dev", interpret="flux")
     assert res.returncode == 0, res.stdout + res.stderr
-    store = await reader(state)
-    try:
-        cm = await get_or_none(store, ObjectRef(group="", kind="ConfigMap", name="settings",
-                                                namespace="default"))  # fmt: skip
-    finally:
-        await store.close()
+    cm = await read_object(state, cm_ref("settings"))
     assert cm is not None  # the dependent synced once the infrastructure was healthy
