@@ -27,14 +27,17 @@ async def _publisher(agent_repo: AgentRepoMaker, agent: str) -> Publisher:
     )
 
 
+@pytest.fixture
+async def pub(agent_repo: AgentRepoMaker) -> Publisher:
+    """Agent edge-1's publisher."""
+    return await _publisher(agent_repo, "edge-1")
+
+
 def _note(agent: str, updated: str = "2024-05-01T10:00:00Z") -> dict[str, object]:
     return stored_entry(updated, time=updated, by=agent)
 
 
-async def test_publish_pushes_notes_and_status(
-    agent_repo: AgentRepoMaker, remote: RemoteRepo
-) -> None:
-    pub = await _publisher(agent_repo, "edge-1")
+async def test_publish_pushes_notes_and_status(pub: Publisher, remote: RemoteRepo) -> None:
     head = remote.head()
     await pub.notes.write(head, {"default": _note("edge-1")})
     await pub.status.write(b"edge-1 status\n", message="status")
@@ -92,10 +95,7 @@ async def test_a_fresh_agent_state_merges_the_remotes_notes(
     assert git_out(remote.bare, "notes", "--ref=gitkrm/edge-1", "list").count("\n") == 2
 
 
-async def test_a_refusing_remote_is_forbidden(
-    agent_repo: AgentRepoMaker, remote: RemoteRepo
-) -> None:
-    pub = await _publisher(agent_repo, "edge-1")
+async def test_a_refusing_remote_is_forbidden(pub: Publisher, remote: RemoteRepo) -> None:
     hook = remote.bare / "hooks" / "pre-receive"
     hook.write_text("#!/bin/sh\necho 'no reports here' >&2\nexit 1\n")
     hook.chmod(0o755)
@@ -107,10 +107,7 @@ async def test_a_refusing_remote_is_forbidden(
     assert git_out(remote.bare, "show", "gitkrm/status:status/edge-1.yaml") == "x\n"
 
 
-async def test_an_unreachable_remote_is_an_error(
-    agent_repo: AgentRepoMaker, remote: RemoteRepo, tmp_path: Path
-) -> None:
-    pub = await _publisher(agent_repo, "edge-1")
+async def test_an_unreachable_remote_is_an_error(pub: Publisher, tmp_path: Path) -> None:
     await pub.status.write(b"x\n", message="x")
     pub.repo.url = str(tmp_path / "gone.git")
     with pytest.raises(GitkrmError, match=r"gone\.git"):
@@ -118,9 +115,8 @@ async def test_an_unreachable_remote_is_an_error(
 
 
 async def test_a_remote_that_keeps_moving_is_a_conflict(
-    agent_repo: AgentRepoMaker, remote: RemoteRepo, monkeypatch: pytest.MonkeyPatch
+    pub: Publisher, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pub = await _publisher(agent_repo, "edge-1")
     await pub.status.write(b"x\n", message="x")
 
     async def always_stale(refspecs: list[str]) -> list[Rejection]:
