@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gitkrm.errors import AlreadyExists, Conflict, NotFound
-from gitkrm.krm import Obj
+from gitkrm.krm import Obj, ObjectRef
 from gitkrm.store import Store
 from gitkrm.store.protocol import meta
 
@@ -117,8 +117,23 @@ async def forget_unconfigured(store: Store, *, agent_name: str, wanted: set[str]
             name,
             name,
         )
-        with contextlib.suppress(NotFound):
-            await store.delete(gitsource_ref(name))
+        await remove(store, name)
+
+
+async def remove(store: Store, name: str) -> None:
+    """Delete a source's GitSource (gone already: nothing to do); its objects stay."""
+    with contextlib.suppress(NotFound):
+        await store.delete(gitsource_ref(name))
+
+
+async def last_synced_revision(store: Store, name: str) -> str | None:
+    """The revision a source's GitSource says it last synced (None: none, or no GitSource)."""
+    try:
+        live = await store.get(gitsource_ref(name))
+    except NotFound:
+        return None
+    found = (live.get("status") or {}).get("lastSyncedRevision")
+    return str(found) if found else None
 
 
 class NoStatusWriter(StatusWriter):
@@ -129,14 +144,17 @@ class NoStatusWriter(StatusWriter):
         return {"status": dict(status)}
 
 
-async def children_of(store: Store, *, agent_name: str, parent: str) -> dict[str, str]:
+async def children_of(store: Store, *, agent_name: str, parent: str) -> dict[str, ObjectRef]:
     """The child sources a parent declared, as their GitSources remember them: child name
     -> its declaring object (`DECLARED_BY`)."""
+    from .tree.naming import parse_ref_text
+
     selector = f"gitkrm.io/agent={agent_name},{PARENT_LABEL}={parent}"
     listed = await store.list(crd.GITSOURCE_GVK, crd.NAMESPACE, label_selector=selector)
-    out: dict[str, str] = {}
+    out: dict[str, ObjectRef] = {}
     for obj in listed.get("items", []):
         declared = (meta(obj).get("annotations") or {}).get(DECLARED_BY)
-        if declared:
-            out[str(meta(obj).get("name"))] = str(declared)
+        ref = parse_ref_text(str(declared)) if declared else None
+        if ref is not None:
+            out[str(meta(obj).get("name"))] = ref
     return out

@@ -31,15 +31,16 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import orjson
 
 from gitkrm import __version__
-from gitkrm.errors import NotFound
+from gitkrm.errors import GitkrmError, NotFound
 from gitkrm.krm import GVK, ObjectRef
 from gitkrm.source import Source
 from gitkrm.store import Store
@@ -49,7 +50,13 @@ from gitkrm.sync.parsecache import write_private
 from gitkrm.sync.results import Counts, Timings
 
 from .config import ApplyMode, SourceConfig
+from .state import last_sync_file
 from .status import Outcome, Reason
+
+if TYPE_CHECKING:
+    from .runner import SourceRunner
+
+log = logging.getLogger("gitkrm.agent")
 
 FORMAT: Final = 2
 KUBE_SYSTEM: Final = ObjectRef(group="", kind="Namespace", name="kube-system")
@@ -263,3 +270,51 @@ async def unchanged(
     if await source.poll() != record.revision:
         return None
     return record
+
+
+async def record_settled(
+    store: Store,
+    runners: Sequence[SourceRunner],
+    *,
+    ours: set[int],
+    state_dir: Path,
+    by_digest: bool,
+) -> None:
+    """Record each source's last settled sync at the store's revision now, when every
+    write since that sync was the agent's own (`ours`: the tree's; the runners' GitSource
+    status writes are added), or else with the digest of its owned objects when they stand
+    as it left them. `by_digest` (a cluster, where the next run's Lease moves the
+    resourceVersion): always the digest."""
+    settled = [r for r in runners if r.last_sync is not None]
+    if not settled:
+        return
+    try:
+        store_id, now = await store_position(store)
+    except GitkrmError as e:
+        log.debug("the last syncs are not recorded: %s", e.message)
+        return
+    ours = set(ours)
+    for runner in runners:
+        ours |= runner.written
+    for runner in settled:
+        record = runner.last_sync
+        assert record is not None
+        if (record.store_id, record.resource_version) == (store_id, now):
+            continue  # recorded as it is (a pass with nothing to do)
+        done: LastSync | None = replace(record, store_id=store_id, resource_version=now)
+        if not live.contiguous(record.resource_version, now, ours):
+            done = None  # others wrote meanwhile: the owned objects' digest may tell
+        if done is None or by_digest:
+            try:
+                found = await with_owned(
+                    store, record, config=runner.config, settled=runner.settled_objects()
+                )
+            except GitkrmError as e:
+                log.debug("the last sync of %s is not recorded: %s", runner.name, e.message)
+                continue
+            if found is not None:
+                done = replace(found, store_id=store_id, resource_version=now)
+        if done is None:
+            continue
+        if done != record:
+            save(last_sync_file(state_dir, runner.name), done)

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import abc
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from gitkrm.cache import WatchCache
 from gitkrm.errors import GitkrmError
 from gitkrm.health import Health, HealthResult, aggregate, health_of
 from gitkrm.krm import GVK, Obj, ObjectRef, ResourceKey
@@ -29,6 +30,7 @@ from .config import SourceConfig
 from .logging import log_sync, sync_fields
 
 if TYPE_CHECKING:
+    from gitkrm.health import WaitResult
     from gitkrm.report import HealthFollower, Reporter
     from gitkrm.sync.engine import SyncEngine
 
@@ -218,3 +220,29 @@ class RunnerReports(abc.ABC):
         rv = str(meta(written).get("resourceVersion") or "")
         if rv.isdigit():
             self.written.add(int(rv))
+
+
+async def wait_healthy(
+    store: Store,
+    runners: Sequence[RunnerReports],
+    *,
+    cache: WatchCache | None,
+    timeout: float,  # noqa: ASYNC109 (the caller's budget, reported as timed_out)
+    on_progress: Any = None,
+) -> WaitResult:
+    """Wait until every object of the runners' last syncs is Current, one is Failed, or
+    `timeout` passes; the verdicts go into each runner's `status.health`."""
+    from gitkrm.health import HealthChecks, wait_for
+
+    result = await wait_for(
+        store,
+        [ref for runner in runners for ref in runner.applied],
+        timeout=timeout,
+        on_progress=on_progress,
+        cache=cache,
+        ttl_jobs=frozenset().union(*(r.ttl_jobs for r in runners)),
+        checks=HealthChecks.merged(r.config.health_checks for r in runners),
+    )
+    for runner in runners:
+        await runner.record_health(result.results)
+    return result

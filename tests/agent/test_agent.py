@@ -301,13 +301,13 @@ async def test_run_once_reports_the_health_read_at_sync_and_follows_none(
     assert term.follower is None
     # Nothing syncs any more: the engine (its drift informers) is gone before the flush.
     engines: list[object] = []
-    flush = term._end_reports
+    flush = term._reports.end
 
     async def recording(**kw: Any) -> None:
         engines.extend(r._sync_engine for r in term.runners.values())
         await flush(**kw)
 
-    term._end_reports = recording
+    term._reports.end = recording
     await agent.close()
     assert agent.term is None
     assert engines == [None]
