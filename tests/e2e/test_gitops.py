@@ -171,6 +171,16 @@ async def test_first_sync_then_change_remove_and_live_edits(
     assert web["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.25"
 
 
+async def run_once_to(flags: tuple[str, ...], cwd: Path, state: Path, configmaps: set[str]) -> None:
+    """`run --once` creates one ConfigMap and prunes one (the other two unchanged): the
+    source's ConfigMaps are then `configmaps`."""
+    code, out, err = run_once(*flags, cwd=cwd)
+    assert code == 0, err
+    assert "1 created, 0 configured, 1 pruned, 2 unchanged" in out
+    async with reading(state) as store:
+        assert await names(store, CM, source="default") == configmaps
+
+
 async def test_delete_a_file_then_revert(
     repo: RemoteRepo, state: Path, tmp_path: Path, apply_mode: str
 ) -> None:
@@ -189,11 +199,7 @@ async def test_delete_a_file_then_revert(
     repo.write("d.yaml", configmap("d", {"v": "d"}))
     repo.commit("drop b, add d")
     repo.push()
-    code, out, err = run_once(*flags, cwd=tmp_path)
-    assert code == 0, err
-    assert "1 created, 0 configured, 1 pruned, 2 unchanged" in out
-    async with reading(state) as store:
-        assert await names(store, CM, source="default") == {"default/a", "default/c", "default/d"}
+    await run_once_to(flags, tmp_path, state, {"default/a", "default/c", "default/d"})
     assert await inventory_keys(state) == {
         "default_a__ConfigMap",
         "default_c__ConfigMap",
@@ -204,11 +210,8 @@ async def test_delete_a_file_then_revert(
     git("revert", "--no-edit", "HEAD", cwd=repo.work)
     reverted = repo.head()
     repo.push()
-    code, out, err = run_once(*flags, cwd=tmp_path)
-    assert code == 0, err
-    assert "1 created, 0 configured, 1 pruned, 2 unchanged" in out
+    await run_once_to(flags, tmp_path, state, {"default/a", "default/b", "default/c"})
     async with reading(state) as store:
-        assert await names(store, CM, source="default") == {"default/a", "default/b", "default/c"}
         b = await store.get(cm_ref("b"))
         a_after = await store.get(cm_ref("a"))
         status = await gitsource_status(store)
