@@ -148,8 +148,9 @@ def write_other(other: RemoteRepo) -> None:
 
 
 def other_repository(root: Path) -> RemoteRepo:
-    """A second repository (its ConfigMap `other-cm`), committed and pushed."""
-    second = RemoteRepo(root / "other")
+    """A second repository (its ConfigMap `other-cm`), committed and pushed, on `master`:
+    an Application's `targetRevision: HEAD` follows its default branch, whatever its name."""
+    second = RemoteRepo(root / "other", branch="master")
     write_other(second)
     second.commit("other")
     second.push()

@@ -129,7 +129,7 @@ def write_projects(repo: RemoteRepo, *, other_url: str, permissive: bool) -> Non
         repo.write(f"apps/{name}.yaml", in_project(text, project, ns=ns))
 
     app("missing", "plain", project="nowhere", dest=ARGOCD, create=False)
-    app("wrong-repo", ".", url=other_url, targetRevision="main")
+    app("wrong-repo", ".", url=other_url, targetRevision="HEAD")
     app("wrong-dest", "plain", dest="prod")
     app("private", "plain", project="team-b", dest="team-a-private")
     app("secrets", "secrets")

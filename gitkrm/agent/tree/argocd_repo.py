@@ -15,8 +15,8 @@ which; a name that looks like a version (`v1.2.3`, `1.2`) is a tag; a semver ran
 (`1.2.*`, `>=1.0.0 <2.0.0`, `^1.2`, `*-0`) is the highest tag it allows, resolved again at
 every poll (Argo CD's `versions.MaxVersion`, Masterminds' rules: a pre-release only where
 the range names one); any other name is a branch (Argo CD asks the remote; gitkrm decides
-without I/O). `HEAD` of another repository
-is its branch `main`, said as not honoured (gitkrm tracks a named branch).
+without I/O). `HEAD` (or none) of another repository is its remote's `HEAD`: the default
+branch, whatever it is named, followed when it changes.
 """
 
 from __future__ import annotations
@@ -30,12 +30,13 @@ from typing import Any, Final
 from gitkrm.errors import BadRequest
 from gitkrm.krm import GVK, Obj, ObjectRef
 from gitkrm.source import Auth, GitRef, RefKind
+from gitkrm.source.spec import HEAD
 
 from ..config import SourceConfig
 from .argocd_spec import KNOWN_HOSTS_CONFIGMAP, SECRET_TYPE_LABEL
 from .fields import Fail
 from .flux_repo import Repository, credentials
-from .model import Context, Unhonoured
+from .model import Context
 from .repourl import clone_of, has_ref, normalise_url, same_repository
 
 _SHA: Final = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
@@ -86,18 +87,10 @@ async def repository(
             ca_file=parent.ca_file,
             is_parent=at_parent_ref,
         )
-    unhonoured: tuple[Unhonoured, ...] = ()
-    if ref is None:
-        ref = GitRef(RefKind.BRANCH, "main")
-        unhonoured = (
-            Unhonoured(
-                f"{at}.targetRevision",
-                "HEAD of another repository is read as its branch main (gitkrm tracks a "
-                "named branch): name the branch",
-            ),
-        )
+    if ref is None:  # the remote's default branch, whatever it is named, as Argo CD
+        ref = GitRef(RefKind.REF, HEAD)
     auth, ca_file = await _credentials(url, namespace=namespace, ctx=ctx, fail=fail, at=at)
-    return Repository(url=url, ref=ref, auth=auth, ca_file=ca_file, unhonoured=unhonoured)
+    return Repository(url=url, ref=ref, auth=auth, ca_file=ca_file)
 
 
 def _data(secret: Obj, key: str) -> tuple[str, Any] | None:

@@ -154,12 +154,12 @@ async def test_repo_creds_match_by_url_prefix_the_longest_first() -> None:
     assert bare.config.auth is None
 
 
-async def test_head_of_another_repository_is_its_main_branch_said_as_not_honoured() -> None:
+async def test_head_of_another_repository_is_its_default_branch() -> None:
     spec = await child(
         application(source={"repoURL": OTHER, "path": "x", "targetRevision": "HEAD"})
     )
-    assert spec.config.ref == MAIN
-    assert fields(spec) == ["spec.source.targetRevision"]
+    assert spec.config.ref == GitRef(RefKind.REF, "HEAD")
+    assert fields(spec) == []
 
 
 async def test_a_directory_source() -> None:
