@@ -112,10 +112,10 @@ async def test_an_app_of_apps_syncs_edits_and_removes_children(
         manual = await get_or_none(store, app_ref("manual"))
         assert manual is not None
         assert "operationState" not in manual["status"]
-        other = await get_or_none(store, app_ref("other"))  # HEAD: its default branch
-        assert other is not None
-        assert "conditions" not in other["status"]  # nothing it asks for is left undone
-        assert other["status"]["sync"]["status"] == "Synced"
+        elsewhere = await get_or_none(store, app_ref("other"))  # HEAD: its default branch
+        assert elsewhere is not None
+        assert "conditions" not in elsewhere["status"]  # nothing it asks for is left undone
+        assert elsewhere["status"]["sync"]["status"] == "Synced"
     shown = kubectl_get_applications(state, tmp_path / "home")
     rows = [line.split() for line in shown.splitlines()]
     assert rows[0] == ["NAME", "SYNC", "STATUS", "HEALTH", "STATUS", "REVISION", "PROJECT"]
