@@ -128,3 +128,19 @@ async def test_a_dependency_whose_health_ran_out_is_not_waited_out_again_per_dep
     assert len(waited) == 2, out
     gap = _stamp(waited[1], waits) - _stamp(waited[0], waits)
     assert gap.total_seconds() < 6, out
+
+
+async def test_the_wait_after_a_tree_says_the_time_left_in_whole_seconds(
+    repo: RemoteRepo, state: Path
+) -> None:
+    repo.write("clusters/test/cm.yaml", configmap("plain", {"a": "1"}))
+    repo.commit("plain")
+    repo.push()
+    res = run_tree(
+        repo.url, state, "--wait", "--timeout", "1m", path="clusters/test", interpret="flux"
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    line = next(x for x in res.stdout.splitlines() if x.startswith("waiting up to "))
+    left = line.split()[3]  # `--timeout` counts from the start: less than 1m is left
+    assert left.endswith("s"), line
+    assert "." not in left, line
