@@ -9,6 +9,7 @@ it. A failed status write is logged, never raised: the next pass writes again.
 from __future__ import annotations
 
 import abc
+import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -62,6 +63,9 @@ class RunnerReports(abc.ABC):
         self.writer = st.StatusWriter(store, desired=config.to_object(agent_name=agent_name))
         live = live or {}
         self.status: dict[str, Any] = dict(live.get("status") or {})
+        self._status_lock = asyncio.Lock()
+        """One status write at a time, each made from the status the last one wrote: a
+        report state written beside a sync's end must not put back the status before it."""
         self.generation: int = int((live.get("metadata") or {}).get("generation") or 1)
         self.requested_at: str | None = None
         self.synced_revision: str | None = None
@@ -155,20 +159,20 @@ class RunnerReports(abc.ABC):
         """New verdicts for objects of the last sync (after waiting): into `status.health`."""
         self.health.update({r: h for r, h in verdicts.items() if r in self.health})
         summary = self.health_summary()
-        if self.status.get("health") != summary:
-            await self._write({**self.status, "health": summary})
+        await self._write(lambda old: None if old.get("health") == summary else
+                          {**old, "health": summary})  # fmt: skip
 
     async def set_report_state(self, report: dict[str, Any]) -> None:
         """Write how the remote takes our reports into the GitSource status (`report`)."""
-        if self.status.get("report") == report:
-            return
-        await self._write({**self.status, "report": report})
+        await self._write(lambda old: None if old.get("report") == report else
+                          {**old, "report": report})  # fmt: skip
 
     async def _progressing(self, revision: str) -> None:
-        status = st.progressing(
-            self.status, revision=revision, generation=self.generation, now=now_rfc3339()
+        await self._write(
+            lambda old: st.progressing(
+                old, revision=revision, generation=self.generation, now=now_rfc3339()
+            )
         )
-        await self._write(status)
 
     async def _finish(
         self, outcome: st.Outcome, *, trigger: str, requested: str | None, quiet: bool = False
@@ -181,16 +185,17 @@ class RunnerReports(abc.ABC):
         self.last_outcome = outcome
         if quiet and previous is not None and previous.succeeded:
             return  # a drift check that found nothing: the status is already right
-        status = st.finished(
-            self.status,
-            outcome,
-            generation=self.generation,
-            now=now_rfc3339(),
-            requested_at=requested,
-        )
-        if self.health or outcome.succeeded:
-            status["health"] = self.health_summary()
-        await self._write(status)
+
+        def finished(old: dict[str, Any]) -> dict[str, Any]:
+            status = st.finished(
+                old, outcome, generation=self.generation, now=now_rfc3339(),
+                requested_at=requested,
+            )  # fmt: skip
+            if self.health or outcome.succeeded:
+                status["health"] = self.health_summary()
+            return status
+
+        await self._write(finished)
 
     def _log_pass(self, outcome: st.Outcome, *, trigger: str, quiet: bool = False) -> None:
         """The log line of a pass (and its errors), and its time into the metrics."""
@@ -209,14 +214,20 @@ class RunnerReports(abc.ABC):
         if self.observe is not None:
             self.observe(self.name, result, outcome.timings_ms.total / 1000)
 
-    async def _write(self, status: dict[str, Any]) -> None:
-        try:
-            written = await self.writer.write(status)
-        except GitkrmError as e:
-            log.error("source %s: status not written: %s", self.name, e.message)
-            self.last_sync = None  # the status must say what the record says
-            return
-        self.status = status
+    async def _write(self, update: Callable[[dict[str, Any]], dict[str, Any] | None]) -> None:
+        """Write `update` of the status last written (None: nothing to write), one write
+        at a time (see `_status_lock`)."""
+        async with self._status_lock:
+            status = update(self.status)
+            if status is None:
+                return
+            try:
+                written = await self.writer.write(status)
+            except GitkrmError as e:
+                log.error("source %s: status not written: %s", self.name, e.message)
+                self.last_sync = None  # the status must say what the record says
+                return
+            self.status = status
         rv = str(meta(written).get("resourceVersion") or "")
         if rv.isdigit():
             self.written.add(int(rv))
