@@ -27,6 +27,7 @@ from gitkrm.controllers.replicaset import ReplicaSetController
 from gitkrm.controllers.runtime import Context, Controller
 from gitkrm.controllers.scheduler import Scheduler
 from gitkrm.controllers.service import ServiceController
+from gitkrm.controllers.serviceaccount import ServiceAccountController
 from gitkrm.controllers.statefulset import StatefulSetController
 from gitkrm.controllers.storage import StorageController
 from gitkrm.controllers.writer import Writer
@@ -54,6 +55,7 @@ CONTROLLERS: dict[str, type[Controller]] = {
         EndpointsController,
         GarbageCollector,
         NamespaceController,
+        ServiceAccountController,
     )
 }
 

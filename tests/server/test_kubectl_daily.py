@@ -107,3 +107,15 @@ def test_kubelet_commands_fail_cleanly_and_drain_deletes(kube: Kubectl) -> None:
         message="pod/lone deleted by drain",
     )
     kube("uncordon", node)
+
+
+def test_a_namespace_gets_its_default_service_account(kube: Kubectl) -> None:
+    def accounts() -> list[str]:
+        return kube("get", "sa", "-n", "team", "-o", "name").split()
+
+    assert kube("create", "namespace", "team") == "namespace/team created\n"
+    eventually(lambda: accounts() == ["serviceaccount/default"], timeout=10, message="default SA")
+    kube("delete", "sa", "default", "-n", "team")
+    eventually(lambda: accounts() == ["serviceaccount/default"], timeout=10, message="made again")
+    kube("delete", "namespace", "team", "--timeout=30s")
+    assert kube.run("get", "ns", "team", check=False).returncode == 1
