@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from gitkrm.errors import BadRequest
 
@@ -103,15 +103,31 @@ def metadata(loaded: helm_python.Chart) -> dict[str, Any]:
 
 
 def parse_sets(expressions: Sequence[str], *, chart: str) -> list[dict[str, Any]]:
-    """Helm's own parser of `--set` expressions."""
+    """Helm's own parser of `--set` expressions, its integers kept printable (`_exact`)."""
     h = helm(chart)
     out: list[dict[str, Any]] = []
     for e in expressions:
         try:
-            out.append(h.parse_set_string(e))
+            out.append(_exact(h.parse_set_string(e)))
         except h.HelmError as err:
             raise ChartError(chart, f"--set {e!r}: {_message(err)}") from None
     return out
+
+
+_EXPONENT_FROM: Final = 10**6
+
+
+def _exact(value: Any) -> Any:
+    """`helm --set x=20240101` makes an int64, printed as written; the values reach the
+    renderer as JSON, whose numbers are float64, printed from a million on as 2.0240101e+07:
+    such an integer goes as its digits (sprig's `int`, `add` and `quote` read them alike)."""
+    if isinstance(value, dict):
+        return {k: _exact(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_exact(v) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= _EXPONENT_FROM:
+        return str(value)
+    return value
 
 
 def _message(e: Exception) -> str:

@@ -254,3 +254,15 @@ def test_argo_cd_semantics_set_string_file_parameters_and_values_of_another_sour
         }
         assert {"ConfigMap/web-migrate-install", "ConfigMap/web-migrate-upgrade"} <= hooks
     assert not [p for p, _ in first.manifests if "$values" in p]
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [("20240101", "20240101"), ("6752038", "6752038"), ("8080", "8080"),
+     ("-1500000", "-1500000"), ("true", "true")],
+)  # fmt: skip
+def test_an_integer_set_prints_as_written_as_helm_set_does(value: str, shown: str) -> None:
+    """`helm --set` makes an int64 (printed as written); JSON's float64 would print a
+    million and more as 2.0240101e+07 (a date tag, a commit sha of digits)."""
+    r = render(ChartRenderer(spec=HelmSpec.from_spec({"set": [f"cache.size={value}"]})))
+    assert objects(r)["ConfigMap/shop-cache"]["data"]["size"] == shown
