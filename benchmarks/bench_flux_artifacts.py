@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.cli_runs import timed_run
-from tests.e2e.flux_artifacts_repo import APPS, INFRASTRUCTURE, monorepo, values
+from tests.e2e.flux_artifacts_repo import apps, infrastructure, monorepo, values
 
 RUNS = 3
 ARGS = ("--path", "clusters/staging", "--interpret", "flux")
@@ -33,30 +33,19 @@ def _line(name: str, artifacts: list[float], git: list[float]) -> None:
     )
 
 
-def _over_git(text: str) -> str:
-    """The Kustomizations of `text` over the GitRepository, at the artifacts' paths."""
-    for old, new in (
-        (
-            "{kind: ExternalArtifact, name: infrastructure}",
-            "{kind: GitRepository, name: flux-system}",
-        ),
-        ("{kind: ExternalArtifact, name: apps}", "{kind: GitRepository, name: flux-system}"),
-        ("path: ./controllers", "path: ./infrastructure/controllers"),
-        ("path: ./configs", "path: ./infrastructure/configs"),
-        ("path: ./staging", "path: ./apps/staging"),
-    ):
-        text = text.replace(old, new)
-    return text
-
-
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="gitkrm-bench-artifacts-") as tmp:
         root = Path(tmp)
         repos = {"artifacts": monorepo(root, name="artifacts"), "git": monorepo(root, name="git")}
         git = repos["git"]
         git.remove("clusters/staging/artifacts.yaml")
-        git.write("clusters/staging/infrastructure.yaml", _over_git(INFRASTRUCTURE))
-        git.write("clusters/staging/apps.yaml", _over_git(APPS))
+        # the same Kustomizations over the GitRepository, at the artifacts' paths
+        over_git = ("GitRepository", "flux-system")
+        git.write(
+            "clusters/staging/infrastructure.yaml",
+            infrastructure(over_git, root="./infrastructure"),
+        )
+        git.write("clusters/staging/apps.yaml", apps(over_git, root="./apps"))
         git.commit("over the GitRepository")
         times: dict[str, dict[str, list[float]]] = {
             k: {"artifacts": [], "git": []} for k in ("first", "again", "outside", "inside")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.e2e.manifests import kustomization
 from tests.support.builders import deployment, namespace
 from tests.support.manifests import yaml_text
 from tests.sync.sync_helpers import Remote
@@ -39,49 +40,40 @@ spec:
     - {from: "@monorepo/apps/staging/**", to: "@artifact/staging/"}
 """
 
-INFRASTRUCTURE = """\
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: infra-controllers, namespace: flux-system}
-spec:
-  interval: 1h
-  timeout: 2m
-  sourceRef: {kind: ExternalArtifact, name: infrastructure}
-  path: ./controllers
-  prune: true
-  wait: true
----
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: infra-configs, namespace: flux-system}
-spec:
-  dependsOn: [{name: infra-controllers}]
-  interval: 1h
-  timeout: 2m
-  sourceRef: {kind: ExternalArtifact, name: infrastructure}
-  path: ./configs
-  prune: true
-  patches:
-  - target: {kind: ConfigMap, name: issuer}
-    patch: |
-      - op: replace
-        path: /data/server
-        value: https://acme-staging.example.org/directory
-"""
+Source = tuple[str, str]
 
-APPS = """\
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: apps, namespace: flux-system}
-spec:
-  dependsOn: [{name: infra-configs}]
-  interval: 1h
-  timeout: 2m
-  sourceRef: {kind: ExternalArtifact, name: apps}
-  path: ./staging
-  prune: true
-  wait: true
-"""
+
+def infrastructure(
+    source: Source = ("ExternalArtifact", "infrastructure"),
+    *,
+    root: str = ".",
+    controllers_from: Source | None = None,
+) -> str:
+    """Kustomizations `infra-controllers` and `infra-configs` (dependsOn it, with a patch)
+    over `root`/controllers and `root`/configs of `source` (controllers: of
+    `controllers_from`, when given)."""
+    issuer = {
+        "target": {"kind": "ConfigMap", "name": "issuer"},
+        "patch": "- op: replace\n  path: /data/server\n"
+        "  value: https://acme-staging.example.org/directory\n",
+    }
+    controllers = kustomization(
+        "infra-controllers", f"{root}/controllers", source=controllers_from or source,
+        timeout="2m",
+    )  # fmt: skip
+    configs = kustomization(
+        "infra-configs", f"{root}/configs", source=source, timeout="2m", wait=None,
+        depends_on=("infra-controllers",), patches=[issuer],
+    )  # fmt: skip
+    return controllers + "---\n" + configs
+
+
+def apps(source: Source = ("ExternalArtifact", "apps"), *, root: str = ".") -> str:
+    """The Kustomization `apps` (dependsOn infra-configs) over `root`/staging of `source`."""
+    return kustomization(
+        "apps", f"{root}/staging", source=source, timeout="2m", depends_on=("infra-configs",)
+    )
+
 
 CONTROLLER = yaml_text(
     namespace("gateway-system"),
@@ -139,8 +131,8 @@ def monorepo(root: Path, *, name: str = "monorepo") -> Remote:
         "clusters/staging/flux-system/gotk-sync.yaml": PLACEHOLDER,
         "clusters/staging/flux-system/kustomization.yaml": FLUX_SYSTEM_KUSTOMIZATION,
         "clusters/staging/artifacts.yaml": GENERATOR,
-        "clusters/staging/infrastructure.yaml": INFRASTRUCTURE,
-        "clusters/staging/apps.yaml": APPS,
+        "clusters/staging/infrastructure.yaml": infrastructure(),
+        "clusters/staging/apps.yaml": apps(),
         "infrastructure/controllers/kustomization.yaml": (
             "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
             "resources: [gateway.yaml]\n"

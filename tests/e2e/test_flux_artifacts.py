@@ -15,7 +15,7 @@ import pytest
 
 from gitkrm.krm import ObjectRef
 from tests.e2e.e2e_support import AgentProcess, gitkrm, read_object, wait_for
-from tests.e2e.flux_artifacts_repo import GENERATOR, INFRASTRUCTURE, monorepo, values
+from tests.e2e.flux_artifacts_repo import GENERATOR, infrastructure, monorepo, values
 from tests.support.net import free_port
 
 pytestmark = pytest.mark.usefixtures("_kustomize")
@@ -187,8 +187,8 @@ async def test_bad_input_is_refused_naming_file_line_and_object(tmp_path: Path) 
     repo.write(
         "clusters/staging/artifacts.yaml", GENERATOR.replace('to: "@artifact/base/"}', extract)
     )
-    repo.write("clusters/staging/infrastructure.yaml",
-               INFRASTRUCTURE.replace("name: infrastructure}", "name: nowhere}", 1))  # fmt: skip
+    nowhere = infrastructure(controllers_from=("ExternalArtifact", "nowhere"))
+    repo.write("clusters/staging/infrastructure.yaml", nowhere)
     repo.commit("unsupported")
     done = sync(tmp_path, repo.url, state)
     generator = await read_object(state, flux("ArtifactGenerator", "flux-system"))
