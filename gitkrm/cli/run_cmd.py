@@ -229,7 +229,8 @@ async def _wait(
     from the start of the run (`deadline`): a tree's waits on health took their share."""
     refs = agent.applied()
     left = timeout if deadline is None else max(0.0, deadline - time.monotonic())
-    print(f"waiting up to {format_duration(round(left))} for {len(refs)} object(s) to be Current")
+    shown = format_duration(int(left))  # whole seconds, never more than is left
+    print(f"waiting up to {shown} for {len(refs)} object(s) to be Current")
     await agent.start_controllers()
     waiting = asyncio.ensure_future(agent.wait_healthy(timeout=left))
     stopped = asyncio.ensure_future(shutdown.requested.wait())
