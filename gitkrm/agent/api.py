@@ -47,6 +47,11 @@ class ApiService:
         self._task: asyncio.Task[None] | None = None
         self.bound: Bound | None = None
 
+    def ca_pem(self) -> str | None:
+        """The certificate clients verify the API with (None: served without TLS)."""
+        tls = self._options.tls
+        return tls.ca_pem().decode() if tls is not None else None
+
     async def start(self) -> Bound:
         started = asyncio.Event()
 

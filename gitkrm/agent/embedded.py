@@ -9,6 +9,7 @@ loads neither (tests/cli/test_imports.py), and no leader election ever.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 from . import crd
@@ -99,9 +100,11 @@ class EmbeddedTarget(StoreOwner):
             return
         from gitkrm.controllers import ControllerManager
 
-        self._controllers = ControllerManager(
-            store=self.store, options=self._options.controllers, cache=self.cache
-        )
+        options = self._options.controllers
+        ca = self._api.ca_pem() if self._api is not None else None
+        if ca is not None:
+            options = dataclasses.replace(options, root_ca_pem=ca)
+        self._controllers = ControllerManager(store=self.store, options=options, cache=self.cache)
         await self._controllers.start()
 
     async def stop_controllers(self) -> None:

@@ -87,7 +87,8 @@ async def _main(opts: ServeOptions, state: Path) -> None:
 
     # The embedded target: the bundled controllers run on the store next to the API (a
     # Deployment made with kubectl gets its ReplicaSet, pods and status).
-    controllers = ControllerManager(store=store, options=ControllerOptions())
+    ca = opts.tls.ca_pem().decode() if opts.tls is not None else None
+    controllers = ControllerManager(store=store, options=ControllerOptions(root_ca_pem=ca))
     try:
         await controllers.start()
         await serve(store, opts, started=started, stop=stop)

@@ -24,6 +24,7 @@ from gitkrm.controllers.namespace import NamespaceController
 from gitkrm.controllers.node import NodeController
 from gitkrm.controllers.options import ControllerOptions
 from gitkrm.controllers.replicaset import ReplicaSetController
+from gitkrm.controllers.rootca import RootCAPublisher
 from gitkrm.controllers.runtime import Context, Controller
 from gitkrm.controllers.scheduler import Scheduler
 from gitkrm.controllers.service import ServiceController
@@ -56,6 +57,7 @@ CONTROLLERS: dict[str, type[Controller]] = {
         GarbageCollector,
         NamespaceController,
         ServiceAccountController,
+        RootCAPublisher,
     )
 }
 

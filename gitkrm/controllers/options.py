@@ -39,6 +39,9 @@ class ControllerOptions:
     node_port_range: tuple[int, int] = (30000, 32767)
     default_storage_class: str = "standard"
     resync_period: float = 1800.0
+    # The PEM the `kube-root-ca.crt` ConfigMaps publish: the API's TLS certificate when it
+    # serves TLS (None: a fixed self-made one).
+    root_ca_pem: str | None = None
     workers: int = 4
     # Names of the controllers to run (None: all of them); see ControllerManager.
     enabled: frozenset[str] | None = None

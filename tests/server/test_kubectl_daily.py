@@ -119,3 +119,53 @@ def test_a_namespace_gets_its_default_service_account(kube: Kubectl) -> None:
     eventually(lambda: accounts() == ["serviceaccount/default"], timeout=10, message="made again")
     kube("delete", "namespace", "team", "--timeout=30s")
     assert kube.run("get", "ns", "team", check=False).returncode == 1
+
+
+def test_a_namespace_gets_its_root_ca_configmap(kube: Kubectl) -> None:
+    def root_ca() -> dict[str, object] | None:
+        r = kube.run("get", "cm", "kube-root-ca.crt", "-n", "pki", "-o", "json", check=False)
+        return json.loads(r.stdout) if r.returncode == 0 else None
+
+    kube("create", "namespace", "pki")
+    eventually(lambda: root_ca() is not None, timeout=10, message="kube-root-ca.crt")
+    cm = root_ca()
+    assert cm is not None
+    assert cm["data"]["ca.crt"].startswith("-----BEGIN CERTIFICATE-----")  # type: ignore[index]
+    assert cm["metadata"]["annotations"]["kubernetes.io/description"].startswith(  # type: ignore[index]
+        "Contains a CA bundle that can be used to verify the kube-apiserver"
+    )
+    first = cm["data"]
+    kube("patch", "cm", "kube-root-ca.crt", "-n", "pki", "-p", '{"data":{"ca.crt":"x"}}')
+    eventually(lambda: (root_ca() or {}).get("data") == first, timeout=10, message="put back")
+    kube("delete", "cm", "kube-root-ca.crt", "-n", "pki")
+    eventually(lambda: (root_ca() or {}).get("data") == first, timeout=10, message="made again")
+    kube("delete", "namespace", "pki", "--timeout=30s")
+
+
+def test_kubectl_run_pod_gets_the_admission_defaults(kube: Kubectl) -> None:
+    """ServiceAccount, DefaultTolerationSeconds and Priority admission, as on a cluster."""
+    kube("run", "admitted", "--image=nginx:1.27", "--restart=Never")
+    pod = json.loads(kube("get", "pod", "admitted", "-o", "json"))
+    spec = pod["spec"]
+    assert spec["serviceAccountName"] == spec["serviceAccount"] == "default"
+    assert [(t["key"], t["tolerationSeconds"]) for t in spec["tolerations"]] == [
+        ("node.kubernetes.io/not-ready", 300),
+        ("node.kubernetes.io/unreachable", 300),
+    ]
+    assert (spec["priority"], spec["preemptionPolicy"]) == (0, "PreemptLowerPriority")
+    (volume,) = spec["volumes"]
+    assert volume["name"].startswith("kube-api-access-")
+    assert spec["containers"][0]["volumeMounts"] == [
+        {
+            "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
+            "name": volume["name"],
+            "readOnly": True,
+        }
+    ]
+    # A Deployment's pod template is not admitted: it stays as written.
+    kube("create", "deployment", "plain", "--image=nginx:1.27")
+    template = json.loads(kube("get", "deploy", "plain", "-o", "json"))["spec"]["template"]
+    assert "serviceAccountName" not in template["spec"]
+    assert "tolerations" not in template["spec"]
+    kube("delete", "pod", "admitted", "--wait=false")
+    kube("delete", "deploy", "plain")

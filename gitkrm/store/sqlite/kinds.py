@@ -27,6 +27,7 @@ class Kind:
         "info",
         "is_crd",
         "is_namespace",
+        "is_pod",
         "key",
         "kind",
         "namespaced",
@@ -47,6 +48,7 @@ class Kind:
         self.generation = info.generation
         self.has_status = "status" in info.subresources
         self.is_namespace = info.group == "" and info.kind == "Namespace"
+        self.is_pod = info.group == "" and info.kind == "Pod"
         self.is_crd = info.group == CRD_GK.group and info.kind == CRD_GK.kind
 
 

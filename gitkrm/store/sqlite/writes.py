@@ -10,6 +10,7 @@ from gitkrm.errors import AlreadyExists, BadRequest, Cause, Conflict, Forbidden,
 from gitkrm.krm import GVK, Obj, join_api_version
 from gitkrm.krm.clock import stamp
 from gitkrm.krm.nesting import MAX_NESTING, nesting_exceeds
+from gitkrm.schema.pod_admission import admit_tolerations
 from gitkrm.store.protocol import WriteOptions
 from gitkrm.store.sqlite import managed, policies
 from gitkrm.store.sqlite.deletion import delete_if_finalized
@@ -20,6 +21,7 @@ from gitkrm.store.sqlite.meta import (
     new_uid,
     ordered,
 )
+from gitkrm.store.sqlite.podadmit import admit_pod
 from gitkrm.store.sqlite.txn import Stored, Txn
 
 # Server-managed metadata a create cannot set (rest.FillObjectMetaSystemFields).
@@ -103,7 +105,15 @@ def check_namespace(txn: Txn, ns: str) -> None:
 def admit(
     txn: Txn, obj: Obj, *, old: Obj | None, opts: WriteOptions, sub: str | None, kind: Kind
 ) -> list[str]:
-    """Schema admission, then the ValidatingAdmissionPolicies that match the write."""
+    """Schema admission, then the ValidatingAdmissionPolicies that match the write (a Pod
+    update first gets the tolerations DefaultTolerationSeconds adds to updates too)."""
+    if (
+        kind.is_pod
+        and old is not None
+        and sub is None
+        and isinstance(spec := obj.get("spec"), dict)
+    ):
+        admit_tolerations(spec)
     warnings = txn.core.registry.admit(
         obj, old=old, field_validation=opts.field_validation, subresource=sub
     )
@@ -187,6 +197,10 @@ def create(
             subresource=None,
             custom=kind.custom,
         )
+    if kind.is_pod:
+        # The mutating admission plugins run after the field manager recorded the request
+        # (create.go), so what they add is nobody's: a later apply does not remove it.
+        admit_pod(txn, obj)
     served = obj["apiVersion"]
     obj["apiVersion"] = kind.storage_api_version
     obj = ordered(obj)
