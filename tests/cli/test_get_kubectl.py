@@ -254,7 +254,7 @@ def test_several_kinds_are_several_tables(
     "args",
     [
         ["svc", "-n", "batch"],
-        ["svc,cm", "-n", "batch"],
+        ["svc,secrets", "-n", "batch"],  # (a ConfigMap: every namespace has kube-root-ca.crt)
         ["all", "-A", "-l", "nope=1"],
         ["persistentvolumes"],
         ["svc", "-n", "batch", "-o", "name"],
