@@ -29,6 +29,7 @@ from typing import Any, Final
 import yaml
 
 from gitkrm.errors import BadRequest
+from gitkrm.krm.labels import label_selector_from_dict
 from gitkrm.source import Snapshot
 
 from .argocd_spec import API_VERSION, FINALIZER, IN_CLUSTER_NAME, IN_CLUSTER_SERVER
@@ -185,27 +186,17 @@ class Generation:
     def _select(self, made: list[Params], selector: Any, at: str) -> list[Params]:
         if not selector:
             return made
-        if not isinstance(selector, Mapping) or set(selector) - {"matchLabels", "matchExpressions"}:
-            raise self.fail(at, "a label selector (matchLabels, matchExpressions)")
         return [p for p in made if self._selects(selector, p, at)]
 
-    def _selects(self, selector: Mapping[str, Any], params: Params, at: str) -> bool:
+    def _selects(self, selector: Any, params: Params, at: str) -> bool:
+        """apimachinery's structured label selector over the (flattened) parameters."""
+        try:
+            parsed = label_selector_from_dict(selector)
+        except BadRequest as e:
+            raise self.fail(at, e.message) from None
         flat: Params = {}
         _flatten(params, "", flat)
-        for k, v in (selector.get("matchLabels") or {}).items():
-            if flat.get(str(k)) != str(v):
-                return False
-        for i, e in enumerate(selector.get("matchExpressions") or []):
-            key, op = str(e.get("key")), str(e.get("operator"))
-            values = [str(v) for v in e.get("values") or []]
-            has, value = key in flat, flat.get(key)
-            ok = {"In": has and value in values, "NotIn": not has or value not in values,
-                  "Exists": has, "DoesNotExist": not has}.get(op)  # fmt: skip
-            if ok is None:
-                raise self.fail(f"{at}.matchExpressions[{i}].operator", f"{op!r}: not an operator")
-            if not ok:
-                return False
-        return True
+        return parsed.matches(flat)
 
     def _list(self, spec: Mapping[str, Any], at: str) -> list[Params]:
         elements = list(spec.get("elements") or [])
@@ -299,13 +290,13 @@ class Generation:
 
     def _clusters(self, spec: Mapping[str, Any], at: str) -> list[Params]:
         selector = spec.get("selector") or {}
-        if not isinstance(selector, Mapping):
-            raise self.fail(f"{at}.selector", "a label selector (matchLabels, matchExpressions)")
         out: list[Params] = []
         for c in self.clusters or (Cluster(name=IN_CLUSTER_NAME, server=IN_CLUSTER_SERVER),):
             # a selector matches cluster Secrets' labels; the local cluster without a
             # Secret only an empty selector
-            if selector and not (c.secret and self._selects(selector, c.labels, at)):
+            if selector and not (
+                c.secret and self._selects(selector, dict(c.labels), f"{at}.selector")
+            ):
                 continue
             params: Params = {"name": c.name, "nameNormalized": sanitize(c.name),
                               "server": c.server}  # fmt: skip
@@ -328,7 +319,7 @@ class Generation:
                 children[1], [p], go=self.go, at=f"{at}.generators[1]", fail=self.fail
             )
             second = self.run(inner, f"{at}.generators[1]")
-            out.extend(_deep_merge(q, p) if self.go else {**p, **q} for q in second)
+            out.extend(_overlaid(q, p) if self.go else {**p, **q} for q in second)
         return out
 
     def _merge(self, spec: Mapping[str, Any], at: str) -> list[Params]:
@@ -351,18 +342,8 @@ class Generation:
             by_key = {key(p): p for p in later}
             for k, p in base.items():
                 if k in by_key:
-                    base[k] = _deep_merge(p, by_key[k]) if self.go else {**p, **by_key[k]}
+                    base[k] = _overlaid(p, by_key[k]) if self.go else {**p, **by_key[k]}
         return list(base.values())
-
-
-def _deep_merge(base: Params, over: Mapping[str, Any]) -> Params:
-    out = dict(base)
-    for k, v in over.items():
-        if isinstance(v, Mapping) and isinstance(out.get(k), Mapping):
-            out[k] = _deep_merge(dict(out[k]), v)
-        else:
-            out[k] = v
-    return out
 
 
 def _rendered_all(
@@ -431,7 +412,7 @@ def applications(
         at = f"spec.generators[{i}]"
         own = next((generator[k].get("template") for k in generator
                     if isinstance(generator.get(k), Mapping)), None)  # fmt: skip
-        base = _merge(template, own) if own else template
+        base = _overlaid(template, own, skip_empty=True) if own else template
         for app in _rendered_all(base, gen.run(generator, at), go=go, at="spec.template",
                                  fail=fail):  # fmt: skip
             md = dict(app.get("metadata") or {})
@@ -457,11 +438,15 @@ def applications(
     return [made[k] for k in sorted(made)]
 
 
-def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+def _overlaid(
+    base: Mapping[str, Any], over: Mapping[str, Any], *, skip_empty: bool = False
+) -> dict[str, Any]:
+    """`over` laid on `base`, maps merged key by key (mergo: `WithOverride` for parameters;
+    `skip_empty` for a generator's template, whose empty fields keep the ApplicationSet's)."""
     out = dict(base)
     for k, v in over.items():
         if isinstance(v, Mapping) and isinstance(out.get(k), Mapping):
-            out[k] = _merge(out[k], v)
-        elif v not in (None, "", [], {}):
+            out[k] = _overlaid(out[k], v, skip_empty=skip_empty)
+        elif not skip_empty or v not in (None, "", [], {}):
             out[k] = v
     return out
