@@ -32,6 +32,7 @@ from gitkrm.errors import BadRequest
 from gitkrm.krm.labels import label_selector_from_dict
 from gitkrm.source import Snapshot
 
+from .argocd_appset_go import TemplateError, render_go, strings_of, with_strings
 from .argocd_spec import API_VERSION, FINALIZER, IN_CLUSTER_NAME, IN_CLUSTER_SERVER
 
 Params = dict[str, Any]
@@ -356,25 +357,14 @@ def _rendered_all(
 ) -> list[Any]:
     """`value` rendered with each parameter set (Go templates: one Helm render for all)."""
     if not go:
-        return [_rendered(value, p) for p in params]
-    from .argocd_appset_go import TemplateError, render_go
+        texts = [t for _, t in strings_of(value)]
+        return [with_strings(value, [render_string(t, p) for t in texts]) for p in params]
 
     try:
         return render_go(value, params, at=at)
     except TemplateError as e:
         field, _, message = e.message.partition(": ")
         raise fail(field, message) from None
-
-
-def _rendered(value: Any, params: Params) -> Any:
-    """`value` with every string (map keys too) rendered by fasttemplate."""
-    if isinstance(value, str):
-        return render_string(value, params)
-    if isinstance(value, Mapping):
-        return {render_string(str(k), params): _rendered(v, params) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_rendered(v, params) for v in value]
-    return value
 
 
 def render_string(text: str, params: Params) -> str:
