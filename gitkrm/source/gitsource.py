@@ -120,13 +120,7 @@ class GitSource:
         of another name (a repository on `master` tracked as the default `main`)."""
         ref = self.spec.ref
         if ref.kind is RefKind.BRANCH:
-            res = await self.git.run(
-                "ls-remote", "--symref", "--end-of-options", self._url, "HEAD",
-                auth=self._creds.env(), remote=True, in_repo=False,
-                what=f"ls-remote --symref {self._url} HEAD",
-            )  # fmt: skip
-            for line in res.stdout.decode("utf-8", "replace").splitlines():
-                target, _, name = line.partition("\t")
+            for target, name in await self._ls_remote("HEAD", symref=True):
                 if name == "HEAD" and target.startswith("ref: refs/heads/"):
                     default = target.removeprefix("ref: refs/heads/")
                     return (
@@ -195,9 +189,12 @@ class GitSource:
         await self.git.run("update-ref", self._tracked, ref.name)
         return ref.name
 
-    async def _ls_remote(self, *names: str, tags: bool = False) -> list[tuple[str, str]]:
-        """The remote's (object id, ref name) lines for `names` (all tags with `tags`)."""
-        option = ["--tags"] if tags else []
+    async def _ls_remote(
+        self, *names: str, tags: bool = False, symref: bool = False
+    ) -> list[tuple[str, str]]:
+        """The remote's (object id, ref name) lines for `names` (all tags with `tags`; with
+        `symref` also `ref: <target>` lines for the symbolic refs, e.g. HEAD)."""
+        option = (["--tags"] if tags else []) + (["--symref"] if symref else [])
         res = await self.git.run(
             "ls-remote",
             *option,
