@@ -16,6 +16,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -85,6 +86,7 @@ class SourceRunner(RunnerReports):
         skip_unchanged: bool = False,
         cache: WatchCache | None = None,
         track_drift: bool = True,
+        deadline: float | None = None,
     ) -> None:
         super().__init__(
             store=store,
@@ -95,6 +97,8 @@ class SourceRunner(RunnerReports):
             follower=follower,
         )
         self.track_drift = track_drift
+        self.deadline = deadline
+        """When the run's waits end (`run --once --wait --timeout`; `SyncOptions.deadline`)."""
         """Whether drift checks follow the syncs (not in `run --once`)."""
         self.cache = cache
         """The store's shared watch cache (drift detection follows the source's scope)."""
@@ -171,7 +175,8 @@ class SourceRunner(RunnerReports):
         )
 
     def _options(self, config: SourceConfig) -> SyncOptions:
-        return sync_options(config, agent_name=self.agent_name, apply_mode=self.apply_mode)
+        options = sync_options(config, agent_name=self.agent_name, apply_mode=self.apply_mode)
+        return options if self.deadline is None else replace(options, deadline=self.deadline)
 
     async def reconfigure(self, config: SourceConfig, *, generation: int) -> None:
         """Take a new spec (an edit of the GitSource): a new source when where-from changed,

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
@@ -146,6 +145,7 @@ class Term:
             skip_unchanged=options.skip_unchanged,
             cache=self._cache,
             track_drift=options.track_drift,
+            deadline=options.wait_deadline,
         )
         if options.skip_unchanged:
             runner.before_pass = self.start_reports  # nothing to do: nothing reported
@@ -286,6 +286,7 @@ class Term:
             apply_mode=self._options.apply_mode,
             state_dir=self._options.state_dir,
             before_wait=self._before_wait,
+            deadline=self._options.wait_deadline,
         )
         return await hooks.run(name, config, phase, revision=revision)
 
@@ -296,10 +297,9 @@ class Term:
     async def healthy(self, runner: SourceRunner) -> str | None:
         if self._before_wait is not None:
             await self._before_wait()
-        timeout = runner.config.health_timeout
-        deadline = self._options.wait_deadline
-        if deadline is not None:  # `run --once --wait --timeout` bounds the whole run
-            timeout = min(timeout, max(0.0, deadline - time.monotonic()))
+        from gitkrm.sync.gates import budget  # `run --once --wait --timeout` bounds the run
+
+        timeout = budget(runner.config.health_timeout, self._options.wait_deadline)
         result = await wait_healthy(self._store, [runner], cache=self._cache, timeout=timeout)
         failure = None if result.ok else "; ".join(result.describe()[:3]) or "not healthy"
         from .tree import order

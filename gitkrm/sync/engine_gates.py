@@ -79,6 +79,7 @@ class EngineGates:
             parts.store,
             groups,
             timeout=parts.options.health_timeout,
+            deadline=parts.options.deadline,
             cache=parts.cache,
             cancel=cancel,
             ttl_jobs=self.jobs_with_ttl(),

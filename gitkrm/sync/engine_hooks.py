@@ -69,6 +69,7 @@ class HookPhases:
             parts.store,
             revision=revision,
             timeout=parts.options.health_timeout,
+            deadline=parts.options.deadline,
             cache=parts.cache,
             cancel=cancel,
             before_wait=parts.before_wait,

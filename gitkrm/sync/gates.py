@@ -3,8 +3,9 @@ healthy, and pruning goes wave by wave in reverse, each wave gone before the nex
 
 A gate waits on every object of the stage, written or already in sync: Current by
 kstatus, except Jobs and Pods, which count once completed (Argo CD's health of a Job).
-It gives up when any is Failed, when the source's `healthTimeout` runs out (naming each
-object not ready and its message), or when `cancel` is set: a new revision arrived and
+It gives up when any is Failed, when the source's `healthTimeout` runs out or the run's
+deadline passes (`run --once --wait --timeout`; naming each object not ready and its
+message), or when `cancel` is set: a new revision arrived and
 is synced instead of waiting on the old one (Flux's CancelHealthCheckOnNewRevision). A
 revision without waves or dependencies has no gates: it is applied as fast as before.
 """
@@ -12,6 +13,7 @@ revision without waves or dependencies has no gates: it is applied as fast as be
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol, TypeVar
@@ -78,13 +80,22 @@ async def cancellable(waiting: Awaitable[T], cancel: asyncio.Event | None) -> T:
     return task.result()
 
 
+def budget(timeout: float, deadline: float | None) -> float:
+    """Seconds a wait may take: `timeout`, cut short by `deadline` (a `time.monotonic()`
+    by which the whole run ends: `run --once --wait --timeout`), never below 0."""
+    if deadline is None:
+        return timeout
+    return max(0.0, min(timeout, deadline - time.monotonic()))
+
+
 class Waits(Protocol):
     """What a wait on written objects needs: the store and its cache, the source's health
-    timeout and checks, the new revision's `cancel`, and `before_wait` (e.g. start the
-    controllers)."""
+    timeout and checks, the run's deadline, the new revision's `cancel`, and `before_wait`
+    (e.g. start the controllers)."""
 
     store: Store
     timeout: float
+    deadline: float | None
     cache: WatchCache | None
     cancel: asyncio.Event | None
     before_wait: Callable[[], Awaitable[None]] | None
@@ -92,10 +103,14 @@ class Waits(Protocol):
 
 
 async def wait_healthy(
-    waits: Waits, refs: Sequence[ObjectRef], *, ttl_jobs: Collection[ResourceKey] = ()
+    waits: Waits,
+    refs: Sequence[ObjectRef],
+    *,
+    ttl_jobs: Collection[ResourceKey] = (),
+    timeout: float,  # noqa: ASYNC109 (the wait's `budget`, which the caller reports)
 ) -> WaitResult:
-    """Wait until `refs` are healthy (Jobs and Pods: completed) or one failed, within the
-    timeout; `Cancelled` when a new revision arrives first."""
+    """Wait until `refs` are healthy (Jobs and Pods: completed) or one failed, within
+    `timeout`; `Cancelled` when a new revision arrives first."""
     if waits.before_wait is not None:
         await waits.before_wait()
     complete = [r.key for r in refs if (r.group, r.kind) in _COMPLETE]
@@ -103,7 +118,7 @@ async def wait_healthy(
         wait_for(
             waits.store,
             refs,
-            timeout=waits.timeout,
+            timeout=timeout,
             cache=waits.cache,
             ttl_jobs=ttl_jobs,
             complete=complete,
@@ -130,6 +145,7 @@ class Gate:
     store: Store
     groups: dict[str, GroupKey] | None  # None: applies are not gated (prunes still are)
     timeout: float
+    deadline: float | None = None  # the run's end (`budget`)
     cache: WatchCache | None = None
     cancel: asyncio.Event | None = None
     ttl_jobs: Collection[ResourceKey] = ()
@@ -149,8 +165,9 @@ class Gate:
         what = what or describe_group(group)
         if self.on_wait is not None:
             self.on_wait(what)
-        result = await wait_healthy(self, refs, ttl_jobs=self.ttl_jobs)
-        return verdict(result, what=what, timeout=self.timeout)
+        limit = budget(self.timeout, self.deadline)
+        result = await wait_healthy(self, refs, ttl_jobs=self.ttl_jobs, timeout=limit)
+        return verdict(result, what=what, timeout=limit)
 
     async def gone(self, refs: Sequence[ObjectRef], wave: int) -> str | None:
         """Wait until the objects pruned from `wave` are gone: None, or why not."""
@@ -158,8 +175,8 @@ class Gate:
             return None
         if self.before_wait is not None:
             await self.before_wait()  # garbage collection and finalizers are controllers' work
+        limit = budget(self.timeout, self.deadline)
         result = await cancellable(
-            wait_for(self.store, (), absent=refs, timeout=self.timeout, cache=self.cache),
-            self.cancel,
+            wait_for(self.store, (), absent=refs, timeout=limit, cache=self.cache), self.cancel
         )
-        return verdict(result, what=f"pruning wave {wave}", timeout=self.timeout)
+        return verdict(result, what=f"pruning wave {wave}", timeout=limit)

@@ -110,6 +110,9 @@ class SyncOptions:
     kube_version: str | None = None  # the target's, for charts (None: the embedded one's)
     postbuild: PostBuildSpec | None = None  # substitution and decryption (`postbuild`)
     health_timeout: float = DEFAULT_HEALTH_TIMEOUT  # seconds a wave or a hook may take
+    deadline: float | None = None
+    """A `time.monotonic()` by which every wait of the sync ends, whatever `health_timeout`
+    says: `run --once --wait --timeout` bounds the whole run (`gates.budget`)."""
     health_checks: HealthChecks | None = None  # spec.healthCheckExprs, for waves and hooks
     overlay: Overlay | None = None  # kustomize transforms over the render (`overlay`)
     app_source: AppSource | None = None  # Argo CD's path rules (an interpreted Application)

@@ -25,7 +25,7 @@ from gitkrm.krm import Obj, ObjectRef
 from gitkrm.store import Preconditions, Propagation, Store
 from gitkrm.sync import keys
 from gitkrm.sync.desired import Desired
-from gitkrm.sync.gates import Cancelled, wait_healthy
+from gitkrm.sync.gates import Cancelled, budget, wait_healthy
 from gitkrm.sync.hooks import DeletePolicy, HookRun, HookState, Phase, policies_of
 from gitkrm.sync.serverside import FIELD_MANAGER
 
@@ -39,6 +39,7 @@ class PhaseRunner:
     store: Store
     revision: str
     timeout: float
+    deadline: float | None = None  # the run's end (`gates.budget`)
     cache: WatchCache | None = None
     cancel: asyncio.Event | None = None
     before_wait: Callable[[], Awaitable[None]] | None = None  # e.g. start the controllers
@@ -67,8 +68,9 @@ class PhaseRunner:
                 runs.append(self._run(phase, d, d.ref, HookState.FAILED, e.message))
         if started:
             refs = [ref for _, ref in started]
+            limit = budget(self.timeout, self.deadline)
             try:
-                result = await wait_healthy(self, refs)
+                result = await wait_healthy(self, refs, timeout=limit)
             except Cancelled:
                 return runs + [
                     self._run(phase, d, ref, HookState.FAILED, "cancelled: a new revision arrived")
@@ -79,7 +81,7 @@ class PhaseRunner:
                 ok = h is not None and ref not in dict(result.pending)
                 message = h.message if h is not None else ""
                 if not ok and result.timed_out and ref in dict(result.pending):
-                    message = f"not done within {self.timeout:g}s: {message}"
+                    message = f"not done within {limit:g}s: {message}"
                 state = HookState.SUCCEEDED if ok else HookState.FAILED
                 runs.append(await self._finish(self._run(phase, d, ref, state, message), d))
         return runs
@@ -138,7 +140,7 @@ class PhaseRunner:
             return
         if not wait:
             return
-        deadline = time.monotonic() + self.timeout
+        deadline = time.monotonic() + budget(self.timeout, self.deadline)
         while True:
             try:
                 obj: Obj | None = await self.store.get(ref)

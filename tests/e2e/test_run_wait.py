@@ -5,9 +5,11 @@ into the Git remote (a note per synced commit, the status branch)."""
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 
-from tests.e2e.e2e_support import gitkrm, gitsource_status, reading
+from gitkrm.krm import ObjectRef
+from tests.e2e.e2e_support import gitkrm, gitsource_status, read_each, reading
 from tests.e2e.manifests import configmap, deployment, namespace
 from tests.source.source_gitrepo import RemoteRepo
 
@@ -70,6 +72,36 @@ async def test_the_timeout_names_what_is_still_waited_for(
     assert res.returncode == 1, res.stdout + res.stderr
     assert "timed out after 2s" in res.stdout
     assert "shop/crasher: InProgress" in res.stdout
+
+
+async def test_the_timeout_also_bounds_the_waits_between_waves(
+    repo: RemoteRepo, state: Path, tmp_path: Path
+) -> None:
+    """A wave that never gets healthy: the sync's own wait on it (healthTimeout, 5m by
+    default) ends with `--timeout`, and the later wave is not applied."""
+    repo.write("ns.yaml", namespace("shop"))
+    stuck = deployment(
+        "db", namespace="shop", replicas=1, image="postgres:16",
+        template_annotations={"gitkrm.io/simulate": "pending"},
+    )  # fmt: skip
+    repo.write("db.yaml", stuck)  # wave 0
+    repo.write("app.yaml", configmap("app", {"v": "1"}, namespace="shop", wave=1))
+    repo.commit("wave 0 never becomes Available")
+    repo.push()
+    started = time.monotonic()
+    res = _run_wait(repo.url, state, timeout="3s", cwd=tmp_path)
+    took = time.monotonic() - started
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert took < 60, f"the run took {took:.0f}s, as if healthTimeout (5m) bounded it"
+    assert "wave 0 not healthy within" in res.stdout + res.stderr, res.stdout + res.stderr
+    assert "shop/db" in res.stdout + res.stderr
+    db, app = await read_each(
+        state,
+        ObjectRef(group="apps", kind="Deployment", name="db", namespace="shop"),
+        ObjectRef(group="", kind="ConfigMap", name="app", namespace="shop"),
+    )
+    assert db is not None
+    assert app is None  # wave 1 waited on wave 0
 
 
 def test_wait_needs_once(state: Path, tmp_path: Path) -> None:

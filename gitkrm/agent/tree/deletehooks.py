@@ -37,6 +37,7 @@ class DeleteHooks:
     apply_mode: ApplyMode
     state_dir: Path
     before_wait: Callable[[], Awaitable[None]] | None = None
+    deadline: float | None = None  # the run's end (`SyncOptions.deadline`)
 
     async def run(
         self, name: str, config: SourceConfig, phase: Phase, *, revision: str | None
@@ -76,6 +77,7 @@ class DeleteHooks:
                 self.store,
                 revision=snapshot.revision,
                 timeout=config.health_timeout,
+                deadline=self.deadline,
                 cache=self.cache,
                 before_wait=self.before_wait,
                 checks=config.health_checks,
