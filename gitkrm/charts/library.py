@@ -48,6 +48,7 @@ class RenderOptions:
     kube_version: str
     api_versions: tuple[str, ...] = ()
     revision: int = 1
+    strict: bool = False  # a missing key is an error (Go's missingkey=error), not empty
 
     def to_json(self) -> str:
         return json.dumps(
@@ -59,6 +60,7 @@ class RenderOptions:
                 "is_upgrade": not self.is_install,
                 "kube_version": self.kube_version,
                 "api_versions": list(self.api_versions),
+                "strict": self.strict,
             }
         )
 

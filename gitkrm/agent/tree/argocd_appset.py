@@ -43,9 +43,10 @@ from .flux_generated import MadeSource
 from .flux_repo import Repository
 from .model import ChildSpec, ChildState, Context, Peer, Phase, SourceStatus, Unhonoured
 
-_KNOWN: Final = frozenset({"generators", "template", "goTemplate", "syncPolicy"})
+_KNOWN: Final = frozenset(
+    {"generators", "template", "goTemplate", "goTemplateOptions", "syncPolicy"}
+)
 _UNHONOURED: Final = {
-    "goTemplateOptions": "Go templates are rendered without options",
     "strategy": "every Application is created and updated at once (no RollingSync)",
     "preservedFields": "generated Applications are set as the template makes them",
     "ignoreApplicationDifferences": "generated Applications are set as the template makes them",

@@ -32,7 +32,14 @@ from gitkrm.errors import BadRequest
 from gitkrm.krm.labels import label_selector_from_dict
 from gitkrm.source import Snapshot
 
-from .argocd_appset_go import TemplateError, render_go, strings_of, with_strings
+from .argocd_appset_go import (
+    GoTemplate,
+    TemplateError,
+    go_template,
+    render_go,
+    strings_of,
+    with_strings,
+)
 from .argocd_spec import API_VERSION, FINALIZER, IN_CLUSTER_NAME, IN_CLUSTER_SERVER
 
 Params = dict[str, Any]
@@ -147,7 +154,7 @@ class Generation:
         self,
         *,
         snapshot: Snapshot | None,
-        go: bool,
+        go: GoTemplate | None,
         fail: Callable[[str, str], Exception],
         clusters: Sequence[Cluster] = (),
     ):
@@ -261,7 +268,7 @@ class Generation:
         for d in _directories(snap.files):
             hits = [excl for pattern, excl in globs if pattern.match(d)]
             if hits and not any(hits):
-                out.append(_path_params(d, go=self.go, prefix=prefix))
+                out.append(_path_params(d, go=self.go is not None, prefix=prefix))
         return out
 
     def _git_files(self, snap: Snapshot, items: Any, at: str, prefix: str) -> list[Params]:
@@ -285,7 +292,9 @@ class Generation:
                 params: Params = dict(obj) if self.go else {}
                 if not self.go:
                     _flatten(obj, "", params)
-                params.update(_path_params(directory or ".", go=self.go, file=name, prefix=prefix))
+                params.update(
+                    _path_params(directory or ".", go=self.go is not None, file=name, prefix=prefix)
+                )
                 out.append(params)
         return out
 
@@ -351,17 +360,17 @@ def _rendered_all(
     value: Any,
     params: Sequence[Params],
     *,
-    go: bool,
+    go: GoTemplate | None,
     at: str,
     fail: Callable[[str, str], Exception],
 ) -> list[Any]:
     """`value` rendered with each parameter set (Go templates: one Helm render for all)."""
-    if not go:
+    if go is None:
         texts = [t for _, t in strings_of(value)]
         return [with_strings(value, [render_string(t, p) for t in texts]) for p in params]
 
     try:
-        return render_go(value, params, at=at)
+        return render_go(value, params, at=at, go=go)
     except TemplateError as e:
         field, _, message = e.message.partition(": ")
         raise fail(field, message) from None
@@ -388,7 +397,11 @@ def applications(
     clusters: Sequence[Cluster] = (),
 ) -> list[dict[str, Any]]:
     """The Applications `spec` (an ApplicationSet's) makes, sorted by name."""
-    go = bool(spec.get("goTemplate"))
+    try:
+        go = go_template(spec)
+    except TemplateError as e:
+        field, _, message = e.message.partition(": ")
+        raise fail(field, message) from None
     gen = Generation(snapshot=snapshot, go=go, fail=fail, clusters=clusters)
     template = spec.get("template")
     if not isinstance(template, Mapping):

@@ -216,6 +216,25 @@ def test_go_templates_render_as_go_templates_with_sprig() -> None:
         make(broken, snap)
 
 
+def test_go_template_options_missingkey_error_fails_on_a_missing_key() -> None:
+    elements = [{"name": "a", "env": "dev"}, {"name": "b"}]
+    spec: dict[str, Any] = {
+        "goTemplate": True,
+        "generators": [{"list": {"elements": elements}}],
+        "template": template("{{ .name }}", "envs/{{ .env }}"),
+    }
+    lenient = make(spec)  # without the option a missing key renders empty
+    assert [a["spec"]["source"]["path"] for a in lenient] == ["envs/dev", "envs/"]
+    strict = {**spec, "goTemplateOptions": ["missingkey=error"]}
+    with pytest.raises(BadRequest, match=r'spec.template.spec.source.path: .*"env"'):
+        make(strict)
+    later = {**spec, "goTemplateOptions": ["missingkey=error", "missingkey=zero"]}
+    assert names(make(later)) == ["a", "b"]  # the last missingkey holds, as in Go
+    unknown = {**spec, "goTemplateOptions": ["missingkey=maybe"]}
+    with pytest.raises(BadRequest, match=r"goTemplateOptions\[0\]: unrecognized option"):
+        make(unknown)
+
+
 def test_merge_elements_yaml_expressions_and_a_path_prefix() -> None:
     snap = snapshot("envs/dev/config.yaml", "envs/prod/config.yaml",
                     contents={"envs/dev/config.yaml": "env: dev\nsize: s\n",
