@@ -44,13 +44,12 @@ from .flux_repo import Repository
 from .model import ChildSpec, ChildState, Context, Peer, Phase, SourceStatus, Unhonoured
 
 _KNOWN: Final = frozenset(
-    {"generators", "template", "goTemplate", "goTemplateOptions", "syncPolicy"}
+    {"generators", "template", "templatePatch", "goTemplate", "goTemplateOptions", "syncPolicy"}
 )
 _UNHONOURED: Final = {
     "strategy": "every Application is created and updated at once (no RollingSync)",
     "preservedFields": "generated Applications are set as the template makes them",
     "ignoreApplicationDifferences": "generated Applications are set as the template makes them",
-    "templatePatch": "not applied",
     "applyNestedSelectors": "selectors of nested generators always apply",
 }
 

@@ -40,6 +40,7 @@ from .argocd_appset_go import (
     strings_of,
     with_strings,
 )
+from .argocd_appset_patch import patch_texts, patched
 from .argocd_spec import API_VERSION, FINALIZER, IN_CLUSTER_NAME, IN_CLUSTER_SERVER
 
 Params = dict[str, Any]
@@ -407,6 +408,9 @@ def applications(
     if not isinstance(template, Mapping):
         raise fail("spec.template", "required")
     preserve = bool((spec.get("syncPolicy") or {}).get("preserveResourcesOnDeletion"))
+    patch = spec.get("templatePatch")
+    if patch is not None and not isinstance(patch, str):
+        raise fail("spec.templatePatch", "must be a string (a template of YAML)")
     made: dict[str, dict[str, Any]] = {}
     generators: Sequence[Any] = spec.get("generators") or []
     if not isinstance(generators, list) or not generators:
@@ -416,28 +420,32 @@ def applications(
         own = next((generator[k].get("template") for k in generator
                     if isinstance(generator.get(k), Mapping)), None)  # fmt: skip
         base = _overlaid(template, own, skip_empty=True) if own else template
-        for app in _rendered_all(base, gen.run(generator, at), go=go, at="spec.template",
-                                 fail=fail):  # fmt: skip
+        params = gen.run(generator, at)
+        apps = _rendered_all(base, params, go=go, at="spec.template", fail=fail)
+        patches = (patch_texts(patch, params, go=go, render=render_string, fail=fail)
+                   if patch else [""] * len(apps))  # fmt: skip
+        for app, text in zip(apps, patches, strict=True):
             md = dict(app.get("metadata") or {})
-            app_name = md.get("name")
-            if not app_name or "{{" in str(app_name):
-                raise fail("spec.template.metadata.name", f"{app_name!r} renders no name")
-            if app_name in made:
-                raise fail(at, f"more than one Application is named {app_name!r}")
-            md["name"] = app_name
             md["namespace"] = namespace
             finalizers = list(md.get("finalizers") or [])
             if not preserve and not any(str(f).startswith(FINALIZER) for f in finalizers):
                 finalizers.append(FINALIZER)
             md["finalizers"] = finalizers
-            labels = dict(md.get("labels") or {})
-            md["labels"] = labels
-            made[app_name] = {
+            md["labels"] = dict(md.get("labels") or {})
+            made_app: dict[str, Any] = {
                 "apiVersion": API_VERSION,
                 "kind": "Application",
                 "metadata": md,
                 "spec": app.get("spec") or {},
             }
+            if text:
+                made_app = patched(made_app, text, fail=fail)
+            app_name = made_app["metadata"].get("name")
+            if not app_name or "{{" in str(app_name):
+                raise fail("spec.template.metadata.name", f"{app_name!r} renders no name")
+            if app_name in made:
+                raise fail(at, f"more than one Application is named {app_name!r}")
+            made[app_name] = made_app
     return [made[k] for k in sorted(made)]
 
 

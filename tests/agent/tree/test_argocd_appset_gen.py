@@ -235,6 +235,48 @@ def test_go_template_options_missingkey_error_fails_on_a_missing_key() -> None:
         make(unknown)
 
 
+def test_a_template_patch_sets_what_a_string_template_cannot() -> None:
+    """Argo CD's documented use: automated sync on or off per element, and a list."""
+    patch = """
+    spec:
+      syncPolicy:
+    {{- if .autoSync }}
+        automated: {prune: {{ .prune }}}
+    {{- end }}
+      ignoreDifferences: [{group: apps, kind: Deployment, jsonPointers: [/spec/replicas]}]
+    metadata:
+      finalizers: [example.test/extra]
+      annotations: {owner: '{{ .owner }}'}
+    """
+    elements = [{"name": "dev", "autoSync": True, "prune": True, "owner": "a"},
+                {"name": "prod", "autoSync": False, "prune": False, "owner": "b"}]  # fmt: skip
+    spec: dict[str, Any] = {
+        "goTemplate": True,
+        "generators": [{"list": {"elements": elements}}],
+        "template": template("{{ .name }}", "envs/{{ .name }}"),
+        "templatePatch": patch,
+    }
+    dev, prod = make(spec)
+    assert dev["spec"]["syncPolicy"] == {"automated": {"prune": True}}  # a boolean, not "true"
+    assert "syncPolicy" not in prod["spec"]
+    assert prod["spec"]["ignoreDifferences"][0]["jsonPointers"] == ["/spec/replicas"]
+    assert prod["spec"]["source"]["path"] == "envs/prod"  # the template's fields stay
+    assert dev["metadata"]["annotations"] == {"owner": "a"}
+    # finalizers merge as a set: the resources finalizer the set adds stays
+    assert dev["metadata"]["finalizers"] == [
+        "resources-finalizer.argocd.argoproj.io",
+        "example.test/extra",
+    ]
+    with pytest.raises(BadRequest, match=r"spec.templatePatch: must render a YAML object"):
+        make({**spec, "templatePatch": "- a list"})
+    with pytest.raises(BadRequest, match=r"spec.templatePatch: .*nosuchfunc"):
+        make({**spec, "templatePatch": "{{ .name | nosuchfunc }}"})
+    fast = {"generators": [{"list": {"elements": [{"name": "dev"}, {"name": "prod"}]}}],
+            "template": template("{{name}}", "x"),
+            "templatePatch": "metadata: {labels: {env: '{{name}}'}}"}  # fmt: skip
+    assert [a["metadata"]["labels"] for a in make(fast)] == [{"env": "dev"}, {"env": "prod"}]
+
+
 def test_merge_elements_yaml_expressions_and_a_path_prefix() -> None:
     snap = snapshot("envs/dev/config.yaml", "envs/prod/config.yaml",
                     contents={"envs/dev/config.yaml": "env: dev\nsize: s\n",
