@@ -15,7 +15,7 @@ from pathlib import Path
 from gitkrm.agent.tree.naming import child_name
 from gitkrm.krm import ObjectRef
 from tests.e2e.argocd_apps import ARGOCD, application_set
-from tests.e2e.e2e_support import cm_ref, get_or_none, reading, run_bootstrap
+from tests.e2e.e2e_support import cm_ref, get_or_none, reading, run_bootstrap, writing
 from tests.e2e.manifests import configmap, namespace
 from tests.source.source_gitrepo import RemoteRepo
 
@@ -46,6 +46,9 @@ def appsets(url: str) -> str:
             "team-apps", directories, app_name="{{path.basename}}", repo_url=url,
             path="{{path}}", destination={},
             sync_policy={"automated": {"prune": True, "selfHeal": True}, "retry": {"limit": 5}},
+            templatePatch="metadata: {annotations: {owner: platform}}",
+            preservedFields={"annotations": ["owner"]},
+            ignoreApplicationDifferences=[{"jsonPointers": ["/spec/syncPolicy/retry"]}],
         ),
         application_set(
             "charts", charts, app_name="chart-{{name}}", repo_url=url, path="{{path}}",
@@ -167,6 +170,16 @@ async def test_application_sets_generate_applications_that_sync(
         }
         assert [r["name"] for r in team["status"]["resources"]] == ["api", "web"]
 
+    # A user's edits of a generated Application: what the ApplicationSet says to keep
+    # (preservedFields, ignoreApplicationDifferences) stays, the rest is set back.
+    async with writing(state) as store:
+        web = await get_or_none(store, app_ref("web"))
+        assert web is not None
+        assert web["metadata"]["annotations"]["owner"] == "platform"  # templatePatch
+        web["metadata"]["annotations"]["owner"] = "me"
+        web["spec"]["syncPolicy"]["retry"]["limit"] = 2
+        web["spec"]["syncPolicy"]["automated"]["selfHeal"] = False
+        await store.update(web)
     repo.remove("apps/api")
     repo.commit("api retired")
     repo.push()
@@ -176,3 +189,8 @@ async def test_application_sets_generate_applications_that_sync(
         assert await get_or_none(store, cm_ref("api-config", "api")) is None  # finalizer
         assert await get_or_none(store, cm_ref("web-config", "web")) is not None
         assert await get_or_none(store, cm_ref("settings", ARGOCD)) is not None
+        web = await get_or_none(store, app_ref("web"))
+        assert web is not None
+        assert web["metadata"]["annotations"]["owner"] == "me"
+        assert web["spec"]["syncPolicy"]["retry"] == {"limit": 2}
+        assert web["spec"]["syncPolicy"]["automated"]["selfHeal"] is True

@@ -27,6 +27,7 @@ from gitkrm.errors import BadRequest
 from gitkrm.krm import Obj, ObjectRef
 from gitkrm.krm.conditions import conditions_of
 from gitkrm.source import Snapshot, Source
+from gitkrm.sync.options import IgnoreDifference
 
 from ..conditions import Conditions
 from .argocd_appset_gen import GENERATORS, Cluster, applications
@@ -44,12 +45,19 @@ from .flux_repo import Repository
 from .model import ChildSpec, ChildState, Context, Peer, Phase, SourceStatus, Unhonoured
 
 _KNOWN: Final = frozenset(
-    {"generators", "template", "templatePatch", "goTemplate", "goTemplateOptions", "syncPolicy"}
+    {
+        "generators",
+        "template",
+        "templatePatch",
+        "goTemplate",
+        "goTemplateOptions",
+        "syncPolicy",
+        "preservedFields",
+        "ignoreApplicationDifferences",
+    }
 )
 _UNHONOURED: Final = {
     "strategy": "every Application is created and updated at once (no RollingSync)",
-    "preservedFields": "generated Applications are set as the template makes them",
-    "ignoreApplicationDifferences": "generated Applications are set as the template makes them",
     "applyNestedSelectors": "selectors of nested generators always apply",
 }
 
@@ -171,6 +179,7 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
         timeout=parent.timeout,
         health_timeout=parent.health_timeout,
         prune=True,
+        ignore_differences=_kept_fields(spec, namespace=namespace, fail=fail),
         generator=GeneratedApplications(
             namespace=namespace,
             name=name,
@@ -181,6 +190,53 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
     return ChildSpec(
         declared_by=declared_by, config=config, unhonoured=tuple(unhonoured), reads=tuple(reads)
     )
+
+
+def _kept_fields(
+    spec: Mapping[str, Any], *, namespace: str, fail: Fail
+) -> tuple[IgnoreDifference, ...]:
+    """What the ApplicationSet controller leaves as it is on a generated Application once
+    made (a user's edit survives the next generation): `ignoreApplicationDifferences`'
+    JSON pointers (for one Application when `name` is set), and the annotations and labels
+    `preservedFields` names."""
+    out: list[IgnoreDifference] = []
+    group, kind = APPLICATION.group, APPLICATION.kind
+    ignores = spec.get("ignoreApplicationDifferences") or []
+    if not isinstance(ignores, list):
+        raise fail("spec.ignoreApplicationDifferences", "must be a list")
+    for i, item in enumerate(ignores):
+        at = f"spec.ignoreApplicationDifferences[{i}]"
+        if not isinstance(item, Mapping):
+            raise fail(at, "must be an object")
+        if item.get("jqPathExpressions"):
+            raise fail(f"{at}.jqPathExpressions", "not supported: use jsonPointers")
+        pointers = item.get("jsonPointers") or []
+        if not isinstance(pointers, list) or not all(
+            isinstance(p, str) and p.startswith("/") for p in pointers
+        ):
+            raise fail(f"{at}.jsonPointers", "must be a list of JSON pointers (each starts with /)")
+        if pointers:
+            name = item.get("name") or None
+            out.append(IgnoreDifference(group=group, kind=kind, json_pointers=tuple(pointers),
+                                        name=name, namespace=namespace))  # fmt: skip
+    preserved = spec.get("preservedFields") or {}
+    if not isinstance(preserved, Mapping):
+        raise fail("spec.preservedFields", "must be an object")
+    pointers = []
+    for field in ("annotations", "labels"):
+        keys = preserved.get(field) or []
+        if not isinstance(keys, list):
+            raise fail(f"spec.preservedFields.{field}", "must be a list of keys")
+        pointers += [f"/metadata/{field}/{_token(str(k))}" for k in keys]
+    if pointers:
+        out.append(IgnoreDifference(group=group, kind=kind, json_pointers=tuple(pointers),
+                                    namespace=namespace))  # fmt: skip
+    return tuple(out)
+
+
+def _token(key: str) -> str:
+    """`key` as one JSON pointer token (RFC 6901)."""
+    return key.replace("~", "~0").replace("/", "~1")
 
 
 async def cluster_secrets(*, namespace: str, ctx: Context) -> tuple[list[Cluster], list[ObjectRef]]:

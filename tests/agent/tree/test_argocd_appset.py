@@ -8,6 +8,7 @@ import base64
 from typing import Any
 
 import orjson
+import pytest
 
 from gitkrm.agent.tree.argocd_appset import INTERPRETER, GeneratedApplications
 from gitkrm.agent.tree.argocd_appset_gen import Cluster, applications
@@ -92,3 +93,24 @@ async def test_a_secret_for_the_local_cluster_gives_it_labels() -> None:
     made = await generated(appset({"matchLabels": {"bgd": "dev"}}), local)
     assert [a["metadata"]["name"] for a in made] == ["in-cluster-guestbook"]
     assert made[0]["spec"]["destination"]["server"] == "https://kubernetes.default.svc"
+
+
+async def test_kept_fields_become_ignored_differences_of_the_applications() -> None:
+    obj = appset()
+    obj["spec"]["preservedFields"] = {"annotations": ["example.test/owner"], "labels": ["tier"]}
+    obj["spec"]["ignoreApplicationDifferences"] = [
+        {"jsonPointers": ["/spec/syncPolicy"]},
+        {"name": "web-guestbook", "jsonPointers": ["/spec/source/targetRevision"]},
+    ]
+    spec = await INTERPRETER.child(obj, Objects(parent()))
+    got = [(i.kind, i.name, i.namespace, i.json_pointers) for i in spec.config.ignore_differences]
+    assert got == [
+        ("Application", None, "argocd", ("/spec/syncPolicy",)),
+        ("Application", "web-guestbook", "argocd", ("/spec/source/targetRevision",)),
+        ("Application", None, "argocd",
+         ("/metadata/annotations/example.test~1owner", "/metadata/labels/tier")),
+    ]  # fmt: skip
+    assert not [u for u in spec.unhonoured if "preservedFields" in u.field]
+    obj["spec"]["ignoreApplicationDifferences"] = [{"jqPathExpressions": [".spec.source"]}]
+    with pytest.raises(BadRequest, match=r"ignoreApplicationDifferences\[0\]\.jqPathExpressions"):
+        await INTERPRETER.child(obj, Objects(parent()))
