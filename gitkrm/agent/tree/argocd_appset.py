@@ -132,9 +132,9 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
     unhonoured = unhonoured_fields(spec, at="spec", known=_KNOWN, reasons=_UNHONOURED)
     policy = spec.get("syncPolicy") or {}
     unhonoured += unhonoured_fields(
-        policy, at="spec.syncPolicy", known=("preserveResourcesOnDeletion",),
-        reasons={"applicationsSync": "Applications are created, updated and deleted"},
+        policy, at="spec.syncPolicy", known=("preserveResourcesOnDeletion", "applicationsSync"),
     )  # fmt: skip
+    updates, deletes = _applications_sync(policy, fail)
     generators = spec.get("generators")
     if not isinstance(generators, list) or not generators:
         raise fail("spec.generators", "at least one generator is required")
@@ -178,8 +178,9 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
         interval=parent.interval,
         timeout=parent.timeout,
         health_timeout=parent.health_timeout,
-        prune=True,
-        ignore_differences=_kept_fields(spec, namespace=namespace, fail=fail),
+        prune=deletes,
+        ignore_differences=_kept_fields(spec, namespace=namespace, fail=fail)
+        + (() if updates else _ALL_FIELDS),
         generator=GeneratedApplications(
             namespace=namespace,
             name=name,
@@ -190,6 +191,31 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
     return ChildSpec(
         declared_by=declared_by, config=config, unhonoured=tuple(unhonoured), reads=tuple(reads)
     )
+
+
+_POLICIES: Final = {  # applicationsSync: (updates, deletes)
+    "sync": (True, True),
+    "create-update": (True, False),
+    "create-delete": (False, True),
+    "create-only": (False, False),
+}
+_ALL_FIELDS: Final = (
+    IgnoreDifference(
+        group=APPLICATION.group,
+        kind=APPLICATION.kind,
+        json_pointers=("/metadata/annotations", "/metadata/labels", "/metadata/finalizers",
+                       "/spec"),
+    ),
+)  # fmt: skip
+
+
+def _applications_sync(policy: Mapping[str, Any], fail: Fail) -> tuple[bool, bool]:
+    """`syncPolicy.applicationsSync`: whether generated Applications are updated, and
+    deleted when no longer generated (`sync`, the default: both)."""
+    value = policy.get("applicationsSync") or "sync"
+    if value not in _POLICIES:
+        raise fail("spec.syncPolicy.applicationsSync", f"{value!r}: one of {', '.join(_POLICIES)}")
+    return _POLICIES[value]
 
 
 def _kept_fields(

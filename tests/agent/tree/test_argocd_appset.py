@@ -114,3 +114,25 @@ async def test_kept_fields_become_ignored_differences_of_the_applications() -> N
     obj["spec"]["ignoreApplicationDifferences"] = [{"jqPathExpressions": [".spec.source"]}]
     with pytest.raises(BadRequest, match=r"ignoreApplicationDifferences\[0\]\.jqPathExpressions"):
         await INTERPRETER.child(obj, Objects(parent()))
+
+
+@pytest.mark.parametrize(
+    ("policy", "prune", "updates"),
+    [("sync", True, True), ("create-update", False, True), ("create-delete", True, False),
+     ("create-only", False, False)],
+)  # fmt: skip
+async def test_applications_sync_policies(policy: str, prune: bool, updates: bool) -> None:
+    obj = appset()
+    obj["spec"]["syncPolicy"] = {"applicationsSync": policy}
+    spec = await INTERPRETER.child(obj, Objects(parent()))
+    assert spec.config.prune is prune
+    whole = [i for i in spec.config.ignore_differences if "/spec" in i.json_pointers]
+    assert bool(whole) is not updates
+    assert not [u for u in spec.unhonoured if "applicationsSync" in u.field]
+
+
+async def test_an_unknown_applications_sync_policy_is_an_error() -> None:
+    obj = appset()
+    obj["spec"]["syncPolicy"] = {"applicationsSync": "create-maybe"}
+    with pytest.raises(BadRequest, match=r"applicationsSync: 'create-maybe': one of sync, "):
+        await INTERPRETER.child(obj, Objects(parent()))
