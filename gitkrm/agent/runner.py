@@ -65,7 +65,7 @@ interval when that is shorter): a new revision cancels a wait on health."""
 def _components(config: SourceConfig) -> bool:
     """Whether the source's snapshots need the whole repository tree (an overlay's
     components may lie outside the path: `open_source`)."""
-    return config.overlay is not None and bool(config.overlay.components)
+    return config.overlay is not None and config.overlay.outside_path
 
 
 class SourceRunner(RunnerReports):

@@ -67,6 +67,8 @@ def kustomization(overlay: Overlay, components: Sequence[str]) -> dict[str, Any]
             {"patch": p.patch, **({"target": dict(p.target)} if p.target else {})}
             for p in overlay.patches
         ]
+    if overlay.replicas:
+        k["replicas"] = [{"name": n, "count": c} for n, c in overlay.replicas]
     if overlay.images:
         k["images"] = [
             {
@@ -92,6 +94,29 @@ def component_paths(overlay: Overlay, prefix: str) -> tuple[list[str], list[str]
         else:
             paths.append("" if p == "." else p)
     return paths, problems
+
+
+def read_patch_files(overlay: Overlay, snapshot: Snapshot, prefix: str) -> Overlay:
+    """The overlay with each patch file's text in place of its path (the text, not the
+    path, is what the render's cache key holds). BadRequest naming the entry whose file
+    leaves the repository or is not in the revision."""
+    if not any(p.path is not None for p in overlay.patches):
+        return overlay
+    tree = snapshot.tree
+    files = tree.files if tree is not None else snapshot.files
+    patches = []
+    for i, p in enumerate(overlay.patches):
+        if p.path is None:
+            patches.append(p)
+            continue
+        where = posixpath.normpath(posixpath.join(prefix or ".", p.path))
+        if where == ".." or where.startswith("../") or p.path.startswith("/"):
+            raise BadRequest(f"patches[{i}].path {p.path!r} leaves the repository")
+        if where not in files:
+            raise BadRequest(f"patches[{i}].path {p.path!r}: no file {where!r} in the revision")
+        text = snapshot.read_tree([where])[where] if tree is not None else snapshot.read(where)
+        patches.append(dataclasses.replace(p, patch=text.decode("utf-8", "replace"), path=None))
+    return dataclasses.replace(overlay, patches=tuple(patches))
 
 
 def substituted(overlay: Overlay, postbuild: PostBuild | None) -> Overlay:
@@ -192,6 +217,11 @@ class OverlayStage:
             overlay = buildenv.overlay(overlay, variables, annotations=annotations)
         tree = snapshot.tree
         prefix = tree.root if tree is not None else ""
+        try:
+            overlay = read_patch_files(overlay, snapshot, prefix)
+        except BadRequest as e:
+            problems.append(Problem("spec (overlay)", None, None, e.message))
+            return list(outputs)
         components, bad = component_paths(overlay, prefix)
         if bad:
             problems.extend(Problem(COMPONENTS_PATH, None, None, m) for m in bad)

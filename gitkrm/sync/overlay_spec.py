@@ -1,9 +1,9 @@
 """A kustomize overlay a source lays over what its path renders: the transforms Flux's
 Kustomization (`targetNamespace`, `namePrefix`, `nameSuffix`, `patches`, `images`,
 `components`, `commonMetadata`) and Argo CD's `spec.source.kustomize` (`namePrefix`,
-`nameSuffix`, `namespace`, `images`, `patches`, `commonLabels`, `commonAnnotations`,
-`components`) ask for. Plain values, light to import: the agent's configuration holds
-them; the render applies them (`gitkrm.sync.overlay`)."""
+`nameSuffix`, `namespace`, `images`, `patches`, `replicas`, `commonLabels`,
+`commonAnnotations`, `components`) ask for. Plain values, light to import: the agent's
+configuration holds them; the render applies them (`gitkrm.sync.overlay`)."""
 
 from __future__ import annotations
 
@@ -28,6 +28,9 @@ class OverlayPatch:
 
     patch: str
     target: tuple[tuple[str, Any], ...] = ()
+    path: str | None = None
+    """A patch file instead of `patch` (Argo CD's `patches[].path`): relative to the source
+    path, confined to the repository, read from the revision at render time."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +47,15 @@ class Overlay:
     labels: tuple[tuple[str, str], ...] = ()
     """commonMetadata / commonLabels: set on every object (not on selectors for Flux)."""
     annotations: tuple[tuple[str, str], ...] = ()
+    replicas: tuple[tuple[str, int], ...] = ()
+    """kustomize's `replicas`: (workload name, count), Argo CD's `kustomize.replicas`."""
 
     @property
     def empty(self) -> bool:
         return self == Overlay()
+
+    @property
+    def outside_path(self) -> bool:
+        """Whether the overlay reads files of the repository outside the source path (its
+        snapshots then need the whole tree): components, or patch files."""
+        return bool(self.components) or any(p.path is not None for p in self.patches)

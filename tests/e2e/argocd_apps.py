@@ -122,8 +122,15 @@ def write_app_of_apps(repo: RemoteRepo, *, other: RemoteRepo | None = None) -> N
     repo.write(
         "apps/kustomize-guestbook.yaml",
         application("kustomize-guestbook", repo.url, "kustomize-guestbook", dest="kustomized",
-                    wave=2, kustomize={"namePrefix": "kust-"}),
+                    wave=2, kustomize={
+                        "namePrefix": "kust-", "replicas": [{"name": "guestbook-ui", "count": 2}],
+                        "patches": [{"path": "../shared-patches/team.yaml",
+                                     "target": {"kind": "Deployment"}}],
+                    }),
     )  # fmt: skip
+    repo.write(
+        "shared-patches/team.yaml", "- {op: add, path: /metadata/labels, value: {team: a}}\n"
+    )
     repo.write("apps/manual.yaml", application("manual", repo.url, "manual", dest="manual",
                                                automated=False))  # fmt: skip
     repo.write("apps/keeper.yaml", application("keeper", repo.url, "keeper", dest="keeper",

@@ -91,8 +91,11 @@ async def test_an_app_of_apps_syncs_edits_and_removes_children(
         web = await get_or_none(store, deploy_ref("guestbook-ui", "guestbook"))
         assert web is not None  # the destination namespace, created (CreateNamespace=true)
         assert web["status"]["availableReplicas"] == 1
-        # the kustomize source's namePrefix
-        assert await get_or_none(store, deploy_ref("kust-guestbook-ui", "kustomized"))
+        # the kustomize source's namePrefix, replicas and a patch file outside its path
+        kust = await get_or_none(store, deploy_ref("kust-guestbook-ui", "kustomized"))
+        assert kust is not None
+        assert kust["spec"]["replicas"] == 2
+        assert kust["metadata"]["labels"]["team"] == "a"
         assert await get_or_none(store, cm_ref("other-cm", "other"))  # second repository
         assert await get_or_none(store, cm_ref("manual-cm", "manual")) is None
         project = ObjectRef(group="argoproj.io", kind="AppProject", name="default",

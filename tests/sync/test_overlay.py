@@ -60,7 +60,7 @@ def write(root: Path, files: dict[str, str]) -> None:
 
 async def render(root: Path, overlay: Overlay, *, path: str = "apps") -> dict[str, Any]:
     """Render `path` of the directory `root` with `overlay`: objects by `Kind ns/name`."""
-    source = LocalSource(name="s", root=root, path=path, repo_tree=bool(overlay.components))
+    source = LocalSource(name="s", root=root, path=path, repo_tree=overlay.outside_path)
     renderer = Renderer(
         context=ParseContext(source="s", default_namespace="default"), overlay=overlay
     )
@@ -157,6 +157,41 @@ async def test_components_relative_to_the_path_and_confined(tmp_path: Path) -> N
     ):
         renderer = Renderer(context=ParseContext(source="s", default_namespace="default"),
                             overlay=Overlay(components=(bad,)))  # fmt: skip
+        result = await renderer.render(await source.snapshot())
+        assert not result.ok
+        assert any(message in str(p) for p in result.problems), result.problems
+
+
+async def test_replicas_and_patch_files_confined_to_the_repository(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "apps/app.yaml": APP,
+        "patches/team.yaml": "- {op: add, path: /metadata/labels/team, value: a}\n",
+    })  # fmt: skip
+    patch = OverlayPatch("", (("kind", "Deployment"),), path="../patches/team.yaml")
+    overlay = Overlay(name_prefix="p-", replicas=(("web", 3),), patches=(patch,))
+    source = LocalSource(name="s", root=tmp_path, path="apps", repo_tree=True)
+    renderer = Renderer(context=ParseContext(source="s", default_namespace="default"),
+                        overlay=overlay)  # fmt: skip
+
+    async def web() -> dict[str, Any]:
+        result = await renderer.render(await source.snapshot())
+        assert result.ok, [str(p) for p in result.problems]
+        [obj] = [d.obj for d in result.objects if d.ref.kind == "Deployment"]
+        return obj
+
+    first = await web()
+    assert (first["metadata"]["name"], first["spec"]["replicas"]) == ("p-web", 3)
+    assert first["metadata"]["labels"]["team"] == "a"
+    # an edit of the patch file alone is a new render (its text is in the cache key)
+    write(tmp_path, {"patches/team.yaml": "- {op: add, path: /metadata/labels/team, value: b}\n"})
+    assert (await web())["metadata"]["labels"]["team"] == "b"
+    for bad, message in (
+        ("../../etc/passwd", "patches[0].path '../../etc/passwd' leaves the repository"),
+        ("../patches/none.yaml", "no file 'patches/none.yaml' in the revision"),
+    ):
+        wrong = Overlay(patches=(OverlayPatch("", (), path=bad),))
+        renderer = Renderer(context=ParseContext(source="s", default_namespace="default"),
+                            overlay=wrong)  # fmt: skip
         result = await renderer.render(await source.snapshot())
         assert not result.ok
         assert any(message in str(p) for p in result.problems), result.problems

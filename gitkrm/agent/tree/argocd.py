@@ -65,7 +65,6 @@ _SOURCE_FIELDS: Final = frozenset(
 )  # fmt: skip
 _KUSTOMIZE_UNHONOURED: Final = {
     "version": "gitkrm builds with the kustomize (or kubectl) on its PATH",
-    "replicas": "not applied: patch spec.replicas instead",
     "forceCommonLabels": "labels never replace a label a manifest sets",
     "forceCommonAnnotations": "annotations never replace an annotation a manifest sets",
     "commonAnnotationsEnvsubst": "annotations are set as written",
@@ -120,24 +119,24 @@ def overlay_of(k: Kustomize, fail: Fail, *, at: str) -> tuple[Overlay | None, li
     """`kustomize` as the child's Overlay, and what of it is not honoured."""
     known = {"namePrefix", "nameSuffix", "images", "patches", "namespace", "commonLabels",
              "commonAnnotations", "commonAnnotationsEnvsubst", "components",
-             "labelWithoutSelector"}  # fmt: skip
+             "labelWithoutSelector", "replicas"}  # fmt: skip
     unhonoured = unhonoured_fields(k, at=at, known=known, reasons=_KUSTOMIZE_UNHONOURED)
     patches: list[OverlayPatch] = []
     for here, p in objects(k.get("patches"), f"{at}.patches", fail, fields="patch, target"):
-        if p.get("path"):
-            raise fail(
-                f"{here}.path",
-                "a patch file is not read (gitkrm takes inline patches): give `patch`",
-            )
-        text = p.get("patch")
-        if not isinstance(text, str) or not text.strip():
-            raise fail(f"{here}.patch", "required: a strategic merge or JSON 6902 patch")
+        path, text = p.get("path"), p.get("patch")
+        if path and text:
+            raise fail(here, "give `patch` or `path`, not both")
+        if path and not isinstance(path, str):
+            raise fail(f"{here}.path", "must be a path relative to the source path")
+        if not path and (not isinstance(text, str) or not text.strip()):
+            raise fail(f"{here}.patch", "required: a strategic merge or JSON 6902 patch (or path)")
         target = p.get("target") or {}
         if not isinstance(target, Mapping):
             raise fail(f"{here}.target", "must be a selector")
         if p.get("options"):
             unhonoured.append(Unhonoured(f"{here}.options", "not applied"))
-        patches.append(OverlayPatch(text, tuple(sorted((str(a), b) for a, b in target.items()))))
+        selector = tuple(sorted((str(a), b) for a, b in target.items()))
+        patches.append(OverlayPatch(str(text or ""), selector, path=str(path) if path else None))
     images = [
         image(str(im), fail, at=f"{at}.images[{i}]")
         for i, im in enumerate(as_list(k.get("images"), f"{at}.images", fail))
@@ -153,6 +152,7 @@ def overlay_of(k: Kustomize, fail: Fail, *, at: str) -> tuple[Overlay | None, li
             )
         )
     out = Overlay(
+        replicas=_replicas(k.get("replicas"), f"{at}.replicas", fail),
         namespace=k.get("namespace") or None,
         name_prefix=k.get("namePrefix") or "",
         name_suffix=k.get("nameSuffix") or "",
@@ -185,6 +185,21 @@ def _sync_options(policy: SyncPolicy, fail: Fail) -> tuple[dict[str, bool], list
         else:
             unhonoured.append(Unhonoured(f"{at} ({raw})", "not an option gitkrm knows"))
     return out, unhonoured
+
+
+def _replicas(value: object, at: str, fail: Fail) -> tuple[tuple[str, int], ...]:
+    """`kustomize.replicas`: `name` and `count` (an integer, or one written as a string)."""
+    out = []
+    for here, r in objects(value, at, fail, fields="name, count"):
+        name, count = r.get("name"), r.get("count")
+        if not isinstance(name, str) or not name:
+            raise fail(f"{here}.name", "required: the workload's name")
+        if isinstance(count, str) and count.strip().isdigit():
+            count = int(count)
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            raise fail(f"{here}.count", f"{count!r} is not a number of replicas")
+        out.append((name, count))
+    return tuple(out)
 
 
 def _ignores(

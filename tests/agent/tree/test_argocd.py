@@ -203,7 +203,9 @@ async def test_kustomize_options_become_the_childs_overlay() -> None:
             "namePrefix": "prod-", "nameSuffix": "-v1", "namespace": "shop",
             "images": ["nginx:1.27", "busybox=registry.local/busybox:1.36",
                        "app@sha256:abc", "registry:5000/team/app:2"],
-            "patches": [{"patch": patch, "target": {"kind": "Deployment", "name": "web"}}],
+            "patches": [{"patch": patch, "target": {"kind": "Deployment", "name": "web"}},
+                        {"path": "../../patches/team.yaml"}],
+            "replicas": [{"name": "web", "count": 3}, {"name": "worker", "count": "2"}],
             "commonLabels": {"team": "a"}, "commonAnnotations": {"owner": "me"},
             "components": ["../../components/monitoring"], "version": "v5.4.3",
         },
@@ -221,7 +223,12 @@ async def test_kustomize_options_become_the_childs_overlay() -> None:
         ImageOverride(name="app", digest="sha256:abc"),
         ImageOverride(name="registry:5000/team/app", new_tag="2"),
     )
-    assert o.patches == (OverlayPatch(patch, (("kind", "Deployment"), ("name", "web"))),)
+    assert o.patches == (
+        OverlayPatch(patch, (("kind", "Deployment"), ("name", "web"))),
+        OverlayPatch("", (), path="../../patches/team.yaml"),
+    )
+    assert o.replicas == (("web", 3), ("worker", 2))
+    assert o.outside_path
     assert o.labels == (("team", "a"),)
     assert o.annotations == (("owner", "me"),)
     assert o.components == ("../../components/monitoring",)
@@ -236,8 +243,10 @@ async def test_kustomize_options_become_the_childs_overlay() -> None:
     ("source", "message"),
     [
         ({"directory": {}, "kustomize": {}}, "spec.source: multiple source types"),
-        ({"kustomize": {"patches": [{"path": "p.yaml"}]}},
-         "spec.source.kustomize.patches[0].path: a patch file is not read"),
+        ({"kustomize": {"patches": [{"path": "p.yaml", "patch": "x: y"}]}},
+         "spec.source.kustomize.patches[0]: give `patch` or `path`, not both"),
+        ({"kustomize": {"replicas": [{"name": "web", "count": "two"}]}},
+         "spec.source.kustomize.replicas[0].count: 'two' is not a number of replicas"),
         ({"kustomize": {"images": [""]}}, "spec.source.kustomize.images[0]: '': expected"),
         ({"chart": "redis", "helm": {"valueFiles": ["$vals/x.yaml"]}},
          "spec.source.helm.valueFiles[0]: '$vals/x.yaml': no source has ref 'vals'"),
