@@ -162,18 +162,16 @@ def walk(t: SchemaType, obj: Mapping[str, object]) -> Tree:
     plan: Plan | None = t.root_plans.get(keys)
     if plan is None:
         plan = _plan(t, keys, t.root_plans, node=False, zero_of=t.zero, skip=_ROOT_SKIP, root=True)
-    out = plan.template.copy()
-    if plan.dynamic:
-        _fill(out, plan.dynamic, obj)
-    return out
+    return _filled(plan, obj)
 
 
-def _fill(out: Tree, dynamic: Dynamic, v: Mapping[str, object]) -> None:
-    """Set (or drop) the nodes of a map's dynamic children in `out` (a copy of the map's
-    template). Child maps are read here, without a call unless they have dynamic children
+def _filled(map_plan: Plan, v: Mapping[str, object]) -> Tree:
+    """A copy of the map's template with the nodes of its dynamic children set (or
+    dropped). Child maps are read here, without a call unless they have dynamic children
     themselves."""
+    out = map_plan.template.copy()
     plan: Plan | None
-    for name, pe, ct, mode in dynamic:
+    for name, pe, ct, mode in map_plan.dynamic:
         cv = v[name]
         if mode == _MAP:
             if cv and type(cv) is dict:
@@ -181,12 +179,7 @@ def _fill(out: Tree, dynamic: Dynamic, v: Mapping[str, object]) -> None:
                 plan = ct.new_plans.get(keys)
                 if plan is None:
                     plan = _plan(ct, keys, ct.new_plans, node=True, zero_of=_NONE)
-                if plan.dynamic:
-                    node = plan.template.copy()
-                    _fill(node, plan.dynamic, cv)
-                    out[pe] = node
-                else:
-                    out[pe] = plan.template
+                out[pe] = _filled(plan, cv) if plan.dynamic else plan.template
         elif mode == _LIST:
             if cv and type(cv) is list:
                 try:
@@ -200,10 +193,7 @@ def _fill(out: Tree, dynamic: Dynamic, v: Mapping[str, object]) -> None:
                     plan = ct.zero_plans.get(keys)
                     if plan is None:
                         plan = _plan(ct, keys, ct.zero_plans, node=False, zero_of=ct.zero)
-                    node = plan.template
-                    if plan.dynamic:
-                        node = node.copy()
-                        _fill(node, plan.dynamic, cv)
+                    node = _filled(plan, cv) if plan.dynamic else plan.template
                     if node:
                         out[pe] = node
                         continue
@@ -230,16 +220,14 @@ def _fill(out: Tree, dynamic: Dynamic, v: Mapping[str, object]) -> None:
                     plan = _plan(
                         ct, keys, ct.meta_plans, node=False, zero_of=ct.zero, skip=_SERVER_META
                     )
-                node = plan.template
-                if plan.dynamic:
-                    node = node.copy()
-                    _fill(node, plan.dynamic, cv)
+                node = _filled(plan, cv) if plan.dynamic else plan.template
                 if node:
                     out[pe] = node
                 else:
                     del out[pe]
         elif cv == {}:  # _ZERO_LEAF
             del out[pe]
+    return out
 
 
 def _items(t: SchemaType, items: list[object], out: Tree) -> Tree:
@@ -287,15 +275,10 @@ def _items(t: SchemaType, items: list[object], out: Tree) -> Tree:
                 plan = elem.new_plans.get(keys)
                 if plan is None:
                     plan = _plan(elem, keys, elem.new_plans, node=True, zero_of=_NONE)
-                if plan.dynamic:
-                    node = plan.template.copy()
-                    try:
-                        _fill(node, plan.dynamic, item)
-                    except SchemaMismatch as e:
-                        raise e.at(pe) from None
-                    out[pe] = node
-                else:
-                    out[pe] = plan.template
+                try:
+                    out[pe] = _filled(plan, item) if plan.dynamic else plan.template
+                except SchemaMismatch as e:
+                    raise e.at(pe) from None
             else:
                 out[pe] = _E
         elif emode == _LIST and type(item) is list:
