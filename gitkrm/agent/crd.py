@@ -147,7 +147,7 @@ SPEC_SCHEMA: dict[str, Any] = {
         "helm": {
             "type": "object",
             "properties": {
-                "releaseName": {"type": "string", "maxLength": 53},
+                "releaseName": {"type": "string", "maxLength": 253},  # Helm's 53: charts.release
                 "namespace": {"type": "string", "maxLength": 63},
                 "valueFiles": {"type": "array", "items": _STR},
                 "values": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},

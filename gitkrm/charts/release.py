@@ -32,6 +32,8 @@ from gitkrm.charts.rendercache import RenderStore
 from gitkrm.charts.repository import ChartFetcher, yaml_mapping
 from gitkrm.charts.spec import CrdPolicy, HelmSpec, merge_values, set_path
 
+RELEASE_NAME_MAX: Final = 53  # Helm's (chartutil.ValidateReleaseName)
+
 PRUNE_ANNOTATION: Final = "gitkrm.io/prune"
 # Flux's "create when absent, never update" (honoured by the plan: `sync.peers`).
 CREATE_ONLY: Final = ("kustomize.toolkit.fluxcd.io/ssa", "IfNotPresent")
@@ -92,6 +94,16 @@ class ChartRenderer:
         capabilities: Capabilities,
     ) -> RenderedRelease:
         """The chart in `directory` (its files, relative, from `read`, called on a miss)."""
+        name = self.release_name(directory)
+        if len(name) > RELEASE_NAME_MAX:
+            # Helm's own limit; an Argo CD Application's name (up to 253 characters) is
+            # its release's unless it names one, and Argo CD's render fails the same way
+            raise ChartError(
+                directory or ".",
+                f"release name {name!r} is longer than {RELEASE_NAME_MAX} characters, "
+                "Helm's limit (an Argo CD Application's name is its release name unless "
+                "spec.source.helm.releaseName names one)",
+            )
         key, options = self._key(directory, digest, capabilities)
         hit = self.store.get(key)
         if hit is None:

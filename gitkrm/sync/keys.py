@@ -9,6 +9,7 @@ Read from manifests: wave, depends-on, prune, reconcile and force settings.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -38,6 +39,7 @@ ENABLED: Final = "enabled"
 INVENTORY_NAMESPACE: Final = "gitkrm-system"
 INVENTORY_PREFIX: Final = "gitkrm-inventory-"
 INVENTORY_ID: Final = "cli-utils.sigs.k8s.io/inventory-id"
+LABEL_VALUE_MAX: Final = 63
 
 # Metadata the server owns: never part of a desired object (an exported manifest may carry it).
 SERVER_METADATA: Final = (
@@ -87,6 +89,17 @@ def flag(obj: Mapping[str, Any], key: str, value: str) -> bool:
     """Whether annotation `key` is set to `value` (case-insensitive, as Flux reads it)."""
     v = annotations_of(obj).get(key)
     return isinstance(v, str) and v.strip().lower() == value
+
+
+def inventory_id(*, agent: str, source: str) -> str:
+    """The cli-utils inventory id `<agent>.<source>`, a label value: one longer than 63
+    characters (a long host name, a child source named after a long Application) is cut
+    and ends in a hash of the whole, so it stays unique and stable."""
+    whole = f"{agent}.{source}"
+    if len(whole) <= LABEL_VALUE_MAX:
+        return whole
+    digest = hashlib.sha256(whole.encode()).hexdigest()[:8]
+    return f"{whole[: LABEL_VALUE_MAX - 9].rstrip('-.')}-{digest}"
 
 
 def source_selector(source: str) -> str:

@@ -10,6 +10,7 @@ from gitkrm.charts.spec import HelmSpec
 from gitkrm.errors import BadRequest
 from gitkrm.health.expressions import HealthChecks
 from gitkrm.krm.names import is_dns1123_label
+from gitkrm.sync import keys
 from gitkrm.sync.appsource_spec import AppSource
 from gitkrm.sync.overlay_spec import Overlay
 from gitkrm.sync.postbuild_spec import PostBuildSpec
@@ -131,11 +132,6 @@ class SyncOptions:
             errs = is_dns1123_label(value)
             if errs:
                 raise BadRequest(f"invalid {what} {value!r}: {'; '.join(errs)}")
-        if len(self.inventory_id) > 63:
-            raise BadRequest(
-                f"agent and source names are too long together: the inventory id "
-                f"{self.inventory_id!r} is a label value of at most 63 characters"
-            )
         if self.apply_mode not in APPLY_MODES:
             raise BadRequest(
                 f"invalid apply mode {self.apply_mode!r}: use client-side or server-side"
@@ -147,8 +143,8 @@ class SyncOptions:
 
     @property
     def inventory_id(self) -> str:
-        """The cli-utils inventory id: `<agent>.<source>`."""
-        return f"{self.agent_name}.{self.source_name}"
+        """The cli-utils inventory id: `<agent>.<source>` (`keys.inventory_id`)."""
+        return keys.inventory_id(agent=self.agent_name, source=self.source_name)
 
     @property
     def server_side(self) -> bool:

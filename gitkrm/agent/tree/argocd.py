@@ -20,6 +20,7 @@ from typing import Any, Final, cast
 
 from gitkrm.charts.spec import HelmSpec
 from gitkrm.krm import GVK, Obj, ObjectRef
+from gitkrm.krm.names import is_dns1123_label
 from gitkrm.sync.appsource_spec import (
     AppSource,
     BuildEnv,
@@ -251,7 +252,10 @@ def _destination(spec: ApplicationSpec, fail: Fail) -> str | None:
         )
     if not server and not name:
         raise fail("spec.destination", "server or name is required")
-    return dest.get("namespace") or None
+    namespace = dest.get("namespace") or None
+    if namespace is not None and (errs := is_dns1123_label(str(namespace))):
+        raise fail("spec.destination.namespace", f"{namespace!r}: {'; '.join(errs)}")
+    return namespace
 
 
 async def read(obj: Obj, ctx: Context) -> ChildSpec:

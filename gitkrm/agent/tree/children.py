@@ -26,7 +26,7 @@ from gitkrm.errors import BadRequest, GitkrmError, ManifestError, NotFound
 from gitkrm.krm import GVK, Obj, ObjectRef, ResourceKey
 from gitkrm.store import Store
 from gitkrm.store.protocol import meta
-from gitkrm.sync import inventory
+from gitkrm.sync import inventory, keys
 
 from . import registry, removal
 from .child import Child, Host, ReadContext, child_key, child_keys
@@ -122,7 +122,7 @@ class Tree:
             inv = await inventory.read(
                 self._store,
                 source=parent.name,
-                inventory_id=f"{self._agent_name}.{parent.name}",
+                inventory_id=keys.inventory_id(agent=self._agent_name, source=parent.name),
             )
         except GitkrmError as e:
             log.error("source %s: its children not read: %s", parent.name, e.message)
@@ -204,7 +204,7 @@ class Tree:
             child.error = text
             child.read_versions = dict(ctx.seen)  # a missing one: read again (`_read_again`)
             return
-        child.error = None
+        earlier_error, child.error = child.error, None
         child.read_versions = {k: v for k, v in ctx.seen.items() if k in child_keys(spec.reads)}
         if meta(obj).get("deletionTimestamp"):
             child.spec = child.spec or spec
@@ -230,19 +230,25 @@ class Tree:
                 await self.host.stop_child(child.name)
                 child.runner = None
             return
-        if child.runner is None:
-            child.runner = await self.host.start_child(
-                spec.config, parent=parent.name, declared_by=ref
-            )
-            log.info(
-                "source %s: %s declares child source %s (%s)",
-                parent.name,
-                describe(ref),
-                child.name,
-                spec.config.safe_url,
-            )
-        elif previous is None or previous.config != spec.config:
-            await self.host.reconfigure_child(child.name, spec.config)
+        try:
+            if child.runner is None:
+                child.runner = await self.host.start_child(
+                    spec.config, parent=parent.name, declared_by=ref
+                )
+                log.info(
+                    "source %s: %s declares child source %s (%s)",
+                    parent.name,
+                    describe(ref),
+                    child.name,
+                    spec.config.safe_url,
+                )
+            elif previous is None or previous.config != spec.config:
+                await self.host.reconfigure_child(child.name, spec.config)
+        except GitkrmError as e:  # its GitSource refused: this child's error, not the tree's
+            if earlier_error != e.message:
+                log.error("source %s: %s: %s", parent.name, describe(ref), e.message)
+            child.error, child.spec = e.message, previous
+            return
         if spec.finalizer and spec.finalizer not in (meta(obj).get("finalizers") or ()):
             written = await removal.add_finalizer(
                 self._store, ref, spec.finalizer, on_write=self.statuses.wrote

@@ -87,7 +87,7 @@ async def remove_finalizer(
 async def prune_inventory(store: Store, *, source: str, agent_name: str) -> tuple[int, list[str]]:
     """Delete the objects the source's inventory names and it still owns, then the
     inventory: (objects deleted, errors)."""
-    inv_id = f"{agent_name}.{source}"
+    inv_id = keys.inventory_id(agent=agent_name, source=source)
     inv = await inventory.read(store, source=source, inventory_id=inv_id)
     deleted = 0
     errors: list[str] = []
