@@ -11,6 +11,8 @@ manifests: a commit that changes no Application changes nothing. The status is t
 controller's: `ErrorOccurred`, `ParametersGenerated`, `ResourcesUpToDate` conditions and
 `resources` (the Applications made). A git generator on another repository than the one
 the parent syncs reads it with Argo CD's repository Secrets, as an Application's source.
+`pullRequest` and `scmProvider` generators ask their Git host (`argocd_scm_hosts`): the
+child then polls at their `requeueAfterSeconds` when that is shorter than its interval.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 import yaml
@@ -30,7 +32,7 @@ from gitkrm.source import Snapshot, Source
 from gitkrm.sync.options import IgnoreDifference
 
 from ..conditions import Conditions
-from .argocd_appset_gen import GENERATORS, Cluster, applications
+from .argocd_appset_gen import GENERATORS, HOSTED, SUPPORTED, Cluster, applications
 from .argocd_spec import (
     APPLICATION,
     APPLICATION_SET,
@@ -43,6 +45,9 @@ from .fields import Fail, FieldErrors, unhonoured_fields
 from .flux_generated import MadeSource
 from .flux_repo import Repository
 from .model import ChildSpec, ChildState, Context, Peer, Phase, SourceStatus, Unhonoured
+
+if TYPE_CHECKING:
+    from .argocd_scm_hosts import HostAnswers
 
 _KNOWN: Final = frozenset(
     {
@@ -71,6 +76,12 @@ class GeneratedApplications:
     spec_json: str
     clusters_json: str = "[]"
     """The clusters a `clusters` generator knows (`argocd_appset_gen.Cluster` fields)."""
+    tokens_json: str = "{}"
+    """The host generators' tokens: `secret/key` -> the private file holding it (never
+    the token itself)."""
+
+    hosted: bool = False
+    """A generator asks a Git host (`pullRequest`, `scmProvider`)."""
 
 
 class ApplicationSetSource(MadeSource):
@@ -79,18 +90,49 @@ class ApplicationSetSource(MadeSource):
     def __init__(self, *, name: str, repository: Source, spec: GeneratedApplications) -> None:
         super().__init__(name=name, repository=repository)
         self.spec = spec
+        self.hosts: HostAnswers | None = None
+        if spec.hosted:
+            from .argocd_scm_hosts import HostAnswers
+
+            self.hosts = HostAnswers(tokens=orjson.loads(spec.tokens_json), fail=self._fail)
+
+    def _fail(self, field: str, message: str) -> Exception:
+        return BadRequest(
+            f"ApplicationSet {self.spec.namespace}/{self.spec.name}: {field}: {message}"
+        )
+
+    async def prepare(self) -> None:
+        if self.hosts is not None:
+            await self.hosts.refresh()
+
+    def origin(self, repo: Snapshot) -> str:
+        if self.hosts is None:
+            return repo.revision
+        return f"{repo.revision} {self.hosts.digest()}"
+
+    async def made(self, repo: Snapshot) -> dict[str, bytes]:
+        """`make`, fetching each host answer a generator asks for (at most 1,000)."""
+        if self.hosts is None:
+            return self.make(repo)
+        from .argocd_scm_hosts import Needed
+
+        for _ in range(1000):
+            self.hosts.begin()
+            try:
+                files = self.make(repo)
+            except Needed as need:
+                await self.hosts.fetch(need)
+                continue
+            self.hosts.end()
+            return files
+        raise self._fail("spec.generators", "more than 1,000 questions to Git hosts")
 
     def make(self, repo: Snapshot) -> dict[str, bytes]:
         s = self.spec
-        where = f"ApplicationSet {s.namespace}/{s.name}"
-
-        def fail(field: str, message: str) -> Exception:
-            return BadRequest(f"{where}: {field}: {message}")
-
         clusters = tuple(Cluster(**c) for c in orjson.loads(s.clusters_json))
         made = applications(
             orjson.loads(s.spec_json), name=s.name, namespace=s.namespace, snapshot=repo,
-            fail=fail, clusters=clusters,
+            fail=self._fail, clusters=clusters, hosts=self.hosts,
         )  # fmt: skip
         return {
             f"{app['metadata']['name']}.yaml": yaml.safe_dump(app, sort_keys=False).encode()
@@ -100,7 +142,7 @@ class ApplicationSetSource(MadeSource):
 
 def _git_generators(value: Any, at: str, fail: Fail) -> list[tuple[Mapping[str, Any], str]]:
     """Every `git` generator (nested in a matrix too), checking the kinds as it goes; a
-    `clusters` one is listed as itself (no repository)."""
+    `clusters`, `pullRequest` or `scmProvider` one is listed as itself (no repository)."""
     if not isinstance(value, Mapping):
         raise fail(at, "must be an object")
     out: list[tuple[Mapping[str, Any], str]] = []
@@ -108,11 +150,8 @@ def _git_generators(value: Any, at: str, fail: Fail) -> list[tuple[Mapping[str, 
         if kind in ("selector", "values"):
             continue
         if kind not in GENERATORS:
-            raise fail(
-                f"{at}.{kind}",
-                "not supported: gitkrm generates list, git, clusters, matrix and merge",
-            )
-        if kind in ("git", "clusters"):
+            raise fail(f"{at}.{kind}", f"not supported: gitkrm generates {SUPPORTED}")
+        if kind in ("git", "clusters", *HOSTED):
             out.append((spec or {}, f"{at}.{kind}"))
         elif kind in ("matrix", "merge"):
             for i, g in enumerate((spec or {}).get("generators") or []):
@@ -146,8 +185,18 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
     gits = [(g, at) for g, at in found if at.endswith(".git")]
     clusters: list[Cluster] = []
     reads: list[ObjectRef] = []
-    if len(gits) != len(found):
+    if any(at.endswith(".clusters") for _, at in found):
         clusters, reads = await cluster_secrets(namespace=namespace, ctx=ctx)
+    hosted = [(at.rpartition(".")[2], g, at) for g, at in found if at.endswith(HOSTED)]
+    tokens: dict[str, str] = {}
+    requeue: int | None = None
+    if hosted:
+        from .argocd_scm_hosts import tokens as host_tokens
+
+        tokens, secrets, requeue = await host_tokens(
+            hosted, namespace=namespace, ctx=ctx, fail=fail
+        )
+        reads.extend(secrets)
     repo = Repository(url=parent.url, ref=parent.ref, auth=parent.auth,
                       ca_file=parent.ca_file, is_parent=True)  # fmt: skip
     if gits:
@@ -175,17 +224,20 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
     )  # fmt: skip
     config = dataclasses.replace(
         repo.child_config(declared_by=declared_by, path="", parent=parent),
-        interval=parent.interval,
+        interval=parent.interval if requeue is None else min(parent.interval, requeue),
         timeout=parent.timeout,
         health_timeout=parent.health_timeout,
         prune=deletes,
         ignore_differences=_kept_fields(spec, namespace=namespace, fail=fail)
         + (() if updates else _ALL_FIELDS),
+        allow_empty=True,  # no Application generated: none kept, as the controller does
         generator=GeneratedApplications(
             namespace=namespace,
             name=name,
             spec_json=orjson.dumps(spec).decode(),
             clusters_json=orjson.dumps([dataclasses.asdict(c) for c in clusters]).decode(),
+            tokens_json=orjson.dumps(tokens, option=orjson.OPT_SORT_KEYS).decode(),
+            hosted=bool(hosted),
         ),
     )
     return ChildSpec(

@@ -8,7 +8,9 @@ YAML/JSON file, an object or a list of objects, flattened to dotted keys), `path
 too, `clusters` (Argo CD's cluster Secrets and, when no Secret names it, the local
 `in-cluster`, which only an empty selector matches),
 `matrix` (two generators, every pair, their parameters merged) and `merge` (`mergeKeys`:
-the first generator's sets, each overridden by the later generators' set of equal keys).
+the first generator's sets, each overridden by the later generators' set of equal keys),
+`pullRequest` and `scmProvider` (a Git host's pull requests or repositories, which a
+`HostLookup` answers: `argocd_scm_hosts`).
 Each may have `values` (rendered with its parameters) and a `selector` (`matchLabels`,
 `matchExpressions`) over its parameters. The template is rendered per parameter set with
 Argo CD's default fasttemplate (`{{ key }}` in every string; an unknown key is left as
@@ -24,7 +26,7 @@ import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import yaml
 
@@ -46,8 +48,21 @@ from .argocd_spec import API_VERSION, FINALIZER, IN_CLUSTER_NAME, IN_CLUSTER_SER
 Params = dict[str, Any]
 _TAG: Final = re.compile(r"\{\{(.*?)\}\}", re.S)
 _NOT_DNS: Final = re.compile(r"[^-a-z0-9.]")
-GENERATORS: Final = ("list", "git", "clusters", "matrix", "merge")
-_SUPPORTED: Final = "list, git (directories, files), clusters, matrix and merge"
+HOSTED: Final = ("pullRequest", "scmProvider")
+GENERATORS: Final = ("list", "git", "clusters", "matrix", "merge", *HOSTED)
+SUPPORTED: Final = (
+    "list, git (directories, files), clusters, matrix, merge, pullRequest and scmProvider"
+)
+_WITH_VALUES: Final = ("git", "clusters", *HOSTED)
+
+
+class HostLookup(Protocol):
+    """The parameter sets of a `pullRequest` or `scmProvider` generator (`kind`), from
+    the host's answers to `spec`."""
+
+    def params(self, kind: str, spec: Mapping[str, Any], at: str, *, go: bool) -> list[Params]:
+        """The sets; raises to have the answer fetched when it is not known yet."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,9 +173,11 @@ class Generation:
         go: GoTemplate | None,
         fail: Callable[[str, str], Exception],
         clusters: Sequence[Cluster] = (),
+        hosts: HostLookup | None = None,
     ):
         self.snapshot = snapshot
         self.clusters = clusters
+        self.hosts = hosts
         self.go = go
         self.fail = fail
 
@@ -172,12 +189,18 @@ class Generation:
             raise self.fail(at, f"exactly one generator, got {kinds or 'none'}")
         kind = kinds[0]
         if kind not in GENERATORS:
-            raise self.fail(f"{at}.{kind}", f"not supported: gitkrm generates {_SUPPORTED}")
+            raise self.fail(f"{at}.{kind}", f"not supported: gitkrm generates {SUPPORTED}")
         spec = generator[kind] or {}
         if not isinstance(spec, Mapping):
             raise self.fail(f"{at}.{kind}", "must be an object")
-        made: list[Params] = getattr(self, f"_{kind}")(spec, f"{at}.{kind}")
-        values = spec.get("values") if kind in ("git", "clusters") else None
+        made: list[Params]
+        if kind in HOSTED:
+            if self.hosts is None:
+                raise self.fail(f"{at}.{kind}", "no Git host is asked here")
+            made = self.hosts.params(kind, spec, f"{at}.{kind}", go=self.go is not None)
+        else:
+            made = getattr(self, f"_{kind}")(spec, f"{at}.{kind}")
+        values = spec.get("values") if kind in _WITH_VALUES else None
         if values:
             if not isinstance(values, Mapping):
                 raise self.fail(f"{at}.{kind}.values", "must be a map of strings")
@@ -396,6 +419,7 @@ def applications(
     snapshot: Snapshot | None,
     fail: Callable[[str, str], Exception],
     clusters: Sequence[Cluster] = (),
+    hosts: HostLookup | None = None,
 ) -> list[dict[str, Any]]:
     """The Applications `spec` (an ApplicationSet's) makes, sorted by name."""
     try:
@@ -403,7 +427,7 @@ def applications(
     except TemplateError as e:
         field, _, message = e.message.partition(": ")
         raise fail(field, message) from None
-    gen = Generation(snapshot=snapshot, go=go, fail=fail, clusters=clusters)
+    gen = Generation(snapshot=snapshot, go=go, fail=fail, clusters=clusters, hosts=hosts)
     template = spec.get("template")
     if not isinstance(template, Mapping):
         raise fail("spec.template", "required")

@@ -78,18 +78,31 @@ class MadeSource:
     async def poll(self) -> str | None:
         return (await self.snapshot()).revision
 
+    async def prepare(self) -> None:
+        """Before a snapshot: bring what `make` reads besides the repository up to date."""
+
+    def origin(self, repo: Snapshot) -> str:
+        """What the files are made of: the repository's revision (and what else `make`
+        reads); the same origin makes the same files."""
+        return repo.revision
+
+    async def made(self, repo: Snapshot) -> dict[str, bytes]:
+        """`make`, and any I/O it needs (none here)."""
+        return self.make(repo)
+
     async def snapshot(self) -> Snapshot:
+        await self.prepare()
         repo = await self.repository.snapshot()
-        if self._last is not None and self._origin == repo.revision:
+        if self._last is not None and self._origin == self.origin(repo):
             return self._last
-        files = self.make(repo)
+        files = await self.made(repo)
         h = hashlib.sha256()
         for path in sorted(files):
             h.update(path.encode() + b"\0" + files[path] + b"\0")
         blobs = {git_blob_id(c): c for c in files.values()}
         entries = {p: FileEntry(p, git_blob_id(c), len(c)) for p, c in files.items()}
         revision = f"sha256:{h.hexdigest()}"
-        self._origin = repo.revision
+        self._origin = self.origin(repo)
         if self._last is None or self._last.revision != revision:
             self._last = Snapshot(revision=revision, files=entries, reader=MemoryBlobs(blobs))
         return self._last

@@ -227,25 +227,25 @@ def credentials(secret: Obj, *, url: str, fail: Fail) -> tuple[Auth | None, Path
         return _decoded(secret, key, fail)
 
     ca = get("ca.crt") or get("caFile")
-    ca_file = _private_file(ca, ".crt") if ca else None
+    ca_file = private_file(ca, ".crt") if ca else None
     identity, known_hosts = get("identity"), get("known_hosts")
     if identity is not None:
         if known_hosts is None:
             raise fail(
                 "spec.secretRef", "an SSH identity needs known_hosts (gitkrm checks host keys)"
             )
-        key = _private_file(identity, ".key")
-        return SshAuth(key_file=key, known_hosts=_private_file(known_hosts, ".hosts")), ca_file
+        key = private_file(identity, ".key")
+        return SshAuth(key_file=key, known_hosts=private_file(known_hosts, ".hosts")), ca_file
     token = get("bearerToken")
     if token is not None:
         return HttpsAuth(
-            password=SecretRef(file=_private_file(token, ".token")), bearer=True
+            password=SecretRef(file=private_file(token, ".token")), bearer=True
         ), ca_file
     password = get("password")
     if password is not None:
         username = (get("username") or b"git").decode("utf-8", "replace").strip()
         return HttpsAuth(
-            password=SecretRef(file=_private_file(password, ".password")), username=username
+            password=SecretRef(file=private_file(password, ".password")), username=username
         ), ca_file
     if ca_file is None:
         raise fail(
@@ -269,7 +269,7 @@ def _private_dir() -> Path:
         return _DIR[0]
 
 
-def _private_file(data: bytes, suffix: str) -> Path:
+def private_file(data: bytes, suffix: str) -> Path:
     """A file of `data` (mode 0600) named by a keyed digest of it: the same credentials
     give the same path, so a child's configuration stays equal while they do."""
     name = hmac.new(_KEY, data, hashlib.sha256).hexdigest()[:24] + suffix

@@ -300,8 +300,8 @@ def test_merge_elements_yaml_expressions_and_a_path_prefix() -> None:
 
 
 def test_errors_name_the_field() -> None:
-    unsupported = {"generators": [{"pullRequest": {}}], "template": template("a", "x")}
-    with pytest.raises(BadRequest, match=r"spec.generators\[0\]\.pullRequest: not supported"):
+    unsupported = {"generators": [{"plugin": {}}], "template": template("a", "x")}
+    with pytest.raises(BadRequest, match=r"spec.generators\[0\]\.plugin: not supported"):
         make(unsupported)
     twice = {
         "generators": [{"list": {"elements": [{"n": "a"}, {"n": "a"}]}}],
