@@ -15,7 +15,16 @@ from pathlib import Path
 
 from gitkrm.krm import ObjectRef
 from tests.e2e.argocd_apps import ARGOCD, FINALIZER
-from tests.e2e.e2e_support import cm_ref, get_or_none, reading, run_bootstrap, writing
+from tests.e2e.e2e_support import (
+    bootstrap_agent,
+    cm_ref,
+    get_or_none,
+    read_object,
+    reading,
+    run_bootstrap,
+    wait_for,
+    writing,
+)
 from tests.source.source_gitrepo import ENV, RemoteRepo, git
 from tests.support.fake_github import FakeGitHub, Pull, fake_github
 from tests.support.manifests import yaml_text
@@ -23,7 +32,7 @@ from tests.support.manifests import yaml_text
 TOKEN = "ghp_" + "PrEv1ewT0ken" * 3
 
 
-def appset(github: FakeGitHub, url: str) -> str:
+def appset(github: FakeGitHub, url: str, *, requeue: int = 60) -> str:
     return yaml_text({
         "apiVersion": "argoproj.io/v1alpha1", "kind": "ApplicationSet",
         "metadata": {"name": "previews", "namespace": ARGOCD},
@@ -32,7 +41,7 @@ def appset(github: FakeGitHub, url: str) -> str:
                 "github": {"owner": "myorg", "repo": "myrepo", "api": github.url,
                            "labels": ["preview"],
                            "tokenRef": {"secretName": "github-token", "key": "token"}},
-                "requeueAfterSeconds": 60,
+                "requeueAfterSeconds": requeue,
             }}],
             "template": {
                 "metadata": {"name": "preview-{{number}}",
@@ -164,4 +173,49 @@ async def test_a_pull_request_opened_and_closed_makes_and_prunes_its_preview(
 
     for out in outputs:
         assert TOKEN not in out
+    assert TOKEN.encode() not in everything_written(repo, state)
+
+
+async def test_the_agent_asks_the_host_at_the_requeue_interval(
+    repo: RemoteRepo, state: Path, tmp_path: Path
+) -> None:
+    """A long-lived agent (its interval an hour) sees a pull request opened, then closed,
+    within the generator's `requeueAfterSeconds` (2 s), with no commit to the repository."""
+    with fake_github(token=TOKEN) as github:
+        github.add_repo("myorg", "myrepo")
+        repo.write("bootstrap/previews.yaml", appset(github, repo.url, requeue=2))
+        repo.write("preview-app/cm.yaml", preview_cm("none"))
+        repo.commit("previews")
+        repo.push()
+        head = feature_branch(repo)
+        await put_token(state)
+        with bootstrap_agent(repo.url, state, tmp_path, interval="1h") as agent:
+
+            async def asked() -> bool:
+                made = await read_object(state, APPSET)
+                conds = {c["type"]: c["status"] for c in ((made or {}).get("status") or {})
+                         .get("conditions") or ()}  # fmt: skip
+                return conds.get("ResourcesUpToDate") == "True"
+
+            await wait_for(asked, within=60, what="the ApplicationSet made (of no PR)")
+            github.open_pull("myorg", "myrepo", Pull(7, "Login page", "feature/login", head,
+                                                      labels=("preview",)))  # fmt: skip
+
+            async def preview() -> bool:
+                cm = await read_object(state, cm_ref("preview", "preview-7"))
+                return cm is not None and cm["data"] == {"feature": "login"}
+
+            await wait_for(preview, within=60, what="the preview of the opened pull request")
+            github.close_pull("myorg", "myrepo", 7)
+
+            async def gone() -> bool:
+                return await read_object(state, app_ref("preview-7")) is None and (
+                    await read_object(state, cm_ref("preview", "preview-7")) is None
+                )
+
+            await wait_for(gone, within=60, what="the preview of the closed pull request pruned")
+            log = agent.log()
+        asks = [r for r in github.requests if r.path == "/repos/myorg/myrepo/pulls"]
+        assert len(asks) >= 3  # asked again and again, not only at the start
+    assert TOKEN not in log
     assert TOKEN.encode() not in everything_written(repo, state)
