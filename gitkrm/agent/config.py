@@ -97,6 +97,9 @@ class SourceConfig:
     url: str = field(repr=False)
     ref: GitRef | None = field(default_factory=lambda: GitRef(RefKind.BRANCH, "main"))
     path: str = ""
+    ignore: str | None = None
+    """`spec.ignore`: .sourceignore lines of the source's own, after the repository's root
+    ignore file (Flux's GitRepository `spec.ignore`)."""
     interval: float = DEFAULT_INTERVAL
     timeout: float | None = None
     health_timeout: float = DEFAULT_HEALTH_TIMEOUT  # waves, hooks and prune waves
@@ -161,6 +164,8 @@ class SourceConfig:
             spec["chart"] = self.chart.to_spec()
         if self.path:
             spec["path"] = self.path
+        if self.ignore is not None:
+            spec["ignore"] = self.ignore
         spec["interval"] = format_duration(self.interval)
         if self.timeout is not None:
             spec["timeout"] = format_duration(self.timeout)

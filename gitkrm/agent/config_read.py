@@ -139,6 +139,7 @@ def from_object(obj: Obj, *, base: Path, registry: Registry | None = None) -> So
         url=url,
         ref=None if directory or chart is not None else _ref(spec),
         path=spec.get("path") or "",
+        ignore=spec.get("ignore"),
         interval=interval,
         timeout=parse_duration(timeout, what="spec.timeout") if timeout else None,
         health_timeout=_health_timeout(spec),

@@ -57,6 +57,8 @@ SPEC_SCHEMA: dict[str, Any] = {
             },
         },
         "path": _STR,
+        # .sourceignore lines after the repository's root file (Flux's spec.ignore)
+        "ignore": {"type": "string", "maxLength": 65536},
         "interval": _DURATION,
         "timeout": _DURATION,
         "healthTimeout": _DURATION,

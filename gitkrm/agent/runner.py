@@ -68,6 +68,12 @@ def _components(config: SourceConfig) -> bool:
     return config.overlay is not None and config.overlay.outside_path
 
 
+def _where(config: SourceConfig) -> tuple[object, ...]:
+    """What the source's files come from: a change to it opens a new source."""
+    return (config.url, config.ref, config.path, config.auth, config.ca_file, config.verify,
+            config.timeout, config.ignore, _components(config))  # fmt: skip
+
+
 class SourceRunner(RunnerReports):
     """Syncs one source into the store; its status, health and reports: `RunnerReports`."""
 
@@ -184,10 +190,7 @@ class SourceRunner(RunnerReports):
         old = self.config
         self.config = config
         self.generation = generation
-        where = (old.url, old.ref, old.path, old.auth, old.ca_file, old.verify, old.timeout,
-                 _components(old))  # fmt: skip
-        if where != (config.url, config.ref, config.path, config.auth, config.ca_file,
-                     config.verify, config.timeout, _components(config)):  # fmt: skip
+        if _where(old) != _where(config):
             await self.source.close()
             self.source = open_source(config, git_cache=self.git_cache)
         if self._sync_engine is not None:

@@ -67,10 +67,12 @@ def open_source(config: SourceConfig, *, git_cache: Path, repo_tree: bool = Fals
             name=config.name, artifact=config.oci, cache_dir=cache, path=config.path,
             repo_tree=tree,
         )  # fmt: skip
+    ignore = tuple(config.ignore.splitlines()) if config.ignore else ()
     if config.ref is None:
         return LocalSource(
-            name=config.name, root=Path(config.url), path=config.path, repo_tree=tree
-        )
+            name=config.name, root=Path(config.url), path=config.path, repo_tree=tree,
+            ignore=ignore,
+        )  # fmt: skip
     spec = GitSourceSpec(
         name=config.name,
         url=config.url,
@@ -80,6 +82,7 @@ def open_source(config: SourceConfig, *, git_cache: Path, repo_tree: bool = Fals
         ca_file=config.ca_file,
         verify=config.verify,
         repo_tree=tree,
+        ignore=ignore,
     )
     if config.timeout is not None:
         spec = dataclasses.replace(spec, timeout=config.timeout)

@@ -382,6 +382,7 @@ class GitSource:
                 rules = IgnoreRules(
                     {d: merge_ignore_texts(t) for d, t in found.items()},
                     defaults=self.spec.ignore_defaults,
+                    extra=self.spec.ignore,
                 )
         links = {p: e.ref for p, e in raw.items() if e.mode == MODE_SYMLINK}
         blobs = self._catfile.read_blobs(links.values()) if links else {}
@@ -400,7 +401,8 @@ class GitSource:
         """The same rules object while the ignore files don't change: it remembers answers."""
         key = frozenset(files.items())
         if self._rules is None or self._rules[0] != key:
-            self._rules = (key, IgnoreRules(files, defaults=self.spec.ignore_defaults))
+            rules = IgnoreRules(files, defaults=self.spec.ignore_defaults, extra=self.spec.ignore)
+            self._rules = (key, rules)
         return self._rules[1]
 
     async def _ls_tree(self, treeish: str) -> dict[str, RawEntry]:

@@ -6,7 +6,8 @@ and manifest names only.
 Precedence follows Git: within one file the last matching pattern wins, a deeper file
 overrides a shallower one, and nothing below an ignored directory can be re-included.
 The defaults act as lines at the top of the root file, so a root `.gitkrmignore` can
-negate them.
+negate them; a source's own patterns (Flux's GitRepository `spec.ignore`, a GitSource's)
+act as lines at its end, as source-controller appends them to the repository's.
 """
 
 from __future__ import annotations
@@ -116,10 +117,16 @@ class IgnoreRules:
     """Gitignore matching over paths relative to one root (posix, no leading slash)."""
 
     def __init__(
-        self, files: Mapping[str, str], *, defaults: Sequence[str] = DEFAULT_IGNORES
+        self,
+        files: Mapping[str, str],
+        *,
+        defaults: Sequence[str] = DEFAULT_IGNORES,
+        extra: Sequence[str] = (),
     ) -> None:
-        """`files` maps a directory ("" for the root) to the text of its ignore file."""
-        specs: dict[str, _Level] = {"": _Level([*defaults, *files.get("", "").splitlines()])}
+        """`files` maps a directory ("" for the root) to the text of its ignore file;
+        `extra` are the source's own patterns, after the root file's."""
+        root = [*defaults, *files.get("", "").splitlines(), *extra]
+        specs: dict[str, _Level] = {"": _Level(root)}
         for d, text in files.items():
             if d:
                 specs[d.strip("/")] = _Level(text.splitlines())

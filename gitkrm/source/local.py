@@ -65,6 +65,7 @@ class LocalSource:
         debounce_ms: int = 300,
         ignore_defaults: tuple[str, ...] = DEFAULT_IGNORES,
         repo_tree: bool = False,
+        ignore: tuple[str, ...] = (),
     ) -> None:
         parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
         if ".." in parts:
@@ -76,6 +77,7 @@ class LocalSource:
         self.max_file_size = max_file_size
         self.debounce_ms = debounce_ms
         self._defaults = ignore_defaults
+        self._ignore = ignore  # the source's own patterns (`spec.ignore`)
         self._repo_tree_always = repo_tree  # see GitSourceSpec.repo_tree
         self._cache: dict[str, _Cached] = {}
         self._stamps: dict[str, tuple[int, int, int, int]] = {}
@@ -217,7 +219,10 @@ class LocalSource:
         """One rules object while the ignore files stay the same: it remembers answers."""
         key = frozenset(ignore_files.items())
         if self._rules is None or self._rules[0] != key:
-            self._rules = (key, IgnoreRules(ignore_files, defaults=self._defaults))
+            self._rules = (
+                key,
+                IgnoreRules(ignore_files, defaults=self._defaults, extra=self._ignore),
+            )
         return self._rules[1]
 
     def _walk(

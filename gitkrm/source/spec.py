@@ -124,6 +124,8 @@ class GitSourceSpec:
     timeout: float = DEFAULT_TIMEOUT
     depth: int | None = 1
     ignore_defaults: tuple[str, ...] = DEFAULT_IGNORES
+    ignore: tuple[str, ...] = ()
+    """The source's own ignore patterns (`spec.ignore`), after the repository's root file."""
     repo_tree: bool = False
     """Snapshots carry the whole repository's tree even without a kustomization under the
     path (an overlay's components may lie anywhere in it)."""

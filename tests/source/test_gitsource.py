@@ -322,6 +322,27 @@ async def test_gitkrmignore_above_the_sub_path_applies(
     assert sorted(snap.files) == ["app.yaml"]
 
 
+async def test_the_sources_own_ignore_lines_come_after_the_root_file(
+    remote: RemoteRepo, make_source: SourceFactory
+) -> None:
+    """Flux's GitRepository `spec.ignore` (podinfo's: exclude all, include one directory),
+    applied after the repository's `.sourceignore`, so the root file can't take it back."""
+    remote.publish(
+        files={
+            ".sourceignore": "!docs/\n",
+            "deploy/app.yaml": "kind: A\n",
+            "deploy/test/fixture.yaml": "kind: F\n",
+            "docs/example.yaml": "kind: E\n",
+            "kustomize/kustomization.yaml": "resources: []\n",
+        }
+    )
+    ignore = ("# exclude all", "/*", "# include deploy dir", "!/deploy", "**/test/")
+    snap = await make_source(remote.url, ignore=ignore).snapshot()
+    assert sorted(snap.files) == ["deploy/app.yaml"]
+    under = await make_source(remote.url, cache="sub", path="deploy", ignore=ignore).snapshot()
+    assert sorted(under.files) == ["app.yaml"]  # patterns are relative to the repository
+
+
 async def test_symlinks_inside_are_resolved_and_escapes_refused(
     remote: RemoteRepo, make_source: SourceFactory
 ) -> None:

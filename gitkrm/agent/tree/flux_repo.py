@@ -46,9 +46,8 @@ BOOTSTRAP: Final = ("flux-system", "flux-system")
 _SAID: set[str] = set()  # the sources that logged their use of BOOTSTRAP
 log = logging.getLogger(__name__)
 
-HONOURED: Final = frozenset({"url", "ref", "interval", "timeout", "secretRef", "suspend"})
+HONOURED: Final = frozenset({"url", "ref", "interval", "timeout", "secretRef", "suspend", "ignore"})
 _UNHONOURED: Final = {
-    "ignore": "gitkrm reads .sourceignore files and .gitkrmignore, not spec.ignore",
     "include": "including other GitRepositories' artifacts is not supported",
     "recurseSubmodules": "submodules are not checked out",
     "verify": "commit signature verification of a GitRepository is not supported (use "
@@ -71,6 +70,7 @@ class Repository:
     timeout: float | None = None
     suspend: bool = False
     is_parent: bool = False  # the parent's repository at the parent's ref
+    ignore: str | None = None  # a GitRepository's spec.ignore
     unhonoured: tuple[Unhonoured, ...] = ()
 
     def child_config(
@@ -85,6 +85,7 @@ class Repository:
             url=self.url,
             ref=self.ref,
             path=path,
+            ignore=self.ignore,
             adoption=parent.adoption,
             auth=self.auth,
             ca_file=self.ca_file,
@@ -161,6 +162,9 @@ async def read_repository(
     interval = duration(spec.get("interval"), "spec.interval", repo_fail)
     timeout = duration(spec.get("timeout"), "spec.timeout", repo_fail)
     suspend = bool(spec.get("suspend"))
+    ignore = spec.get("ignore")
+    if ignore is not None and not isinstance(ignore, str):
+        raise repo_fail("spec.ignore", "must be a string of .sourceignore lines")
     same = same_repository(url, parent)
     clone = not same and await clone_of(url, parent)
     if same or clone:
@@ -172,12 +176,13 @@ async def read_repository(
             return Repository(
                 url=parent.url, ref=parent.ref, auth=parent.auth, ca_file=parent.ca_file,
                 interval=interval, timeout=timeout, suspend=suspend, is_parent=True,
-                unhonoured=unhonoured,
+                ignore=ignore, unhonoured=unhonoured,
             )  # fmt: skip
     if same or (clone and gref is not None and await has_ref(parent.url, gref)):
         return Repository(
             url=parent.url, ref=gref, auth=parent.auth, ca_file=parent.ca_file,
-            interval=interval, timeout=timeout, suspend=suspend, unhonoured=unhonoured,
+            interval=interval, timeout=timeout, suspend=suspend, ignore=ignore,
+            unhonoured=unhonoured,
         )  # fmt: skip
     gref = git_ref(cast("Mapping[str, Any]", spec.get("ref")), repo_fail, at="spec.ref")
     auth, ca_file = None, None
@@ -192,7 +197,7 @@ async def read_repository(
         auth, ca_file = credentials(secret, url=url, fail=repo_fail)
     return Repository(
         url=url, ref=gref, auth=auth, ca_file=ca_file, interval=interval, timeout=timeout,
-        suspend=suspend, unhonoured=unhonoured,
+        suspend=suspend, ignore=ignore, unhonoured=unhonoured,
     )  # fmt: skip
 
 
