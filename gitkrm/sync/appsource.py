@@ -15,6 +15,10 @@ The Application's `syncOptions` that apply to every object (`ServerSideApply=tru
 `Prune=false`, `Force=true`) are laid over the objects' own annotations here, and
 `CreateNamespace=true` adds the destination Namespace (with `managedNamespaceMetadata`)
 when the revision does not hold it: it is never pruned, as Argo CD never deletes it.
+
+An object the path renders more than once is not an error, as in Argo CD's controller
+(`NormalizeTargetObjects`): the last one is kept, with a warning (Argo CD's
+RepeatedResourceWarning).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from gitkrm.sync.appsource_spec import (
 )
 from gitkrm.sync.desired import Desired
 from gitkrm.sync.kustomize import KUSTOMIZATION_NAMES
+from gitkrm.sync.problems import Problem, describe_ref
 
 __all__ = [
     "NAMESPACE_PATH",
@@ -165,6 +170,26 @@ def with_options(desired: Sequence[Desired], app: AppSource) -> list[Desired]:
             changes["force"] = True
         out.append(d._replace(**changes) if changes else d)  # type: ignore[arg-type]
     return out
+
+
+def deduplicated(desired: Sequence[Desired], warnings: list[Problem]) -> list[Desired]:
+    """The objects, each once: the last of those with one key (Argo CD's choice), and a
+    warning naming where the others were."""
+    last = {d.key: i for i, d in enumerate(desired)}
+    if len(last) == len(desired):
+        return list(desired)
+    kept: list[Desired] = []
+    for i, d in enumerate(desired):
+        if last[d.key] == i:
+            kept.append(d)
+            continue
+        what = describe_ref(d.ref)
+        at = desired[last[d.key]].location
+        warnings.append(
+            Problem(d.path, d.line or None, what,
+                    f"appears again at {at}, which is kept (Argo CD's RepeatedResourceWarning)")
+        )  # fmt: skip
+    return kept
 
 
 def _own_options(d: Desired) -> frozenset[str]:

@@ -125,11 +125,14 @@ class RenderStep:
         return (await resolve(parts.store, spec)).digest != parts.memo.rendered_key[2]
 
     def warnings(self, rendered: RenderResult) -> tuple[str, ...]:
-        """The revision's annotation warnings (once per render)."""
+        """The revision's warnings (once per render): the render's own (a chart that
+        renders differently each time, an object Argo CD's rules render twice), then the
+        annotations'."""
         memo = self._parts.memo
         if memo.warnings[0] is not rendered:
             objects = [*rendered.objects, *(d for ds in memo.hooks.by_phase.values() for d in ds)]
-            memo.warnings = (rendered, annotation_warnings(objects))
+            own = tuple(str(w) for w in rendered.warnings)
+            memo.warnings = (rendered, own + annotation_warnings(objects))
         return memo.warnings[1]
 
     async def _chart_kube_version(self, snapshot: Snapshot) -> None:

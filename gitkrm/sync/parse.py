@@ -45,7 +45,8 @@ class ParseContext:
     max_bytes: int = DEFAULT_MAX_BYTES
     argo_cd: bool = False
     """An Argo CD Application's source: Helm's hook annotations on any manifest are read
-    as Argo CD reads them (`gitkrm.charts.hooks.argo_reading`)."""
+    as Argo CD reads them (`gitkrm.charts.hooks.argo_reading`), and a cluster-scoped
+    object's namespace is dropped, not an error."""
 
 
 class ParsedObject(NamedTuple):
@@ -134,9 +135,10 @@ def prepare(obj: Obj, *, info: ResourceInfo, ctx: ParseContext, registry: Regist
         if not ns and ctx.default_namespace:
             md["namespace"] = ns = ctx.default_namespace
     elif ns:
-        problems.append(
-            f"{info.kind} is cluster-scoped: it must not have a namespace (found {ns!r})"
-        )
+        if not ctx.argo_cd:  # Argo CD drops it, as kubectl does (`DeduplicateTargetObjects`)
+            problems.append(
+                f"{info.kind} is cluster-scoped: it must not have a namespace (found {ns!r})"
+            )
         del md["namespace"]
         ns = ""
     for f in keys.SERVER_METADATA:

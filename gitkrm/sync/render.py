@@ -187,7 +187,7 @@ class Renderer:
         registry, fingerprint = self._assembler.registry(outputs, store_crds, problems)
         desired, count = self._assembler.desired(outputs, registry, fingerprint, problems, warnings)
         if self.app is not None:
-            desired = appsource.with_options(desired, self.app)
+            desired = appsource.with_options(appsource.deduplicated(desired, warnings), self.app)
         if self.annotation_limit:
             problems.extend(too_big_to_annotate(desired))
         kinds, object_keys = cross_checks(desired, namespaces, problems)

@@ -6,8 +6,17 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from gitkrm.agent.tree.naming import child_name
+from gitkrm.krm import ObjectRef
 from tests.e2e.argocd_apps import application, write_bootstrap
-from tests.e2e.e2e_support import object_ref, read_each, read_objects, run_bootstrap
+from tests.e2e.e2e_support import (
+    gitsource_status,
+    object_ref,
+    read_each,
+    read_objects,
+    reading,
+    run_bootstrap,
+)
 from tests.source.source_gitrepo import RemoteRepo
 
 LONG_APP = "helm-with-several-dependencies-and-a-permission-that-is-denied"  # 62 characters
@@ -83,3 +92,66 @@ def test_what_one_application_gets_wrong_fails_that_application_only(tmp_path: P
     assert "Traceback" not in out
     assert "gitkrm: error" not in out
     assert read_objects(state, object_ref("ConfigMap", "short-cm", "fine-ns"))
+
+
+CLUSTER_ROLE = """\
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: reader, namespace: somewhere}
+rules: [{apiGroups: [''], resources: [pods], verbs: [get]}]
+"""
+BINDING_HOOK = """\
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: reader-binding
+  namespace: cert-manager
+  annotations: {argocd.argoproj.io/hook: PreSync}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: reader}
+subjects: [{kind: ServiceAccount, name: default, namespace: default}]
+"""
+
+
+def _cm_with(name: str, value: str) -> str:
+    return f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata: {{v: '{value}'}}\n"
+
+
+def test_a_cluster_scoped_objects_namespace_is_dropped_and_a_repeated_object_kept_once(
+    tmp_path: Path,
+) -> None:
+    # As Argo CD's controller normalises the target objects: a namespace on a cluster-scoped
+    # object (a hook too) is dropped, and of an object rendered twice the last is kept,
+    # with a warning naming both places.
+    repo = RemoteRepo(tmp_path / "git")
+    write_bootstrap(repo)
+    repo.write("apps/shapes.yaml", application("shapes", repo.url, "shapes", dest="shapes"))
+    repo.write("shapes/a-role.yaml", CLUSTER_ROLE)
+    repo.write("shapes/b-hook.yaml", BINDING_HOOK)
+    repo.write("shapes/c-first.yaml", _cm_with("twice", "first"))
+    repo.write("shapes/d-again.yaml", _cm_with("twice", "again"))
+    repo.commit("Argo CD's edge shapes")
+    repo.push()
+    state = tmp_path / "state"
+    done = run_bootstrap(repo.url, state, "--wait", "--timeout", "2m")
+    assert done.returncode == 0, done.stdout + done.stderr
+    rbac = "rbac.authorization.k8s.io"
+    role, binding, twice = read_objects(
+        state,
+        object_ref("ClusterRole", "reader", None, rbac),
+        object_ref("ClusterRoleBinding", "reader-binding", None, rbac),
+        object_ref("ConfigMap", "twice", "shapes"),
+    )
+    assert "namespace" not in role["metadata"]
+    assert "namespace" not in binding["metadata"]
+    assert twice["data"] == {"v": "again"}
+    child = child_name(ObjectRef(group="argoproj.io", kind="Application", namespace="argocd",
+                                 name="shapes"))  # fmt: skip
+
+    async def warnings() -> list[str]:
+        async with reading(state) as store:
+            return list((await gitsource_status(store, child)).get("warnings") or ())
+
+    assert asyncio.run(warnings()) == [
+        "c-first.yaml:1: ConfigMap shapes/twice: appears again at d-again.yaml:1, which is "
+        "kept (Argo CD's RepeatedResourceWarning)"
+    ]
