@@ -22,8 +22,19 @@ from tests.source.source_gitrepo import RemoteRepo
 LONG_APP = "helm-with-several-dependencies-and-a-permission-that-is-denied"  # 62 characters
 
 
-def _cm(name: str) -> str:
-    return f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata: {{a: '1'}}\n"
+def _cm(name: str, value: str = "1") -> str:
+    return f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata: {{a: '{value}'}}\n"
+
+
+def _published(tmp_path: Path, files: dict[str, str]) -> RemoteRepo:
+    """A bare repository: the bootstrap (root over `apps/`) and `files`, pushed."""
+    repo = RemoteRepo(tmp_path / "git")
+    write_bootstrap(repo)
+    for path, text in files.items():
+        repo.write(path, text)
+    repo.commit("the layout")
+    repo.push()
+    return repo
 
 
 def test_a_long_application_name_under_a_long_agent_name_syncs_and_prunes(
@@ -31,14 +42,14 @@ def test_a_long_application_name_under_a_long_agent_name_syncs_and_prunes(
 ) -> None:
     # The child source is named after the Application (up to 63 characters); with the
     # agent's name its inventory id is longer than a label value may be.
-    repo = RemoteRepo(tmp_path / "git")
-    write_bootstrap(repo)
-    repo.write("apps/long.yaml", application(LONG_APP, repo.url, "long", dest="long-ns"))
-    repo.write("long/cm.yaml", _cm("long-cm"))
-    repo.write("apps/short.yaml", application("short", repo.url, "short", dest="short-ns"))
-    repo.write("short/cm.yaml", _cm("short-cm"))
-    repo.commit("an Application with a long name")
-    repo.push()
+    url = str(tmp_path / "git" / "remote.git")
+    repo = _published(tmp_path, {
+        "apps/long.yaml": application(LONG_APP, url, "long", dest="long-ns"),
+        "long/cm.yaml": _cm("long-cm"),
+        "apps/short.yaml": application("short", url, "short", dest="short-ns"),
+        "short/cm.yaml": _cm("short-cm"),
+    })  # fmt: skip
+    assert repo.url == url
     state = tmp_path / "state"
     agent = ("--agent-name", "gitkrm-agent-7d9f8c6b5d-x2x9k")
     done = run_bootstrap(repo.url, state, *agent, "--wait", "--timeout", "2m")
@@ -63,19 +74,18 @@ def test_what_one_application_gets_wrong_fails_that_application_only(tmp_path: P
     # (Argo CD's render fails the same way), and a destination namespace no namespace may
     # have, or a GitSource refuses: each an error naming its Application, and the sibling
     # syncs.
-    repo = RemoteRepo(tmp_path / "git")
-    write_bootstrap(repo)
-    repo.write("apps/chart.yaml", application(LONG_APP, repo.url, "chart", dest="chart-ns"))
-    repo.write("chart/Chart.yaml", CHART)
-    repo.write("chart/templates/cm.yaml", CHART_CM)
+    url = str(tmp_path / "git" / "remote.git")
     bad_ns = "n" * 64
-    repo.write("apps/bad-ns.yaml", application("bad-ns", repo.url, "short", dest=bad_ns))
     helm = {"releaseName": "r" * 260}  # past the GitSource's own bound: refused on writing it
-    repo.write("apps/rel.yaml", application("rel", repo.url, "chart", dest="rel", helm=helm))
-    repo.write("apps/fine.yaml", application("fine", repo.url, "short", dest="fine-ns"))
-    repo.write("short/cm.yaml", _cm("short-cm"))
-    repo.commit("three Applications, two of them wrong")
-    repo.push()
+    repo = _published(tmp_path, {
+        "apps/chart.yaml": application(LONG_APP, url, "chart", dest="chart-ns"),
+        "chart/Chart.yaml": CHART,
+        "chart/templates/cm.yaml": CHART_CM,
+        "apps/bad-ns.yaml": application("bad-ns", url, "short", dest=bad_ns),
+        "apps/rel.yaml": application("rel", url, "chart", dest="rel", helm=helm),
+        "apps/fine.yaml": application("fine", url, "short", dest="fine-ns"),
+        "short/cm.yaml": _cm("short-cm"),
+    })  # fmt: skip
     state = tmp_path / "state"
     done = run_bootstrap(repo.url, state, "--wait", "--timeout", "2m")
     out = done.stdout + done.stderr
@@ -112,25 +122,20 @@ subjects: [{kind: ServiceAccount, name: default, namespace: default}]
 """
 
 
-def _cm_with(name: str, value: str) -> str:
-    return f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata: {{v: '{value}'}}\n"
-
-
 def test_a_cluster_scoped_objects_namespace_is_dropped_and_a_repeated_object_kept_once(
     tmp_path: Path,
 ) -> None:
     # As Argo CD's controller normalises the target objects: a namespace on a cluster-scoped
     # object (a hook too) is dropped, and of an object rendered twice the last is kept,
     # with a warning naming both places.
-    repo = RemoteRepo(tmp_path / "git")
-    write_bootstrap(repo)
-    repo.write("apps/shapes.yaml", application("shapes", repo.url, "shapes", dest="shapes"))
-    repo.write("shapes/a-role.yaml", CLUSTER_ROLE)
-    repo.write("shapes/b-hook.yaml", BINDING_HOOK)
-    repo.write("shapes/c-first.yaml", _cm_with("twice", "first"))
-    repo.write("shapes/d-again.yaml", _cm_with("twice", "again"))
-    repo.commit("Argo CD's edge shapes")
-    repo.push()
+    url = str(tmp_path / "git" / "remote.git")
+    repo = _published(tmp_path, {
+        "apps/shapes.yaml": application("shapes", url, "shapes", dest="shapes"),
+        "shapes/a-role.yaml": CLUSTER_ROLE,
+        "shapes/b-hook.yaml": BINDING_HOOK,
+        "shapes/c-first.yaml": _cm("twice", "first"),
+        "shapes/d-again.yaml": _cm("twice", "again"),
+    })  # fmt: skip
     state = tmp_path / "state"
     done = run_bootstrap(repo.url, state, "--wait", "--timeout", "2m")
     assert done.returncode == 0, done.stdout + done.stderr
@@ -143,7 +148,7 @@ def test_a_cluster_scoped_objects_namespace_is_dropped_and_a_repeated_object_kep
     )
     assert "namespace" not in role["metadata"]
     assert "namespace" not in binding["metadata"]
-    assert twice["data"] == {"v": "again"}
+    assert twice["data"] == {"a": "again"}
     child = child_name(ObjectRef(group="argoproj.io", kind="Application", namespace="argocd",
                                  name="shapes"))  # fmt: skip
 
