@@ -59,15 +59,15 @@ def open_source(config: SourceConfig, *, git_cache: Path, repo_tree: bool = Fals
             name=config.name, repository=repository, recipe=config.artifact, path=config.path
         )
     tree = repo_tree or (config.overlay is not None and config.overlay.outside_path)
+    ignore = tuple(config.ignore.splitlines()) if config.ignore else ()
     if config.oci is not None:
         from gitkrm.source.oci_source import OciSource
 
         cache = git_cache.parent.parent / CACHE_DIR / "oci"
         return OciSource(
             name=config.name, artifact=config.oci, cache_dir=cache, path=config.path,
-            repo_tree=tree,
+            repo_tree=tree, ignore=ignore,
         )  # fmt: skip
-    ignore = tuple(config.ignore.splitlines()) if config.ignore else ()
     if config.ref is None:
         return LocalSource(
             name=config.name, root=Path(config.url), path=config.path, repo_tree=tree,

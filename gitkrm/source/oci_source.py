@@ -89,8 +89,10 @@ class OciSource:
         cache_dir: Path,
         path: str = "",
         repo_tree: bool = False,
+        ignore: tuple[str, ...] = (),
     ) -> None:
         self.name = name
+        self.ignore = ignore  # the OCIRepository's spec.ignore lines
         self.artifact = artifact
         self.cache_dir = cache_dir
         self.path = path
@@ -173,7 +175,11 @@ class OciSource:
             self._local = (
                 directory,
                 LocalSource(
-                    name=self.name, root=directory, path=self.path, repo_tree=self.repo_tree
+                    name=self.name,
+                    root=directory,
+                    path=self.path,
+                    repo_tree=self.repo_tree,
+                    ignore=self.ignore,
                 ),
             )
         snap = await self._local[1].snapshot()

@@ -266,3 +266,16 @@ async def test_a_registry_asking_for_a_bearer_token_is_answered_by_its_token_ser
             reg, tmp_path, name, semver=">=1.0.0", credentials=Credentials("flux", "tok-pw")
         )
         assert (await ranged.snapshot()).revision == f"v1@{digest}"  # tags/list: a token too
+
+
+async def test_the_oci_repositorys_ignore_lines_leave_files_of_the_artifact_out(
+    oci_registry: Registry, tmp_path: Path
+) -> None:
+    push = Pusher(oci_registry.host)
+    content = files("1") | {"deploy/extra.yaml": CM.format(name="extra", v="x")}
+    push.artifact("fleet/ignored", "v1", tarball(content))
+    artifact = OciArtifact(url=f"{oci_registry.url}/fleet/ignored", insecure=True, tag="v1")
+    src = OciSource(name="oci", artifact=artifact, cache_dir=tmp_path / "oci", path="deploy",
+                    ignore=("/deploy/extra.yaml",))  # fmt: skip
+    assert sorted((await src.snapshot()).files) == ["cm.yaml", "kustomization.yaml"]
+    await src.close()

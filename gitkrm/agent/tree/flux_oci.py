@@ -32,14 +32,13 @@ from .model import Unhonoured
 
 _HONOURED: Final = frozenset(
     {"url", "ref", "layerSelector", "insecure", "secretRef", "certSecretRef", "interval",
-     "timeout", "suspend", "provider"}
+     "timeout", "suspend", "provider", "ignore"}
 )  # fmt: skip
 _REASONS: Final = {
     "verify": "signatures (cosign, notation) of OCI artifacts are not verified",
     "proxySecretRef": "proxies are not supported",
     "serviceAccountName": "image pull secrets of a service account are not read; give "
     "spec.secretRef",
-    "ignore": "gitkrm reads the artifact's .sourceignore files, not spec.ignore",
 }
 
 
@@ -178,6 +177,14 @@ async def read_oci_repository(
         interval=duration(spec.get("interval"), "spec.interval", bad),
         timeout=artifact.timeout,
         suspend=bool(spec.get("suspend")),
+        ignore=_ignore(spec.get("ignore"), bad),
         unhonoured=tuple(unhonoured),
     )
     return origin, artifact
+
+
+def _ignore(value: object, bad: Callable[[str, str], Exception]) -> str | None:
+    """`spec.ignore`: .sourceignore lines over the artifact's files."""
+    if value is not None and not isinstance(value, str):
+        raise bad("spec.ignore", "must be a string of .sourceignore lines")
+    return value
