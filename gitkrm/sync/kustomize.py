@@ -87,16 +87,19 @@ class Units:
 
     def plain(self, path: str) -> bool:
         """Whether a manifest file is read as it is (not hidden, not kustomize's)."""
-        if hidden(path):
-            return False
+        return not hidden(path) and not self.holds(directory_of(path))
+
+    def holds(self, directory: str) -> bool:
+        """Whether `directory` is, or lies under, a kustomization directory: its files are
+        kustomize's (a `Chart.yaml` there is not a chart of its own either)."""
         if not self.owners:
-            return True
-        d = directory_of(path)
+            return False
+        d = directory
         while True:
             if d in self.owners:
-                return False
-            if not d:
                 return True
+            if not d:
+                return False
             d = directory_of(d)
 
 

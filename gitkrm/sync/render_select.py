@@ -71,6 +71,8 @@ def select(
     if app is None:
         units = kustomize.units(kustomize.kustomization_files(files))
         charts = chart_layout(files)
+        if units.owners and charts.roots:  # Flux's rule: kustomize's files are its own
+            charts = ChartLayout(tuple(r for r in charts.roots if not units.holds(r)))
     else:
         units, charts, selected = _argocd(files, app, problems)
     if units.dirs:  # (never with `selected`)

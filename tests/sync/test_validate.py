@@ -118,3 +118,35 @@ def test_kustomizations_are_validated_as_rendered(
     report = validate_paths([tmp_path])
     assert report.problems == []
     assert report.objects == 1
+
+
+def _mini_chart(directory: Path, name: str) -> None:
+    """A chart of one ConfigMap template named after the release."""
+    (directory / "templates").mkdir(parents=True)
+    (directory / "Chart.yaml").write_text(f"apiVersion: v2\nname: {name}\nversion: 0.1.0\n")
+    (directory / "templates" / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: '{{ .Release.Name }}-chart'}\n"
+    )
+
+
+def test_a_chart_inside_a_kustomization_directory_is_not_rendered_on_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Flux's rule: a kustomization directory is built and nothing else of it is read, so
+    the `charts/` home of kustomize's helmCharts (or a vendored chart) is no release of
+    its own; a chart outside every kustomization directory still is."""
+    monkeypatch.setenv("PATH", "/usr/lib/google-cloud-sdk/bin:/usr/bin:/bin")
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "kustomization.yaml").write_text("resources: [cm.yaml]\n")
+    (app / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain}\n")
+    _mini_chart(app / "charts" / "vendored", "vendored")
+    _mini_chart(tmp_path / "standalone", "standalone")
+
+    at_top = validate_paths([app])
+    assert at_top.problems == []
+    assert sorted(at_top.keys) == ["default_plain__ConfigMap"]
+
+    below = validate_paths([tmp_path])
+    assert below.problems == []
+    assert sorted(below.keys) == ["default_plain__ConfigMap", "default_standalone-chart__ConfigMap"]
