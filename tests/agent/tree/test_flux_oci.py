@@ -113,8 +113,9 @@ async def test_fields_gitkrm_does_not_honour_are_reported() -> None:
     fields = {u.field for u in spec.unhonoured}
     assert fields == {
         f"{where} spec.{k}"
-        for k in ("verify", "provider", "proxySecretRef", "serviceAccountName", "ignore")
+        for k in ("verify", "provider", "proxySecretRef", "serviceAccountName")
     }
+    assert spec.config.ignore == "*.md"  # honoured: the child's source leaves them out
 
 
 @pytest.mark.parametrize(
