@@ -112,8 +112,7 @@ async def test_fields_gitkrm_does_not_honour_are_reported() -> None:
     where = "OCIRepository flux-system/kyverno"
     fields = {u.field for u in spec.unhonoured}
     assert fields == {
-        f"{where} spec.{k}"
-        for k in ("verify", "provider", "proxySecretRef", "serviceAccountName")
+        f"{where} spec.{k}" for k in ("verify", "provider", "proxySecretRef", "serviceAccountName")
     }
     assert spec.config.ignore == "*.md"  # honoured: the child's source leaves them out
 
