@@ -212,6 +212,23 @@ class Registry:
             raise _invalid(obj, gvk, causes)
         return warnings
 
+    def drop_unknown(self, obj: Obj) -> list[str]:
+        """Delete the fields of `obj` its kind's schema does not know, in place, as a write
+        with fieldValidation=Ignore stores it (`kubectl apply --validate=false`); their
+        paths. An unknown kind: nothing dropped (admission names it)."""
+        try:
+            resolved = self._resolve(GVK.of(obj))
+        except NotFound:
+            return []
+        if resolved.custom is not None:
+            paths = resolved.custom.prune(obj)
+        else:
+            report = check(resolved.definition, obj)
+            paths = list(report.unknown) if report is not None else []
+            for p in paths:
+                _delete_path(obj, p)
+        return [fe.path_of(p) for p in paths]
+
     def update_defaulter(self, gvk: GVK) -> Callable[[Obj], None] | None:
         """What admission does to an update's object of `gvk` before storing it that can
         change its value: a custom resource pruned and defaulted by its schema, a built-in

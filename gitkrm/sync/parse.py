@@ -30,7 +30,7 @@ from gitkrm.krm.yamlio import DEFAULT_MAX_BYTES, load_manifests
 from gitkrm.schema import Registry, ResourceInfo
 from gitkrm.schema.secrets import merge_string_data
 from gitkrm.sync import keys
-from gitkrm.sync.peers import is_hook
+from gitkrm.sync.peers import ARGO_SYNC_OPTIONS, is_hook
 from gitkrm.sync.peers import read as read_peers
 
 _SORTED = orjson.OPT_SORT_KEYS
@@ -159,6 +159,7 @@ def prepare(obj: Obj, *, info: ResourceInfo, ctx: ParseContext, registry: Regist
             labels = md["labels"] = {}
         if isinstance(labels, dict):  # gitkrm's own key only: the manifest's labels stay
             labels[keys.SOURCE] = ctx.source
+    dropped = _validate_false(obj, md, registry)
     try:
         doc = orjson.dumps(obj, option=_SORTED)
     except TypeError as e:
@@ -168,7 +169,22 @@ def prepare(obj: Obj, *, info: ResourceInfo, ctx: ParseContext, registry: Regist
         warnings = registry.admit(obj, field_validation=FieldValidation.STRICT)
     except GitkrmError as e:
         problems.append(e.message)
-    return Prepared(doc, ns if isinstance(ns, str) else "", tuple(problems), tuple(warnings))
+    return Prepared(doc, ns if isinstance(ns, str) else "", tuple(problems), (*dropped, *warnings))
+
+
+def _validate_false(obj: Obj, md: dict[str, Any], registry: Registry) -> tuple[str, ...]:
+    """Argo CD's `Validate=false` (`kubectl apply --validate=false`, fieldValidation=Ignore):
+    the fields the kind's schema does not know are dropped, not an error; a warning names
+    them. Everything else is validated as always."""
+    ann = md.get("annotations")
+    if not isinstance(ann, dict) or ARGO_SYNC_OPTIONS not in ann or read_peers(ann).validate:
+        return ()
+    dropped = registry.drop_unknown(obj)
+    if not dropped:
+        return ()
+    return (
+        f"Validate=false: unknown field(s) dropped, as the API server does: {', '.join(dropped)}",
+    )
 
 
 def skips_dry_run(raw: bytes) -> bool:

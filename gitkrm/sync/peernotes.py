@@ -1,6 +1,7 @@
 """What a revision's peers' annotations ask that gitkrm does not do, said once per sync.
 
-`Replace=true` and `Validate=false` are warned about per object (naming it); any other
+`Replace=true` is warned about per object (naming it), as are the unknown fields
+`Validate=false` dropped (`parse`); any other
 annotation of Flux or Argo CD that gitkrm does not honour is named once, with how many
 objects carry it and where the first one is (see `peers`).
 """

@@ -3,7 +3,7 @@
 A repository written for Flux or Argo CD protects objects with their annotations
 (`kustomize.toolkit.fluxcd.io/prune: disabled`, `argocd.argoproj.io/sync-options:
 Prune=false`, ...). Each one gitkrm honours maps onto a gitkrm behaviour (the table in
-docs/concepts.md); `Replace=true` and `Validate=false` are warned about per object; any
+docs/concepts.md); `Replace=true` is warned about per object; any
 other annotation of either peer is named once per sync, never silently dropped.
 Only manifests carrying a peer's annotation are read here, so the common case costs a
 prefix test per annotation key.
@@ -40,8 +40,6 @@ _NO_OP: Final = frozenset({"prunelast=true"})  # gitkrm prunes after every apply
 _WARNED: Final = {
     "replace=true": "Replace=true is not honoured: gitkrm patches (or, with Force=true, "
     "deletes and re-creates on an immutable change) instead of replacing",
-    "validate=false": "Validate=false is not honoured: every object is validated before "
-    "anything is written (all or nothing)",
 }
 
 
@@ -56,7 +54,8 @@ class PeerSettings:
     ssa: str = ""  # Flux's ssa mode (IfNotPresent, Ignore, Override, Merge), "" unset
     extraneous: bool = False  # IgnoreExtraneous: left in place, not reported, when gone
     skip_dry_run: bool = False  # SkipDryRunOnMissingResource=true
-    warnings: tuple[str, ...] = ()  # for this object (Replace=true, Validate=false)
+    validate: bool = True  # False: Validate=false, unknown fields dropped (`sync.parse`)
+    warnings: tuple[str, ...] = ()  # for this object (Replace=true)
     unhonoured: tuple[str, ...] = ()  # keys, or `key: option`, gitkrm ignores
     problems: tuple[str, ...] = ()  # unreadable values
 
@@ -92,6 +91,7 @@ def read(ann: Mapping[str, Any]) -> PeerSettings:
                 f"got {raw_ssa!r}"
             )
     server_side = skip_dry_run = extraneous = False
+    validate = True
     for option in _options(ann.get(ARGO_SYNC_OPTIONS, "")):
         low = option.lower().replace(" ", "")
         if low == "prune=false" or low == "delete=false":
@@ -102,6 +102,8 @@ def read(ann: Mapping[str, Any]) -> PeerSettings:
             skip_dry_run = True
         elif low == "force=true":
             force = True
+        elif low == "validate=false":
+            validate = False
         elif low in _WARNED:
             warnings.append(_WARNED[low])
         elif low not in _NO_OP:
@@ -124,6 +126,7 @@ def read(ann: Mapping[str, Any]) -> PeerSettings:
         ssa=ssa,
         extraneous=extraneous,
         skip_dry_run=skip_dry_run,
+        validate=validate,
         warnings=tuple(warnings),
         unhonoured=tuple(unhonoured),
         problems=tuple(problems),

@@ -328,6 +328,21 @@ def test_pruning_modes(crd_registry: Registry) -> None:
     assert "junk" not in ignored["spec"]
 
 
+def test_drop_unknown_prunes_without_defaulting_or_validating(crd_registry: Registry) -> None:
+    # Argo CD's Validate=false (fieldValidation=Ignore) before the last-applied is taken:
+    # only the unknown fields go; nothing is defaulted or refused here.
+    obj = widget(junk=1, extra={"kept": True})
+    assert crd_registry.drop_unknown(obj) == ["spec.junk"]
+    assert obj["spec"] == {"size": 2, "extra": {"kept": True}}  # no default color
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "bogus": 1,
+          "data": {"a": "1"}}  # fmt: skip
+    assert crd_registry.drop_unknown(cm) == ["bogus"]
+    assert cm == {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+                  "data": {"a": "1"}}  # fmt: skip
+    unknown_kind = {"apiVersion": "nowhere.example/v1", "kind": "Thing", "x": 1}
+    assert crd_registry.drop_unknown(unknown_kind) == []
+
+
 def test_embedded_resource(crd_registry: Registry) -> None:
     obj = widget(
         template={

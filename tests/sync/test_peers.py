@@ -188,7 +188,8 @@ async def test_unhonoured_annotations_are_reported_once_per_sync(
         remote,
         {
             "r.yaml": annotated("r", f"{ARGO}/sync-options: Replace=true"),
-            "v.yaml": annotated("v", f"{ARGO}/sync-options: 'Validate=false,Prune=false'"),
+            "v.yaml": annotated("v", f"{ARGO}/sync-options: 'Validate=false,Prune=false'")
+            + "bogus: dropped\n",
             "t1.yaml": annotated("t1", f"{ARGO}/tracking-id: 'x:/ConfigMap:apps/t1'"),
             "t2.yaml": annotated("t2", f"{ARGO}/tracking-id: 'x:/ConfigMap:apps/t2'"),
             "f.yaml": annotated("f", f"{FLUX}/checksum: abc"),
@@ -200,7 +201,10 @@ async def test_unhonoured_annotations_are_reported_once_per_sync(
     assert result.counts["created"] == 6
     w = "\n".join(result.warnings)
     assert "r.yaml:1: ConfigMap apps/r: Replace=true is not honoured" in w
-    assert "v.yaml:1: ConfigMap apps/v: Validate=false is not honoured" in w
+    assert (
+        "v.yaml:1: ConfigMap apps/v: Validate=false: unknown field(s) dropped, as the API "
+        "server does: bogus"
+    ) in w
     assert len(result.warnings) == 4
     assert (
         f"annotation '{ARGO}/tracking-id' is not honoured by gitkrm (2 objects, first "
