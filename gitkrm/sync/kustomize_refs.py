@@ -9,7 +9,8 @@ inline YAML; the paths inside a configuration file count too); `patches[].path`,
 `patchesStrategicMerge[]` (a path or an inline patch), `patchesJson6902[].path`;
 `configMapGenerator[]` and `secretGenerator[]` `files` (`key=path` or a path), `envs`,
 `env`; `crds`, `configurations`, `replacements[].path`, `openapi.path`. `helmCharts`
-need `--enable-helm`, which gitkrm never passes: kustomize refuses them.
+need `--enable-helm`, which gitkrm never passes (nor does Flux): they are a problem of the
+kustomization, said in gitkrm's words rather than kustomize's "must specify --enable-helm".
 """
 
 from __future__ import annotations
@@ -48,6 +49,12 @@ _LISTS: Final = (
 _PLUGINS: Final = ("generators", "transformers", "validators")  # may hold inline YAML
 _PATH_ITEMS: Final = ("patches", "patchesJson6902", "replacements")  # items with `path`
 _GENERATORS: Final = ("configMapGenerator", "secretGenerator")
+_HELM: Final = ("helmCharts", "helmChartInflationGenerator")  # kustomize's Helm inflation
+_NO_HELM: Final = (
+    "kustomize's Helm chart inflation is off in gitkrm, as in Flux's kustomize-controller "
+    "(--enable-helm is never passed): render the chart from its own directory (a Chart.yaml "
+    "outside kustomization directories) or with a Flux HelmRelease (--interpret flux)"
+)
 
 
 def load(text: bytes) -> tuple[dict[str, Any] | None, str | None]:
@@ -85,6 +92,7 @@ def kustomization_refs(doc: Mapping[str, Any]) -> tuple[list[Ref], list[str]]:
             return []
         return value
 
+    problems.extend(f"{key}: {_NO_HELM}" for key in _HELM if doc.get(key))
     for key, kind in _LISTS:
         refs.extend(Ref(key, v, kind) for v in listed(key) if isinstance(v, str))
     for key in _PLUGINS:

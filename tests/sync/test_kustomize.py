@@ -137,6 +137,9 @@ transformers: [../../shared/transformer.yaml]
         (b"resources: x\n", "must be a list"),
         (b"- a\n", "must be a mapping"),
         (b"resources: [\n", "invalid kustomization"),
+        # kustomize's own refusal ("must specify --enable-helm") names a flag nobody can pass
+        (b"helmCharts: [{name: mini, releaseName: r}]\n", "helmCharts: kustomize's Helm chart"),
+        (b"helmChartInflationGenerator: [{chartName: m}]\n", "a Flux HelmRelease"),
     ],
 )
 def test_bad_kustomizations(text: bytes, message: str) -> None:
