@@ -148,10 +148,10 @@ class ParsedFiles:
             pf = ParsedFile(error=FileError(None, None, e.message))
         else:
             pf = parse_file(kpath, out, ctx=self._context, registry=builtin_registry())
-            # Lines of kustomize's output mean nothing in the repository.
+            # Lines of kustomize's output mean nothing in the repository; the object does.
             pf = ParsedFile(
                 objects=tuple(po._replace(line=0) for po in pf.objects),
-                error=None if pf.error is None else FileError(None, None, pf.error.message),
+                error=None if pf.error is None else pf.error._replace(line=None),
                 deferred=pf.deferred,
                 text=pf.text,
             )

@@ -150,3 +150,18 @@ def test_a_chart_inside_a_kustomization_directory_is_not_rendered_on_its_own(
     below = validate_paths([tmp_path])
     assert below.problems == []
     assert sorted(below.keys) == ["default_plain__ConfigMap", "default_standalone-chart__ConfigMap"]
+
+
+def test_an_object_kustomize_built_without_apiversion_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kustomize builds resources that have no apiVersion (kustomize's breakfast example);
+    the problem names the object, not only the kustomization."""
+    monkeypatch.setenv("PATH", "/usr/lib/google-cloud-sdk/bin:/usr/bin:/bin")
+    (tmp_path / "kustomization.yaml").write_text("resources: [coffee.yaml]\n")
+    (tmp_path / "coffee.yaml").write_text("kind: Coffee\nmetadata: {name: morningCup}\n")
+    report = validate_paths([tmp_path])
+    assert [(p.line, p.object, p.message) for p in report.problems] == [
+        (None, "Coffee morningCup", "document has no apiVersion")
+    ]
+    assert report.problems[0].path == str(tmp_path / "kustomization.yaml")
