@@ -85,12 +85,13 @@ async def resolve(store: Store | None, spec: PostBuildSpec) -> PostBuild:
             sref = ObjectRef(
                 group="", kind="Secret", name=dec.secret_name, namespace=dec.secret_namespace
             )
+            what = f"decryption Secret {dec.secret_namespace}/{dec.secret_name}"
             try:
                 secret = await store.get(sref)
+            except NotFound:
+                problems.append(f"{what} (spec.decryption.secretRef): not found")
             except GitkrmError as e:
-                problems.append(
-                    f"decryption Secret {dec.secret_namespace}/{dec.secret_name}: {e.message}"
-                )
+                problems.append(f"{what}: can't be read: {e.message}")
             else:
                 for name, value in sorted(_secret_values(secret).items()):
                     if name.endswith(AGE_KEY_SUFFIX):

@@ -25,7 +25,8 @@ class Problem:
 
     def __str__(self) -> str:
         loc = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{loc}: {self.object}: {self.message}" if self.object else f"{loc}: {self.message}"
+        # No file: a source's setting (a substituteFrom ConfigMap, a decryption Secret).
+        return ": ".join(part for part in (loc, self.object, self.message) if part)
 
 
 def describe_ref(ref: ObjectRef) -> str:

@@ -225,7 +225,9 @@ def test_keys_from_a_secret_in_the_store(
     )
     code, _, err = run_once(capsys, state, "--config", str(config))
     assert code == 1
-    assert "decryption Secret gitkrm-system/sops-age" in err
+    # A source's setting, not a file: the message alone, naming the field (no bare ": ").
+    missing = "decryption Secret gitkrm-system/sops-age (spec.decryption.secretRef): not found"
+    assert f'error="{missing}' in err
     secret = _var_source("sops-age", "Secret", {"identity.agekey": key.file.read_text()})
     asyncio.run(_create(state, [secret]))
     code, _, err = run_once(capsys, state, "--config", str(config))
