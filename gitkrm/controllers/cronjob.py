@@ -83,6 +83,7 @@ def _job_ref(job: Obj) -> dict[str, object]:
 
 class CronJobController(Controller):
     name = "cronjob"
+    component = "cronjob-controller"
 
     def setup(self) -> None:
         self.cronjobs = self.watch(CRONJOB, primary=True)
@@ -113,12 +114,18 @@ class CronJobController(Controller):
             late = isinstance(deadline, int) and (now - due).total_seconds() > deadline
             if not late:
                 jobs = await self._run(cj, jobs, due)
+            else:
+                when = due.astimezone(UTC).strftime("%a, %d %b %Y %H:%M:%S +0000")
+                self.events.warning(
+                    cj, "MissSchedule", f"Missed scheduled time to start a job: {when}"
+                )
             status["lastScheduleTime"] = rfc3339(due)
         await self._history(cj, jobs)
         jobs = [j for j in self.jobs.by_index(OWNER_INDEX, uid(cj)) if not being_deleted(j)]
         active = sorted(
             (j for j in jobs if job_finished(j) is None), key=lambda j: j["metadata"]["name"]
         )
+        self._saw_completed(cj, status, jobs)
         if active:
             status["active"] = [_job_ref(j) for j in active]
         else:
@@ -138,16 +145,42 @@ class CronJobController(Controller):
             return None
         return float(max(0.05, (t - now_of(self.clock)).total_seconds() + 0.05))
 
+    def _saw_completed(self, cj: Obj, status: dict[str, object], jobs: list[Obj]) -> None:
+        """kube's SawCompletedJob: a Job listed as active has finished."""
+        listed = status.get("active")
+        was_active = (
+            {r.get("uid") for r in listed or () if isinstance(r, dict)}
+            if isinstance(listed, list)
+            else set()
+        )
+        for j in jobs:
+            done = job_finished(j)
+            if done is not None and uid(j) in was_active:
+                name = j["metadata"]["name"]
+                self.events.normal(
+                    cj, "SawCompletedJob", f"Saw completed job: {name}, condition: {done}"
+                )
+
+    async def _delete_job(self, cj: Obj, job: Obj) -> None:
+        with contextlib.suppress(NotFound):
+            await self.writer.delete(ref_of(job), propagation=Propagation.BACKGROUND)
+            self.events.normal(cj, "SuccessfulDelete", f"Deleted job {job['metadata']['name']}")
+
     async def _run(self, cj: Obj, jobs: list[Obj], due: datetime) -> list[Obj]:
         spec = cj.get("spec") or {}
         running = [j for j in jobs if job_finished(j) is None]
         policy = spec.get("concurrencyPolicy") or "Allow"
         if running and policy == "Forbid":
+            self.events.normal(
+                cj,
+                "JobAlreadyActive",
+                "Not starting job because prior execution is running and concurrency policy "
+                "is Forbid",
+            )
             return jobs
         if running and policy == "Replace":
             for j in running:
-                with contextlib.suppress(NotFound):
-                    await self.writer.delete(ref_of(j), propagation=Propagation.BACKGROUND)
+                await self._delete_job(cj, j)
             jobs = [j for j in jobs if j not in running]
         template = spec.get("jobTemplate") or {}
         tmeta = template.get("metadata") or {}
@@ -167,6 +200,7 @@ class CronJobController(Controller):
         }
         with contextlib.suppress(AlreadyExists):
             jobs = [*jobs, await self.writer.create(body)]
+            self.events.normal(cj, "SuccessfulCreate", f"Created job {name}")
         return jobs
 
     async def _history(self, cj: Obj, jobs: list[Obj]) -> None:
@@ -182,5 +216,4 @@ class CronJobController(Controller):
                 key=lambda j: parse_timestamp(j["metadata"].get("creationTimestamp")) or 0.0,
             )
             for j in done[: max(0, len(done) - limit)]:
-                with contextlib.suppress(NotFound):
-                    await self.writer.delete(ref_of(j), propagation=Propagation.BACKGROUND)
+                await self._delete_job(cj, j)

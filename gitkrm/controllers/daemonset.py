@@ -59,6 +59,7 @@ def _target_node(pod: Obj) -> str | None:
 
 class DaemonSetController(Controller):
     name = "daemonset"
+    component = "daemonset-controller"
 
     def setup(self) -> None:
         self.sets = self.watch(DAEMONSET, primary=True)
@@ -145,9 +146,14 @@ class DaemonSetController(Controller):
         pods = self.pods.by_index(OWNER_INDEX, uid(ds))
         return await self._status(ds, pods, eligible, rev)
 
-    async def _delete(self, pod: Obj) -> None:
+    async def _delete(self, ds: Obj, pod: Obj) -> None:
         with contextlib.suppress(NotFound):
             await self.writer.delete(ref_of(pod), preconditions=Preconditions(uid=uid(pod)))
+            self.events.normal(ds, "SuccessfulDelete", f"Deleted pod: {pod['metadata']['name']}")
+
+    async def _create(self, ds: Obj, node: str, rev: str) -> None:
+        created = await self.writer.create(self._pod(ds, node, rev))
+        self.events.normal(ds, "SuccessfulCreate", f"Created pod: {created['metadata']['name']}")
 
     async def _manage(
         self, ds: Obj, by_node: dict[str, list[Obj]], eligible: set[str], rev: str
@@ -156,23 +162,23 @@ class DaemonSetController(Controller):
             live = [p for p in node_pods if not being_deleted(p)]
             if node not in eligible:
                 for p in live:
-                    await self._delete(p)
+                    await self._delete(ds, p)
                 continue
             for p in live:
                 if pod_phase(p) == "Failed":
-                    await self._delete(p)
+                    await self._delete(ds, p)
             live = [p for p in live if pod_phase(p) != "Failed"]
             for extra in sorted(
                 live, key=lambda p: labels(p).get(REVISION_HASH) == rev, reverse=True
             )[1:]:
-                await self._delete(extra)
+                await self._delete(ds, extra)
         for node in sorted(eligible):
             if not [
                 p
                 for p in by_node.get(node, ())
                 if not being_deleted(p) and pod_phase(p) != "Failed"
             ]:
-                await self.writer.create(self._pod(ds, node, rev))
+                await self._create(ds, node, rev)
         strategy = (ds.get("spec") or {}).get("updateStrategy") or {}
         if (strategy.get("type") or "RollingUpdate") != "RollingUpdate":
             return
@@ -193,15 +199,15 @@ class DaemonSetController(Controller):
             if surge > 0:
                 new = [p for p in live if labels(p).get(REVISION_HASH) == rev]
                 if not new:
-                    await self.writer.create(self._pod(ds, node, rev))
+                    await self._create(ds, node, rev)
                 elif all(pod_ready(p) for p in new):
                     for p in old:
-                        await self._delete(p)
+                        await self._delete(ds, p)
                 continue
             if unavailable >= budget and all(pod_ready(p) for p in old):
                 continue
             for p in old:
-                await self._delete(p)
+                await self._delete(ds, p)
             if all(pod_ready(p) for p in old):
                 unavailable += 1
 

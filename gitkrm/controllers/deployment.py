@@ -37,7 +37,13 @@ class _Sync(DeploymentSync):
 
     def __init__(self, ctl: DeploymentController, d: Obj, sets: list[Obj]) -> None:
         super().__init__(
-            writer=ctl.writer, cache=ctl.sets, store=ctl.ctx.store, d=d, sets=sets, clock=ctl.clock
+            writer=ctl.writer,
+            cache=ctl.sets,
+            store=ctl.ctx.store,
+            d=d,
+            sets=sets,
+            events=ctl.events,
+            clock=ctl.clock,
         )
         self.pods = ctl.pods
 
@@ -148,6 +154,7 @@ class _Sync(DeploymentSync):
 
 class DeploymentController(Controller):
     name = "deployment"
+    component = "deployment-controller"
     batch = 50
 
     def setup(self) -> None:

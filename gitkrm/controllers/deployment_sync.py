@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from gitkrm.cache.informer import Informer
 from gitkrm.controllers import deployment_status as ds
 from gitkrm.controllers import rollout
+from gitkrm.controllers.events import EventSink
 from gitkrm.controllers.objects import (
     annotations_of,
     being_deleted,
@@ -52,9 +53,11 @@ class DeploymentSync:
         store: Store,
         d: Obj,
         sets: list[Obj],
+        events: EventSink,
         clock: Clock = WALL,
     ) -> None:
         self.writer = writer
+        self.events = events
         self.clock = clock
         self.cache = cache
         self.store = store
@@ -93,7 +96,8 @@ class DeploymentSync:
             DESIRED_REPLICAS: str(desired),
             MAX_REPLICAS: str(desired + rollout.max_surge(d)),
         }
-        size_changed = rollout.spec_replicas(rs) != replicas
+        size = rollout.spec_replicas(rs)
+        size_changed = size != replicas
         notes_changed = any(notes.get(k) != v for k, v in want_notes.items())
         if not size_changed and not notes_changed:
             return False, rs
@@ -102,7 +106,18 @@ class DeploymentSync:
         new["metadata"] = {**rs["metadata"], "annotations": notes}
         new["spec"] = {**(rs.get("spec") or {}), "replicas": replicas}
         out = await self.update_rs(new)
+        if size_changed:
+            self._scaled(out, size, replicas)
         return size_changed, out
+
+    def _scaled(self, rs: Obj, old: int, new: int) -> None:
+        """kube's ScalingReplicaSet event on the Deployment."""
+        direction = "up" if new > old else "down"
+        self.events.normal(
+            self.d,
+            "ScalingReplicaSet",
+            f"Scaled {direction} replica set {rs['metadata']['name']} from {old} to {new}",
+        )
 
     def stage_status(self, status: Mapping[str, object]) -> None:
         """A status change that the next write_status (or flush) writes: kube writes some
@@ -204,6 +219,8 @@ class DeploymentSync:
                 f'hash collision for ReplicaSet "{name}" of deployment "{d["metadata"]["name"]}"'
             ) from None
         self.sets[created["metadata"]["name"]] = created
+        if rollout.spec_replicas(created) > 0:
+            self._scaled(created, 0, rollout.spec_replicas(created))
         await self.sync_revision(str(new_revision))
         if ds.has_deadline(self.d):
             msg = f'Created new replica set "{created["metadata"]["name"]}"'

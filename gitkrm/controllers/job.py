@@ -41,6 +41,7 @@ from gitkrm.errors import NotFound
 from gitkrm.krm import Obj
 from gitkrm.krm.clock import parse_timestamp, stamp
 from gitkrm.krm.conditions import conditions_of, get_condition, set_condition
+from gitkrm.krm.types import Condition
 from gitkrm.store.protocol import Preconditions, Propagation
 
 INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
@@ -57,6 +58,7 @@ def _index(pod: Obj) -> int | None:
 
 class JobController(Controller):
     name = "job"
+    component = "job-controller"
 
     def setup(self) -> None:
         self.jobs = self.watch(JOB, primary=True)
@@ -70,7 +72,8 @@ class JobController(Controller):
         done = job_finished(job)
         if done is not None:
             if done == "Failed":
-                await delete_pods(self.writer, [p for p in pods if pod_active(p)])
+                active = [p for p in pods if pod_active(p)]
+                await delete_pods(self.writer, active, owner=job, events=self.events)
             return await self._ttl(job)
         if being_deleted(job):
             return None
@@ -120,13 +123,16 @@ class JobController(Controller):
         again: float | None = None
         outcome: tuple[str, str, str] | None = None  # (condition, reason, message)
         if spec.get("suspend"):
-            await delete_pods(self.writer, active)
+            await delete_pods(self.writer, active, owner=job, events=self.events)
             active = []
+            if not _is_true(conds, "Suspended"):
+                self.events.normal(job, "Suspended", "Job suspended")
             conds = set_condition(
                 conds, "Suspended", "True", "JobSuspended", "Job suspended", clock=self.clock
             )
         else:
-            if any(c.get("type") == "Suspended" and c.get("status") == "True" for c in conds):
+            if _is_true(conds, "Suspended"):
+                self.events.normal(job, "Resumed", "Job resumed")
                 conds = set_condition(
                     conds, "Suspended", "False", "JobResumed", "Job resumed", clock=self.clock
                 )
@@ -172,7 +178,8 @@ class JobController(Controller):
         if outcome is not None:
             kind, reason, message = outcome
             if kind == "Failed":
-                await delete_pods(self.writer, active)
+                await delete_pods(self.writer, active, owner=job, events=self.events)
+                self.events.warning(job, reason, message)
                 active = []
                 conds = set_condition(
                     conds, "FailureTarget", "True", reason, message, clock=self.clock
@@ -182,6 +189,7 @@ class JobController(Controller):
                     conds, "SuccessCriteriaMet", "True", reason, message, clock=self.clock
                 )
                 status["completionTime"] = now_stamp
+                self.events.normal(job, "Completed", "Job completed")
             conds = set_condition(conds, kind, "True", reason, message, clock=self.clock)
         status["active"] = len(active)
         status["ready"] = sum(1 for p in active if pod_ready(p))
@@ -220,7 +228,7 @@ class JobController(Controller):
             want = min(parallelism, completions - succeeded)
         if len(active) > want:
             extra = sorted(active, key=deletion_rank)[: len(active) - want]
-            await delete_pods(self.writer, extra)
+            await delete_pods(self.writer, extra, owner=job, events=self.events)
             return None
         if len(active) == want:
             return None
@@ -243,8 +251,12 @@ class JobController(Controller):
                 pods.append(pod)
         else:
             pods = [pod_from_template(job, template) for _ in range(want - len(active))]
-        await create_pods(self.writer, pods)
+        await create_pods(self.writer, pods, owner=job, events=self.events)
         return None
+
+
+def _is_true(conds: list[Condition], kind: str) -> bool:
+    return any(c.get("type") == kind and c.get("status") == "True" for c in conds)
 
 
 def _ranges(indexes: list[int]) -> str:

@@ -17,6 +17,8 @@ from gitkrm.controllers.cronjob import CronJobController
 from gitkrm.controllers.daemonset import DaemonSetController
 from gitkrm.controllers.deployment import DeploymentController
 from gitkrm.controllers.endpoints import EndpointsController
+from gitkrm.controllers.events import EventRecorder
+from gitkrm.controllers.eventttl import EventExpiry
 from gitkrm.controllers.gc import GarbageCollector
 from gitkrm.controllers.job import JobController
 from gitkrm.controllers.kubelet import KubeletSimulator
@@ -90,6 +92,12 @@ class ControllerManager:
         self.cache = cache if cache is not None else WatchCache(store)
         self.informers = Holder(self.cache)
         self.writer = Writer(store, self.informers)
+        self.events = EventRecorder(
+            store=store, clock=clock, ttl=options.event_ttl, enabled=options.record_events
+        )
+        self.event_expiry = EventExpiry(
+            store=store, ttl=options.event_ttl, limit=options.event_limit, clock=clock
+        )
         self.context = Context(
             store=store,
             cache=self.cache,
@@ -97,6 +105,7 @@ class ControllerManager:
             writer=self.writer,
             options=options,
             registry=registry,
+            events=self.events,
             clock=clock,
         )
         self.controllers: list[Controller] = [
@@ -123,6 +132,7 @@ class ControllerManager:
         await asyncio.gather(*(c.run_started() for c in self.controllers))
         for c in self.controllers:
             c.start_workers()
+        self.event_expiry.start()
         log.info("controllers started: %s", ", ".join(c.name for c in self.controllers))
 
     async def stop(self) -> None:
@@ -131,6 +141,8 @@ class ControllerManager:
         self._running = False
         await asyncio.gather(*(c.stop() for c in self.controllers))
         await self.writer.drain()
+        await self.events.stop()
+        await self.event_expiry.stop()
         await self.informers.release_all()
         if self._own_cache:
             await self.cache.stop()

@@ -39,6 +39,12 @@ class ControllerOptions:
     node_port_range: tuple[int, int] = (30000, 32767)
     default_storage_class: str = "standard"
     resync_period: float = 1800.0
+    # Events (controllers/events.py): kept this long after they were last seen (the API
+    # server's --event-ttl; 0: never), at most this many in the store; `record_events=False`
+    # records none.
+    event_ttl: float = 3600.0
+    event_limit: int = 50_000
+    record_events: bool = True
     # The PEM the `kube-root-ca.crt` ConfigMaps publish: the API's TLS certificate when it
     # serves TLS (None: a fixed self-made one).
     root_ca_pem: str | None = None

@@ -5,10 +5,11 @@ pods for deletion, failure backoff, counting ready and available pods."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from gitkrm.cache.informer import Informer
+from gitkrm.controllers.events import EventSink
 from gitkrm.controllers.objects import (
     OWNER_INDEX,
     being_deleted,
@@ -23,7 +24,7 @@ from gitkrm.controllers.objects import (
 )
 from gitkrm.controllers.options import ControllerOptions
 from gitkrm.controllers.writer import Writer, ref_of
-from gitkrm.errors import Conflict, Invalid, NotFound
+from gitkrm.errors import Conflict, GitkrmError, Invalid, NotFound
 from gitkrm.krm import LabelSelector, Obj
 from gitkrm.krm.clock import parse_timestamp
 from gitkrm.krm.conditions import get_condition
@@ -109,30 +110,61 @@ async def _patch_owner(writer: Writer, obj: Obj, entry: Mapping[str, object]) ->
         return None  # gone, or changed: the next sync sees it as it is
 
 
-async def create_pods(writer: Writer, pods: Iterable[Obj]) -> None:
-    """Create `pods` at once (their writes share a commit); the first error is raised once
-    every create has ended."""
+async def create_pods(
+    writer: Writer, pods: Iterable[Obj], *, owner: Obj, events: EventSink
+) -> None:
+    """Create `pods` at once (their writes share a commit), recording kube's pod-control
+    Events on `owner`; the first error is raised once every create has ended."""
     results = await asyncio.gather(*(writer.create(p) for p in pods), return_exceptions=True)
-    for r in results:
-        if isinstance(r, BaseException):
-            raise r
+    _record(
+        results,
+        [r for r in results if not isinstance(r, BaseException)],
+        owner,
+        events,
+        ("SuccessfulCreate", "Created pod", "FailedCreate", "Error creating"),
+    )
 
 
-async def delete_pods(writer: Writer, pods: Iterable[Obj]) -> None:
+async def delete_pods(
+    writer: Writer, pods: Iterable[Obj], *, owner: Obj, events: EventSink
+) -> None:
     """Delete `pods` at once, each only while it has its uid, leaving out the ones being
-    deleted; a pod already gone is fine, the first other error is raised once every delete
-    has ended."""
+    deleted, recording kube's pod-control Events on `owner`; a pod already gone is fine,
+    the first other error is raised once every delete has ended."""
+    doomed = [p for p in pods if not being_deleted(p)]
     results = await asyncio.gather(
-        *(
-            writer.delete(ref_of(p), preconditions=Preconditions(uid=uid(p)))
-            for p in pods
-            if not being_deleted(p)
-        ),
+        *(writer.delete(ref_of(p), preconditions=Preconditions(uid=uid(p))) for p in doomed),
         return_exceptions=True,
     )
-    for r in results:
-        if isinstance(r, BaseException) and not isinstance(r, NotFound):
-            raise r
+    kept = [r for r in results if not isinstance(r, NotFound)]
+    done = [p for p, r in zip(doomed, results, strict=True) if not isinstance(r, BaseException)]
+    _record(
+        kept,
+        done,
+        owner,
+        events,
+        ("SuccessfulDelete", "Deleted pod", "FailedDelete", "Error deleting"),
+    )
+
+
+def _record(
+    results: Sequence[object],
+    pods: list[Obj],
+    owner: Obj,
+    events: EventSink,
+    texts: tuple[str, str, str, str],
+) -> None:
+    """kube's RealPodControl events: one per pod written (`Created pod: web-x2x9q`), one per
+    failure (`Error creating: ...`); then the first failure is raised."""
+    ok_reason, ok_text, failed_reason, failed_text = texts
+    for p in pods:
+        events.normal(owner, ok_reason, f"{ok_text}: {p['metadata']['name']}")
+    failures = [r for r in results if isinstance(r, BaseException)]
+    for f in failures:
+        if isinstance(f, GitkrmError):
+            events.warning(owner, failed_reason, f"{failed_text}: {f.message}")
+    if failures:
+        raise failures[0]
 
 
 _PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}

@@ -65,6 +65,7 @@ def _counted(pod: Obj) -> tuple[object, ...]:
 
 class ReplicaSetController(Controller):
     name = "replicaset"
+    component = "replicaset-controller"
     batch = 100
 
     def setup(self) -> None:
@@ -119,9 +120,15 @@ class ReplicaSetController(Controller):
                 return wait
             template = spec.get("template") or {}
             count = min(-diff, BURST)
-            await create_pods(self.writer, (pod_from_template(rs, template) for _ in range(count)))
+            await create_pods(
+                self.writer,
+                (pod_from_template(rs, template) for _ in range(count)),
+                owner=rs,
+                events=self.events,
+            )
         elif diff > 0:
-            await delete_pods(self.writer, sorted(active, key=deletion_rank)[: min(diff, BURST)])
+            doomed = sorted(active, key=deletion_rank)[: min(diff, BURST)]
+            await delete_pods(self.writer, doomed, owner=rs, events=self.events)
         return None
 
     async def _sync_status(

@@ -21,6 +21,7 @@ from typing import ClassVar
 from gitkrm.cache.informer import Informer, Key, key_of
 from gitkrm.cache.watchcache import Holder, WatchCache
 from gitkrm.controllers.allkinds import AllKinds
+from gitkrm.controllers.events import EventRecorder, Style
 from gitkrm.controllers.objects import OWNER_INDEX, controller_ref, owner_index
 from gitkrm.controllers.options import ControllerOptions
 from gitkrm.controllers.pods import ORPHAN_INDEX, orphan_index
@@ -47,6 +48,7 @@ class Context:
     writer: Writer
     options: ControllerOptions
     registry: Registry
+    events: EventRecorder
     clock: Clock = WALL
     _all_kinds: AllKinds | None = None
 
@@ -67,10 +69,16 @@ class Controller:
     name: ClassVar[str] = "controller"
     workers: ClassVar[int] = 0  # 0: options.workers
     batch: ClassVar[int] = 1  # keys a worker takes at once (their writes share a commit)
+    # Who its Events name as their source (kube's component, `deployment-controller`).
+    component: ClassVar[str] = ""
+    event_style: ClassVar[Style] = Style.CORE
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.writer = ctx.writer
+        self.events = ctx.events.sink(
+            self.component or f"{self.name}-controller", style=self.event_style
+        )
         self.options = ctx.options
         self.clock = ctx.clock
         self.queue: WorkQueue[Key] = WorkQueue(clock=ctx.clock)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from gitkrm.cache.informer import Key, key_of
+from gitkrm.controllers.events import Style
 from gitkrm.controllers.kinds import NODE, POD, PVC, SIMULATE
 from gitkrm.controllers.objects import (
     annotations_of,
@@ -53,6 +54,8 @@ def _taint_text(taint: Mapping[str, object]) -> str:
 
 class Scheduler(Controller):
     name = "scheduler"
+    component = "default-scheduler"
+    event_style = Style.SERIES  # kube-scheduler records through events.k8s.io
     workers = 1
     batch = 500  # one worker decides many pods at once; their binds share a commit
 
@@ -256,6 +259,13 @@ class Scheduler(Controller):
             self._forget(key)
             raise
         self._unschedulable.discard(key)
+        md = pod["metadata"]
+        self.events.normal(
+            pod,
+            "Scheduled",
+            f"Successfully assigned {md.get('namespace')}/{md['name']} to {name}",
+            action="Binding",
+        )
         return None
 
     async def _unschedulable_now(self, pod: Obj, key: Key, message: str) -> None:
@@ -268,6 +278,7 @@ class Scheduler(Controller):
             and cond.get("message") == message
         ):
             return
+        self.events.warning(pod, "FailedScheduling", message, action="Scheduling")
         status = dict(pod.get("status") or {})
         status["conditions"] = set_condition(
             conditions_of(pod), "PodScheduled", "False", "Unschedulable", message, clock=self.clock

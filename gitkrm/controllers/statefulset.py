@@ -54,6 +54,7 @@ def _ordinal(sts: Obj, pod: Obj) -> int | None:
 
 class StatefulSetController(Controller):
     name = "statefulset"
+    component = "statefulset-controller"
 
     def setup(self) -> None:
         self.sets = self.watch(STATEFULSET, primary=True)
@@ -159,6 +160,12 @@ class StatefulSetController(Controller):
                 body["metadata"]["ownerReferences"] = [owner_ref(sts, controller=False)]
             with contextlib.suppress(AlreadyExists):
                 await self.writer.create(body)
+                pod_name = f"{md['name']}-{ordinal}"
+                self.events.normal(
+                    sts,
+                    "SuccessfulCreate",
+                    f"create Claim {name} Pod {pod_name} in StatefulSet {md['name']} success",
+                )
 
     async def _manage(self, sts: Obj, pods: list[Obj], update: Obj, current: Obj) -> float | None:
         spec = sts.get("spec") or {}
@@ -177,8 +184,7 @@ class StatefulSetController(Controller):
         # Failed pods are deleted, to be created again.
         for o, p in list(by_ordinal.items()):
             if pod_phase(p) == "Failed" and not being_deleted(p):
-                with contextlib.suppress(NotFound):
-                    await self.writer.delete(ref_of(p), preconditions=Preconditions(uid=uid(p)))
+                await self._delete_pod(sts, p)
                 del by_ordinal[o]
         for o in wanted:
             have = by_ordinal.get(o)
@@ -186,7 +192,8 @@ class StatefulSetController(Controller):
                 revision = current if rolling and o < start + partition else update
                 await self._claims(sts, o, None)
                 with contextlib.suppress(AlreadyExists):
-                    await self.writer.create(self._pod(sts, o, revision))
+                    created = await self.writer.create(self._pod(sts, o, revision))
+                    self._pod_event(sts, "Create", created)
                 if not parallel:
                     return None
             elif not parallel and not (pod_ready(have) and pod_active(have)):
@@ -197,8 +204,7 @@ class StatefulSetController(Controller):
             if not parallel and any(not pod_ready(q) for k, q in by_ordinal.items() if k in wanted):
                 return None
             if not being_deleted(p):
-                with contextlib.suppress(NotFound):
-                    await self.writer.delete(ref_of(p), preconditions=Preconditions(uid=uid(p)))
+                await self._delete_pod(sts, p)
                 if (spec.get("persistentVolumeClaimRetentionPolicy") or {}).get(
                     "whenScaled"
                 ) == "Delete":
@@ -217,12 +223,25 @@ class StatefulSetController(Controller):
             if labels(pod).get(REVISION_HASH) != update_name:
                 if any(not pod_ready(q) for q in by_ordinal.values()):
                     return None
-                with contextlib.suppress(NotFound):
-                    await self.writer.delete(ref_of(pod), preconditions=Preconditions(uid=uid(pod)))
+                await self._delete_pod(sts, pod)
                 return None
             if not pod_ready(pod):
                 return None
         return None
+
+    def _pod_event(self, sts: Obj, verb: str, pod: Obj) -> None:
+        """kube's recordPodEvent: `create Pod web-0 in StatefulSet web successful`."""
+        self.events.normal(
+            sts,
+            f"Successful{verb}",
+            f"{verb.lower()} Pod {pod['metadata']['name']} in StatefulSet "
+            f"{sts['metadata']['name']} successful",
+        )
+
+    async def _delete_pod(self, sts: Obj, pod: Obj) -> None:
+        with contextlib.suppress(NotFound):
+            await self.writer.delete(ref_of(pod), preconditions=Preconditions(uid=uid(pod)))
+            self._pod_event(sts, "Delete", pod)
 
     async def _drop_claims(self, sts: Obj, ordinal: int) -> None:
         md = sts["metadata"]

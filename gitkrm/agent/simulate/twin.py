@@ -58,6 +58,9 @@ TWIN_PREFIX: Final = "gitkrm-twin-"
 SIMULATION_CONTROLLERS: Final = ControllerOptions(
     lease_interval=1e9,  # no heartbeat writes while the twin runs
     resync_period=0.0,
+    # No Events: their batched writes come in wall time, and the verdict does not read them.
+    record_events=False,
+    event_ttl=0.0,
 )
 
 

@@ -29,7 +29,7 @@ from gitkrm.store.protocol import (
     WriteKeywords,
     WriteOptions,
 )
-from gitkrm.store.sqlite import db, deletion, managed, patching, reads, writes
+from gitkrm.store.sqlite import db, deletion, expiry, managed, patching, reads, writes
 from gitkrm.store.sqlite.batching import (
     apply_op,
     describe,
@@ -300,6 +300,14 @@ class SqliteStore:
 
         with gc_paused():
             return self._write(run, warnings, options)
+
+    async def expire_events(self, *, now: float, ttl: float, limit: int) -> int:
+        """Delete the Events last observed more than `ttl` seconds before `now`, and the
+        oldest beyond `limit` (kube-apiserver's --event-ttl; see expiry.py); returns how
+        many went."""
+        return self._core.write(
+            lambda t: expiry.expire(t, now=now, ttl=ttl, limit=limit), dry_run=False
+        )
 
     def _write(
         self,
