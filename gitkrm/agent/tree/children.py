@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from gitkrm.errors import BadRequest, GitkrmError, ManifestError, NotFound
-from gitkrm.krm import GVK, Obj, ObjectRef, ResourceKey
+from gitkrm.krm import GVK, GroupKind, Obj, ObjectRef, ResourceKey
 from gitkrm.store import Store
 from gitkrm.store.protocol import meta
 from gitkrm.sync import inventory, keys
@@ -60,6 +60,7 @@ class Tree:
         self.children: dict[ResourceKey, Child] = {}
         self.statuses = Statuses(host, store=store, children=self.children)
         """The declaring objects' statuses (`childstatus`)."""
+        self._noted: set[tuple[str, GroupKind]] = set()  # inert kinds logged, per source
 
     # -- lookups -----------------------------------------------------------------------
 
@@ -128,9 +129,12 @@ class Tree:
             log.error("source %s: its children not read: %s", parent.name, e.message)
             return
         seen: set[ResourceKey] = set()
+        inert = registry.inert(parent.config.interpret)
         for ref in inv.refs():
             interpreter = interpreters.for_kind(ref.group_kind)
             if interpreter is None:
+                if ref.group_kind in inert:
+                    self._note_inert(parent.name, ref, inert[ref.group_kind])
                 continue
             try:
                 obj = await self._store.get(ref)
@@ -161,6 +165,12 @@ class Tree:
                     self.statuses.due(child_key(child.ref))
         await self._read_again()
         await self.statuses.flush()
+
+    def _note_inert(self, parent: str, ref: ObjectRef, why: str) -> None:
+        """Once per source and kind: an applied object of a peer's kind nothing acts on."""
+        if (parent, ref.group_kind) not in self._noted:
+            self._noted.add((parent, ref.group_kind))
+            log.warning("source %s: %s is applied, not acted on: %s", parent, describe(ref), why)
 
     async def _read_again(self) -> None:
         """Children that could not be read because an object they name was not there (a

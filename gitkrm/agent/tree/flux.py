@@ -369,9 +369,10 @@ class FluxInterpreter:
         return kustomization_sources(obj, state)
 
     def crds(self) -> Sequence[Obj]:
+        from . import flux_inert
         from .flux_crds import crds
 
-        return crds()
+        return [*crds(), *flux_inert.crds()]
 
 
 INTERPRETER: Final = FluxInterpreter()

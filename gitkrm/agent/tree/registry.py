@@ -16,6 +16,7 @@ from functools import cache
 from typing import Final, cast
 
 from gitkrm.errors import BadRequest
+from gitkrm.krm import GroupKind
 
 from .model import Interpreter, Interpreters, Peer
 
@@ -27,6 +28,8 @@ MODULES: Final[Mapping[Peer, tuple[str, ...]]] = {
 the others add kinds when this build has them (Flux's HelmRelease)."""
 
 _PACKAGE: Final = "gitkrm.agent.tree"
+_INERT: Final[Mapping[Peer, str]] = {Peer.FLUX: "flux_inert"}
+"""A peer's module whose `INERT` names kinds registered but not acted on, and why."""
 
 
 def _module_interpreter(module: str, *, required: bool, peer: Peer) -> Interpreter | None:
@@ -68,6 +71,18 @@ def for_peers(peers: frozenset[Peer]) -> Interpreters:
     for peer in sorted(peers):
         out.extend(_peer(peer))
     return Interpreters(all=tuple(out))
+
+
+@cache
+def inert(peers: frozenset[Peer]) -> Mapping[GroupKind, str]:
+    """The kinds of `peers` whose CRDs gitkrm registers but on which nothing acts, and why
+    (`tree.flux_inert`): the log names them, never silent."""
+    out: dict[GroupKind, str] = {}
+    for peer in sorted(peers):
+        module = _INERT.get(peer)
+        if module is not None:
+            out.update(importlib.import_module(f"{_PACKAGE}.{module}").INERT)
+    return out
 
 
 @cache

@@ -144,6 +144,15 @@ def test_the_crds_admit_flux_objects_and_show_fluxs_columns() -> None:
         "GitRepository": [("v1", True), ("v1beta2", False)],
         "ArtifactGenerator": [("v1beta1", True)],
         "ExternalArtifact": [("v1", True)],
+        # stand-ins nothing acts on (flux_inert), so that fleets carrying them sync
+        "Provider": [("v1beta3", True), ("v1beta2", False)],
+        "Alert": [("v1beta3", True), ("v1beta2", False)],
+        "Receiver": [("v1", True), ("v1beta2", False)],
+        "HelmChart": [("v1", True), ("v1beta2", False)],
+        "Bucket": [("v1", True), ("v1beta2", False)],
+        "ImageRepository": [("v1", True), ("v1beta2", False)],
+        "ImagePolicy": [("v1", True), ("v1beta2", False)],
+        "ImageUpdateAutomation": [("v1", True), ("v1beta2", False)],
     }
     for crd in INTERPRETER.crds():
         reg.register_crd(orjson.loads(orjson.dumps(crd)))
