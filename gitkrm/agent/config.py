@@ -101,6 +101,9 @@ class SourceConfig:
     """`spec.ignore`: .sourceignore lines of the source's own, after the repository's root
     ignore file (Flux's GitRepository `spec.ignore`)."""
     interval: float = DEFAULT_INTERVAL
+    retry_interval: float | None = None
+    """After a failed sync, the next one this soon (`spec.retryInterval`, Flux's); None: at
+    `interval`."""
     timeout: float | None = None
     health_timeout: float = DEFAULT_HEALTH_TIMEOUT  # waves, hooks and prune waves
     default_namespace: str | None = None
@@ -167,6 +170,8 @@ class SourceConfig:
         if self.ignore is not None:
             spec["ignore"] = self.ignore
         spec["interval"] = format_duration(self.interval)
+        if self.retry_interval is not None:
+            spec["retryInterval"] = format_duration(self.retry_interval)
         if self.timeout is not None:
             spec["timeout"] = format_duration(self.timeout)
         if self.health_timeout != DEFAULT_HEALTH_TIMEOUT:

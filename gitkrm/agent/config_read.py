@@ -141,6 +141,7 @@ def from_object(obj: Obj, *, base: Path, registry: Registry | None = None) -> So
         path=spec.get("path") or "",
         ignore=spec.get("ignore"),
         interval=interval,
+        retry_interval=_retry_interval(spec),
         timeout=parse_duration(timeout, what="spec.timeout") if timeout else None,
         health_timeout=_health_timeout(spec),
         default_namespace=spec.get("defaultNamespace") or None,
@@ -191,6 +192,15 @@ def _prune_budget(spec: Mapping[str, Any]) -> PruneBudget:
         count=int(raw.get("count", default.count)),
         percent=int(raw.get("percent", default.percent)),
     )
+
+
+def _retry_interval(spec: Mapping[str, Any]) -> float | None:
+    if not spec.get("retryInterval"):
+        return None
+    retry = parse_duration(spec["retryInterval"], what="spec.retryInterval")
+    if retry <= 0:
+        raise BadRequest("spec.retryInterval must be more than 0s")
+    return retry
 
 
 def _health_timeout(spec: Mapping[str, Any]) -> float:

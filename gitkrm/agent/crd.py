@@ -60,6 +60,7 @@ SPEC_SCHEMA: dict[str, Any] = {
         # .sourceignore lines after the repository's root file (Flux's spec.ignore)
         "ignore": {"type": "string", "maxLength": 65536},
         "interval": _DURATION,
+        "retryInterval": _DURATION,  # after a failed sync (Flux's)
         "timeout": _DURATION,
         "healthTimeout": _DURATION,
         # Flux's CEL health checks of custom kinds (gitkrm.health.expressions).

@@ -32,6 +32,7 @@ class Trigger(StrEnum):
     CHANGE = "change"
     REQUEST = "request"
     SPEC = "spec"
+    RETRY = "retry"  # a failed sync's retryInterval
 
 
 Reconcile = Callable[[frozenset[Trigger]], Awaitable[None]]

@@ -54,6 +54,8 @@ class Workers:
         self._pending_child: dict[str, tuple[SourceConfig, int]] = {}
         """Per child: the spec its next sync takes (its declaring object changed)."""
         self._declaring: DeclaringWatch | None = None
+        self._retries: dict[str, asyncio.TimerHandle] = {}
+        """Per source: the sync its failed one asked for after `retry_interval`."""
 
     async def start(self) -> None:
         """One worker per source (a first sync asked for), the ticks, the watches."""
@@ -112,6 +114,7 @@ class Workers:
 
     async def remove(self, name: str) -> None:
         """Stop and forget a source's worker and ticks (a child removed)."""
+        self._cancel_retry(name)
         worker = self._workers.pop(name, None)
         if worker is not None:
             self._scheduler.remove(name)
@@ -150,6 +153,7 @@ class Workers:
                 await order.sync_child(term.tree, name, triggers)
                 await term.tree.statuses.flush()
                 self._follow_declaring()
+                self._retry_later(name, runner)
                 return
             pending = self._pending_spec.pop(name, None)
             if pending is not None:
@@ -164,8 +168,24 @@ class Workers:
             await runner.reconcile(triggers)
             await term.tree.after_pass(runner)
             self._follow_declaring()
+            self._retry_later(name, runner)
 
         return reconcile
+
+    def _retry_later(self, name: str, runner: SourceRunner) -> None:
+        """After a failed sync, one more when the source's `retry_interval` has passed,
+        when that comes before its next tick (Flux's `retryInterval`)."""
+        self._cancel_retry(name)
+        retry, worker = runner.config.retry_interval, self._workers.get(name)
+        if runner.last_ok or retry is None or retry >= runner.config.interval or worker is None:
+            return
+        loop = asyncio.get_running_loop()
+        self._retries[name] = loop.call_later(retry, worker.request, Trigger.RETRY)
+
+    def _cancel_retry(self, name: str) -> None:
+        handle = self._retries.pop(name, None)
+        if handle is not None:
+            handle.cancel()
 
     async def _reconfigure_pending(self, name: str, runner: SourceRunner) -> None:
         """A child's new spec, in its worker before the sync it asked for."""
@@ -232,6 +252,8 @@ class Workers:
 
     async def close(self) -> None:
         """Every worker cancelled at once, and awaited; nothing is left pending."""
+        for name in list(self._retries):
+            self._cancel_retry(name)
         for worker in self._workers.values():
             await worker.stop(grace=0)
         self._workers.clear()

@@ -57,7 +57,6 @@ _UNHONOURED: Final = {
     "serviceAccountName": "not honoured until RBAC lands: gitkrm applies with its own credentials",
     "force": "gitkrm re-creates an object on an immutable-field change only when the object "
     "says kustomize.toolkit.fluxcd.io/force: enabled (or gitkrm.io/force: enabled)",
-    "retryInterval": "a failed sync is retried at spec.interval",
     "validation": "removed in Flux v1; gitkrm always validates against the schemas",
 }
 _MAPPED: Final = frozenset(
@@ -65,7 +64,7 @@ _MAPPED: Final = frozenset(
         "path", "sourceRef", "interval", "timeout", "prune", "suspend", "wait",
         "targetNamespace", "namePrefix", "nameSuffix", "dependsOn", "postBuild", "decryption",
         "patches", "patchesStrategicMerge", "patchesJson6902", "images", "components",
-        "commonMetadata", "healthChecks", "healthCheckExprs", "deletionPolicy",
+        "commonMetadata", "healthChecks", "healthCheckExprs", "deletionPolicy", "retryInterval",
     }
 )  # fmt: skip
 
@@ -324,6 +323,7 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
         repo.child_config(declared_by=declared_by, path=path, parent=parent),
         interval=min(interval, repo.interval) if repo.interval and not repo.is_parent else interval,
         timeout=repo.timeout,
+        retry_interval=duration(spec.get("retryInterval"), "spec.retryInterval", fail) or None,
         health_timeout=timeout,
         default_namespace=target_ns,
         prune=prune,

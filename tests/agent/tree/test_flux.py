@@ -156,9 +156,9 @@ async def test_fields_gitkrm_cannot_honour_are_reported_never_dropped() -> None:
     spec = await INTERPRETER.child(obj, ctx())
     reasons = {u.field: u.reason for u in spec.unhonoured}
     assert set(reasons) == {
-        "spec.serviceAccountName", "spec.force", "spec.retryInterval",
-        "spec.deletionPolicy", "spec.somethingNew",
+        "spec.serviceAccountName", "spec.force", "spec.deletionPolicy", "spec.somethingNew",
     }  # fmt: skip
+    assert spec.config.retry_interval == 60  # honoured (tests/e2e/test_flux_retry.py)
     assert "until RBAC lands" in reasons["spec.serviceAccountName"]
     assert "kustomize.toolkit.fluxcd.io/force: enabled" in reasons["spec.force"]
     quiet = await INTERPRETER.child(kustomization(force=False, deletionPolicy="Delete"), ctx())
