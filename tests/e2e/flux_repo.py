@@ -6,6 +6,9 @@ namePrefix, patches, images, postBuild substitution) over `infrastructure/` and
 
 from __future__ import annotations
 
+import contextlib
+import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +17,7 @@ import yaml
 from gitkrm.agent.tree.flux_crds import crds
 from gitkrm.krm import Obj
 from tests.e2e.manifests import git_repository, kustomization
+from tests.source.source_https import GitHttpsServer, require_tools
 from tests.support.builders import deployment
 from tests.support.manifests import yaml_text
 from tests.sync.sync_helpers import Remote
@@ -128,6 +132,25 @@ def fleet(
         repo.write(path, text)
     repo.commit("fleet")
     return repo
+
+
+@contextlib.contextmanager
+def https_remote(
+    root: Path, *, secret: str, username: str, password: str
+) -> Iterator[tuple[GitHttpsServer, str]]:
+    """An HTTPS server (basic auth, its own CA) of the repositories under `root`, and the
+    Flux `secretRef` Secret `secret` (flux-system) a GitRepository reaches it with (JSON)."""
+    require_tools()
+    certs = root / "certs"
+    certs.mkdir()
+    with GitHttpsServer(root, username=username, password=password, certs=certs) as srv:
+        body = {
+            "apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": secret, "namespace": "flux-system"},
+            "stringData": {"username": username, "password": password,
+                           "ca.crt": srv.cert.read_text()},
+        }  # fmt: skip
+        yield srv, json.dumps(body)
 
 
 def second_repository(root: Path) -> Remote:

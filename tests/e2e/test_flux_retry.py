@@ -5,13 +5,12 @@ over HTTPS (a local path would be watched for changes, which would hide the retr
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from tests.e2e.e2e_support import cm_ref, read_object, run_agent
+from tests.e2e.flux_repo import https_remote
 from tests.e2e.manifests import configmap, git_repository, kustomization, namespace
 from tests.source.source_gitrepo import RemoteRepo
-from tests.source.source_https import GitHttpsServer, require_tools
 from tests.support.wait import eventually_async
 
 USER, TOKEN = "robot", "tok-retry-5c1f"
@@ -20,18 +19,11 @@ USER, TOKEN = "robot", "tok-retry-5c1f"
 async def test_a_failed_sync_is_retried_at_retry_interval(
     repo: RemoteRepo, state: Path, tmp_path: Path
 ) -> None:
-    require_tools()
     apps = RemoteRepo(tmp_path / "apps")  # no branch yet
-    certs = tmp_path / "certs"
-    certs.mkdir()
-    with GitHttpsServer(apps.bare.parent, username=USER, password=TOKEN, certs=certs) as srv:
-        secret = {
-            "apiVersion": "v1", "kind": "Secret",
-            "metadata": {"name": "apps-auth", "namespace": "flux-system"},
-            "stringData": {"username": USER, "password": TOKEN, "ca.crt": srv.cert.read_text()},
-        }  # fmt: skip
+    served = https_remote(apps.bare.parent, secret="apps-auth", username=USER, password=TOKEN)
+    with served as (srv, secret):
         repo.write("clusters/dev/ns.yaml", namespace("flux-system"))
-        repo.write("clusters/dev/auth.yaml", json.dumps(secret))
+        repo.write("clusters/dev/auth.yaml", secret)
         repo.write("clusters/dev/source.yaml", git_repository(
             "apps", srv.url("remote.git"), secretRef={"name": "apps-auth"}))  # fmt: skip
         repo.write("clusters/dev/apps.yaml", kustomization(

@@ -16,9 +16,8 @@ import pytest
 
 from gitkrm.krm import ObjectRef
 from tests.e2e.e2e_support import gitkrm, read_object
-from tests.e2e.flux_repo import APP, extras, fleet, second_repository
+from tests.e2e.flux_repo import APP, extras, fleet, https_remote, second_repository
 from tests.server.conftest import Kubectl, gitkrm_serve, kubectl_path
-from tests.source.source_https import GitHttpsServer, require_tools
 
 pytestmark = pytest.mark.usefixtures("_kustomize")
 
@@ -166,20 +165,12 @@ TOKEN = "tok-flux-7d3e91SECRET"
 def test_a_kustomization_over_a_repository_behind_basic_auth(tmp_path: Path) -> None:
     """The GitRepository's secretRef (username, password, ca.crt) reaches git; the token is
     never shown, and the private files holding it are gone when the process ends."""
-    require_tools()
     second = second_repository(tmp_path)
-    certs = tmp_path / "certs"
-    certs.mkdir()
-    with GitHttpsServer(second.bare.parent, username=USER, password=TOKEN, certs=certs) as srv:
-        secret = {
-            "apiVersion": "v1", "kind": "Secret",
-            "metadata": {"name": "extras-auth", "namespace": "flux-system"},
-            "stringData": {"username": USER, "password": TOKEN,
-                           "ca.crt": srv.cert.read_text()},
-        }  # fmt: skip
+    served = https_remote(second.bare.parent, secret="extras-auth", username=USER, password=TOKEN)
+    with served as (srv, secret):
         repo = fleet(tmp_path, files={
             "clusters/dev/extras.yaml": extras(srv.url("remote.git"), secret="extras-auth"),
-            "clusters/dev/extras-auth.yaml": json.dumps(secret),
+            "clusters/dev/extras-auth.yaml": secret,
         })  # fmt: skip
         state, tmp = tmp_path / "state", tmp_path / "tmp"
         tmp.mkdir()
