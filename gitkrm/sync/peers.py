@@ -44,6 +44,30 @@ _WARNED: Final = {
 
 
 @dataclass(frozen=True, slots=True)
+class PeerKinds:
+    """A peer whose kinds `--interpret` registers: its name and the flag's value."""
+
+    title: str
+    flag: str
+
+
+_FLUX_KINDS: Final = PeerKinds(title="Flux", flag="flux")
+_ARGO_KINDS: Final = PeerKinds(title="Argo CD", flag="argocd")
+_ARGO_INTERPRETED: Final = frozenset({"Application", "ApplicationSet", "AppProject"})
+
+
+def interpreted_by(group: str, kind: str) -> PeerKinds | None:
+    """The peer whose `--interpret` registers this kind's CRD (Flux's toolkit groups,
+    Argo CD's Application, ApplicationSet and AppProject), for the hint of an unknown
+    kind; None for any other."""
+    if group.endswith(".toolkit.fluxcd.io") or group == "source.extensions.fluxcd.io":
+        return _FLUX_KINDS
+    if group == "argoproj.io" and kind in _ARGO_INTERPRETED:
+        return _ARGO_KINDS
+    return None
+
+
+@dataclass(frozen=True, slots=True)
 class PeerSettings:
     """What a manifest's Flux and Argo CD annotations ask of gitkrm."""
 

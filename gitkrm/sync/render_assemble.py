@@ -21,7 +21,7 @@ from gitkrm.errors import GitkrmError
 from gitkrm.krm import GroupKind, Obj
 from gitkrm.krm.names import TOTAL_ANNOTATION_SIZE_LIMIT
 from gitkrm.schema import Registry
-from gitkrm.sync import keys
+from gitkrm.sync import keys, peers
 from gitkrm.sync.cache import GenerationCache
 from gitkrm.sync.desired import Desired, make_desired
 from gitkrm.sync.parse import (
@@ -213,16 +213,20 @@ def _unknown_kind(po: ParsedObject, registry: Registry) -> str:
     or one that does not serve its version (a Flux `helm.toolkit.fluxcd.io/v2beta1`
     HelmRelease where v2 and v2beta2 are served)."""
     group = po.api_version.rpartition("/")[0]
-    served = [i.version for i in registry.versions_of(GroupKind(group=group, kind=po.kind))]
-    if served:
+    found = registry.versions_of(GroupKind(group=group, kind=po.kind))
+    if found:
+        # A built-in kind at a version Kubernetes removed (autoscaling/v2beta1) has no CRD.
+        by = "its CustomResourceDefinition serves" if found[0].custom else "the API serves it in"
         return (
-            f'unknown kind "{po.kind}" in version "{po.api_version}": its '
-            f"CustomResourceDefinition serves {', '.join(served)}, not this version"
+            f'unknown kind "{po.kind}" in version "{po.api_version}": {by} '
+            f"{', '.join(i.version for i in found)}, not this version"
         )
     where = f" (group {group})" if group else ""
+    peer = peers.interpreted_by(group, po.kind)
+    hint = f" (a kind of {peer.title}'s: --interpret {peer.flag} registers it)" if peer else ""
     return (
         f'unknown kind "{po.kind}" in version "{po.api_version}": no '
-        f"CustomResourceDefinition for it{where} in this revision or in the store"
+        f"CustomResourceDefinition for it{where} in this revision or in the store{hint}"
     )
 
 

@@ -112,3 +112,29 @@ def test_a_version_the_crd_does_not_serve_names_the_versions_it_does(tmp_path: P
     assert lines[2].endswith(
         "no CustomResourceDefinition for it (group example.org) in this revision or in the store"
     ), lines
+
+
+def test_an_unknown_kind_says_which_flag_knows_it_or_that_kubernetes_removed_its_version(
+    tmp_path: Path,
+) -> None:
+    # A Flux repository validated without --interpret flux; Flux v1's get-started layout
+    # with an HPA at autoscaling/v2beta1, a version Kubernetes no longer serves; an Argo
+    # Rollout, which --interpret argocd does not register.
+    (tmp_path / "objects.yaml").write_text(
+        "apiVersion: notification.toolkit.fluxcd.io/v1beta3\nkind: Alert\n"
+        "metadata: {name: a, namespace: flux-system}\nspec: {providerRef: {name: p}}\n---\n"
+        "apiVersion: autoscaling/v2beta1\nkind: HorizontalPodAutoscaler\n"
+        "metadata: {name: h, namespace: d}\nspec: {maxReplicas: 2}\n---\n"
+        "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {name: r, namespace: d}\n"
+    )
+    res = gitkrm("validate", str(tmp_path))
+    assert res.returncode == 1, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert lines[0].endswith(
+        "in this revision or in the store (a kind of Flux's: --interpret flux registers it)"
+    ), lines
+    assert lines[1].endswith(
+        '"autoscaling/v2beta1": the API serves it in v2, v1, not this version'
+    ), lines
+    assert lines[2].endswith("(group argoproj.io) in this revision or in the store"), lines
+    assert gitkrm("validate", "--interpret", "flux", str(tmp_path)).stderr.count("\n") == 2
