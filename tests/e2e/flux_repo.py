@@ -37,7 +37,11 @@ def gotk_sync(url: str) -> str:
 
 
 INFRASTRUCTURE = kustomization(
-    "infrastructure", "./infrastructure", timeout="2m", retryInterval="1m"
+    "infrastructure",
+    "./infrastructure",
+    timeout="2m",
+    retryInterval="1m",
+    serviceAccountName="deployer",
 )
 
 APPS = kustomization(

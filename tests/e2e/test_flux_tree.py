@@ -90,11 +90,12 @@ async def test_a_flux_repository_syncs_as_a_tree(tmp_path: Path) -> None:
     settings = await read_object(state, SETTINGS)
     assert settings is not None
     assert settings["data"] == {"environment": "dev", "greeting": "hello"}
-    # What gitkrm does not honour is on the object (infrastructure sets retryInterval).
+    # What gitkrm does not honour is on the object (infrastructure sets serviceAccountName).
     infra = await read_object(state, ks("infrastructure"))
     assert infra is not None
     conds = {c["type"]: c for c in infra["status"]["conditions"]}
-    assert "spec.retryInterval" in conds["NotHonoured"]["message"]
+    assert "spec.serviceAccountName" in conds["NotHonoured"]["message"]
+    assert "spec.retryInterval" not in conds["NotHonoured"]["message"]  # honoured
     assert conds["Healthy"]["status"] == "True"  # it waits for health
 
     # An edit in a leaf.
