@@ -58,7 +58,11 @@ def open_source(config: SourceConfig, *, git_cache: Path, repo_tree: bool = Fals
         return ArtifactSource(
             name=config.name, repository=repository, recipe=config.artifact, path=config.path
         )
-    tree = repo_tree or (config.overlay is not None and config.overlay.outside_path)
+    tree = (
+        repo_tree
+        or (config.overlay is not None and config.overlay.outside_path)
+        or (config.helm is not None and config.helm.outside_chart)
+    )
     ignore = tuple(config.ignore.splitlines()) if config.ignore else ()
     if config.oci is not None:
         from gitkrm.source.oci_source import OciSource

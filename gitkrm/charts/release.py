@@ -160,8 +160,9 @@ class ChartRenderer:
         where = directory or "."
         files = archive.kept(files)
         # `$ref/...`: value files of another source (an Argo CD multi-source
-        # Application), read for values, not packed into the chart.
-        chart_files = {p: b for p, b in files.items() if not p.startswith("$")}
+        # Application), `/...`: of the repository outside the chart; read for values,
+        # not packed into the chart.
+        chart_files = {p: b for p, b in files.items() if not p.startswith(("$", "/"))}
         meta = yaml_mapping(files.get("Chart.yaml", b""), "Chart.yaml", where)
         chart_name = str(meta.get("name") or posixpath.basename(directory) or "chart")
         values = self._values(files, where)
@@ -221,7 +222,8 @@ class ChartRenderer:
             if data is None:
                 if spec.ignore_missing_value_files:
                     continue
-                raise ChartError(where, f"value file {f!r} is not in the chart's directory")
+                whose = "the repository" if f.startswith("/") else "the chart's directory"
+                raise ChartError(where, f"value file {f!r} is not in {whose}")
             loaded = yaml_mapping(data, f"value file {f!r}", where)
             values = merge_values(values, loaded)
         values = merge_values(values, spec.values)

@@ -70,9 +70,10 @@ EMBEDDED_KUBE_VERSION = "v1.33.0"
 class HelmSpec:
     """`release_name` None: each chart's release is named after its directory; `namespace`
     None: the source's default namespace. `value_files` are paths relative to the chart's
-    directory, inside the repository; `values` is the JSON of inline values (merged over
-    the files), `set` Helm `--set` expressions (over both), as `helm template` does.
-    `kube_version`/`api_versions` add to or replace what the target reports."""
+    directory (or, with a leading `/`, to the repository's top), inside the repository;
+    `values` is the JSON of inline values (merged over the files), `set` Helm `--set`
+    expressions (over both), as `helm template` does. `kube_version`/`api_versions` add
+    to or replace what the target reports."""
 
     release_name: str | None = None
     namespace: str | None = None
@@ -96,6 +97,13 @@ class HelmSpec:
     """(path, file): the file's text set at the path (Helm's `--set-file`); files as
     `value_files` name them."""
     ignore_missing_value_files: bool = False
+
+    @property
+    def outside_chart(self) -> bool:
+        """Whether a value file or file parameter is named from the repository's top
+        (`/path`): the source then lists the repository's whole tree."""
+        return any(f.startswith("/") for f in (*self.value_files,
+                                                *(f for _, f in self.file_parameters)))  # fmt: skip
 
     def crd_policy(self, *, is_install: bool) -> CrdPolicy:
         if self.skip_crds:
@@ -154,10 +162,10 @@ class HelmSpec:
         if not isinstance(values, dict):
             raise BadRequest("spec.helm.values must be a mapping")
         for i, f in enumerate(spec.get("valueFiles") or ()):
-            if str(f).startswith("/") or ".." in str(f).split("/"):
+            if ".." in str(f).split("/"):
                 raise BadRequest(
                     f"spec.helm.valueFiles[{i}]: {f!r} must be a path inside the repository, "
-                    "relative to the chart's directory"
+                    "relative to the chart's directory (or, with a leading /, to its top)"
                 )
         for i, e in enumerate(spec.get("set") or ()):
             if "=" not in str(e):

@@ -24,7 +24,7 @@ from gitkrm.charts.release import ChartRenderer
 from gitkrm.charts.repository import Dependency, Resolved, missing_dependencies
 from gitkrm.charts.spec import EMBEDDED_KUBE_VERSION
 from gitkrm.schema import Registry
-from gitkrm.source.snapshot import MODE_SYMLINK, Snapshot
+from gitkrm.source.snapshot import MODE_SYMLINK, FileEntry, Snapshot
 from gitkrm.sync.cache import GenerationCache
 from gitkrm.sync.parse import FileError, ParseContext, ParsedFile
 from gitkrm.sync.pool import parse_many
@@ -81,6 +81,8 @@ class ChartStage:
         )
         charts: list[tuple[str, str, list[str], list[Resolved], str]] = []
         grouped = layout.grouped(files)
+        outside = self._outside(snapshot)
+        outside_paths = [p[1:] for p in outside]
         for root in layout.roots:
             base = f"{root}/" if root else ""
             rel = self._own(grouped[root])
@@ -98,6 +100,7 @@ class ChartStage:
                 [
                     *((p, files[base + p].blob) for p in rel),
                     *((r.filename, r.digest) for r in fetched),
+                    *((p, e.blob) for p, e in outside.items()),
                 ]
             )
             charts.append((root, base, rel, fetched, digest))
@@ -114,6 +117,8 @@ class ChartStage:
             for p in rel
         ]
         contents = snapshot.read_many(wanted) if wanted else {}
+        if wanted and outside:
+            contents |= {"/" + p: b for p, b in snapshot.read_tree(outside_paths).items()}
         todo: dict[str, list[tuple[str, bytes, str]]] = {}  # namespace -> (path, text, key)
         for root, base, rel, fetched, digest in charts:
 
@@ -122,7 +127,13 @@ class ChartStage:
             ) -> dict[str, bytes]:
                 missing = [base + p for p in rel if base + p not in contents]
                 got = {**contents, **(snapshot.read_many(missing) if missing else {})}
-                return {p: got[base + p] for p in rel} | {r.filename: r.data for r in fetched}
+                if outside and any(p not in got for p in outside):
+                    got |= {"/" + p: b for p, b in snapshot.read_tree(outside_paths).items()}
+                return (
+                    {p: got[base + p] for p in rel}
+                    | {r.filename: r.data for r in fetched}
+                    | {p: got[p] for p in outside}
+                )
 
             try:
                 rendered = self.charts.render(
@@ -150,6 +161,16 @@ class ChartStage:
         self._parsed.rotate()
         self.charts.rotate()
         return out
+
+    def _outside(self, snapshot: Snapshot) -> dict[str, FileEntry]:
+        """The value files and file parameters named from the repository's top (`/path`,
+        an Argo CD Application's outside its chart's directory) that the revision holds,
+        by that name: the chart sees each under it (the source lists the whole tree when
+        its Helm spec names one: `HelmSpec.outside_chart`)."""
+        spec = self.charts.spec
+        tree = snapshot.tree.files if snapshot.tree is not None else {}
+        named = [*spec.value_files, *(f for _, f in spec.file_parameters)]
+        return {f: tree[f[1:]] for f in named if f.startswith("/") and f[1:] in tree}
 
     def _own(self, rel: list[str]) -> list[str]:
         """A chart's files: those of another source mounted at `$ref/` (an Argo CD

@@ -26,10 +26,16 @@ def test_from_spec_and_back() -> None:
     assert HelmSpec.from_spec(h.to_spec()) == h  # hashable, comparable values
 
 
+def test_a_leading_slash_names_a_file_from_the_repositorys_top() -> None:
+    # Not the host's /etc/passwd: the repository's etc/passwd, read from its tree.
+    assert HelmSpec.from_spec({"valueFiles": ["/etc/passwd"]}).outside_chart
+    assert not HelmSpec.from_spec({"valueFiles": ["values.yaml"]}).outside_chart
+
+
 @pytest.mark.parametrize(
     ("spec", "complaint"),
     [
-        ({"valueFiles": ["/etc/passwd"]}, "valueFiles[0]: '/etc/passwd' must be a path inside"),
+        ({"valueFiles": ["/../etc/passwd"]}, "valueFiles[0]: '/../etc/passwd' must be a path"),
         ({"valueFiles": ["../x.yaml"]}, "must be a path inside the repository"),
         ({"set": ["novalue"]}, "spec.helm.set[0]: 'novalue' is not KEY=VALUE"),
     ],

@@ -22,8 +22,10 @@ from tests.source.source_gitrepo import RemoteRepo
 LONG_APP = "helm-with-several-dependencies-and-a-permission-that-is-denied"  # 62 characters
 
 
-def _cm(name: str, value: str = "1") -> str:
-    return f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata: {{a: '{value}'}}\n"
+def _cm(name: str, value: str = "1", *, namespace: str | None = None) -> str:
+    where = f", namespace: {namespace}" if namespace else ""
+    md = f"{{name: {name}{where}}}"
+    return f"apiVersion: v1\nkind: ConfigMap\nmetadata: {md}\ndata: {{a: '{value}'}}\n"
 
 
 def _published(tmp_path: Path, files: dict[str, str]) -> RemoteRepo:
@@ -160,3 +162,56 @@ def test_a_cluster_scoped_objects_namespace_is_dropped_and_a_repeated_object_kep
         "c-first.yaml:1: ConfigMap shapes/twice: appears again at d-again.yaml:1, which is "
         "kept (Argo CD's RepeatedResourceWarning)"
     ]
+
+
+VALUES_CHART = "apiVersion: v2\nname: web\nversion: 0.1.0\n"
+VALUES_CM = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: web-values}
+data:
+  env: {{ .Values.env | quote }}
+  common: {{ .Values.common | quote }}
+  extra: {{ .Values.extra | quote }}
+"""
+
+
+def test_value_files_outside_the_chart_are_read_from_the_repository(tmp_path: Path) -> None:
+    # eks-blueprints-add-ons' shape: a chart in Git whose value files are `../..` paths,
+    # `/` paths (from the repository's top) and `$values/...` with no `values` ref (Argo
+    # CD substitutes `$values` away: the repository's top), missing ones ignored; and
+    # CreateNamespace=true with no destination namespace (nothing to create, as Argo CD).
+    url = str(tmp_path / "git" / "remote.git")
+    helm = {
+        "ignoreMissingValueFiles": True,
+        "valueFiles": ["../../envs/dev/values.yaml", "/envs/common.yaml",
+                       "$values/envs/extra.yaml", "$values/clusters/none/values.yaml"],
+    }  # fmt: skip
+    app = application("web", url, "charts/web", dest="web", helm=helm)
+    no_ns = application("no-ns", url, "plain", dest="", create_namespace=True)
+    repo = _published(tmp_path, {
+        "apps/web.yaml": app,
+        "apps/no-ns.yaml": no_ns,
+        "plain/cm.yaml": _cm("plain-cm", namespace="default"),
+        "charts/web/Chart.yaml": VALUES_CHART,
+        "charts/web/values.yaml": "env: none\ncommon: none\nextra: none\n",
+        "charts/web/templates/cm.yaml": VALUES_CM,
+        "envs/dev/values.yaml": "env: dev\n",
+        "envs/common.yaml": "common: shared\n",
+        "envs/extra.yaml": "extra: from-top\n",
+    })  # fmt: skip
+    state = tmp_path / "state"
+    done = run_bootstrap(repo.url, state, "--wait", "--timeout", "2m")
+    assert done.returncode == 0, done.stdout + done.stderr
+    web_ref = object_ref("ConfigMap", "web-values", "web")
+    assert read_objects(state, web_ref)[0]["data"] == {
+        "env": "dev", "common": "shared", "extra": "from-top"
+    }  # fmt: skip
+    assert read_objects(state, object_ref("ConfigMap", "plain-cm", "default"))
+    # a value file outside the chart is part of what the render depends on
+    repo.write("envs/dev/values.yaml", "env: dev-2\n")
+    repo.commit("dev values change")
+    repo.push()
+    done = run_bootstrap(repo.url, state, "--wait", "--timeout", "2m")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert read_objects(state, web_ref)[0]["data"]["env"] == "dev-2"

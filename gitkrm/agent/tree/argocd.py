@@ -352,12 +352,7 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
     options, o_unhonoured = _sync_options(policy, fail)
     unhonoured.extend(o_unhonoured)
     create_ns = None
-    if options.get("createnamespace"):
-        if not target_ns:
-            raise fail(
-                "spec.syncPolicy.syncOptions",
-                "CreateNamespace=true needs spec.destination.namespace",
-            )
+    if options.get("createnamespace") and target_ns:  # none: nothing to make, as Argo CD
         nsmeta = policy.get("managedNamespaceMetadata") or {}
         create_ns = ManagedNamespace(
             target_ns,

@@ -25,6 +25,7 @@ rendered one; the result is laid over the child's Git configuration.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Mapping
 from typing import Any, Final, cast
 
@@ -112,6 +113,30 @@ async def _auth(
     return (RepositoryAuth(url=url, username=username, password=password, ca_data=ca),)
 
 
+def in_repository(f: str, chart_dir: str, refs: Mapping[str, object]) -> str | None:
+    """A value file of a chart in Git as Argo CD's repo server resolves it: a `$ref/` path
+    or one that names a build variable as written; else relative to the chart's directory,
+    or, starting with `/`, to the repository's top (`pathutil.ResolveValueFilePathOrUrl`).
+    A `$name` that is neither a ref nor a variable is substituted away first (Argo CD's
+    `Envsubst`: `$values/x.yaml` without a `values` ref is `/x.yaml`). One outside the
+    chart's directory is returned as `/<path from the repository's top>`; None when it
+    climbs out of the repository."""
+    if f.startswith("$"):
+        name = f[1:].partition("/")[0]
+        if name in refs or names_variable(f):
+            return f
+        f = f[1 + len(name) :]
+    top = posixpath.normpath(chart_dir.strip("/") or ".")
+    whole = posixpath.normpath(f.lstrip("/") if f.startswith("/") else posixpath.join(top, f))
+    if whole == ".." or whole.startswith("../"):
+        return None
+    if top == ".":
+        return whole
+    if whole == top or whole.startswith(top + "/"):
+        return posixpath.relpath(whole, top)
+    return "/" + whole
+
+
 async def helm_source(
     obj: Obj,
     source: Source,
@@ -141,15 +166,18 @@ async def helm_source(
         elif key not in _HONOURED:
             unhonoured.append(Unhonoured(f"{h}.{key}", "not a field gitkrm knows"))
     value_files = [str(f) for f in as_list(helm.get("valueFiles"), f"{h}.valueFiles", fail)]
+    in_git = not source.get("chart")
     for i, f in enumerate(value_files):
         if "://" in f:
             raise fail(f"{h}.valueFiles[{i}]", f"{f!r}: value files from URLs are not fetched")
-        if f.startswith("$") and f.partition("/")[0][1:] not in refs and not names_variable(f):
-            raise fail(
-                f"{h}.valueFiles[{i}]", f"{f!r}: no source has ref {f[1:].partition('/')[0]!r}"
-            )
-        if f.startswith("/") or ".." in f.split("/"):
+        if not in_git and f.startswith("$") and not names_variable(f):
+            name = f[1:].partition("/")[0]
+            if name not in refs:
+                raise fail(f"{h}.valueFiles[{i}]", f"{f!r}: no source has ref {name!r}")
+        resolved = in_repository(f, str(source.get("path") or ""), refs) if in_git else f
+        if resolved is None or (not in_git and (f.startswith("/") or ".." in f.split("/"))):
             raise fail(f"{h}.valueFiles[{i}]", f"{f!r} must stay inside the repository")
+        value_files[i] = resolved
     values: Any = helm.get("valuesObject")
     if values is None and helm.get("values"):
         try:

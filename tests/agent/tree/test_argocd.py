@@ -339,14 +339,15 @@ async def test_sync_option_errors(policy: dict[str, Any], message: str) -> None:
     assert (await error(application(syncPolicy=policy))).startswith(message)
 
 
-async def test_create_namespace_needs_a_destination_namespace() -> None:
+async def test_create_namespace_without_a_destination_namespace_makes_none() -> None:
+    # As gitops-engine: the namespace is created only when the destination names one.
     obj = application(
         destination={"server": "https://kubernetes.default.svc"},
         syncPolicy={"syncOptions": ["CreateNamespace=true"]},
     )
-    assert (await error(obj)).startswith(
-        "spec.syncPolicy.syncOptions: CreateNamespace=true needs spec.destination.namespace"
-    )
+    spec = await child(obj)
+    assert spec.config.app_source is not None
+    assert spec.config.app_source.create_namespace is None
 
 
 async def test_ignore_differences_json_pointers_mapped_the_rest_reported() -> None:
