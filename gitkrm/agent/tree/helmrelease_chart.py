@@ -41,6 +41,10 @@ HELM_REPOSITORY: Final = GroupKind(group=SOURCE_GROUP, kind="HelmRepository")
 OCI_REPOSITORY: Final = GroupKind(group=SOURCE_GROUP, kind="OCIRepository")
 GIT_REPOSITORY: Final = GroupKind(group=SOURCE_GROUP, kind="GitRepository")
 
+HELM_CHART_LAYER: Final = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
+"""The layer a chart pushed by `helm push` has: what gitkrm pulls, and what Flux's
+documentation has an OCIRepository of a chart select (`layerSelector.mediaType`)."""
+
 _REPO_HONOURED: Final = frozenset(
     {"url", "type", "interval", "timeout", "secretRef", "certSecretRef", "suspend", "ref"}
 )
@@ -50,7 +54,7 @@ _REPO_REASONS: Final = {
     "provider": "only the generic provider (a Secret's credentials) is supported",
     "accessFrom": "cross-namespace access rules are not enforced",
     "verify": "signatures of OCI artifacts are not verified",
-    "layerSelector": "the chart is pulled as a Helm chart artifact",
+    "layerSelector": f"the chart is pulled as a Helm chart artifact (its {HELM_CHART_LAYER} layer)",
     "proxySecretRef": "proxies are not supported",
     "serviceAccountName": "gitkrm uses its own identity",
 }
@@ -249,6 +253,10 @@ async def _oci_repository(ref: ObjectRef, repo: Obj, *, get: Get, fail: Fail) ->
         if oci_ref.get(k)
     )
     chart_ref = ChartRef(repository=repository, name=name, version=version)
+    selector = spec.get("layerSelector")
+    if isinstance(selector, Mapping) and selector.get("mediaType") == HELM_CHART_LAYER:
+        # The Helm chart's own layer (`copy` or `extract`): what gitkrm pulls anyway.
+        spec = {k: v for k, v in spec.items() if k != "layerSelector"}
     return await _repository_origin(ref, spec, chart_ref, unhonoured, get=get, fail=fail)
 
 

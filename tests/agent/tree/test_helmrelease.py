@@ -80,6 +80,25 @@ async def test_an_oci_helmrepository_and_an_ocirepository_chart_ref() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("media_type", "reported"),
+    [
+        # Flux's documented form for a chart (d2-infra's OCIRepositories): honoured
+        ("application/vnd.cncf.helm.chart.content.v1.tar+gzip", False),
+        ("application/vnd.cncf.flux.content.v1.tar+gzip", True),
+    ],
+)
+async def test_an_ocirepository_selecting_the_helm_chart_layer_is_honoured(
+    media_type: str, reported: bool
+) -> None:
+    selector = {"mediaType": media_type, "operation": "copy"}
+    repo = oci_repository("oci://ghcr.io/example/charts/podinfo", layerSelector=selector)
+    hr = helm_release(chart=None, chartRef={"kind": "OCIRepository", "name": "podinfo"})
+    spec = await INTERPRETER.child(hr, ctx(repo))
+    fields = [u.field for u in spec.unhonoured]
+    assert fields == (["OCIRepository apps/podinfo spec.layerSelector"] if reported else [])
+
+
 async def test_a_chart_in_the_parents_git_repository() -> None:
     hr = helm_release(
         chart={
