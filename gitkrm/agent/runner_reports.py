@@ -29,6 +29,7 @@ from . import lastsync
 from . import status as st
 from .config import SourceConfig
 from .logging import log_sync, sync_fields
+from .sync_events import OutcomeEvents
 
 if TYPE_CHECKING:
     from gitkrm.health import WaitResult
@@ -81,7 +82,10 @@ class RunnerReports(abc.ABC):
         """The last sync that settled, at the store revision right after it (the agent
         records it when it ends: see `lastsync`); None after a failure."""
         self.written: set[int] = set()
-        """The store revisions of this runner's GitSource writes."""
+        """The store revisions of this runner's writes (its GitSource, its Events)."""
+        self.source_obj: Obj | None = None
+        """The GitSource as this runner last wrote it (what its Events are about)."""
+        self.events = OutcomeEvents(store, on_written=self._note_written)
 
     @property
     def name(self) -> str:
@@ -195,7 +199,14 @@ class RunnerReports(abc.ABC):
                 status["health"] = self.health_summary()
             return status
 
+        # The Event before the status: the last settled sync is recorded at the store
+        # revision of the status write, which a later write would move on.
+        before = self.source_obj
+        if before is not None and not outcome.nothing_changed:
+            await self.events.record(before, outcome)
         await self._write(finished)
+        if before is None and self.source_obj is not None and not outcome.nothing_changed:
+            await self.events.record(self.source_obj, outcome)
 
     def _log_pass(self, outcome: st.Outcome, *, trigger: str, quiet: bool = False) -> None:
         """The log line of a pass (and its errors), and its time into the metrics."""
@@ -228,6 +239,11 @@ class RunnerReports(abc.ABC):
                 self.last_sync = None  # the status must say what the record says
                 return
             self.status = status
+            self.source_obj = written
+        self._note_written(written)
+
+    def _note_written(self, written: Obj) -> None:
+        """A write of this runner's (its GitSource, its Events): see `written`."""
         rv = str(meta(written).get("resourceVersion") or "")
         if rv.isdigit():
             self.written.add(int(rv))

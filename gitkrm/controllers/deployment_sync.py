@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from gitkrm.cache.informer import Informer
 from gitkrm.controllers import deployment_status as ds
 from gitkrm.controllers import rollout
-from gitkrm.controllers.events import EventSink
 from gitkrm.controllers.objects import (
     annotations_of,
     being_deleted,
@@ -38,6 +37,7 @@ from gitkrm.errors import AlreadyExists, Conflict, NotFound
 from gitkrm.krm import Obj
 from gitkrm.krm.clock import WALL, Clock
 from gitkrm.krm.conditions import conditions_of, get_condition
+from gitkrm.store.events import EventSink
 from gitkrm.store.protocol import Propagation, Store
 
 

@@ -17,7 +17,6 @@ from gitkrm.controllers.cronjob import CronJobController
 from gitkrm.controllers.daemonset import DaemonSetController
 from gitkrm.controllers.deployment import DeploymentController
 from gitkrm.controllers.endpoints import EndpointsController
-from gitkrm.controllers.events import EventRecorder
 from gitkrm.controllers.eventttl import EventExpiry
 from gitkrm.controllers.gc import GarbageCollector
 from gitkrm.controllers.job import JobController
@@ -37,6 +36,7 @@ from gitkrm.controllers.writer import Writer
 from gitkrm.errors import BadRequest
 from gitkrm.krm.clock import WALL, Clock
 from gitkrm.schema import Registry
+from gitkrm.store.events import EventRecorder
 from gitkrm.store.protocol import Store
 
 log = logging.getLogger(__name__)

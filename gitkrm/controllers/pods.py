@@ -9,7 +9,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from gitkrm.cache.informer import Informer
-from gitkrm.controllers.events import EventSink
 from gitkrm.controllers.objects import (
     OWNER_INDEX,
     being_deleted,
@@ -29,6 +28,7 @@ from gitkrm.krm import LabelSelector, Obj
 from gitkrm.krm.clock import parse_timestamp
 from gitkrm.krm.conditions import get_condition
 from gitkrm.krm.types import ObjectMeta
+from gitkrm.store.events import EventSink
 from gitkrm.store.protocol import Preconditions
 
 ORPHAN_INDEX = "orphan"

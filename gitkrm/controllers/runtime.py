@@ -21,7 +21,6 @@ from typing import ClassVar
 from gitkrm.cache.informer import Informer, Key, key_of
 from gitkrm.cache.watchcache import Holder, WatchCache
 from gitkrm.controllers.allkinds import AllKinds
-from gitkrm.controllers.events import EventRecorder, Style
 from gitkrm.controllers.objects import OWNER_INDEX, controller_ref, owner_index
 from gitkrm.controllers.options import ControllerOptions
 from gitkrm.controllers.pods import ORPHAN_INDEX, orphan_index
@@ -31,6 +30,7 @@ from gitkrm.errors import AlreadyExists, Conflict, GitkrmError, NotFound
 from gitkrm.krm import GVK, Obj
 from gitkrm.krm.clock import WALL, Clock, Timer
 from gitkrm.schema import Registry
+from gitkrm.store.events import EventRecorder, Style
 from gitkrm.store.protocol import Store
 
 log = logging.getLogger(__name__)

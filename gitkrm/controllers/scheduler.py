@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from gitkrm.cache.informer import Key, key_of
-from gitkrm.controllers.events import Style
 from gitkrm.controllers.kinds import NODE, POD, PVC, SIMULATE
 from gitkrm.controllers.objects import (
     annotations_of,
@@ -30,6 +29,7 @@ from gitkrm.controllers.runtime import Controller
 from gitkrm.controllers.selectors import node_affinity_matches, tolerates
 from gitkrm.krm import Obj
 from gitkrm.krm.conditions import conditions_of, get_condition, set_condition
+from gitkrm.store.events import Style
 
 DEFAULT_SCHEDULER = "default-scheduler"
 NOT_READY_TAINT = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}

@@ -8,10 +8,10 @@ import re
 import time
 from typing import Any
 
-from gitkrm.controllers.events import EventRecorder, Style
 from gitkrm.controllers.eventttl import EventExpiry
 from gitkrm.krm import Obj, ObjectRef
 from gitkrm.krm.clock import VirtualClock, format_seconds
+from gitkrm.store.events import EventRecorder, Style
 from gitkrm.store.sqlite import SqliteStore
 from tests.controllers.conftest import Start, get, items, wait_until
 from tests.support.builders import deployment

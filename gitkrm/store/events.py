@@ -1,5 +1,6 @@
-"""Events: what the bundled controllers record about the objects they act on, as
-kube-controller-manager and kube-scheduler do (`kubectl describe`, `kubectl get events`).
+"""Events: what the bundled controllers (and the agent, about its GitSources) record about
+the objects they act on, as kube-controller-manager and kube-scheduler do (`kubectl
+describe`, `kubectl get events`): client-go's tools/record for any Store.
 
 A controller calls `EventSink.normal(obj, reason, message)` (or `warning`); it never waits.
 The recorder writes core/v1 Events as client-go's recorder makes them (name
@@ -26,6 +27,7 @@ import contextlib
 import logging
 import socket
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -87,9 +89,17 @@ class EventRecorder:
     """Correlates and batches the Events of every controller of one manager."""
 
     def __init__(
-        self, *, store: Store, clock: Clock = WALL, ttl: float = 3600.0, enabled: bool = True
+        self,
+        *,
+        store: Store,
+        clock: Clock = WALL,
+        ttl: float = 3600.0,
+        enabled: bool = True,
+        on_written: Callable[[Obj], None] | None = None,
     ) -> None:
+        """`on_written`: told of every Event as the store wrote it."""
         self.store = store
+        self.on_written = on_written
         self.clock = clock
         self.ttl = ttl
         self.enabled = enabled
@@ -228,7 +238,9 @@ class EventRecorder:
 
     async def _commit(self, entries: list[_Entry]) -> None:
         try:
-            await self.store.batch([self._op(e) for e in entries], field_manager=FIELD_MANAGER)
+            results = await self.store.batch(
+                [self._op(e) for e in entries], field_manager=FIELD_MANAGER
+            )
         except GitkrmError:
             for e in entries:
                 await self._one(e)
@@ -236,18 +248,24 @@ class EventRecorder:
             for e in entries:
                 e.stored = True
             self.written += len(entries)
+            self._tell(results)
+
+    def _tell(self, results: list[Obj]) -> None:
+        if self.on_written is not None:
+            for r in results:
+                self.on_written(r)
 
     async def _one(self, entry: _Entry) -> None:
         """One Event alone; a patch of an Event that expired meanwhile creates it again,
         as client-go's recordToSink does."""
         try:
             try:
-                await self.store.batch([self._op(entry)], field_manager=FIELD_MANAGER)
+                results = await self.store.batch([self._op(entry)], field_manager=FIELD_MANAGER)
             except NotFound:
                 if not entry.stored:
                     raise
                 entry.stored = False
-                await self.store.batch([self._op(entry)], field_manager=FIELD_MANAGER)
+                results = await self.store.batch([self._op(entry)], field_manager=FIELD_MANAGER)
         except GitkrmError as e:
             self.dropped += 1
             log.debug("event %s/%s not written: %s", entry.namespace, entry.name, e)
@@ -255,10 +273,10 @@ class EventRecorder:
             return
         entry.stored = True
         self.written += 1
+        self._tell(results)
 
-    async def stop(self) -> None:
-        """Write what is pending (no more is recorded after)."""
-        self.enabled = False
+    async def write_now(self) -> None:
+        """Write what is pending now, without waiting for the batch's delay."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -266,6 +284,11 @@ class EventRecorder:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._flushing
         await self.flush()
+
+    async def stop(self) -> None:
+        """Write what is pending (no more is recorded after)."""
+        self.enabled = False
+        await self.write_now()
 
 
 class EventSink:
