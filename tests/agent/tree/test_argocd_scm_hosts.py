@@ -257,3 +257,23 @@ async def test_gitea_pull_requests_and_repositories(tmp_path: Path) -> None:
         del scm["api"]
         with pytest.raises(BadRequest, match=r"scmProvider\.gitea\.api: required"):
             await made(await source_of(obj, tmp_path))
+
+
+async def test_a_matrix_asks_for_what_its_first_generator_names(
+    github: FakeGitHub, tmp_path: Path
+) -> None:
+    """`pullRequest` under a matrix, its repository named by the list's parameters: each
+    repository's pull requests are asked for; `values` are rendered per pull request."""
+    for name in ("web", "api"):
+        github.add_repo("myorg", name)
+        github.open_pull("myorg", name, Pull(1, "t", "fix", SHA))
+    github.open_pull("myorg", "api", Pull(2, "t", "feat", SHA))
+    inner = pulls(github, repo="{{app}}")
+    inner["pullRequest"]["values"] = {"env": "{{app}}-pr-{{number}}"}
+    matrix = {"matrix": {"generators": [
+        {"list": {"elements": [{"app": "web"}, {"app": "api"}]}}, inner,
+    ]}}  # fmt: skip
+    apps = await made(await source_of(appset(matrix, name="{{values.env}}"), tmp_path))
+    assert sorted(apps) == ["api-pr-1", "api-pr-2", "web-pr-1"]
+    asked = sorted(r.path for r in github.requests)
+    assert asked == ["/repos/myorg/api/pulls", "/repos/myorg/web/pulls"]
