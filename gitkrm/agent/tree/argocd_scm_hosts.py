@@ -18,6 +18,7 @@ host's failure is the ApplicationSet's error, naming the generator and the HTTP 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import logging
 import time
@@ -32,6 +33,7 @@ from gitkrm.source.restapi import ApiError, RestApi, RestClient
 
 from .argocd_appset_gen import Params
 from .argocd_scm import (
+    DEFAULT_REQUEUE,
     PULL_REQUEST,
     Fail,
     HostRepository,
@@ -140,11 +142,12 @@ class HostAnswers:
         return params_of(kind, found.items, go=go)
 
     def digest(self) -> str:
-        """What the answers are (their order included), for the child's revision."""
-        return json.dumps(
+        """A digest of the answers (their order included), for the child's revision."""
+        text = json.dumps(
             sorted((k, [dataclasses.asdict(i) for i in a.items]) for k, a in self._answers.items()),
             default=str,
         )
+        return hashlib.sha256(text.encode()).hexdigest()
 
     def begin(self) -> None:
         """A making starts: what it does not read is dropped at its `end`."""
@@ -159,7 +162,10 @@ class HostAnswers:
         """Fetch again the answers older than their generator's requeue."""
         now = time.monotonic()
         for key, a in list(self._answers.items()):
-            requeue = requeue_seconds(a.spec)
+            try:
+                requeue = requeue_seconds(a.spec)
+            except (TypeError, ValueError):  # rendered by a matrix into no number
+                requeue = DEFAULT_REQUEUE
             if requeue and now - a.at_time >= requeue:
                 await self.fetch(Needed(kind=a.kind, spec=a.spec, at=a.at, key=key))
 
