@@ -87,7 +87,10 @@ def _key_string(key: Any, node: Node) -> str:
         return str(key)
     if isinstance(key, float):
         return float32_g(key)
-    raise _Failure(f"unsupported map key {key!r}", node)
+    hint = ""
+    if isinstance(key, dict):  # `name: {{.Name}}` reads as a mapping in a mapping's key
+        hint = " (a mapping as a key: an unrendered template placeholder such as {{ .Name }}?)"
+    raise _Failure(f"unsupported map key {key!r}{hint}", node)
 
 
 class _Builder:

@@ -125,6 +125,10 @@ def test_map_keys_become_strings() -> None:
     assert data == {"true": "a", "2": "b", "1.5": "c", "no": "d", "16": "e"}
     with pytest.raises(ManifestError, match="unsupported map key None"):
         load_manifests("apiVersion: v1\nkind: X\ndata: {~: a}\n", path="t.yaml")
+    # a Go template's placeholder left unrendered (argo-cd's testdata/declarative-apps)
+    with pytest.raises(ManifestError, match="unrendered template placeholder") as e:
+        load_manifests("apiVersion: v1\nkind: X\nmetadata:\n  name: {{.Name}}\n", path="t.yaml")
+    assert e.value.line == 4
 
 
 APP_7 = """\
