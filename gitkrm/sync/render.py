@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from gitkrm.charts.layout import ChartLayout
@@ -100,9 +100,17 @@ class Renderer:
         self._remote = False  # the last render fetched chart dependencies
         self.kube_version = kube_version
         self.max_file_size = max_file_size
-        self._files = ParsedFiles(context=context, disk=disk)
+        # An overlay's namespace is kustomize's to set. Its build must see an object that
+        # names no namespace as Flux's build sees it, in `default` (kustomize's reading of
+        # none), not already in the target namespace: a ClusterRoleBinding's subject
+        # `{name: sa, namespace: default}` then still names the ServiceAccount, and is
+        # renamed and moved with it.
+        read = context
+        if overlay is not None and overlay.namespace:
+            read = replace(context, default_namespace="default")
+        self._files = ParsedFiles(context=read, disk=disk)
         self._assembler = Assembler(context=context)
-        self._postbuild = Transformer(context=context)  # substitution and decryption
+        self._postbuild = Transformer(context=read)  # substitution and decryption
         self._overlay: OverlayStage | None = None
         self._jsonnet: JsonnetStage | None = None  # an Argo CD directory source's jsonnet
         self._helm: HelmSpec | None = None  # the charts' spec before the build environment

@@ -58,11 +58,14 @@ def write(root: Path, files: dict[str, str]) -> None:
         p.write_text(textwrap.dedent(text))
 
 
-async def render(root: Path, overlay: Overlay, *, path: str = "apps") -> dict[str, Any]:
-    """Render `path` of the directory `root` with `overlay`: objects by `Kind ns/name`."""
+async def render(
+    root: Path, overlay: Overlay, *, path: str = "apps", namespace: str = "default"
+) -> dict[str, Any]:
+    """Render `path` of the directory `root` with `overlay`: objects by `Kind ns/name`
+    (`namespace`: the source's default namespace)."""
     source = LocalSource(name="s", root=root, path=path, repo_tree=overlay.outside_path)
     renderer = Renderer(
-        context=ParseContext(source="s", default_namespace="default"), overlay=overlay
+        context=ParseContext(source="s", default_namespace=namespace), overlay=overlay
     )
     result = await renderer.render(await source.snapshot())
     assert result.ok, [str(p) for p in result.problems]
@@ -96,6 +99,28 @@ async def test_namespace_prefix_and_suffix_with_reference_fixups(tmp_path: Path)
     assert objs["Deployment team-a/a-web-1"].line == 6
     assert deploy["metadata"]["labels"]["gitkrm.io/source"] == "s"
     assert "gitkrm.io/overlay-origin" not in deploy["metadata"].get("annotations", {})
+
+
+async def test_a_target_namespace_moves_subjects_that_name_default_as_fluxs_build_does(
+    tmp_path: Path,
+) -> None:
+    """A Flux child's default namespace is its targetNamespace; still, its build sees a
+    ServiceAccount that names no namespace in `default` (kustomize's reading, and Flux's,
+    which builds the files as written), so a ClusterRoleBinding's subject `namespace:
+    default` names it and is renamed and moved with it (was: left as `sa`/`default`)."""
+    crb = (
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\n"
+        "metadata: {name: web}\n"
+        "roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}\n"
+        "subjects: [{kind: ServiceAccount, name: web, namespace: default}]\n"
+    )
+    write(tmp_path, {"apps/app.yaml": APP, "apps/crb.yaml": crb})
+    overlay = Overlay(namespace="team-a", name_prefix="a-")
+    objs = await render(tmp_path, overlay, namespace="team-a")
+    subject = {"kind": "ServiceAccount", "name": "a-web", "namespace": "team-a"}
+    assert objs["ClusterRoleBinding a-web"].obj["subjects"] == [subject]
+    assert objs["RoleBinding team-a/a-web"].obj["subjects"] == [subject]
+    assert objs["Deployment team-a/a-web"].obj["metadata"]["namespace"] == "team-a"
 
 
 async def test_patches_strategic_and_json6902_with_targets_and_images(tmp_path: Path) -> None:
