@@ -54,3 +54,19 @@ async def test_pages_bounds_and_errors(tmp_path: Path) -> None:
         async with RestClient(RestApi(base=api.base)) as client:
             with pytest.raises(ApiError, match="HTTP 502 Bad Gateway"):
                 await client.pages("repos/o/r/pulls")
+
+
+async def test_no_token_leaves_for_another_host_and_slow_hosts_time_out(tmp_path: Path) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN)
+    with fake_github(token=TOKEN) as github, fake_github() as elsewhere:
+        github.add_repo("o", "r")
+        github.redirect = f"{elsewhere.url}/repos/o/r/pulls"
+        api = RestApi(base=github.url + "/", token=SecretRef(file=token_file), timeout=0.5)
+        async with RestClient(api) as client:
+            with pytest.raises(ApiError, match="redirected to another host"):
+                await client.get("repos/o/r/pulls")
+            assert elsewhere.requests == []  # never asked, so never sent the token
+            github.redirect, github.delay = None, 2.0
+            with pytest.raises(ApiError, match=r"timed out after 0\.5s"):
+                await client.get("repos/o/r/pulls")

@@ -22,7 +22,8 @@ with a `Link` header of `rel="next"`, `"prev"`, `"first"`, `"last"` URLs. Every 
 served at `/` (api.github.com) and under `/api/v3/` (GitHub Enterprise Server, where
 go-github's enterprise client sends it). With a `token`, a request without
 `Authorization: Bearer <token>` (or `token <token>`) gets 401 `Bad credentials`.
-`fail_with` makes every answer an error of that status. Each request is recorded
+`fail_with` makes every answer an error of that status, `redirect` a 302 to that URL,
+`delay` waits that many seconds before answering. Each request is recorded
 (method, path, query, whether it was authorized). It runs on its own thread and event
 loop, so a test may block on a subprocess while the agent asks it.
 """
@@ -91,6 +92,8 @@ class FakeGitHub:
         self.repos: dict[tuple[str, str], Repo] = {}
         self.requests: list[Request] = []
         self.fail_with: int | None = None
+        self.redirect: str | None = None
+        self.delay = 0.0
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
         self._runner: web.AppRunner | None = None
@@ -146,8 +149,12 @@ class FakeGitHub:
         path = request.path.removeprefix(self.prefix)
         auth = request.headers.get("Authorization", "")
         authorized = bool(self.token) and auth in (f"Bearer {self.token}", f"token {self.token}")
+        if self.delay:
+            await asyncio.sleep(self.delay)
         with self._lock:
             self.requests.append(Request("GET", path, dict(request.query), auth and "set"))
+            if self.redirect is not None:
+                raise web.HTTPFound(self.redirect)
             if self.fail_with is not None:
                 return _error(self.fail_with, "Server Error" if self.fail_with >= 500 else "Error")
             if self.token and not authorized:
