@@ -173,6 +173,7 @@ data:
   env: {{ .Values.env | quote }}
   common: {{ .Values.common | quote }}
   extra: {{ .Values.extra | quote }}
+  motd: {{ .Values.motd | quote }}
 """
 
 
@@ -186,6 +187,7 @@ def test_value_files_outside_the_chart_are_read_from_the_repository(tmp_path: Pa
         "ignoreMissingValueFiles": True,
         "valueFiles": ["../../envs/dev/values.yaml", "/envs/common.yaml",
                        "$values/envs/extra.yaml", "$values/clusters/none/values.yaml"],
+        "fileParameters": [{"name": "motd", "path": "../../envs/motd.txt"}],
     }  # fmt: skip
     app = application("web", url, "charts/web", dest="web", helm=helm)
     no_ns = application("no-ns", url, "plain", dest="", create_namespace=True)
@@ -194,18 +196,19 @@ def test_value_files_outside_the_chart_are_read_from_the_repository(tmp_path: Pa
         "apps/no-ns.yaml": no_ns,
         "plain/cm.yaml": _cm("plain-cm", namespace="default"),
         "charts/web/Chart.yaml": VALUES_CHART,
-        "charts/web/values.yaml": "env: none\ncommon: none\nextra: none\n",
+        "charts/web/values.yaml": "env: none\ncommon: none\nextra: none\nmotd: none\n",
         "charts/web/templates/cm.yaml": VALUES_CM,
         "envs/dev/values.yaml": "env: dev\n",
         "envs/common.yaml": "common: shared\n",
         "envs/extra.yaml": "extra: from-top\n",
+        "envs/motd.txt": "hello",
     })  # fmt: skip
     state = tmp_path / "state"
     done = run_bootstrap(repo.url, state, "--wait", "--timeout", "2m")
     assert done.returncode == 0, done.stdout + done.stderr
     web_ref = object_ref("ConfigMap", "web-values", "web")
     assert read_objects(state, web_ref)[0]["data"] == {
-        "env": "dev", "common": "shared", "extra": "from-top"
+        "env": "dev", "common": "shared", "extra": "from-top", "motd": "hello"
     }  # fmt: skip
     assert read_objects(state, object_ref("ConfigMap", "plain-cm", "default"))
     # a value file outside the chart is part of what the render depends on

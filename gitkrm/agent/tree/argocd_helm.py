@@ -200,7 +200,11 @@ async def helm_source(
     for i, p in enumerate(as_list(helm.get("fileParameters"), f"{h}.fileParameters", fail)):
         if not isinstance(p, Mapping) or not p.get("name") or not p.get("path"):
             raise fail(f"{h}.fileParameters[{i}]", "needs a name and a path")
-        files.append((str(p["name"]), str(p["path"])))
+        path = str(p["path"])
+        resolved = in_repository(path, str(source.get("path") or ""), refs) if in_git else path
+        if resolved is None:
+            raise fail(f"{h}.fileParameters[{i}]", f"{path!r} must stay inside the repository")
+        files.append((str(p["name"]), resolved))
     extra: dict[str, Any] = {}
     repositories: tuple[RepositoryAuth, ...] = ()
     chart = source.get("chart")
