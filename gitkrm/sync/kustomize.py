@@ -211,13 +211,20 @@ class _Walk:
             nxt: list[str] = []
             for d in todo:
                 node = self.nodes[d] = _Node(files={self.kfiles[d]})
+                names = [n for n in KUSTOMIZATION_NAMES if (f"{d}/{n}" if d else n) in self.files]
+                if len(names) > 1:  # gitkrm would build one; kustomize (so Flux) builds none
+                    node.problems.append(
+                        f"several kustomization files ({', '.join(names)}): kustomize refuses "
+                        "the directory (Found multiple kustomization files); keep one"
+                    )
                 doc, err = load(texts[self.kfiles[d]])
                 if doc is None:
                     node.problems.append(err or "invalid kustomization")
                     continue
                 if is_component(doc):
                     self.components.add(d)
-                refs, node.problems = kustomization_refs(doc)
+                refs, problems = kustomization_refs(doc)
+                node.problems.extend(problems)
                 self._follow(d, node, refs)
                 nxt.extend(u for u in node.uses if u not in self.nodes and u not in nxt)
             todo = nxt

@@ -148,6 +148,20 @@ def test_bad_kustomizations(text: bytes, message: str) -> None:
     assert lay.roots == ["k"]  # a root with a problem is never built: the renderer skips it
 
 
+def test_a_directory_with_two_kustomization_files_is_refused_as_kustomize_refuses_it() -> None:
+    files = ["base/kustomization.yaml", "base/Kustomization", "k/kustomization.yml"]
+    text = b"resources: []\n"
+    lay = build_layout(
+        files, dict.fromkeys(files, text) | {"k/kustomization.yml": b"resources: [../base]\n"}
+    )
+    assert lay.problems == {
+        "base/kustomization.yaml": "several kustomization files (kustomization.yaml, "
+        "Kustomization): kustomize refuses the directory (Found multiple kustomization "
+        "files); keep one",
+        "k/kustomization.yml": "not rendered: it uses base/kustomization.yaml, which has a problem",
+    }
+
+
 def test_a_symlink_out_of_the_repository_is_named_when_a_build_reaches_it() -> None:
     lay = build_layout(
         ["k/kustomization.yaml"],
