@@ -25,6 +25,7 @@ from gitkrm.controllers.namespace import NamespaceController
 from gitkrm.controllers.node import NodeController
 from gitkrm.controllers.options import ControllerOptions
 from gitkrm.controllers.replicaset import ReplicaSetController
+from gitkrm.controllers.resourcequota import ResourceQuotaController
 from gitkrm.controllers.rootca import RootCAPublisher
 from gitkrm.controllers.runtime import Context, Controller
 from gitkrm.controllers.scheduler import Scheduler
@@ -60,6 +61,7 @@ CONTROLLERS: dict[str, type[Controller]] = {
         NamespaceController,
         ServiceAccountController,
         RootCAPublisher,
+        ResourceQuotaController,
     )
 }
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gitkrm.health.fields import conditions, get_int, get_str
 from gitkrm.health.generic import generation_set
-from gitkrm.health.result import HealthResult, current, failed, in_progress
+from gitkrm.health.result import Health, HealthResult, current, failed, in_progress
 from gitkrm.krm import Obj
 
 MAX_INT32 = 2**31 - 1
@@ -30,9 +30,27 @@ def _extra_pods(replicas: int, spec: int) -> HealthResult | None:
     return None
 
 
+def _replica_failure(obj: Obj) -> str | None:
+    """The message of a ReplicaFailure condition that is True (pods the API server refused:
+    a quota, a LimitRange, an admission policy), None without one."""
+    for c in conditions(obj):
+        if c.get("type") == "ReplicaFailure" and c.get("status") == "True":
+            return str(c.get("message") or c.get("reason") or "")
+    return None
+
+
 def deployment(obj: Obj) -> HealthResult:
     """Failed once the controller reports ProgressDeadlineExceeded; Current when every
-    replica is updated, available and ready and the new ReplicaSet is available."""
+    replica is updated, available and ready and the new ReplicaSet is available. While
+    its pods are refused (ReplicaFailure), the verdict says why (kstatus does not look)."""
+    result = _deployment(obj)
+    failure = _replica_failure(obj) if result.status is Health.IN_PROGRESS else None
+    if failure:
+        return in_progress("ReplicaFailure", f"{result.message}: {failure}")
+    return result
+
+
+def _deployment(obj: Obj) -> HealthResult:
     progressing = get_int(obj, "spec", "progressDeadlineSeconds", default=MAX_INT32) == MAX_INT32
     available = False
     for c in conditions(obj):
@@ -64,9 +82,10 @@ def deployment(obj: Obj) -> HealthResult:
 
 
 def replica_set(obj: Obj) -> HealthResult:
-    for c in conditions(obj):
-        if c.get("type") == "ReplicaFailure" and c.get("status") == "True":
-            return in_progress("ReplicaFailure", "Replica Failure condition. Check Pods")
+    failure = _replica_failure(obj)
+    if failure is not None:
+        detail = f": {failure}" if failure else ". Check Pods"
+        return in_progress("ReplicaFailure", f"Replica Failure condition{detail}")
     spec = get_int(obj, "spec", "replicas", default=1)
     replicas = _count(obj, "replicas")
     short = _shortfall(

@@ -13,6 +13,7 @@ from typing import Final
 from gitkrm.krm.types import JSONScalar, Obj
 from gitkrm.schema import defaults_workloads as workloads
 from gitkrm.schema.defaults_workloads import child_dict, fill, spec_of
+from gitkrm.schema.limitranger import default_limit_range
 
 __all__ = ["Defaulter", "apply_defaults", "defaulter_for"]
 
@@ -178,6 +179,7 @@ _DEFAULTERS: dict[tuple[str, str], Defaulter] = {
     ("", "Namespace"): _namespace,
     ("", "PersistentVolumeClaim"): workloads.persistent_volume_claim,
     ("", "PersistentVolume"): _pv,
+    ("", "LimitRange"): default_limit_range,
     ("storage.k8s.io", "StorageClass"): _storage_class,
     ("scheduling.k8s.io", "PriorityClass"): _priority_class,
     ("networking.k8s.io", "NetworkPolicy"): _network_policy,

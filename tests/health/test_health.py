@@ -87,6 +87,19 @@ def test_deployment(status: dict[str, Any], want: Health, reason: str) -> None:
     assert (result.status, result.reason) == (want, reason)
 
 
+def test_a_refused_deployment_says_why() -> None:
+    refused = 'pods "web-5d9c-x7k2q" is forbidden: exceeded quota: compute, requested: pods=1'
+    failure = cond("ReplicaFailure", "True", "FailedCreate", refused)
+    result = health_of(_deployment({**FULL, "replicas": 2, "conditions": [failure]}))
+    assert (result.status, result.reason) == (Health.IN_PROGRESS, "ReplicaFailure")
+    assert result.message == f"Replicas: 2/3: {refused}"
+    rs = obj("apps/v1", "ReplicaSet", spec={"replicas": 3}, status={"conditions": [failure]})
+    assert health_of(rs).message == f"Replica Failure condition: {refused}"
+    # Failed stays Failed: the deadline decides, the refusal only explains.
+    over = cond("Progressing", "False", "ProgressDeadlineExceeded")
+    assert health_of(_deployment({"conditions": [failure, over]})).status is Health.FAILED
+
+
 def test_workload_kinds() -> None:
     rs = obj(
         "apps/v1",

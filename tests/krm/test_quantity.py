@@ -6,7 +6,13 @@ from decimal import Decimal
 
 import pytest
 
-from gitkrm.krm.quantity import QuantityError, is_quantity, parse_quantity, quantities_equal
+from gitkrm.krm.quantity import (
+    Quantity,
+    QuantityError,
+    is_quantity,
+    parse_quantity,
+    quantities_equal,
+)
 
 
 @pytest.mark.parametrize(
@@ -63,3 +69,31 @@ def test_numbers_are_quantities_but_booleans_are_not() -> None:
 )
 def test_quantities_equal(a: object, b: object, equal: bool) -> None:
     assert quantities_equal(a, b) is equal
+
+
+@pytest.mark.parametrize(
+    ("texts", "want"),
+    [
+        # resource.Quantity's String() of a parsed value and of sums (Add keeps the left
+        # operand's format; a zero takes the other's).
+        (["500m"], "500m"),
+        (["0.5"], "500m"),
+        (["2000m"], "2"),
+        (["1000"], "1k"),
+        (["1.5Gi"], "1536Mi"),
+        (["1024Mi"], "1Gi"),
+        (["512"], "512"),
+        (["1e3"], "1e3"),
+        (["500m", "500m"], "1"),
+        (["1", "1"], "2"),
+        (["128Mi", "128Mi"], "256Mi"),
+        (["0", "64Mi"], "64Mi"),
+        (["100m", "1"], "1100m"),
+        (["0"], "0"),
+    ],
+)
+def test_canonical_text_of_sums(texts: list[str], want: str) -> None:
+    total = Quantity.of(texts[0])
+    for t in texts[1:]:
+        total = total + Quantity.of(t)
+    assert str(total) == want

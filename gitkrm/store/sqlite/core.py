@@ -18,6 +18,7 @@ from gitkrm.krm import Obj
 from gitkrm.krm.clock import WALL, Clock
 from gitkrm.schema import Registry
 from gitkrm.store.sqlite import db
+from gitkrm.store.sqlite.constraints import Constrained
 from gitkrm.store.sqlite.history import compact
 from gitkrm.store.sqlite.hub import Hub
 from gitkrm.store.sqlite.kinds import CRD_GK, Kinds, gk_key
@@ -94,6 +95,7 @@ class Core:
         self.compact_rv = db.read_meta(conn, "compact_rv")
         self.ns_cache: dict[str, bool] = {}  # namespace name -> terminating
         self.policies = Policies()
+        self.constrained = Constrained()
         self.hub = Hub()
         self.hub.last_rv = self.rv
         self.closed = False
@@ -161,6 +163,7 @@ class Core:
         """Undo what lives outside SQLite: cached namespaces, policies and registered CRDs."""
         self.ns_cache.clear()
         self.policies.reset()
+        self.constrained.reset()
         if not txn.crds_touched:
             return
         for name in txn.crds_touched:

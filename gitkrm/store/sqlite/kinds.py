@@ -20,6 +20,7 @@ class Kind:
     precomputed (writes read them for every object of a 10,000-object batch)."""
 
     __slots__ = (
+        "constrains",
         "custom",
         "generation",
         "group",
@@ -49,6 +50,9 @@ class Kind:
         self.has_status = "status" in info.subresources
         self.is_namespace = info.group == "" and info.kind == "Namespace"
         self.is_pod = info.group == "" and info.kind == "Pod"
+        # LimitRange and ResourceQuota: where they are decides what writes are admitted by
+        # (constraints.Constrained).
+        self.constrains = info.group == "" and info.kind in ("LimitRange", "ResourceQuota")
         self.is_crd = info.group == CRD_GK.group and info.kind == CRD_GK.kind
 
 

@@ -153,6 +153,8 @@ class Txn:
             self.changes.append(Change(rv, kind.key, ns, name, EventType.MODIFIED, data, old.data))
         if kind.is_namespace:
             self.core.ns_cache.pop(name, None)
+        elif kind.constrains and old is None:
+            self.core.constrained.reset()
         self.core.policies.touched(kind)
         if self.dry_run:  # nothing is committed: show no new revision
             if old is None:
@@ -180,4 +182,6 @@ class Txn:
             final["metadata"]["resourceVersion"] = str(old.rv)
         if kind.is_namespace:
             self.core.ns_cache.pop(name, None)
+        elif kind.constrains:
+            self.core.constrained.reset()
         return data

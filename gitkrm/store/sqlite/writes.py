@@ -12,7 +12,7 @@ from gitkrm.krm.clock import stamp
 from gitkrm.krm.nesting import MAX_NESTING, nesting_exceeds
 from gitkrm.schema.pod_admission import admit_tolerations
 from gitkrm.store.protocol import WriteOptions
-from gitkrm.store.sqlite import managed, policies
+from gitkrm.store.sqlite import constraints, managed, policies
 from gitkrm.store.sqlite.deletion import delete_if_finalized
 from gitkrm.store.sqlite.kinds import Kind
 from gitkrm.store.sqlite.meta import (
@@ -201,6 +201,10 @@ def create(
         # The mutating admission plugins run after the field manager recorded the request
         # (create.go), so what they add is nobody's: a later apply does not remove it.
         admit_pod(txn, obj)
+    if ns and ns in core.constrained.of(txn) and constraints.admit_create(txn, kind, obj, ns):
+        # kube-apiserver validates after the mutating plugins: defaults a LimitRange gave
+        # must still make a valid pod (a default request above the container's limit).
+        core.registry.admit(obj, old=None, field_validation=opts.field_validation)
     served = obj["apiVersion"]
     obj["apiVersion"] = kind.storage_api_version
     obj = ordered(obj)
@@ -354,6 +358,8 @@ def replace(
         # order and sorts maps): no new revision, no event. Dict equality, not bytes: it
         # stops at the first difference and serializes nothing (put serializes once).
         return at_version(stored.obj, served)
+    if main and ns and ns in txn.core.constrained.of(txn):
+        constraints.admit_update(txn, kind, new, old, ns)
     removed = delete_if_finalized(txn, kind, ns, name, new, stored)
     if removed is not None:
         return at_version(removed, served)
