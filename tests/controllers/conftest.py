@@ -13,6 +13,7 @@ import pytest
 from gitkrm.controllers import ControllerManager, ControllerOptions
 from gitkrm.errors import NotFound
 from gitkrm.krm import GVK, Obj, ObjectRef
+from gitkrm.krm.conditions import get_condition
 from gitkrm.store.sqlite import SqliteStore
 from tests.support.wait import eventually_async
 
@@ -29,6 +30,7 @@ FAST = ControllerOptions(
 )
 
 Predicate = Callable[[], Any]
+REPLICA_SETS = GVK(group="apps", version="v1", kind="ReplicaSet")
 
 
 async def wait_until(predicate: Predicate, timeout: float = 10.0, what: str = "") -> Any:  # noqa: ASYNC109
@@ -106,3 +108,13 @@ def condition(obj: Obj | None, kind: str) -> dict[str, Any] | None:
 def ready(pod: Obj) -> bool:
     c = condition(pod, "Ready")
     return c is not None and c.get("status") == "True"
+
+
+async def failing_replica_set(store: SqliteStore) -> Obj | None:
+    """A ReplicaSet whose ReplicaFailure condition is True (its pods were refused), or None."""
+    items: list[Obj] = (await store.list(REPLICA_SETS))["items"]
+    for rs in items:
+        cond = get_condition(rs, "ReplicaFailure")
+        if cond is not None and cond.get("status") == "True":
+            return rs
+    return None

@@ -4,13 +4,11 @@ would queue the ReplicaSet again at once: a busy loop for as long as the policy 
 
 from __future__ import annotations
 
-from gitkrm.krm import GVK, Obj
+from gitkrm.krm import Obj
 from gitkrm.krm.conditions import get_condition
 from gitkrm.store.sqlite import SqliteStore
-from tests.controllers.conftest import Start, get, wait_until
+from tests.controllers.conftest import Start, failing_replica_set, get, wait_until
 from tests.support.builders import deployment
-
-REPLICA_SETS = GVK(group="apps", version="v1", kind="ReplicaSet")
 
 POLICY: Obj = {
     "apiVersion": "admissionregistration.k8s.io/v1",
@@ -52,15 +50,7 @@ async def test_denied_pods_back_off_without_rewriting_the_condition(
     manager = await start()
     await store.create(deployment("web", replicas=2, image="nginx:latest"))
 
-    async def failing() -> Obj | None:
-        items: list[Obj] = (await store.list(REPLICA_SETS))["items"]
-        for rs in items:
-            cond = get_condition(rs, "ReplicaFailure")
-            if cond is not None and cond.get("status") == "True":
-                return rs
-        return None
-
-    rs = await wait_until(failing, what="a ReplicaFailure condition")
+    rs = await wait_until(lambda: failing_replica_set(store), what="a ReplicaFailure condition")
     cond = get_condition(rs, "ReplicaFailure")
     assert cond is not None
     assert cond.get("reason") == "FailedCreate"

@@ -7,13 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from gitkrm.krm import GVK, Obj
+from gitkrm.krm import Obj
 from gitkrm.krm.conditions import get_condition
 from gitkrm.store.sqlite import SqliteStore
-from tests.controllers.conftest import Start, get, ref, wait_until
+from tests.controllers.conftest import Start, failing_replica_set, get, ref, wait_until
 from tests.support.builders import deployment
-
-REPLICA_SETS = GVK(group="apps", version="v1", kind="ReplicaSet")
 
 
 def quota(name: str, **hard: str) -> Obj:
@@ -91,15 +89,7 @@ async def test_a_refused_replica_set_reports_failed_create(
     await wait_until(used_is(store, "pods", {"pods": "0"}), what="the quota counted")
     await store.create(deployment("web", replicas=3, image="nginx:1"))
 
-    async def failing() -> Obj | None:
-        items: list[Obj] = (await store.list(REPLICA_SETS))["items"]
-        for rs in items:
-            cond = get_condition(rs, "ReplicaFailure")
-            if cond is not None and cond.get("status") == "True":
-                return rs
-        return None
-
-    rs = await wait_until(failing, what="a ReplicaFailure condition")
+    rs = await wait_until(lambda: failing_replica_set(store), what="a ReplicaFailure condition")
     cond = get_condition(rs, "ReplicaFailure")
     assert cond is not None
     assert cond.get("reason") == "FailedCreate"
