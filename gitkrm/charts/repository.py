@@ -80,11 +80,11 @@ def missing_dependencies(
         repo = str(d.get("repository") or "")
         if name in present or any(h.startswith(name + "-") and h.endswith(".tgz") for h in present):
             continue
-        if not repo.startswith(("http://", "https://", "oci://")):
+        if not repo.startswith(("http://", "https://", "oci://", "file://")):
             raise ChartError(
                 chart,
                 f"dependency {name!r} ({repo or 'no repository'}) is not in charts/: vendor it "
-                "there, or give an http(s):// or oci:// repository",
+                "there, or give an http(s)://, oci:// or file:// repository",
             )
         out.append(Dependency(name, pinned.get(name) or str(d.get("version") or "*"), repo))
     return out

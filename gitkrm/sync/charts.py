@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from gitkrm.charts import archive
 from gitkrm.charts.layout import CHART_FILE, LOCK_FILE, ChartLayout
 from gitkrm.charts.library import ChartError
 from gitkrm.charts.model import Capabilities, Release, chart_digest
 from gitkrm.charts.release import ChartRenderer
-from gitkrm.charts.repository import Dependency, Resolved, missing_dependencies
+from gitkrm.charts.repository import Dependency, Resolved, missing_dependencies, yaml_mapping
 from gitkrm.charts.spec import EMBEDDED_KUBE_VERSION
 from gitkrm.schema import Registry
 from gitkrm.source.snapshot import MODE_SYMLINK, FileEntry, Snapshot
@@ -65,6 +66,7 @@ class ChartStage:
         self._parsed: GenerationCache[str, ParsedFile] = GenerationCache()
         self._deps: dict[tuple[str, str, tuple[str, ...]], list[Dependency]] = {}
         self._crd_apis: dict[str, tuple[str, ...]] = {}  # a crds/ file's blob -> API versions
+        self._packed: dict[tuple[str, tuple[tuple[str, str], ...]], Resolved] = {}  # file://
 
     async def render(
         self,
@@ -232,7 +234,44 @@ class ChartStage:
                 chart=where,
             )
             self._deps[key] = deps
-        return [await self.charts.fetcher.fetch(d, chart=where) for d in deps]
+        return [
+            self._local(snapshot, base, d, where)
+            if d.repository.startswith("file://")
+            else await self.charts.fetcher.fetch(d, chart=where)
+            for d in deps
+        ]
+
+    def _local(self, snapshot: Snapshot, base: str, dep: Dependency, where: str) -> Resolved:
+        """A `file://` dependency, as `helm dependency build` packs it: the chart directory
+        it names (relative to the chart's), from this revision, never out of the source's
+        path (its `charts/` then holds it vendored)."""
+        at = posixpath.normpath(posixpath.join(base, dep.repository[len("file://") :]))
+        if at == ".." or at.startswith(("../", "/")):
+            raise ChartError(
+                where,
+                f"dependency {dep.name!r} ({dep.repository}) is outside the source's path: "
+                "vendor it in charts/",
+            )
+        prefix = "" if at == "." else at + "/"
+        entries = {p[len(prefix) :]: e for p, e in snapshot.files.items() if p.startswith(prefix)}
+        if CHART_FILE not in entries:
+            raise ChartError(
+                where, f"dependency {dep.name!r} ({dep.repository}): no {CHART_FILE} in {at!r}"
+            )
+        problem = self._check(at, prefix, list(entries), snapshot)  # symlinks, sizes
+        if problem is not None:
+            raise ChartError(where, f"dependency {dep.name!r}: {problem}")
+        key = (at, tuple(sorted((p, e.blob) for p, e in entries.items())))
+        hit = self._packed.get(key)
+        if hit is None:
+            got = snapshot.read_many([prefix + p for p in entries])
+            files = {p: got[prefix + p] for p in entries}
+            meta = yaml_mapping(files[CHART_FILE], CHART_FILE, at)
+            name, version = str(meta.get("name") or dep.name), str(meta.get("version") or "0")
+            data = archive.pack(name, archive.kept(files))
+            digest = "sha256:" + hashlib.sha256(data).hexdigest()
+            hit = self._packed[key] = Resolved(dep.name, version, digest, data)
+        return hit
 
     def _check(
         self, root: str, base: str, rel: Sequence[str], snapshot: Snapshot

@@ -116,5 +116,9 @@ def test_which_dependencies_need_fetching() -> None:
         Dependency("db", "2.3.4", "oci://r.example.com/c"),  # Chart.lock pins it
     ]
     local = b"apiVersion: v2\nname: f\nversion: 1.0.0\ndependencies:\n- {name: x, repository: file://../x}\n"
-    with pytest.raises(ChartError, match=r"dependency 'x' \(file://../x\) is not in charts/"):
-        missing_dependencies(local, None, ["Chart.yaml"], chart="f")
+    assert missing_dependencies(local, None, ["Chart.yaml"], chart="f") == [
+        Dependency("x", "*", "file://../x")  # packed from the revision (sync.charts)
+    ]
+    alias = local.replace(b"file://../x", b"'@mine'")
+    with pytest.raises(ChartError, match=r"dependency 'x' \(@mine\) is not in charts/"):
+        missing_dependencies(alias, None, ["Chart.yaml"], chart="f")

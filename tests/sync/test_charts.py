@@ -279,3 +279,52 @@ async def test_an_overlay_is_laid_over_the_charts_objects(
     assert deploy is not None
     assert deploy["metadata"]["labels"]["patched"] == "yes"
     assert deploy["spec"]["template"]["spec"]["containers"][0]["image"].endswith(":9.9")
+
+
+UMBRELLA = """\
+apiVersion: v2
+name: umbrella
+version: 1.0.0
+dependencies:
+- {name: inner, version: 0.1.0, repository: "file://inner"}
+"""
+INNER_CM = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: inner-settings, namespace: shop}
+data: {greeting: {{ .Values.greeting | quote }}}
+"""
+
+
+async def test_a_file_dependency_is_packed_from_the_revision(
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
+) -> None:
+    # eks-blueprints-add-ons' shape: an umbrella chart whose dependencies are directories
+    # of its own (`file://inner`), not vendored in charts/: packed as `helm dependency
+    # build` would, and a change to them is a new render.
+    remote.write("namespaces.yaml", namespace("shop"))
+    remote.write("apps/umbrella/Chart.yaml", UMBRELLA)
+    remote.write("apps/umbrella/values.yaml", "inner: {greeting: from-umbrella}\n")
+    remote.write("apps/umbrella/inner/Chart.yaml", "apiVersion: v2\nname: inner\nversion: 0.1.0\n")
+    remote.write("apps/umbrella/inner/values.yaml", "greeting: inner-default\n")
+    remote.write("apps/umbrella/inner/templates/cm.yaml", INNER_CM)
+    remote.commit("an umbrella chart")
+    engine = make_engine(helm=SPEC)
+    result = await sync(engine, source)
+    assert result.status is SyncStatus.SUCCEEDED, result.problems()
+    cm = await store.get(ref("ConfigMap", "inner-settings"))
+    assert cm["data"] == {"greeting": "from-umbrella"}
+    remote.write("apps/umbrella/inner/templates/cm.yaml", INNER_CM.replace("greeting:", "hello:"))
+    remote.commit("the dependency changes")
+    result = await sync(engine, source)
+    assert result.status is SyncStatus.SUCCEEDED, result.problems()
+    cm = await store.get(ref("ConfigMap", "inner-settings"))
+    assert cm["data"] == {"hello": "from-umbrella"}
+    # one that climbs out of the source: named, nothing applied
+    remote.write("apps/umbrella/Chart.yaml", UMBRELLA.replace("file://inner", "file://../../../x"))
+    remote.commit("out of the source")
+    result = await sync(engine, source)
+    assert result.status is SyncStatus.FAILED
+    assert "dependency 'inner' (file://../../../x) is outside the source's path" in " ".join(
+        result.problems()
+    )
