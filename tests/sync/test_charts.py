@@ -307,19 +307,16 @@ async def test_a_file_dependency_is_packed_from_the_revision(
     remote.write("apps/umbrella/values.yaml", "inner: {greeting: from-umbrella}\n")
     remote.write("apps/umbrella/inner/Chart.yaml", "apiVersion: v2\nname: inner\nversion: 0.1.0\n")
     remote.write("apps/umbrella/inner/values.yaml", "greeting: inner-default\n")
-    remote.write("apps/umbrella/inner/templates/cm.yaml", INNER_CM)
-    remote.commit("an umbrella chart")
     engine = make_engine(helm=SPEC)
-    result = await sync(engine, source)
-    assert result.status is SyncStatus.SUCCEEDED, result.problems()
-    cm = await store.get(ref("ConfigMap", "inner-settings"))
-    assert cm["data"] == {"greeting": "from-umbrella"}
-    remote.write("apps/umbrella/inner/templates/cm.yaml", INNER_CM.replace("greeting:", "hello:"))
-    remote.commit("the dependency changes")
-    result = await sync(engine, source)
-    assert result.status is SyncStatus.SUCCEEDED, result.problems()
-    cm = await store.get(ref("ConfigMap", "inner-settings"))
-    assert cm["data"] == {"hello": "from-umbrella"}
+    for commit, key in (("an umbrella chart", "greeting"), ("the dependency changes", "hello")):
+        remote.write(
+            "apps/umbrella/inner/templates/cm.yaml", INNER_CM.replace("{greeting:", "{" + key + ":")
+        )
+        remote.commit(commit)
+        result = await sync(engine, source)
+        assert result.status is SyncStatus.SUCCEEDED, result.problems()
+        cm = await store.get(ref("ConfigMap", "inner-settings"))
+        assert cm["data"] == {key: "from-umbrella"}
     # one that climbs out of the source: named, nothing applied
     remote.write("apps/umbrella/Chart.yaml", UMBRELLA.replace("file://inner", "file://../../../x"))
     remote.commit("out of the source")
