@@ -1,7 +1,7 @@
 """The resource-quota controller (kube-controller-manager's): a ResourceQuota's
 `status.hard` is its `spec.hard` and its `status.used` what the namespace's objects use
 of it (gitkrm.schema.quota), counted again when the quota changes, when an object it
-tracks comes, goes or changes what it uses (a pod turning Succeeded or Failed stops
+counts comes, goes or changes what it uses (a pod turning Succeeded or Failed stops
 counting), and on every resync. The admission in the store charges creates in between, as
 kube-apiserver's quota plugin does.
 
@@ -35,7 +35,8 @@ from gitkrm.errors import NotFound
 from gitkrm.krm import GVK, Obj, ObjectRef
 from gitkrm.schema import quota
 
-# Kinds whose changes recount the quotas of their namespace (others: on resync).
+# Kinds whose changes recount the quotas of their namespace; another kind a quota counts
+# (`count/ingresses.networking.k8s.io`) is watched from the first count of such a quota.
 TRACKED = (
     POD,
     SERVICE,
@@ -68,7 +69,13 @@ class ResourceQuotaController(Controller):
         self.quotas = self.watch(RESOURCE_QUOTA, primary=True)
         self.quotas.add_handler(self._on_quota)
         self._namespaces: dict[str, int] = {}  # namespace -> quotas in it
+        self._followed: set[tuple[str, str]] = set()  # (group, kind) recounting on change
         for gvk in TRACKED:
+            self._follow(gvk)
+
+    def _follow(self, gvk: GVK) -> None:
+        if (gvk.group, gvk.kind) not in self._followed:
+            self._followed.add((gvk.group, gvk.kind))
             self.watch(gvk).add_handler(self._on_member)
 
     def _on_quota(self, old: Obj | None, new: Obj | None) -> None:
@@ -107,6 +114,7 @@ class ResourceQuotaController(Controller):
         kinds, counted = quota.subjects_of(hard)
         members: dict[quota.Subject, Iterable[Obj]] = {}
         for gvk, subject in self._subjects(kinds, counted):
+            self._follow(gvk)
             members[subject] = (await self.ctx.store.list(gvk, namespace=ns))["items"]
         status: dict[str, object] = {"hard": hard, "used": quota.used_of(live, members)}
         await self.writer.set_status(live, status)

@@ -81,6 +81,35 @@ async def test_object_counts(store: SqliteStore, start: Start) -> None:
     await wait_until(used_is(store, "objects", want), what="deployments and secrets counted")
 
 
+async def test_a_counted_kind_is_followed(store: SqliteStore, start: Start) -> None:
+    """A kind no evaluator tracks, named by `count/<resource>.<group>`: a delete of one is
+    counted at once, not at the next resync."""
+    manager = await start(enabled=["resourcequota"])
+    name = "count/ingresses.networking.k8s.io"
+    await store.create(quota("ingresses", **{name: "2"}))
+    await wait_until(used_is(store, "ingresses", {name: "0"}), what="the first count")
+    ingress = {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "Ingress",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"defaultBackend": {"service": {"name": "web", "port": {"number": 80}}}},
+    }
+    await store.create(ingress)
+    await wait_until(used_is(store, "ingresses", {name: "1"}), what="the ingress charged")
+    controller = manager.controller("resourcequota")
+
+    async def settled() -> bool:
+        """Nothing left to recount: the quota's last version seen and worked on."""
+        live = await store.get(ref("ResourceQuota", "ingresses"))
+        seen = controller.quotas.get("default", "ingresses")  # type: ignore[attr-defined]
+        version = seen["metadata"]["resourceVersion"] if seen is not None else None
+        return version == live["metadata"]["resourceVersion"] and controller.queue.idle
+
+    await wait_until(settled, what="the charge's recount done")
+    await store.delete(ref("Ingress", "web", group="networking.k8s.io"))
+    await wait_until(used_is(store, "ingresses", {name: "0"}), what="the delete counted")
+
+
 async def test_a_refused_replica_set_reports_failed_create(
     store: SqliteStore, start: Start
 ) -> None:
