@@ -5,8 +5,11 @@
   15,000 pods scheduled and Ready (target <= 60 s).
 - controllers.idle_cpu: CPU time of the process per second of wall time once everything has
   settled (target < 2% of a core).
+- with `--events-baseline`: the same runs alternate with runs that record no Events
+  (`record_events=False`), and the time and CPU are given as ratios to those (the cost of
+  the ~35,000 Events W10k records: ScalingReplicaSet, SuccessfulCreate, Scheduled).
 
-Usage: .venv/bin/python -m benchmarks.bench_controllers [--apps N] [--runs N]
+Usage: .venv/bin/python -m benchmarks.bench_controllers [--apps N] [--runs N] [--events-baseline]
 """
 
 from __future__ import annotations
@@ -44,9 +47,11 @@ def _available(obj: dict[str, object]) -> bool:
     return False
 
 
-async def _run(path: str, apps: int) -> tuple[float, float, dict[str, float]]:
+async def _run(
+    path: str, apps: int, *, events: bool = True
+) -> tuple[float, float, dict[str, float]]:
     store = SqliteStore.open(path)
-    manager = ControllerManager(store=store, options=ControllerOptions())
+    manager = ControllerManager(store=store, options=ControllerOptions(record_events=events))
     await manager.start()
     available: set[str] = set()
     done = asyncio.Event()
@@ -88,14 +93,26 @@ async def _run(path: str, apps: int) -> tuple[float, float, dict[str, float]]:
     return elapsed, idle, stats
 
 
-async def _main(apps: int, runs: int) -> None:
-    times, idles = [], []
+async def _main(apps: int, runs: int, baseline: bool) -> None:
+    times, idles, cpus = [], [], []
+    base_times, base_cpus = [], []
     with tempfile.TemporaryDirectory(prefix="gitkrm-bench-") as tmp:
         for i in range(runs):
+            if baseline:
+                gc.collect()
+                elapsed, _, stats = await _run(str(Path(tmp) / f"base-{i}.db"), apps, events=False)
+                base_times.append(elapsed)
+                base_cpus.append(stats["cpu"])
+                print(
+                    f"  run {i + 1} without Events: {elapsed:.1f} s, CPU {stats['cpu']:.1f} s "
+                    f"(revision {stats['revision']:,})",
+                    flush=True,
+                )
             gc.collect()
             elapsed, idle, stats = await _run(str(Path(tmp) / f"store-{i}.db"), apps)
             times.append(elapsed)
             idles.append(idle)
+            cpus.append(stats["cpu"])
             print(
                 f"  run {i + 1}: {elapsed:.1f} s, idle {idle * 100:.2f}% "
                 f"({stats['writes']:,} controller writes in {stats['batches']:,} batches, "
@@ -114,14 +131,30 @@ async def _main(apps: int, runs: int) -> None:
         f"{statistics.median(idles) * 100:.2f} %",
         "of a core once settled; target < 2%",
     )
+    if baseline:
+        _line(
+            "controllers.events_time_ratio",
+            f"{statistics.median(times) / statistics.median(base_times):.3f}",
+            "W10k with Events / without; target <= 1.10",
+        )
+        _line(
+            "controllers.events_cpu_ratio",
+            f"{statistics.median(cpus) / statistics.median(base_cpus):.3f}",
+            "CPU with Events / without",
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--apps", type=int, default=APPS)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--events-baseline",
+        action="store_true",
+        help="alternate with runs recording no Events and print the ratios",
+    )
     args = parser.parse_args()
-    asyncio.run(_main(args.apps, args.runs))
+    asyncio.run(_main(args.apps, args.runs, args.events_baseline))
 
 
 if __name__ == "__main__":

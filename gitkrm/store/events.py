@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import socket
 from collections import OrderedDict
 from collections.abc import Callable
@@ -97,11 +98,12 @@ class EventRecorder:
         enabled: bool = True,
         on_written: Callable[[Obj], None] | None = None,
     ) -> None:
-        """`on_written`: told of every Event as the store wrote it."""
+        """`ttl`: how long a stored Event lives (0: for ever); `on_written`: told of every
+        Event as the store wrote it."""
         self.store = store
         self.on_written = on_written
         self.clock = clock
-        self.ttl = ttl
+        self.ttl = ttl if ttl > 0 else math.inf
         self.enabled = enabled
         self.host = socket.gethostname()
         self._cache: OrderedDict[tuple[object, ...], _Entry] = OrderedDict()

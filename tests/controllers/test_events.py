@@ -282,3 +282,15 @@ async def test_events_expire_on_the_injected_clock(store: SqliteStore) -> None:
         assert await items(store, "Event") == []
     finally:
         await expiry.stop()
+
+
+async def test_without_a_ttl_repeats_aggregate_however_late(store: SqliteStore) -> None:
+    clock = VirtualClock(start=1_800_000_000.0)
+    recorder = EventRecorder(store=store, clock=clock, ttl=0)
+    sink = recorder.sink("job-controller")
+    sink.normal(_pod(), "Completed", "Job completed")
+    clock.advance(clock.time() + 10 * 3600)
+    sink.normal(_pod(), "Completed", "Job completed")
+    await recorder.stop()
+    (ev,) = await items(store, "Event")
+    assert ev["count"] == 2

@@ -1,6 +1,7 @@
 """kubectl reads the Events the bundled controllers record, through `gitkrm serve`:
 `describe` lists an object's Events (kubectl asks by field selector on involvedObject name,
-namespace, kind and uid), `get events` shows them with field selectors."""
+namespace, kind and uid), `get events` shows them with field selectors, `events --for` an
+object's."""
 
 from __future__ import annotations
 
@@ -61,3 +62,7 @@ def test_describe_and_get_events(kube: Kubectl) -> None:
     assert header == ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
     assert re.search(r"Normal\s+ScalingReplicaSet\s+deployment/web\s+Scaled up", table), table
     assert _events(kube, "type=Warning") == []
+
+    # `kubectl events --for` (1.26+) asks by involvedObject kind and name.
+    out = kube("events", "-n", "default", "--for", "deployment/web")
+    assert re.search(r"Normal\s+ScalingReplicaSet\s+Deployment/web\s+Scaled up", out), out
