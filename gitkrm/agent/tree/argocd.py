@@ -411,9 +411,17 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
     )
     if extra:
         config = dataclasses.replace(config, **extra)
+    from .argocd_appset_rolling import after
+
     return ChildSpec(
         declared_by=declared_by,
         config=config,
+        depends_on=tuple(
+            ObjectRef(
+                group=GROUP, kind=APPLICATION.kind, name=n, namespace=namespace, version=VERSION
+            )
+            for n in after(md.get("annotations") or {})
+        ),  # an ApplicationSet's RollingSync step (argocd_appset_rolling)
         wait=True,  # Argo CD: Synced and Healthy
         finalizer=finalizer,
         unhonoured=tuple(unhonoured),

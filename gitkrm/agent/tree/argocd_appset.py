@@ -59,10 +59,10 @@ _KNOWN: Final = frozenset(
         "syncPolicy",
         "preservedFields",
         "ignoreApplicationDifferences",
+        "strategy",
     }
 )
 _UNHONOURED: Final = {
-    "strategy": "every Application is created and updated at once (no RollingSync)",
     "applyNestedSelectors": "selectors of nested generators always apply",
 }
 
@@ -174,6 +174,11 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
         policy, at="spec.syncPolicy", known=("preserveResourcesOnDeletion", "applicationsSync"),
     )  # fmt: skip
     updates, deletes = _applications_sync(policy, fail)
+    from .argocd_appset_rolling import steps_of
+    from .argocd_appset_rolling import unhonoured as strategy_unhonoured
+
+    steps_of(spec, fail)  # a malformed strategy is an error on the ApplicationSet now
+    unhonoured += strategy_unhonoured(spec)
     generators = spec.get("generators")
     if not isinstance(generators, list) or not generators:
         raise fail("spec.generators", "at least one generator is required")

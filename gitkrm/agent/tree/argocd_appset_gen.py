@@ -43,6 +43,7 @@ from .argocd_appset_go import (
     with_strings,
 )
 from .argocd_appset_patch import patch_texts, patched
+from .argocd_appset_rolling import apply_steps, steps_of
 from .argocd_spec import API_VERSION, FINALIZER, IN_CLUSTER_NAME, IN_CLUSTER_SERVER
 
 Params = dict[str, Any]
@@ -470,7 +471,11 @@ def applications(
             if app_name in made:
                 raise fail(at, f"more than one Application is named {app_name!r}")
             made[app_name] = made_app
-    return [made[k] for k in sorted(made)]
+    apps = [made[k] for k in sorted(made)]
+    steps = steps_of(spec, fail)
+    if steps is not None:
+        apply_steps(apps, steps)
+    return apps
 
 
 def _overlaid(

@@ -366,3 +366,35 @@ def test_per_project_config_files_with_a_generator_template() -> None:
     assert "directory" not in hello["spec"]["source"]
     assert raw["spec"]["source"]["directory"] == {"recurse": True, "exclude": "*.md"}
     assert raw["spec"]["source"]["path"] == "apps/raw/testing"
+
+
+def test_rolling_sync_orders_the_steps_by_application_labels() -> None:
+    """Argo CD's progressive sync example: envLabel steps dev, qa (maxUpdate 0), prod."""
+    elements = [{"env": e} for e in ("dev", "dev2", "qa", "prod", "lab")]
+    labels = {"envLabel": "{{env}}", "tier": "web"}
+    steps = [
+        {"matchExpressions": [{"key": "envLabel", "operator": "In", "values": ["dev", "dev2"]}]},
+        {"matchExpressions": [{"key": "envLabel", "operator": "In", "values": ["qa"]}],
+         "maxUpdate": 0},
+        {"matchExpressions": [{"key": "envLabel", "operator": "In", "values": ["prod"]},
+                              {"key": "tier", "operator": "NotIn", "values": ["db"]}]},
+    ]  # fmt: skip
+    spec: dict[str, Any] = {
+        "generators": [{"list": {"elements": elements}}],
+        "template": template("app-{{env}}", "envs/{{env}}", labels=labels),
+        "strategy": {"type": "RollingSync", "rollingSync": {"steps": steps}},
+    }
+    spec["template"]["spec"]["syncPolicy"] = {"automated": {"prune": True}}
+    apps = {a["metadata"]["name"]: a for a in make(spec)}
+    after = {n: (a["metadata"].get("annotations") or {}).get("gitkrm.io/rolling-sync-after")
+             for n, a in apps.items()}  # fmt: skip
+    assert after == {"app-dev": None, "app-dev2": None, "app-qa": "app-dev,app-dev2",
+                     "app-prod": "app-qa", "app-lab": None}  # fmt: skip
+    automated = {n: "automated" in a["spec"]["syncPolicy"] for n, a in apps.items()}
+    # qa is held (maxUpdate 0); lab is in no step: neither is synced automatically
+    assert automated == {"app-dev": True, "app-dev2": True, "app-qa": False, "app-prod": True,
+                         "app-lab": False}  # fmt: skip
+    bad = {**spec, "strategy": {"type": "RollingSync", "rollingSync": {"steps": [
+        {"matchExpressions": [{"key": "envLabel", "operator": "Exists"}]}]}}}  # fmt: skip
+    with pytest.raises(BadRequest, match=r"steps\[0\]\.matchExpressions\[0\]: operator must be"):
+        make(bad)
