@@ -303,7 +303,8 @@ def layout(
         out.needs[root] = need
         root_file = kfiles[root]
         if root_file not in out.problems:
-            bad = sorted(kfiles[d] for d in seen if kfiles[d] in out.problems)
+            # a kustomization it builds, or a kustomization file it reads as a resource
+            bad = sorted(({kfiles[d] for d in seen} | need) & out.problems.keys())
             if bad:
                 out.problems[root_file] = f"not rendered: it uses {bad[0]}, which has a problem"
     return out

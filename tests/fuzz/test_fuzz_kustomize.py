@@ -101,6 +101,15 @@ def _inside(path: str) -> bool:
         },
     )
 )
+@example(
+    (
+        ["base/kustomization.yaml", "overlays/dev/kustomization.yaml"],
+        {
+            "base/kustomization.yaml": b"resources: [.]\n",
+            "overlays/dev/kustomization.yaml": b"resources: [../../base/kustomization.yaml]\n",
+        },
+    )
+)  # an overlay reading a broken kustomization's file as a resource (found by Hypothesis)
 @example((["kustomization.yaml"], {"kustomization.yaml": b"resources: [.]\n"}))
 @example((["k/kustomization.yaml"], {"k/kustomization.yaml": b"resources: [https://x/y]\n"}))
 def test_layout_renders_only_what_the_repository_holds(
