@@ -31,6 +31,7 @@ from gitkrm.errors import (
     Unauthorized,
 )
 from gitkrm.source.bounded import read_bounded
+from gitkrm.source.links import next_link
 
 if TYPE_CHECKING:
     import aiohttp
@@ -303,10 +304,8 @@ def _denied(shown: str, status: int, with_credentials: bool) -> GitkrmError:
 
 
 def _next_page(url: str, link: str | None) -> str | None:
-    if not link:
-        return None
-    m = re.match(r'\s*<([^>]+)>\s*;\s*rel="?next"?', link)
-    return urllib.parse.urljoin(url, m.group(1)) if m else None
+    target = next_link(link)
+    return None if target is None else urllib.parse.urljoin(url, target)
 
 
 __all__ = [

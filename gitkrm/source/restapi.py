@@ -22,6 +22,7 @@ from gitkrm.errors import ServiceUnavailable
 
 from .bounded import read_bounded
 from .credentials import SecretRef
+from .links import next_link
 from .redact import Redactor
 
 if TYPE_CHECKING:
@@ -62,16 +63,11 @@ class RestApi:
 def next_page(link: str | None) -> str | None:
     """The `page` of the `rel="next"` link of a `Link` header (go-github's
     `populatePageValues`); None on the last page."""
-    for part in (link or "").split(","):
-        segments = [s.strip() for s in part.split(";")]
-        if len(segments) < 2 or not (segments[0].startswith("<") and segments[0].endswith(">")):
-            continue
-        if 'rel="next"' not in segments[1:]:
-            continue
-        query = urllib.parse.parse_qs(urllib.parse.urlsplit(segments[0][1:-1]).query)
-        page = (query.get("page") or [""])[0]
-        return page or None
-    return None
+    target = next_link(link)
+    if target is None:
+        return None
+    query = urllib.parse.parse_qs(urllib.parse.urlsplit(target).query)
+    return (query.get("page") or [""])[0] or None
 
 
 class RestClient:
