@@ -19,7 +19,6 @@ import ssl
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
 from gitkrm.errors import (
@@ -30,7 +29,7 @@ from gitkrm.errors import (
     ServiceUnavailable,
     Unauthorized,
 )
-from gitkrm.source.bounded import read_bounded
+from gitkrm.source.bounded import SessionClient, read_bounded
 from gitkrm.source.links import next_link
 
 if TYPE_CHECKING:
@@ -132,7 +131,7 @@ def parse_manifest(data: bytes, *, digest: str, where: str) -> Manifest:
     return Manifest(digest, media, str(config.get("mediaType") or ""), layers, notes)
 
 
-class Client:
+class Client(SessionClient):
     """One session with one repository of a registry (`async with Client(...) as c`)."""
 
     def __init__(
@@ -150,20 +149,10 @@ class Client:
         )
         self._timeout = timeout
         self._authorization: str | None = None
-        self._session: aiohttp.ClientSession | None = None
 
     async def __aenter__(self) -> Client:
-        import aiohttp
-
-        self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self._timeout))
+        self._open(self._timeout)
         return self
-
-    async def __aexit__(
-        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
 
     # -- the API -----------------------------------------------------------------------
 

@@ -15,18 +15,17 @@ import json
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
 from gitkrm.errors import ServiceUnavailable
 
-from .bounded import read_bounded
+from .bounded import SessionClient, read_bounded
 from .credentials import SecretRef
 from .links import next_link
 from .redact import Redactor
 
 if TYPE_CHECKING:
-    import aiohttp
+    pass
 
 TIMEOUT: Final = 30.0
 """Seconds for one request (connect, headers and body)."""
@@ -70,31 +69,21 @@ def next_page(link: str | None) -> str | None:
     return (query.get("page") or [""])[0] or None
 
 
-class RestClient:
+class RestClient(SessionClient):
     """`async with RestClient(api) as c:` one session; `get`, `pages`, `exists`."""
 
     def __init__(self, api: RestApi) -> None:
         self.api = api
-        self._session: aiohttp.ClientSession | None = None
         self._authorization: str | None = None
         self._redact = Redactor()
 
     async def __aenter__(self) -> RestClient:
-        import aiohttp
-
         if self.api.token is not None:
             token = self.api.token.read()
             self._redact.add(token)
             self._authorization = f"{self.api.scheme} {token}"
-        self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.api.timeout))
+        self._open(self.api.timeout)
         return self
-
-    async def __aexit__(
-        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
 
     def url(self, path: str, params: Mapping[str, str] | None = None) -> str:
         url = urllib.parse.urljoin(self.api.base, path.lstrip("/"))
