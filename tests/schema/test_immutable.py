@@ -9,6 +9,7 @@ import pytest
 from gitkrm.errors import Invalid
 from gitkrm.schema import Registry
 from tests.schema.schema_objects import clone, deployment, service
+from tests.support.builders import claim
 
 
 def update_causes(registry: Registry, old: dict[str, Any], new: dict[str, Any]) -> dict[str, str]:
@@ -148,21 +149,8 @@ def test_service_cluster_ip_may_be_set_when_unset(registry: Registry) -> None:
 STORAGE = "spec.resources.requests.storage"
 
 
-def _pvc(**spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "PersistentVolumeClaim",
-        "metadata": {"name": "data", "namespace": "default"},
-        "spec": {
-            "accessModes": ["ReadWriteOnce"],
-            "resources": {"requests": {"storage": "1Gi"}},
-            **spec,
-        },
-    }
-
-
 def test_bound_pvc_spec_except_storage_request(registry: Registry) -> None:
-    old = _pvc(volumeName="pv-1")
+    old = claim(volumeName="pv-1")
     old["status"] = {"phase": "Bound"}
     registry.admit(old)
     registry.admit(changed(old, STORAGE, "2Gi"), old=old)
@@ -175,7 +163,7 @@ def test_bound_pvc_spec_except_storage_request(registry: Registry) -> None:
 
 
 def test_unbound_pvc_gets_its_volume_name_once(registry: Registry) -> None:
-    old = _pvc()
+    old = claim()
     registry.admit(old)
     bound = changed(old, "spec.volumeName", "pv-1")
     registry.admit(bound, old=old)

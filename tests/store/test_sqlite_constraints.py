@@ -19,6 +19,7 @@ from gitkrm.errors import Forbidden, Invalid
 from gitkrm.krm import Obj, ObjectRef
 from gitkrm.store.sqlite import SqliteStore
 from tests.store.store_objects import deployment
+from tests.support import builders
 
 QUOTA = ObjectRef(group="", kind="ResourceQuota", namespace="default", name="compute")
 
@@ -157,15 +158,7 @@ async def test_claim_storage_bounds(mem: SqliteStore) -> None:
     )
 
     def claim(size: str) -> Obj:
-        return {
-            "apiVersion": "v1",
-            "kind": "PersistentVolumeClaim",
-            "metadata": {"name": "data", "namespace": "default"},
-            "spec": {
-                "accessModes": ["ReadWriteOnce"],
-                "resources": {"requests": {"storage": size}},
-            },
-        }
+        return builders.claim(storage=size)
 
     with pytest.raises(Forbidden) as e:
         await mem.create(claim("500Mi"))

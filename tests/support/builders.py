@@ -60,6 +60,22 @@ def configmap(
     return obj
 
 
+def claim(name: str = "data", namespace: str = "default", *, storage: str = "1Gi",
+          **spec: Any) -> Obj:  # fmt: skip
+    """A ReadWriteOnce PersistentVolumeClaim requesting `storage`; keyword arguments are
+    more `spec` fields."""
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": _metadata(name, namespace),
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": storage}},
+            **spec,
+        },
+    }
+
+
 def deployment(
     name: str,
     namespace: str | None = "default",
