@@ -419,5 +419,6 @@ class SourceRunner(RunnerReports):
             await engine.close()
 
     async def close(self) -> None:
+        await self.stop_writes()  # a removed source's GitSource is not written back
         await self.close_engine()
         await self.source.close()

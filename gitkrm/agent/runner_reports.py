@@ -67,6 +67,8 @@ class RunnerReports(abc.ABC):
         self._status_lock = asyncio.Lock()
         """One status write at a time, each made from the status the last one wrote: a
         report state written beside a sync's end must not put back the status before it."""
+        self._writes_stopped = False
+        """Set by `stop_writes`: the source is going, its GitSource must not come back."""
         self.generation: int = int((live.get("metadata") or {}).get("generation") or 1)
         self.requested_at: str | None = None
         self.synced_revision: str | None = None
@@ -229,6 +231,8 @@ class RunnerReports(abc.ABC):
         """Write `update` of the status last written (None: nothing to write), one write
         at a time (see `_status_lock`)."""
         async with self._status_lock:
+            if self._writes_stopped:
+                return  # the writer would re-create a GitSource deleted with its source
             status = update(self.status)
             if status is None:
                 return
@@ -241,6 +245,11 @@ class RunnerReports(abc.ABC):
             self.status = status
             self.source_obj = written
         self._note_written(written)
+
+    async def stop_writes(self) -> None:
+        """No status write after this one returns (one under way finishes first)."""
+        async with self._status_lock:
+            self._writes_stopped = True
 
     def _note_written(self, written: Obj) -> None:
         """A write of this runner's (its GitSource, its Events): see `written`."""
