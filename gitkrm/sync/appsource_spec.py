@@ -111,6 +111,7 @@ class AppSource:
     server_side: bool = False  # syncOptions ServerSideApply=true
     prune: bool = True  # False: syncOptions Prune=false, every object left when gone
     force: bool = False  # syncOptions Force=true (with Replace=true: re-created)
+    validate: bool = True  # False: syncOptions Validate=false, unknown fields dropped (`parse`)
     create_namespace: ManagedNamespace | None = None
     project: ProjectPolicy | None = None
     """The AppProject's rules for the objects (None: none checked, e.g. `default`)."""

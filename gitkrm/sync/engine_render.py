@@ -53,6 +53,7 @@ class RenderStep:
                 source=options.source_name,
                 default_namespace=options.namespace,
                 argo_cd=options.app_source is not None,
+                validate=options.app_source is None or options.app_source.validate,
             ),
             disk=parse_cache,
             annotation_limit=not options.server_side,

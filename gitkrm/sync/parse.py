@@ -47,6 +47,9 @@ class ParseContext:
     """An Argo CD Application's source: Helm's hook annotations on any manifest are read
     as Argo CD reads them (`gitkrm.charts.hooks.argo_reading`), and a cluster-scoped
     object's namespace is dropped, not an error."""
+    validate: bool = True
+    """False: Argo CD's application-wide `Validate=false`: every object's unknown fields are
+    dropped (as each object's own `Validate=false` sync option does)."""
 
 
 class ParsedObject(NamedTuple):
@@ -159,7 +162,7 @@ def prepare(obj: Obj, *, info: ResourceInfo, ctx: ParseContext, registry: Regist
             labels = md["labels"] = {}
         if isinstance(labels, dict):  # gitkrm's own key only: the manifest's labels stay
             labels[keys.SOURCE] = ctx.source
-    dropped = _validate_false(obj, md, registry)
+    dropped = _validate_false(obj, md, registry, everywhere=not ctx.validate)
     try:
         doc = orjson.dumps(obj, option=_SORTED)
     except TypeError as e:
@@ -172,12 +175,16 @@ def prepare(obj: Obj, *, info: ResourceInfo, ctx: ParseContext, registry: Regist
     return Prepared(doc, ns if isinstance(ns, str) else "", tuple(problems), (*dropped, *warnings))
 
 
-def _validate_false(obj: Obj, md: dict[str, Any], registry: Registry) -> tuple[str, ...]:
-    """Argo CD's `Validate=false` (`kubectl apply --validate=false`, fieldValidation=Ignore):
-    the fields the kind's schema does not know are dropped, not an error; a warning names
-    them. Everything else is validated as always."""
+def _validate_false(
+    obj: Obj, md: dict[str, Any], registry: Registry, *, everywhere: bool
+) -> tuple[str, ...]:
+    """Argo CD's `Validate=false` (`kubectl apply --validate=false`, fieldValidation=Ignore),
+    on the object's sync options or the Application's (`everywhere`): the fields the kind's
+    schema does not know are dropped, not an error; a warning names them. Everything else is
+    validated as always."""
     ann = md.get("annotations")
-    if not isinstance(ann, dict) or ARGO_SYNC_OPTIONS not in ann or read_peers(ann).validate:
+    asked = isinstance(ann, dict) and ARGO_SYNC_OPTIONS in ann and not read_peers(ann).validate
+    if not (everywhere or asked):
         return ()
     dropped = registry.drop_unknown(obj)
     if not dropped:

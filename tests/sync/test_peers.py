@@ -257,3 +257,21 @@ async def test_skip_dry_run_on_missing_resource(
     later = await sync(engine, source)
     assert later.ok, later.problems()
     assert actions(later)["Gizmo/g"] is Action.CREATED
+
+
+async def test_an_applications_validate_false_drops_unknown_fields_of_every_object(
+    store: Store, remote: Remote, source: GitSource, make_engine: EngineFactory
+) -> None:
+    """Argo CD's application-wide `syncOptions: [Validate=false]` (argo-cd's e2e
+    sync-options-validate-false puts it on the Application too)."""
+    from gitkrm.sync.appsource_spec import AppSource
+
+    start(remote, {"a.yaml": configmap("a") + "bogus: dropped\n", "b.yaml": configmap("b")})
+    strict = await sync(make_engine(app_source=AppSource()), source)
+    assert not strict.ok
+    assert any("bogus" in p for p in strict.problems()), strict.problems()
+    lenient = await sync(make_engine(app_source=AppSource(validate=False)), source)
+    assert lenient.ok, lenient.problems()
+    assert (await store.get(cm_ref("a"))).get("bogus") is None
+    assert any("a.yaml:1: ConfigMap apps/a: Validate=false: unknown field(s) dropped" in w
+               for w in lenient.warnings), lenient.warnings  # fmt: skip

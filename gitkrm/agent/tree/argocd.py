@@ -77,19 +77,17 @@ _KUSTOMIZE_UNHONOURED: Final = {
 # Application-wide syncOptions: honoured as the annotation table says, or why not.
 _OPTIONS_HONOURED: Final = frozenset(
     {"createnamespace", "serversideapply", "prune", "force", "prunelast", "applyoutofsynconly",
-     "respectignoredifferences", "failonsharedresource"}
+     "respectignoredifferences", "failonsharedresource", "validate"}
 )  # fmt: skip
 _OPTIONS_UNHONOURED: Final = {
     "replace": "gitkrm patches (or, with Force=true, deletes and re-creates on an immutable "
     "change) instead of replacing",
-    "validate": "every object is validated before anything is written (all or nothing)",
     "skipdryrunonmissingresource": "honoured per object (the sync-options annotation), not "
     "application-wide",
     "prunepropagationpolicy": "gitkrm prunes with background propagation",
 }
 _OPTION_DEFAULTS: Final = {
     "replace": "false",
-    "validate": "true",
     "skipdryrunonmissingresource": "false",
     "prunepropagationpolicy": "background",  # what gitkrm does (Argo CD: foreground)
 }
@@ -374,6 +372,7 @@ async def read(obj: Obj, ctx: Context) -> ChildSpec:
         # Without automated prune Argo CD never deletes an object gone from Git.
         prune=bool(auto.get("prune")) and options.get("prune", True),
         force=options.get("force", False),
+        validate=options.get("validate", True),
         create_namespace=create_ns,
         project=project.policy,
         build_env=BuildEnv(

@@ -316,9 +316,9 @@ async def test_sync_policy_and_application_wide_sync_options() -> None:
     assert fields(spec) == [
         "spec.syncPolicy.retry",
         "spec.syncPolicy.syncOptions[4] (Replace=true)",
-        "spec.syncPolicy.syncOptions[5] (Validate=false)",
         "spec.syncPolicy.syncOptions[7] (Frobnicate=true)",
     ]
+    assert app.validate is False  # unknown fields dropped (tests/sync/test_peers.py)
     manual = await child(application(syncPolicy={"syncOptions": ["Prune=false"]}))
     assert manual.config.automated is False
     assert manual.config.app_source is not None
