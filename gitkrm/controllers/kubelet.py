@@ -59,6 +59,16 @@ def image_ref(image: str) -> str:
     return name
 
 
+def _pulls_always(c: Mapping[str, object], image: str) -> bool:
+    """Whether the kubelet pulls `image` at every start: `imagePullPolicy: Always`, or no
+    policy and the `latest` tag (or none), as the API server defaults it."""
+    policy = c.get("imagePullPolicy")
+    if policy:
+        return policy == "Always"
+    name = image.rpartition("/")[2]
+    return "@" not in name and (":" not in name or name.endswith(":latest"))
+
+
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -79,6 +89,7 @@ def _condition(kind: str, status: str, when: str, reason: str = "", message: str
 
 class KubeletSimulator(Controller):
     name = "kubelet"
+    component = "kubelet"
     batch = 200  # pods started together share one commit
 
     def setup(self) -> None:
@@ -279,6 +290,7 @@ class KubeletSimulator(Controller):
             await self.writer.update_status(with_status(pod, status))
             return None
         status["phase"] = "Running"
+        self._started_events(pod, node, containers)
         if mode == "crashloop":
             status["containerStatuses"] = [self._crashing(pod, c, 1, when) for c in containers]
             msg = f"containers with unready status: [{names}]"
@@ -307,9 +319,32 @@ class KubeletSimulator(Controller):
             return self.options.pod_run_duration
         return None
 
+    def _started_events(self, pod: Obj, node: Obj, containers: list[dict[str, object]]) -> None:
+        """The kubelet's Events of starting `containers` (kuberuntime's startContainer and
+        the image manager's): Pulled (Pulling first for an image always pulled), Created,
+        Started, each naming its container by field path."""
+        host = str((node.get("metadata") or {}).get("name") or "")
+        for c in containers:
+            name, image = str(c.get("name")), str(c.get("image") or "")
+            where = f"spec.containers{{{name}}}"
+            if _pulls_always(c, image):
+                self.events.normal(pod, "Pulling", f'Pulling image "{image}"',
+                                   field_path=where, host=host)  # fmt: skip
+                pulled = f'Successfully pulled image "{image}" in 0s (0s including waiting). ' \
+                         "Image size: 0 bytes."  # fmt: skip
+            else:
+                pulled = f'Container image "{image}" already present on machine'
+            self.events.normal(pod, "Pulled", pulled, field_path=where, host=host)
+            self.events.normal(pod, "Created", f"Created container: {name}",
+                               field_path=where, host=host)  # fmt: skip
+            self.events.normal(pod, "Started", f"Started container {name}",
+                               field_path=where, host=host)  # fmt: skip
+
     def _backoff(self, restarts: int) -> float:
         base = self.options.crashloop_backoff
-        return float(min(self.options.crashloop_backoff_max, base * (2 ** max(0, restarts - 1))))
+        # the exponent is capped: after a thousand restarts 2**n is too large for a float
+        doubled = base * 2.0 ** min(max(0, restarts - 1), 64)
+        return float(min(self.options.crashloop_backoff_max, doubled))
 
     def _crashing(
         self, pod: Obj, c: dict[str, object], restarts: int, when: str
@@ -352,6 +387,15 @@ class KubeletSimulator(Controller):
         status["containerStatuses"] = [
             self._crashing(pod, c, restarts + 1, when) for c in self._containers(pod)
         ]
+        md = pod["metadata"]
+        for c in self._containers(pod):
+            self.events.warning(
+                pod, "BackOff",
+                f"Back-off restarting failed container {c.get('name')} in pod "
+                f"{md['name']}_{md.get('namespace')}({md.get('uid')})",
+                field_path=f"spec.containers{{{c.get('name')}}}",
+                host=str((pod.get("spec") or {}).get("nodeName") or ""),
+            )  # fmt: skip
         await self.writer.update_status(with_status(pod, status))
         return self._backoff(restarts + 1)
 

@@ -129,10 +129,16 @@ class EventRecorder:
         component: str,
         style: Style = Style.CORE,
         action: str = "",
+        field_path: str = "",
+        host: str = "",
     ) -> None:
+        """`field_path`: the part of the object the Event is about (the kubelet's
+        `spec.containers{web}`); `host`: the node of a node's component (the kubelet)."""
         if not self.enabled:
             return
         ref = involved(obj)
+        if field_path:
+            ref["fieldPath"] = field_path
         key: tuple[object, ...] = (
             component,
             style,
@@ -140,7 +146,7 @@ class EventRecorder:
             ref.get("namespace"),
             ref.get("name"),
         )
-        key += (ref.get("uid"), ref.get("apiVersion"), kind, reason, message)
+        key += (ref.get("uid"), ref.get("apiVersion"), field_path, kind, reason, message)
         now = self.clock.time()
         entry = self._cache.get(key)
         if entry is not None and now - entry.last < self.ttl:
@@ -149,7 +155,7 @@ class EventRecorder:
             entry.last = now
             self._repeat(entry, style)
         else:
-            entry = self._new(ref, now, kind, reason, message, component, style, action)
+            entry = self._new(ref, now, kind, reason, message, component, style, action, host)
             self._cache[key] = entry
             if len(self._cache) > CACHE_SIZE:
                 self._cache.popitem(last=False)
@@ -173,6 +179,7 @@ class EventRecorder:
         component: str,
         style: Style,
         action: str,
+        host: str = "",
     ) -> _Entry:
         namespace = str(ref.get("namespace") or "default")
         name = f"{ref.get('name')}.{self._nanos(now):x}"
@@ -186,9 +193,9 @@ class EventRecorder:
         }
         if style is Style.CORE:
             t = stamp(self.clock)
-            body["source"] = {"component": component}
+            body["source"] = {"component": component, **({"host": host} if host else {})}
             body.update(firstTimestamp=t, lastTimestamp=t, count=1, type=str(kind))
-            body.update(reportingComponent=component, reportingInstance="")
+            body.update(reportingComponent=component, reportingInstance=host)
         else:
             body.update(type=str(kind), eventTime=stamp_micro(self.clock), source={})
             if action:
@@ -302,7 +309,15 @@ class EventSink:
         self.style = style
 
     def event(
-        self, obj: Obj, kind: EventKind, reason: str, message: str, *, action: str = ""
+        self,
+        obj: Obj,
+        kind: EventKind,
+        reason: str,
+        message: str,
+        *,
+        action: str = "",
+        field_path: str = "",
+        host: str = "",
     ) -> None:
         self.recorder.record(
             obj,
@@ -312,10 +327,20 @@ class EventSink:
             component=self.component,
             style=self.style,
             action=action,
+            field_path=field_path,
+            host=host,
         )
 
-    def normal(self, obj: Obj, reason: str, message: str, *, action: str = "") -> None:
-        self.event(obj, EventKind.NORMAL, reason, message, action=action)
+    def normal(
+        self, obj: Obj, reason: str, message: str, *, action: str = "", field_path: str = "",
+        host: str = "",
+    ) -> None:  # fmt: skip
+        self.event(obj, EventKind.NORMAL, reason, message, action=action,
+                   field_path=field_path, host=host)  # fmt: skip
 
-    def warning(self, obj: Obj, reason: str, message: str, *, action: str = "") -> None:
-        self.event(obj, EventKind.WARNING, reason, message, action=action)
+    def warning(
+        self, obj: Obj, reason: str, message: str, *, action: str = "", field_path: str = "",
+        host: str = "",
+    ) -> None:  # fmt: skip
+        self.event(obj, EventKind.WARNING, reason, message, action=action,
+                   field_path=field_path, host=host)  # fmt: skip
