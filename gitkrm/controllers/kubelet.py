@@ -59,14 +59,11 @@ def image_ref(image: str) -> str:
     return name
 
 
-def _pulls_always(c: Mapping[str, object], image: str) -> bool:
-    """Whether the kubelet pulls `image` at every start: `imagePullPolicy: Always`, or no
-    policy and the `latest` tag (or none), as the API server defaults it."""
-    policy = c.get("imagePullPolicy")
-    if policy:
-        return policy == "Always"
-    name = image.rpartition("/")[2]
-    return "@" not in name and (":" not in name or name.endswith(":latest"))
+def crash_backoff(restarts: int, *, base: float, most: float) -> float:
+    """The kubelet's delay before restarting a container that crashed `restarts` times:
+    doubled from `base` at each restart, at most `most` (the exponent is capped, or a
+    thousand restarts would overflow a float)."""
+    return min(most, base * 2.0 ** min(max(0, restarts - 1), 64))
 
 
 def _digest(text: str) -> str:
@@ -290,7 +287,6 @@ class KubeletSimulator(Controller):
             await self.writer.update_status(with_status(pod, status))
             return None
         status["phase"] = "Running"
-        self._started_events(pod, node, containers)
         if mode == "crashloop":
             status["containerStatuses"] = [self._crashing(pod, c, 1, when) for c in containers]
             msg = f"containers with unready status: [{names}]"
@@ -319,32 +315,10 @@ class KubeletSimulator(Controller):
             return self.options.pod_run_duration
         return None
 
-    def _started_events(self, pod: Obj, node: Obj, containers: list[dict[str, object]]) -> None:
-        """The kubelet's Events of starting `containers` (kuberuntime's startContainer and
-        the image manager's): Pulled (Pulling first for an image always pulled), Created,
-        Started, each naming its container by field path."""
-        host = str((node.get("metadata") or {}).get("name") or "")
-        for c in containers:
-            name, image = str(c.get("name")), str(c.get("image") or "")
-            where = f"spec.containers{{{name}}}"
-            if _pulls_always(c, image):
-                self.events.normal(pod, "Pulling", f'Pulling image "{image}"',
-                                   field_path=where, host=host)  # fmt: skip
-                pulled = f'Successfully pulled image "{image}" in 0s (0s including waiting). ' \
-                         "Image size: 0 bytes."  # fmt: skip
-            else:
-                pulled = f'Container image "{image}" already present on machine'
-            self.events.normal(pod, "Pulled", pulled, field_path=where, host=host)
-            self.events.normal(pod, "Created", f"Created container: {name}",
-                               field_path=where, host=host)  # fmt: skip
-            self.events.normal(pod, "Started", f"Started container {name}",
-                               field_path=where, host=host)  # fmt: skip
-
     def _backoff(self, restarts: int) -> float:
-        base = self.options.crashloop_backoff
-        # the exponent is capped: after a thousand restarts 2**n is too large for a float
-        doubled = base * 2.0 ** min(max(0, restarts - 1), 64)
-        return float(min(self.options.crashloop_backoff_max, doubled))
+        return crash_backoff(
+            restarts, base=self.options.crashloop_backoff, most=self.options.crashloop_backoff_max
+        )
 
     def _crashing(
         self, pod: Obj, c: dict[str, object], restarts: int, when: str

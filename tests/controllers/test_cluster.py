@@ -251,3 +251,10 @@ def test_helpers() -> None:
     assert image_ref("nginx") == "docker.io/library/nginx:latest"
     assert image_ref("bitnami/redis:7") == "docker.io/bitnami/redis:7"
     assert image_ref("ghcr.io/x/y@sha256:ab") == "ghcr.io/x/y@sha256:ab"
+
+
+def test_the_crash_loop_back_off_doubles_to_its_cap_and_never_overflows() -> None:
+    from gitkrm.controllers.kubelet import crash_backoff
+
+    assert [crash_backoff(n, base=10, most=300) for n in (1, 2, 3, 5, 6)] == [10, 20, 40, 160, 300]
+    assert crash_backoff(5000, base=10, most=300) == 300  # was OverflowError after ~1000

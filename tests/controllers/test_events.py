@@ -296,47 +296,30 @@ async def test_without_a_ttl_repeats_aggregate_however_late(store: SqliteStore) 
     assert ev["count"] == 2
 
 
-async def test_the_kubelet_records_its_container_events(store: SqliteStore, start: Start) -> None:
-    """kuberuntime's and the image manager's Events, by container field path and node:
-    Pulled (and Pulling for an image always pulled), Created, Started; BackOff while a
-    container crash-loops."""
+async def test_the_kubelet_records_back_off_while_a_container_crash_loops(
+    store: SqliteStore, start: Start
+) -> None:
+    """kuberuntime's BackOff Warning, by container field path and node. (Pulled, Created
+    and Started are not recorded: 45,000 more Events cost W10k 17%, docs/controllers.md.)"""
     await start()
-    await store.create(deployment("web", image="nginx:1.27", container="main"))
-    await store.create(deployment("edge", image="nginx", container="main"))
     crashing = {"gitkrm.io/simulate": "crashloop"}
     await store.create(
         deployment("loop", image="busybox:1.36", container="main", template_annotations=crashing)
     )
 
-    async def pod_events() -> Any:
-        pods = {p["metadata"]["labels"]["app"]: p for p in await items(store, "Pod")}
-        if set(pods) != {"web", "edge", "loop"}:
+    async def backoff() -> Any:
+        pods = await items(store, "Pod")
+        if len(pods) != 1:
             return None
-        got = {app: await events_of(store, p) for app, p in pods.items()}
-        reasons = {app: [e["reason"] for e in evs] for app, evs in got.items()}
-        if "Started" not in reasons["web"] or "Started" not in reasons["edge"]:
-            return None
-        return (pods, got) if "BackOff" in reasons["loop"] else None
+        found = await events_of(store, pods[0], "BackOff")
+        return (pods[0], found[0]) if found else None
 
-    pods, got = await wait_until(pod_events, what="the pods' kubelet events")
-    kubelet = {app: [e for e in evs if e["reportingComponent"] == "kubelet"]
-               for app, evs in got.items()}  # fmt: skip
-    assert [e["reason"] for e in kubelet["web"]] == ["Pulled", "Created", "Started"]
-    pulled, created, started = kubelet["web"]
-    assert pulled["message"] == 'Container image "nginx:1.27" already present on machine'
-    assert created["message"] == "Created container: main"
-    assert started["message"] == "Started container main"
-    node = pods["web"]["spec"]["nodeName"]
-    for e in kubelet["web"]:
-        assert e["involvedObject"]["fieldPath"] == "spec.containers{main}"
-        assert e["source"] == {"component": "kubelet", "host": node}
-        assert e["type"] == "Normal"
-    # no tag: pulled at every start (imagePullPolicy Always)
-    assert [e["reason"] for e in kubelet["edge"]] == ["Pulling", "Pulled", "Created", "Started"]
-    assert kubelet["edge"][0]["message"] == 'Pulling image "nginx"'
-    backoff = next(e for e in kubelet["loop"] if e["reason"] == "BackOff")
-    md = pods["loop"]["metadata"]
-    assert backoff["type"] == "Warning"
-    assert backoff["message"] == (
+    pod, event = await wait_until(backoff, what="the BackOff event")
+    md = pod["metadata"]
+    assert event["type"] == "Warning"
+    assert event["message"] == (
         f"Back-off restarting failed container main in pod {md['name']}_default({md['uid']})"
     )
+    assert event["involvedObject"]["fieldPath"] == "spec.containers{main}"
+    assert event["source"] == {"component": "kubelet", "host": pod["spec"]["nodeName"]}
+    assert event["reportingInstance"] == pod["spec"]["nodeName"]
