@@ -331,16 +331,9 @@ class EventSink:
             host=host,
         )
 
-    def normal(
-        self, obj: Obj, reason: str, message: str, *, action: str = "", field_path: str = "",
-        host: str = "",
-    ) -> None:  # fmt: skip
-        self.event(obj, EventKind.NORMAL, reason, message, action=action,
-                   field_path=field_path, host=host)  # fmt: skip
+    def normal(self, obj: Obj, reason: str, message: str, **where: str) -> None:
+        """A Normal Event; `where`: `event`'s action, field_path and host."""
+        self.event(obj, EventKind.NORMAL, reason, message, **where)
 
-    def warning(
-        self, obj: Obj, reason: str, message: str, *, action: str = "", field_path: str = "",
-        host: str = "",
-    ) -> None:  # fmt: skip
-        self.event(obj, EventKind.WARNING, reason, message, action=action,
-                   field_path=field_path, host=host)  # fmt: skip
+    def warning(self, obj: Obj, reason: str, message: str, **where: str) -> None:
+        self.event(obj, EventKind.WARNING, reason, message, **where)
