@@ -52,8 +52,10 @@ _GENERATORS: Final = ("configMapGenerator", "secretGenerator")
 _HELM: Final = ("helmCharts", "helmChartInflationGenerator")  # kustomize's Helm inflation
 _NO_HELM: Final = (
     "kustomize's Helm chart inflation is off in gitkrm, as in Flux's kustomize-controller "
-    "(--enable-helm is never passed): render the chart from its own directory (a Chart.yaml "
-    "outside kustomization directories) or with a Flux HelmRelease (--interpret flux)"
+    "and Argo CD without kustomize.buildOptions --enable-helm (it is never passed): render "
+    "the chart from its own directory (a Chart.yaml outside kustomization directories), "
+    "with a Flux HelmRelease (--interpret flux) or an Argo CD Application's Helm source "
+    "(--interpret argocd)"
 )
 
 

@@ -140,6 +140,7 @@ transformers: [../../shared/transformer.yaml]
         # kustomize's own refusal ("must specify --enable-helm") names a flag nobody can pass
         (b"helmCharts: [{name: mini, releaseName: r}]\n", "helmCharts: kustomize's Helm chart"),
         (b"helmChartInflationGenerator: [{chartName: m}]\n", "a Flux HelmRelease"),
+        (b"helmCharts: [{name: m}]\n", "or an Argo CD Application's Helm source"),
     ],
 )
 def test_bad_kustomizations(text: bytes, message: str) -> None:
