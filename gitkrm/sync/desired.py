@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
@@ -12,6 +12,9 @@ from gitkrm.krm import GVK, Obj, ObjectRef
 from gitkrm.sync import keys, peers
 from gitkrm.sync.objkey import key_of
 from gitkrm.sync.order_keys import SortKey, sort_key
+
+if TYPE_CHECKING:
+    from gitkrm.sync.parse import ParsedObject
 
 
 class Desired(NamedTuple):
@@ -121,6 +124,19 @@ def _settings(ann: Mapping[str, Any]) -> tuple[int, tuple[ObjectRef, ...], list[
 def _flag(ann: Mapping[str, Any], key: str, value: str) -> bool:
     v = ann.get(key)
     return isinstance(v, str) and v.strip().lower() == value
+
+
+def desired_of(po: ParsedObject, *, path: str) -> tuple[Desired | None, list[str]]:
+    """`make_desired` of a parsed object of the file `path`."""
+    return make_desired(
+        doc=po.doc,
+        api_version=po.api_version,
+        kind=po.kind,
+        name=po.name,
+        namespace=po.namespace,
+        path=path,
+        line=po.line,
+    )
 
 
 def make_desired(

@@ -23,7 +23,7 @@ from gitkrm.krm.names import TOTAL_ANNOTATION_SIZE_LIMIT
 from gitkrm.schema import Registry
 from gitkrm.sync import keys, peers
 from gitkrm.sync.cache import GenerationCache
-from gitkrm.sync.desired import Desired, make_desired
+from gitkrm.sync.desired import Desired, desired_of
 from gitkrm.sync.parse import (
     ParseContext,
     ParsedFile,
@@ -157,15 +157,7 @@ class Assembler:
                 problems.extend(Problem(path, line, po.describe(), m) for m in po.problems)
                 continue
             warnings.extend(Problem(path, line, po.describe(), w) for w in po.warnings)
-            d, msgs = make_desired(
-                doc=po.doc,
-                api_version=po.api_version,
-                kind=po.kind,
-                name=po.name,
-                namespace=po.namespace,
-                path=path,
-                line=po.line,
-            )
+            d, msgs = desired_of(po, path=path)
             if d is None:
                 problems.extend(Problem(path, line, po.describe(), m) for m in msgs)
             else:

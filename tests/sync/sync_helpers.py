@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from gitkrm.source.snapshot import FileEntry, MemoryBlobs, RepoTree, Snapshot, git_blob_id
-from gitkrm.sync.desired import Desired, make_desired
+from gitkrm.sync.desired import Desired, desired_of
 from gitkrm.sync.parse import ParseContext, builtin_registry, parse_file
 from tests.source.source_gitrepo import RemoteRepo, git
 
@@ -101,15 +101,7 @@ def desired(text: str, *, source: str = "src", path: str = "m.yaml") -> list[Des
     for po in pf.objects:
         assert po.resolved
         assert not po.problems, po.problems
-        d, problems = make_desired(
-            doc=po.doc,
-            api_version=po.api_version,
-            kind=po.kind,
-            name=po.name,
-            namespace=po.namespace,
-            path=path,
-            line=po.line,
-        )
+        d, problems = desired_of(po, path=path)
         assert d is not None, problems
         out.append(d)
     return out
