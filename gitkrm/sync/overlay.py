@@ -114,7 +114,7 @@ def read_patch_files(overlay: Overlay, snapshot: Snapshot, prefix: str) -> Overl
             raise BadRequest(f"patches[{i}].path {p.path!r} leaves the repository")
         if where not in files:
             raise BadRequest(f"patches[{i}].path {p.path!r}: no file {where!r} in the revision")
-        text = snapshot.read_tree([where])[where] if tree is not None else snapshot.read(where)
+        text = snapshot.read_tree([where])[where]  # the repository's path, or the source's
         patches.append(dataclasses.replace(p, patch=text.decode("utf-8", "replace"), path=None))
     return dataclasses.replace(overlay, patches=tuple(patches))
 

@@ -27,7 +27,7 @@ from gitkrm.source.semver import Constraint
 
 from .fields import Fail
 from .flux_repo import Repository as Origin
-from .flux_repo import duration
+from .flux_repo import duration, ignore_lines
 from .model import Unhonoured
 
 _HONOURED: Final = frozenset(
@@ -177,14 +177,7 @@ async def read_oci_repository(
         interval=duration(spec.get("interval"), "spec.interval", bad),
         timeout=artifact.timeout,
         suspend=bool(spec.get("suspend")),
-        ignore=_ignore(spec.get("ignore"), bad),
+        ignore=ignore_lines(spec.get("ignore"), bad),
         unhonoured=tuple(unhonoured),
     )
     return origin, artifact
-
-
-def _ignore(value: object, bad: Callable[[str, str], Exception]) -> str | None:
-    """`spec.ignore`: .sourceignore lines over the artifact's files."""
-    if value is not None and not isinstance(value, str):
-        raise bad("spec.ignore", "must be a string of .sourceignore lines")
-    return value

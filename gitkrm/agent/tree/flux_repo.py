@@ -162,9 +162,7 @@ async def read_repository(
     interval = duration(spec.get("interval"), "spec.interval", repo_fail)
     timeout = duration(spec.get("timeout"), "spec.timeout", repo_fail)
     suspend = bool(spec.get("suspend"))
-    ignore = spec.get("ignore")
-    if ignore is not None and not isinstance(ignore, str):
-        raise repo_fail("spec.ignore", "must be a string of .sourceignore lines")
+    ignore = ignore_lines(spec.get("ignore"), repo_fail)
     same = same_repository(url, parent)
     clone = not same and await clone_of(url, parent)
     if same or clone:
@@ -199,6 +197,13 @@ async def read_repository(
         url=url, ref=gref, auth=auth, ca_file=ca_file, interval=interval, timeout=timeout,
         suspend=suspend, ignore=ignore, unhonoured=unhonoured,
     )  # fmt: skip
+
+
+def ignore_lines(value: object, fail: Fail) -> str | None:
+    """`spec.ignore` of a GitRepository or an OCIRepository: .sourceignore lines."""
+    if value is not None and not isinstance(value, str):
+        raise fail("spec.ignore", "must be a string of .sourceignore lines")
+    return value
 
 
 def duration(value: object, field: str, fail: Fail) -> float | None:
